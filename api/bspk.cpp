@@ -1,0 +1,369 @@
+// api/bspk.cpp -- the C API: assembles the layers and turns exceptions into
+// return codes.
+//
+// Layering (each knows only the one below):
+//   bspk_send -> mp::MessagePassing::send -> sync::Engine::send_data
+//             -> fabric::Endpoint::post_send -> fi_sendmsg
+//   bspk_sync -> sync::Engine::sync (counting, reductions, waiting)
+//   bspk_malloc/elemP/incr/span -> comem::Comem (regions over comem::FramePool)
+#include <bspk.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "base/clock.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "base/stats.h"
+#include "boot/bootstrap.h"
+#include "comem/pool.h"
+#include "comem/region.h"
+#include "fabric/fabric.h"
+#include "fabric/wire.h"
+#include "mp/mp.h"
+#include "sync/engine.h"
+
+using namespace bspk;
+
+namespace {
+
+enum class ErrorPolicy { Print, Quiet, Abort };
+
+struct Runtime {
+  std::unique_ptr<boot::Bootstrap> boot;
+  std::unique_ptr<fabric::Endpoint> ep;
+  std::unique_ptr<comem::FramePool> frames;
+  comem::IndexPool index;
+  std::unique_ptr<comem::Comem> comem;
+  std::unique_ptr<sync::Engine> engine;
+  std::unique_ptr<mp::MessagePassing> mp;
+  Stats stats;
+  int pid = 0, nprocs = 1;
+  bool print_stats = false;
+
+  ~Runtime() {
+    // Close the endpoint first (no more writes into frames), then the layers
+    // above it, then the registered pools, then the domain.
+    if (ep) ep->close_endpoint();
+    mp.reset();
+    engine.reset();
+    comem.reset();
+    frames.reset();
+    ep.reset();
+  }
+};
+
+Runtime* rt = nullptr;
+bool finalized = false;
+std::string last_error;
+ErrorPolicy policy = ErrorPolicy::Print;
+
+uint32_t cur_step() { return rt && rt->engine ? rt->engine->step() : 0; }
+
+std::string where(const char* call) {
+  if (!rt) return strprintf("%s (before bspk_init)", call);
+  return strprintf("%s (pid %d, superstep %u)", call, rt->pid, cur_step());
+}
+
+[[noreturn]] void abort_job(const std::string& line, int code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  if (rt && rt->boot) rt->boot->abort(code, line);
+  _exit(code);
+}
+
+int record(const char* call, int code, const char* msg) {
+  last_error = where(call) + ": " + msg;
+  if (policy == ErrorPolicy::Abort) abort_job("bspk: error (BSPK_ERRORS=abort): " + last_error, 1);
+  if (policy == ErrorPolicy::Print) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "bspk: error: %s\n", last_error.c_str());
+  }
+  return code;
+}
+
+// Run f, mapping exceptions to error codes recorded for bspk_error_string().
+template <class F>
+int guarded(const char* call, F&& f) {
+  try {
+    f();
+    return BSPK_OK;
+  } catch (const Error& e) {
+    return record(call, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return record(call, BSPK_ERR_NOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return record(call, BSPK_ERR_FABRIC, e.what());
+  }
+}
+
+Runtime& need(const char* call) {
+  if (!rt) {
+    if (finalized) fail(BSPK_ERR_STATE, "called after bspk_finalize");
+    fail(BSPK_ERR_STATE, "called before bspk_init");
+  }
+  (void)call;
+  return *rt;
+}
+
+// Default frame size per provider (BSPK_FRAME_SIZE overrides): 64 KiB keeps
+// tcp;ofi_rxm frames on its eager/SAR path and shm frames in one CMA copy
+// each, while a small message still costs only one frame.
+size_t default_frame_size(const std::string& provider) {
+  (void)provider;
+  return size_t{64} << 10;
+}
+
+std::string choose_provider(boot::Bootstrap& boot, bool* all_local) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  auto hosts = boot.allgather(host);
+  *all_local = true;
+  for (auto& h : hosts)
+    if (h != hosts[0]) *all_local = false;
+  if (auto p = env::get("BSPK_PROVIDER")) return fabric::canonical_provider(*p);
+  if (auto p = env::get("FI_PROVIDER")) return fabric::canonical_provider(*p);
+  if (*all_local) return "shm";
+  return "tcp;ofi_rxm";
+}
+
+void init_runtime(int* argc, char*** argv) {
+  (void)argc;
+  (void)argv;
+  if (auto v = env::get("BSPK_ERRORS")) {
+    if (*v == "print") policy = ErrorPolicy::Print;
+    else if (*v == "quiet") policy = ErrorPolicy::Quiet;
+    else if (*v == "abort") policy = ErrorPolicy::Abort;
+    else fail(BSPK_ERR_ARG, "BSPK_ERRORS='%s' is not one of print, quiet, abort", v->c_str());
+  }
+  auto r = std::make_unique<Runtime>();
+  r->boot = boot::make_bootstrap();
+  r->pid = r->boot->rank();
+  r->nprocs = r->boot->size();
+  r->print_stats = env::get_bool("BSPK_STATS", false);
+  sync::Options opt = sync::Options::from_env();
+
+  bool all_local = true;
+  fabric::Config cfg;
+  cfg.provider = choose_provider(*r->boot, &all_local);
+  cfg.nprocs = r->nprocs;
+  if (auto i = env::get("BSPK_IFACE")) cfg.iface = *i;
+  else if (auto i2 = env::get("FI_TCP_IFACE")) cfg.iface = *i2;
+  else if (all_local && cfg.provider != "shm") cfg.iface = "lo";
+  // libfabric filters providers by FI_PROVIDER: keep it consistent with our choice.
+  setenv("FI_PROVIDER", cfg.provider.c_str(), 1);
+  if (!env::get("FI_UNIVERSE_SIZE")) setenv("FI_UNIVERSE_SIZE", std::to_string(r->nprocs).c_str(), 1);
+
+  r->ep = std::make_unique<fabric::Endpoint>(cfg);
+  size_t fsz = env::get_size("BSPK_FRAME_SIZE", default_frame_size(cfg.provider));
+  size_t limit = env::get_size("BSPK_POOL_LIMIT", 0);
+  r->frames = std::make_unique<comem::FramePool>(r->ep.get(), fsz, limit);
+  r->comem = std::make_unique<comem::Comem>(r->pid, *r->frames, r->index);
+  r->engine = std::make_unique<sync::Engine>(r->pid, r->nprocs, *r->ep, *r->frames, *r->boot,
+                                             r->stats, opt);
+  r->mp = std::make_unique<mp::MessagePassing>(*r->engine, *r->comem, r->stats);
+
+  auto name = r->ep->name();
+  auto names = r->boot->allgather(std::string(name.begin(), name.end()));
+  std::vector<std::vector<uint8_t>> addrs;
+  for (auto& n : names) addrs.emplace_back(n.begin(), n.end());
+  r->ep->insert_peers(addrs);
+  r->engine->start();
+  // Out-of-band barrier before the first fabric message: shm peers must all
+  // exist before anyone sends (libfabric 1.17 connection set-up race).
+  r->boot->barrier();
+  r->boot->set_state(0, boot::ProcState::Running);
+  if (env::get_bool("BSPK_VERBOSE", false) && r->pid == 0)
+    std::fprintf(stderr, "bspk: %d processes, bootstrap %s, %s, frame %zu bytes\n", r->nprocs,
+                 r->boot->kind(), r->ep->describe().c_str(), fsz);
+  rt = r.release();
+}
+
+void fill_stats(bspk_stats* o) {
+  const Stats& s = rt->stats;
+  o->supersteps = s.supersteps;
+  o->msgs_sent = s.msgs_sent;
+  o->bytes_sent = s.bytes_sent;
+  o->msgs_recv = s.msgs_recv;
+  o->bytes_recv = s.bytes_recv;
+  o->bytes_copied = s.bytes_copied;
+  o->ctrl_sent = s.ctrl_sent;
+  o->flow_waits = s.flow_waits;
+  o->frames_in_use = rt->frames->in_use();
+  o->frames_peak = rt->frames->peak();
+  o->frame_size = rt->frames->frame_size();
+  o->pool_bytes = rt->frames->bytes();
+  o->sync_wait_s = s.sync_wait_s;
+}
+
+}  // namespace
+
+extern "C" {
+
+int bspk_init(int* argc, char*** argv) {
+  return guarded("bspk_init", [&] {
+    if (rt) fail(BSPK_ERR_STATE, "bspk_init was already called");
+    if (finalized) fail(BSPK_ERR_STATE, "bspk_init after bspk_finalize is not supported");
+    init_runtime(argc, argv);
+  });
+}
+
+int bspk_finalize(void) {
+  return guarded("bspk_finalize", [&] {
+    Runtime& r = need("bspk_finalize");
+    r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
+    r.engine->sync(/*finalizing=*/true);
+    r.engine->quiesce();
+    r.boot->barrier();  // nobody closes its endpoint while a peer may still talk to it
+    if (r.print_stats) {
+      r.stats.frames_peak = r.frames->peak();
+      r.stats.pool_bytes = r.frames->bytes();
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s\n", r.stats.line(r.pid).c_str());
+      std::fflush(stderr);
+    }
+    r.boot->set_state(r.engine->step(), boot::ProcState::Done);
+    r.boot->finalized();
+    delete rt;
+    rt = nullptr;
+    finalized = true;
+  });
+}
+
+int bspk_pid(void) { return rt ? rt->pid : -1; }
+int bspk_nprocs(void) { return rt ? rt->nprocs : 0; }
+double bspk_time(void) { return now_s(); }
+
+void bspk_abort(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string msg = fmt ? vstrprintf(fmt, ap) : std::string("(no message)");
+  va_end(ap);
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  abort_job(where("bspk_abort") + ": " + msg, 1);
+}
+
+const char* bspk_error_string(void) { return last_error.c_str(); }
+
+bspk_ptr bspk_malloc(const char* name, int idx, size_t n, size_t elem_size) {
+  bspk_ptr p = BSPK_NULL;
+  guarded("bspk_malloc", [&] { p = need("bspk_malloc").comem->create(name, idx, n, elem_size); });
+  return p;
+}
+
+int bspk_free(bspk_ptr p) {
+  return guarded("bspk_free", [&] {
+    Runtime& r = need("bspk_free");
+    r.comem->local(p, "bspk_free");
+    r.comem->release(p.region);
+  });
+}
+
+void* bspk_elemP(bspk_ptr p) {
+  if (rt && p.owner == rt->pid) {
+    // Fast path: a live local region and an element inside it.
+    if (comem::Region* r = rt->comem->find(p.region); r && p.offset < r->nelems) return r->elem(p.offset);
+  }
+  void* out = nullptr;
+  guarded("bspk_elemP", [&] {
+    Runtime& r = need("bspk_elemP");
+    comem::Region& reg = r.comem->local(p, "bspk_elemP");
+    if (p.offset >= reg.nelems)
+      fail(BSPK_ERR_RANGE, "pointer is at element %llu of a %llu-element region (no element there)",
+           (unsigned long long)p.offset, (unsigned long long)reg.nelems);
+    out = reg.elem(p.offset);
+  });
+  return out;
+}
+
+bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount) {
+  if (p.region != 0) {
+    // Pure arithmetic on the pointer value (valid for remote pointers too).
+    if (amount >= 0 ? static_cast<uint64_t>(amount) <= p.nelems - p.offset
+                    : static_cast<uint64_t>(-(amount + 1)) < p.offset) {
+      p.offset += static_cast<uint64_t>(amount);
+      return p;
+    }
+  }
+  guarded("bspk_incr", [&] {
+    if (p.region == 0) fail(BSPK_ERR_PTR, "comem pointer is BSPK_NULL");
+    fail(BSPK_ERR_RANGE, "element %llu %+td is outside the region [0, %llu]",
+         (unsigned long long)p.offset, amount, (unsigned long long)p.nelems);
+  });
+  return BSPK_NULL;
+}
+
+size_t bspk_span(bspk_ptr p, void** base) {
+  size_t n = 0;
+  void* b = nullptr;
+  if (rt && p.owner == rt->pid) {
+    if (comem::Region* r = rt->comem->find(p.region); r && p.offset <= r->nelems) {
+      if (p.offset < r->nelems) {
+        b = r->elem(p.offset);
+        n = r->span(p.offset);
+      }
+      if (base) *base = b;
+      return n;
+    }
+  }
+  guarded("bspk_span", [&] {
+    Runtime& r = need("bspk_span");
+    comem::Region& reg = r.comem->local(p, "bspk_span");
+    fail(BSPK_ERR_RANGE, "pointer is past the end of its region (element %llu of %llu)",
+         (unsigned long long)p.offset, (unsigned long long)reg.nelems);
+  });
+  if (base) *base = nullptr;
+  return 0;
+}
+
+int bspk_is_null(bspk_ptr p) { return p.region == 0; }
+size_t bspk_nelems(bspk_ptr p) { return p.region && p.offset <= p.nelems ? p.nelems - p.offset : 0; }
+size_t bspk_elem_size(bspk_ptr p) { return p.region ? p.elem_size : 0; }
+int bspk_owner(bspk_ptr p) { return p.region ? p.owner : -1; }
+
+int bspk_sync(void) {
+  return guarded("bspk_sync", [&] { need("bspk_sync").engine->sync(false); });
+}
+
+int bspk_expect(int nmsgs) {
+  return guarded("bspk_expect", [&] { need("bspk_expect").engine->expect(nmsgs); });
+}
+
+int bspk_will_send(const int* nmsgs) {
+  return guarded("bspk_will_send", [&] { need("bspk_will_send").engine->will_send(nmsgs); });
+}
+
+int bspk_send(int dest, bspk_ptr p, size_t n) {
+  return guarded("bspk_send", [&] {
+    Runtime& r = need("bspk_send");
+    r.mp->send(dest, p, n);
+    r.engine->progress();
+  });
+}
+
+bspk_ptr bspk_recv(void) {
+  bspk_ptr p = BSPK_NULL;
+  guarded("bspk_recv", [&] { p = need("bspk_recv").mp->recv(); });
+  return p;
+}
+
+int bspk_sender_id(bspk_ptr p) {
+  if (p.region == 0) return record("bspk_sender_id", BSPK_ERR_PTR, "comem pointer is BSPK_NULL");
+  return p.sender;
+}
+
+int bspk_get_stats(bspk_stats* out) {
+  return guarded("bspk_get_stats", [&] {
+    if (!out) fail(BSPK_ERR_ARG, "NULL output pointer");
+    need("bspk_get_stats");
+    fill_stats(out);
+  });
+}
+
+}  // extern "C"

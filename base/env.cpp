@@ -1,0 +1,77 @@
+#include "base/env.h"
+
+#include <bspk.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <strings.h>
+
+#include "base/error.h"
+
+namespace bspk::env {
+
+std::optional<std::string> get(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+int64_t get_int(const char* name, int64_t def, int64_t lo, int64_t hi) {
+  auto v = get(name);
+  if (!v) return def;
+  char* end = nullptr;
+  errno = 0;
+  long long x = std::strtoll(v->c_str(), &end, 10);
+  if (errno || *end != '\0')
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is not an integer", name, v->c_str());
+  if (x < lo || x > hi)
+    fail(BSPK_ERR_ARG, "environment variable %s=%lld is outside [%lld, %lld]", name, x,
+         static_cast<long long>(lo), static_cast<long long>(hi));
+  return x;
+}
+
+uint64_t get_size(const char* name, uint64_t def) {
+  auto v = get(name);
+  if (!v) return def;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(v->c_str(), &end, 10);
+  if (errno || end == v->c_str())
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a size (e.g. 65536, 64K, 1M)", name,
+         v->c_str());
+  uint64_t mult = 1;
+  std::string suffix(end);
+  if (suffix == "" || suffix == "B") mult = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1ull << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mult = 1ull << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") mult = 1ull << 30;
+  else
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' has an unknown unit '%s' (use K, M or G)",
+         name, v->c_str(), suffix.c_str());
+  return x * mult;
+}
+
+double get_seconds(const char* name, double def) {
+  auto v = get(name);
+  if (!v) return def;
+  char* end = nullptr;
+  errno = 0;
+  double x = std::strtod(v->c_str(), &end);
+  if (errno || *end != '\0' || !(x > 0))
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a positive number of seconds", name,
+         v->c_str());
+  return x;
+}
+
+bool get_bool(const char* name, bool def) {
+  auto v = get(name);
+  if (!v) return def;
+  const char* s = v->c_str();
+  if (!strcasecmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on"))
+    return true;
+  if (!strcasecmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
+    return false;
+  fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a boolean (use 1 or 0)", name, s);
+}
+
+}  // namespace bspk::env

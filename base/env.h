@@ -1,0 +1,28 @@
+// base/env.h -- reading BSPK_* settings from the environment, with validation.
+// A malformed value is an error naming the variable, never silently ignored.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace bspk::env {
+
+// Value of name, or nullopt if unset or empty.
+std::optional<std::string> get(const char* name);
+
+// Integer setting (decimal), def when unset. Throws BSPK_ERR_ARG if malformed
+// or outside [lo, hi].
+int64_t get_int(const char* name, int64_t def, int64_t lo, int64_t hi);
+
+// Byte size with optional K/M/G suffix (powers of 1024), def when unset.
+uint64_t get_size(const char* name, uint64_t def);
+
+// Seconds as a decimal number (e.g. "0.5"), def when unset; must be > 0.
+double get_seconds(const char* name, double def);
+
+// Boolean: 1/0, yes/no, true/false, on/off; def when unset.
+bool get_bool(const char* name, bool def);
+
+}  // namespace bspk::env

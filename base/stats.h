@@ -1,0 +1,27 @@
+// base/stats.h -- per-process counters behind BSPK_STATS=1.
+//
+// bytes_copied counts only bytes the runtime itself memcpy()s of user data
+// (never the provider's internal copies); the zero-copy claim of [BSPk §4] is
+// that it stays 0 for whole-message sends and receives.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace bspk {
+
+struct Stats {
+  uint64_t supersteps = 0;
+  uint64_t msgs_sent = 0, bytes_sent = 0;     // user messages (payload bytes)
+  uint64_t msgs_recv = 0, bytes_recv = 0;     // user messages arrived (payload bytes)
+  uint64_t bytes_copied = 0;                  // user bytes copied by the runtime
+  uint64_t ctrl_sent = 0;                     // runtime control messages (collectives, flow control)
+  uint64_t flow_waits = 0;                    // sends held back by the supersteps-ahead window
+  uint64_t frames_peak = 0;                   // most frames in use at once
+  uint64_t pool_bytes = 0;                    // bytes of registered frame slabs
+  double sync_wait_s = 0;                     // seconds spent waiting inside bspk_sync
+
+  // "bspk-stats pid=0 supersteps=... " (one greppable line, no trailing newline)
+  std::string line(int pid) const;
+};
+
+}  // namespace bspk

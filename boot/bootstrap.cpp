@@ -1,0 +1,153 @@
+// boot/bootstrap.cpp -- the singleton and bspkrun bootstraps.
+#include "boot/bootstrap.h"
+
+#include <bspk.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/env.h"
+#include "base/error.h"
+#include "boot/protocol.h"
+#include "fabric/wire.h"
+
+namespace bspk::boot {
+
+namespace {
+
+class Singleton final : public Bootstrap {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  const char* kind() const override { return "singleton"; }
+  std::vector<std::string> allgather(const std::string& mine) override { return {mine}; }
+  void abort(int, const std::string&) override {}
+  void finalized() override {}
+  bool alive() override { return true; }
+};
+
+class Launcher final : public Bootstrap {
+ public:
+  Launcher(const std::string& path, int rank, int size) : rank_(rank), size_(size) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) fail(BSPK_ERR_BOOT, "socket(AF_UNIX) failed: %s", strerror(errno));
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (path.size() >= sizeof sa.sun_path)
+      fail(BSPK_ERR_BOOT, "BSPK_BOOT_SOCKET path too long: %s", path.c_str());
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+      fail(BSPK_ERR_BOOT, "cannot reach the launcher at %s: %s (was this process started by bspkrun?)",
+           path.c_str(), strerror(errno));
+    std::string hello(20, '\0');
+    int32_t r = rank, osp = static_cast<int32_t>(getpid());
+    uint32_t pv = kProtocolVersion, wv = wire::kVersion, bom = 0x01020304;
+    std::memcpy(&hello[0], &r, 4);
+    std::memcpy(&hello[4], &osp, 4);
+    std::memcpy(&hello[8], &pv, 4);
+    std::memcpy(&hello[12], &wv, 4);
+    std::memcpy(&hello[16], &bom, 4);
+    if (!send_msg(fd_, Msg::Hello, hello))
+      fail(BSPK_ERR_BOOT, "lost the launcher while saying hello: %s", strerror(errno));
+    if (auto sf = env::get("BSPK_STATUS_FILE")) map_status(*sf);
+  }
+  ~Launcher() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (status_) munmap(status_, status_len_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char* kind() const override { return "bspkrun"; }
+
+  std::vector<std::string> allgather(const std::string& mine) override {
+    if (!send_msg(fd_, Msg::Allgather, mine))
+      fail(BSPK_ERR_BOOT, "lost the launcher (bspkrun) during start-up exchange: %s", strerror(errno));
+    Msg t;
+    std::string p;
+    if (!recv_msg(fd_, &t, &p))
+      fail(BSPK_ERR_BOOT, "lost the launcher (bspkrun) during start-up exchange: %s", strerror(errno));
+    if (t == Msg::Refused) fail(BSPK_ERR_BOOT, "the launcher refused this process: %s", p.c_str());
+    if (t != Msg::AllgatherResult) fail(BSPK_ERR_BOOT, "unexpected message %d from the launcher", int(t));
+    std::vector<std::string> out;
+    size_t pos = 0;
+    auto take = [&](void* dst, size_t n) {
+      if (pos + n > p.size()) fail(BSPK_ERR_BOOT, "truncated all-gather result from the launcher");
+      std::memcpy(dst, p.data() + pos, n);
+      pos += n;
+    };
+    uint32_t n = 0;
+    take(&n, 4);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t len = 0;
+      take(&len, 4);
+      if (pos + len > p.size()) fail(BSPK_ERR_BOOT, "truncated all-gather result from the launcher");
+      out.emplace_back(p.data() + pos, len);
+      pos += len;
+    }
+    if (static_cast<int>(out.size()) != size_)
+      fail(BSPK_ERR_BOOT, "all-gather returned %zu entries for %d processes", out.size(), size_);
+    return out;
+  }
+
+  void abort(int code, const std::string& message) override {
+    std::string p(4, '\0');
+    int32_t c = code;
+    std::memcpy(p.data(), &c, 4);
+    p += message;
+    send_msg(fd_, Msg::Abort, p);
+  }
+  void finalized() override { send_msg(fd_, Msg::Finalized, ""); }
+
+  bool alive() override {
+    pollfd pfd{fd_, POLLIN, 0};
+    int n = ::poll(&pfd, 1, 0);
+    if (n <= 0) return true;
+    if (pfd.revents & (POLLHUP | POLLERR)) return false;
+    char c;
+    ssize_t r = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r != 0;
+  }
+
+  void set_state(uint32_t step, ProcState st) override {
+    if (!status_) return;
+    status_[rank_].superstep = step;
+    status_[rank_].state = static_cast<uint32_t>(st);
+  }
+
+ private:
+  void map_status(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return;  // reports will lack the superstep; not fatal
+    status_len_ = sizeof(StatusSlot) * static_cast<size_t>(size_);
+    void* m = mmap(nullptr, status_len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (m == MAP_FAILED) return;
+    status_ = static_cast<StatusSlot*>(m);
+    status_[rank_].os_pid = static_cast<int32_t>(getpid());
+  }
+
+  int fd_ = -1;
+  int rank_, size_;
+  StatusSlot* status_ = nullptr;
+  size_t status_len_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> make_bootstrap() {
+  auto sock = env::get("BSPK_BOOT_SOCKET");
+  if (!sock) return std::make_unique<Singleton>();
+  int size = static_cast<int>(env::get_int("BSPK_NPROCS", -1, 1, 1 << 20));
+  int rank = static_cast<int>(env::get_int("BSPK_RANK", -1, 0, size - 1));
+  if (size < 1 || rank < 0)
+    fail(BSPK_ERR_BOOT, "BSPK_BOOT_SOCKET is set but BSPK_RANK/BSPK_NPROCS are missing");
+  return std::make_unique<Launcher>(*sock, rank, size);
+}
+
+}  // namespace bspk::boot

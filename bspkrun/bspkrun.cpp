@@ -1,0 +1,516 @@
+// bspkrun -- start a BSPk job on this machine.
+//
+//   bspkrun -n P [--provider tcp|shm|verbs] [--bind core|none] [--timeout S]
+//           [--tag-output] [--report-bindings] prog args...
+//
+// Starts P processes, runs the bootstrap exchange they use to find each other
+// (a Unix socket, see boot/protocol.h), forwards their output line by line,
+// binds them to cores with hwloc when asked, and ends the whole job when one
+// process fails: it says which pid died, how, and in which superstep, ends the
+// others (SIGTERM, then SIGKILL after 2 s) and exits with that status. A
+// process that called bspk_init and exits without bspk_finalize is a failure
+// too (BSPlib's Err_SYNC case). Exit status: the first non-zero status of a
+// process (128+signal for a signal), 124 when --timeout expires, else 0.
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <hwloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "boot/bootstrap.h"
+#include "boot/protocol.h"
+#include "fabric/wire.h"
+
+using namespace bspk;
+using namespace bspk::boot;
+
+namespace {
+
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int s) { g_signal = s; }
+
+struct Proc {
+  int rank = 0;
+  pid_t pid = -1;
+  int out_fd = -1, err_fd = -1;  // read ends of the output pipes
+  std::string out_buf, err_buf;
+  int sock = -1;  // bootstrap connection (after Hello)
+  bool hello = false, finalized = false, exited = false;
+  int status = 0;
+};
+
+const char* state_name(uint32_t st) {
+  switch (static_cast<ProcState>(st)) {
+    case ProcState::Starting: return "starting";
+    case ProcState::Running: return "computing";
+    case ProcState::InSync: return "waiting in bspk_sync";
+    case ProcState::Finalizing: return "in bspk_finalize";
+    case ProcState::Done: return "finished";
+  }
+  return "unknown";
+}
+
+class Launcher {
+ public:
+  int nprocs = 1;
+  std::string provider, bind_mode = "none";
+  double timeout = 0;
+  bool tag = false, report_bindings = false;
+  std::vector<std::string> cmd;
+
+  int run();
+
+ private:
+  void setup_rendezvous();
+  void spawn(int rank);
+  void forward(Proc& p, int fd, bool is_err, bool eof);
+  void emit(Proc& p, const std::string& line, bool is_err);
+  void accept_client();
+  void handle_client(int fd);
+  void drop_client(int fd);
+  void reap();
+  void fail_job(int status, const std::string& msg);
+  void kill_all(int sig);
+  std::string where(int rank) const;
+
+  std::string dir_, sock_path_, status_path_;
+  int listen_fd_ = -1;
+  StatusSlot* status_ = nullptr;
+  std::vector<Proc> procs_;
+  std::vector<int> pending_;                // accepted sockets before Hello
+  std::map<int, int> rank_of_fd_;
+  std::vector<std::string> gather_;
+  std::vector<bool> gathered_;
+  int ngathered_ = 0;
+  bool failing_ = false;
+  int exit_status_ = 0;
+  double kill_deadline_ = 0;
+  hwloc_topology_t topo_ = nullptr;
+};
+
+std::string Launcher::where(int rank) const {
+  if (!status_) return "";
+  const StatusSlot& s = status_[rank];
+  return strprintf(" in superstep %u (%s)", s.superstep, state_name(s.state));
+}
+
+void Launcher::setup_rendezvous() {
+  char tmpl[] = "/tmp/bspkrun.XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    perror("bspkrun: mkdtemp");
+    exit(1);
+  }
+  dir_ = tmpl;
+  sock_path_ = dir_ + "/boot.sock";
+  status_path_ = dir_ + "/status";
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock_path_.c_str());
+  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+      listen(listen_fd_, 1024) != 0) {
+    perror("bspkrun: bootstrap socket");
+    exit(1);
+  }
+  int fd = open(status_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  size_t len = sizeof(StatusSlot) * static_cast<size_t>(nprocs);
+  if (fd >= 0 && ftruncate(fd, static_cast<off_t>(len)) == 0) {
+    void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m != MAP_FAILED) status_ = static_cast<StatusSlot*>(m);
+  }
+  if (fd >= 0) close(fd);
+}
+
+void Launcher::spawn(int rank) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+    perror("bspkrun: pipe");
+    exit(1);
+  }
+  hwloc_bitmap_t set = nullptr;
+  if (bind_mode == "core" && topo_) {
+    int ncores = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
+    hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, rank % ncores) : nullptr;
+    if (core) {
+      set = hwloc_bitmap_dup(core->cpuset);
+      hwloc_bitmap_singlify(set);
+    }
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("bspkrun: fork");
+    exit(1);
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
+    setpgid(0, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    if (rank != 0) {
+      int dn = open("/dev/null", O_RDONLY);
+      if (dn >= 0) dup2(dn, 0);
+    }
+    setenv("BSPK_BOOT_SOCKET", sock_path_.c_str(), 1);
+    setenv("BSPK_RANK", std::to_string(rank).c_str(), 1);
+    setenv("BSPK_NPROCS", std::to_string(nprocs).c_str(), 1);
+    if (status_) setenv("BSPK_STATUS_FILE", status_path_.c_str(), 1);
+    if (!provider.empty()) setenv("BSPK_PROVIDER", provider.c_str(), 1);
+    if (set) {
+      if (hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_PROCESS) != 0)
+        std::fprintf(stderr, "bspkrun: warning: could not bind pid %d: %s\n", rank, strerror(errno));
+      else if (report_bindings) {
+        char* s = nullptr;
+        hwloc_bitmap_list_asprintf(&s, set);
+        std::fprintf(stderr, "bspkrun: pid %d bound to cpu %s\n", rank, s ? s : "?");
+        free(s);
+      }
+    } else if (report_bindings) {
+      std::fprintf(stderr, "bspkrun: pid %d not bound (--bind none)\n", rank);
+    }
+    std::vector<char*> argv;
+    for (auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "bspkrun: cannot execute %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  if (set) hwloc_bitmap_free(set);
+  close(out[1]);
+  close(err[1]);
+  Proc& p = procs_[rank];
+  p.rank = rank;
+  p.pid = pid;
+  p.out_fd = out[0];
+  p.err_fd = err[0];
+}
+
+void Launcher::emit(Proc& p, const std::string& line, bool is_err) {
+  FILE* f = is_err ? stderr : stdout;
+  if (tag) std::fprintf(f, "[%d] ", p.rank);
+  std::fwrite(line.data(), 1, line.size(), f);
+  std::fflush(f);
+}
+
+void Launcher::forward(Proc& p, int fd, bool is_err, bool eof) {
+  std::string& buf = is_err ? p.err_buf : p.out_buf;
+  if (!eof) {
+    char tmp[65536];
+    ssize_t n = read(fd, tmp, sizeof tmp);
+    if (n > 0) buf.append(tmp, static_cast<size_t>(n));
+    if (n <= 0 && !(n < 0 && errno == EINTR)) eof = true;
+  }
+  size_t start = 0;
+  for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
+    emit(p, buf.substr(start, nl - start + 1), is_err);
+  buf.erase(0, start);
+  if (eof) {
+    if (!buf.empty()) emit(p, buf + "\n", is_err);
+    buf.clear();
+    close(fd);
+    (is_err ? p.err_fd : p.out_fd) = -1;
+  }
+}
+
+void Launcher::accept_client() {
+  int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) pending_.push_back(fd);
+}
+
+void Launcher::drop_client(int fd) {
+  close(fd);
+  rank_of_fd_.erase(fd);
+  for (auto& p : procs_)
+    if (p.sock == fd) p.sock = -1;
+  for (size_t i = 0; i < pending_.size(); ++i)
+    if (pending_[i] == fd) {
+      pending_.erase(pending_.begin() + static_cast<long>(i));
+      break;
+    }
+}
+
+void Launcher::handle_client(int fd) {
+  Msg type;
+  std::string pl;
+  if (!recv_msg(fd, &type, &pl)) {
+    drop_client(fd);  // the process exited or closed; reap() reports how
+    return;
+  }
+  auto it = rank_of_fd_.find(fd);
+  if (type == Msg::Hello) {
+    int32_t rank = -1, ospid = 0;
+    uint32_t pv = 0, wv = 0, bom = 0;
+    if (pl.size() >= 20) {
+      std::memcpy(&rank, &pl[0], 4);
+      std::memcpy(&ospid, &pl[4], 4);
+      std::memcpy(&pv, &pl[8], 4);
+      std::memcpy(&wv, &pl[12], 4);
+      std::memcpy(&bom, &pl[16], 4);
+    }
+    std::string why;
+    if (rank < 0 || rank >= nprocs) why = strprintf("rank %d is not in [0, %d)", rank, nprocs);
+    else if (procs_[rank].hello) why = strprintf("rank %d connected twice", rank);
+    else if (pv != kProtocolVersion || wv != wire::kVersion || bom != 0x01020304)
+      why = strprintf("pid %d was built against another BSPk version (bootstrap protocol %u, wire "
+                      "%u; this bspkrun speaks %u and %u): rebuild it against this installation",
+                      rank, pv, wv, kProtocolVersion, wire::kVersion);
+    if (!why.empty()) {
+      send_msg(fd, Msg::Refused, why);
+      fail_job(1, "bspkrun: refused a process: " + why);
+      return;
+    }
+    procs_[rank].hello = true;
+    procs_[rank].sock = fd;
+    rank_of_fd_[fd] = rank;
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (pending_[i] == fd) {
+        pending_.erase(pending_.begin() + static_cast<long>(i));
+        break;
+      }
+    return;
+  }
+  if (it == rank_of_fd_.end()) {
+    drop_client(fd);
+    return;
+  }
+  int rank = it->second;
+  switch (type) {
+    case Msg::Allgather: {
+      if (gathered_[rank]) {
+        fail_job(1, strprintf("bspkrun: pid %d started a second exchange before the first ended", rank));
+        return;
+      }
+      gathered_[rank] = true;
+      gather_[rank] = pl;
+      if (++ngathered_ == nprocs) {
+        std::string res(4, '\0');
+        uint32_t n = static_cast<uint32_t>(nprocs);
+        std::memcpy(res.data(), &n, 4);
+        for (auto& g : gather_) {
+          uint32_t len = static_cast<uint32_t>(g.size());
+          res.append(reinterpret_cast<const char*>(&len), 4);
+          res += g;
+        }
+        for (auto& p : procs_)
+          if (p.sock >= 0) send_msg(p.sock, Msg::AllgatherResult, res);
+        ngathered_ = 0;
+        std::fill(gathered_.begin(), gathered_.end(), false);
+      }
+      break;
+    }
+    case Msg::Abort: {
+      int32_t code = 1;
+      if (pl.size() >= 4) std::memcpy(&code, pl.data(), 4);
+      // The process printed its own message; say only what happens next.
+      fail_job(code ? code : 1, strprintf("bspkrun: pid %d called bspk_abort; ending the job", rank));
+      break;
+    }
+    case Msg::Finalized:
+      procs_[rank].finalized = true;
+      break;
+    default:
+      break;
+  }
+}
+
+void Launcher::kill_all(int sig) {
+  for (auto& p : procs_)
+    if (!p.exited && p.pid > 0) kill(-p.pid, sig), kill(p.pid, sig);
+}
+
+void Launcher::fail_job(int status, const std::string& msg) {
+  if (failing_) return;
+  failing_ = true;
+  exit_status_ = status;
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s\n", msg.c_str());
+  std::fflush(stderr);
+  kill_all(SIGTERM);
+  kill_deadline_ = now_s() + 2.0;
+}
+
+void Launcher::reap() {
+  for (;;) {
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, WNOHANG);
+    if (pid <= 0) return;
+    for (auto& p : procs_) {
+      if (p.pid != pid) continue;
+      p.exited = true;
+      p.status = st;
+      // Drain its output before reporting.
+      if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
+      if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
+      if (failing_) break;
+      if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        fail_job(128 + sig, strprintf("bspkrun: pid %d (os pid %d) was killed by signal %d (%s)%s; "
+                                      "ending the job",
+                                      p.rank, (int)pid, sig, strsignal(sig), where(p.rank).c_str()));
+      } else if (WEXITSTATUS(st) != 0) {
+        fail_job(WEXITSTATUS(st),
+                 strprintf("bspkrun: pid %d (os pid %d) exited with status %d%s; ending the job",
+                           p.rank, (int)pid, WEXITSTATUS(st), where(p.rank).c_str()));
+      } else if (p.hello && !p.finalized) {
+        fail_job(1, strprintf("bspkrun: pid %d (os pid %d) exited without calling bspk_finalize%s; "
+                              "ending the job",
+                              p.rank, (int)pid, where(p.rank).c_str()));
+      }
+      break;
+    }
+  }
+}
+
+int Launcher::run() {
+  hwloc_topology_init(&topo_);
+  if (hwloc_topology_load(topo_) != 0) {
+    hwloc_topology_destroy(topo_);
+    topo_ = nullptr;
+  }
+  if (bind_mode == "core" && !topo_) std::fprintf(stderr, "bspkrun: warning: hwloc unavailable; not binding\n");
+  setup_rendezvous();
+  procs_.resize(static_cast<size_t>(nprocs));
+  gather_.resize(static_cast<size_t>(nprocs));
+  gathered_.assign(static_cast<size_t>(nprocs), false);
+
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  for (int r = 0; r < nprocs; ++r) spawn(r);
+  const double t0 = now_s();
+  bool sent_kill = false;
+
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<int, int>> what;  // (kind, index): 0 listen, 1 out, 2 err, 3 client
+    fds.push_back({listen_fd_, POLLIN, 0});
+    what.push_back({0, 0});
+    for (auto& p : procs_) {
+      if (p.out_fd >= 0) fds.push_back({p.out_fd, POLLIN, 0}), what.push_back({1, p.rank});
+      if (p.err_fd >= 0) fds.push_back({p.err_fd, POLLIN, 0}), what.push_back({2, p.rank});
+    }
+    std::vector<int> clients = pending_;
+    for (auto& [fd, r] : rank_of_fd_) clients.push_back(fd);
+    for (int fd : clients) fds.push_back({fd, POLLIN, 0}), what.push_back({3, fd});
+
+    int n = poll(fds.data(), fds.size(), 50);
+    if (n > 0) {
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto [k, idx] = what[i];
+        if (k == 0) accept_client();
+        else if (k == 1) forward(procs_[idx], procs_[idx].out_fd, false, false);
+        else if (k == 2) forward(procs_[idx], procs_[idx].err_fd, true, false);
+        else if (rank_of_fd_.count(idx) || std::find(pending_.begin(), pending_.end(), idx) != pending_.end())
+          handle_client(idx);
+      }
+    }
+    reap();
+    if (g_signal && !failing_)
+      fail_job(128 + g_signal, strprintf("bspkrun: received signal %d (%s); ending the job", (int)g_signal,
+                                         strsignal(g_signal)));
+    if (timeout > 0 && !failing_ && now_s() - t0 > timeout)
+      fail_job(124, strprintf("bspkrun: time limit of %g s reached; ending the job", timeout));
+    if (failing_ && !sent_kill && now_s() > kill_deadline_) {
+      kill_all(SIGKILL);
+      sent_kill = true;
+    }
+    bool all_done = true;
+    for (auto& p : procs_)
+      if (!p.exited || p.out_fd >= 0 || p.err_fd >= 0) all_done = false;
+    if (all_done) break;
+  }
+  if (!failing_) {
+    for (auto& p : procs_) {
+      int code = WIFSIGNALED(p.status) ? 128 + WTERMSIG(p.status) : WEXITSTATUS(p.status);
+      if (code) {
+        exit_status_ = code;
+        break;
+      }
+    }
+  }
+  unlink(sock_path_.c_str());
+  unlink(status_path_.c_str());
+  rmdir(dir_.c_str());
+  if (topo_) hwloc_topology_destroy(topo_);
+  return exit_status_;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Launcher L;
+  CLI::App app{"bspkrun: start a BSPk job of P processes on this machine"};
+  app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
+  app.add_option("--provider", L.provider,
+                 "libfabric provider: tcp, shm or verbs (default: shm on one host; FI_PROVIDER is honoured)")
+      ->check(CLI::IsMember({"tcp", "shm", "verbs"}));
+  app.add_option("--bind", L.bind_mode, "bind each process to one core with hwloc (core) or not (none)")
+      ->check(CLI::IsMember({"core", "none"}));
+  app.add_option("--timeout", L.timeout, "end the job after S seconds (exit status 124)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--tag-output", L.tag, "prefix every output line with [pid]");
+  app.add_flag("--report-bindings", L.report_bindings, "print each process's core binding");
+  app.add_option("command", L.cmd, "program and its arguments")->required();
+  app.prefix_command();  // everything after the program belongs to it
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  // prefix_command(): remaining args go to the program.
+  for (auto& a : app.remaining()) L.cmd.push_back(a);
+  if (std::getenv("BSPK_REPORT_BINDINGS") && std::string(std::getenv("BSPK_REPORT_BINDINGS")) == "1")
+    L.report_bindings = true;
+  if (!L.provider.empty()) {
+    // nothing else to check: the runtime maps the name and refuses sockets
+  } else if (const char* fp = std::getenv("FI_PROVIDER"); fp && std::strstr(fp, "sockets")) {
+    std::fprintf(stderr,
+                 "bspkrun: FI_PROVIDER=%s: the sockets provider is deprecated and lost messages in "
+                 "BSPk's tests; use --provider tcp or shm\n",
+                 fp);
+    return 2;
+  }
+  // Resolve the program now, so a typo is one clear message, not P of them.
+  const std::string& prog = L.cmd[0];
+  bool found = false;
+  if (prog.find('/') != std::string::npos) {
+    found = access(prog.c_str(), X_OK) == 0;
+  } else if (const char* path = std::getenv("PATH")) {
+    std::string ps = path;
+    size_t s = 0;
+    while (!found) {
+      size_t e = ps.find(':', s);
+      std::string d = ps.substr(s, e == std::string::npos ? std::string::npos : e - s);
+      if (access(((d.empty() ? "." : d) + "/" + prog).c_str(), X_OK) == 0) found = true;
+      if (e == std::string::npos) break;
+      s = e + 1;
+    }
+  }
+  if (!found) {
+    std::fprintf(stderr, "bspkrun: cannot execute '%s': not found or not executable\n", prog.c_str());
+    return 127;
+  }
+  return L.run();
+}

@@ -1,0 +1,119 @@
+#include "comem/pool.h"
+
+#include <bspk.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+
+#include "base/error.h"
+
+namespace bspk::comem {
+
+namespace {
+bool is_pow2(size_t x) { return x && !(x & (x - 1)); }
+unsigned log2u(size_t x) {
+  unsigned s = 0;
+  while ((size_t{1} << s) < x) ++s;
+  return s;
+}
+}  // namespace
+
+FramePool::FramePool(fabric::Endpoint* ep, size_t frame_size, size_t limit_bytes, size_t min_slab)
+    : ep_(ep), frame_size_(frame_size), limit_(limit_bytes) {
+  if (!is_pow2(frame_size) || frame_size < 64)
+    fail(BSPK_ERR_ARG, "frame size %zu is not a power of two >= 64 (BSPK_FRAME_SIZE)", frame_size);
+  // A slab holds at least 32 frames and is at least min_slab (8 MiB for data
+  // frames): few registrations, and a power of two so that address >> slab_shift
+  // names the slab.
+  if (!is_pow2(min_slab)) fail(BSPK_ERR_ARG, "internal: slab size %zu is not a power of two", min_slab);
+  slab_size_ = std::max<size_t>(min_slab, 32 * frame_size);
+  slab_shift_ = log2u(slab_size_);
+}
+
+FramePool::~FramePool() {
+  for (auto& s : slabs_) {
+    if (ep_) ep_->deregister(s.mr);
+    std::free(s.base);
+  }
+}
+
+void FramePool::grow() {
+  if (limit_ && bytes() + slab_size_ > limit_)
+    fail(BSPK_ERR_NOMEM,
+         "frame pool limit reached: %zu frames of %zu bytes in use, %zu bytes of slabs "
+         "(BSPK_POOL_LIMIT=%zu); free regions you no longer need",
+         in_use_, frame_size_, bytes(), limit_);
+  void* base = nullptr;
+  if (posix_memalign(&base, slab_size_, slab_size_) != 0 || !base)
+    fail(BSPK_ERR_NOMEM, "could not allocate a %zu-byte frame slab (%zu slabs, %zu frames in use)",
+         slab_size_, slabs_.size(), in_use_);
+  Slab s{base, {}};
+  if (ep_) {
+    try {
+      s.mr = ep_->register_memory(base, slab_size_);
+    } catch (...) {
+      std::free(base);
+      throw;
+    }
+  }
+  by_base_[reinterpret_cast<uintptr_t>(base) >> slab_shift_] = slabs_.size();
+  slabs_.push_back(s);
+  size_t n = slab_size_ / frame_size_;
+  free_.reserve(free_.size() + n);
+  // Push in reverse so frames are handed out in ascending address order.
+  uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  for (size_t i = n; i-- > 0;) free_.push_back(b + i * frame_size_);
+}
+
+bool FramePool::owns(uintptr_t a) const { return by_base_.count(a >> slab_shift_) != 0; }
+
+const fabric::MemoryRegion& FramePool::region_of(uintptr_t a) const {
+  auto it = by_base_.find(a >> slab_shift_);
+  if (it == by_base_.end())
+    fail(BSPK_ERR_PTR, "address %#lx is not inside a registered frame slab", (unsigned long)a);
+  return slabs_[it->second].mr;
+}
+
+void* FramePool::desc(uintptr_t a) const { return ep_ ? region_of(a).desc : nullptr; }
+
+// ---------------------------------------------------------------------------
+
+IndexPool::~IndexPool() {
+  for (uint8_t c = kBumpClasses; c < 64; ++c)
+    for (auto* p : free_[c]) std::free(p);
+  for (void* c : chunks_) std::free(c);
+}
+
+uint8_t IndexPool::class_of(size_t n) { return static_cast<uint8_t>(log2u(n ? n : 1)); }
+
+uintptr_t* IndexPool::alloc(size_t n, uint8_t* cls) {
+  uint8_t c = class_of(n);
+  *cls = c;
+  auto& fl = free_[c];
+  if (!fl.empty()) {
+    uintptr_t* a = fl.back();
+    fl.pop_back();
+    return a;
+  }
+  size_t bytes = (size_t{1} << c) * sizeof(uintptr_t);
+  if (c >= kBumpClasses) {
+    auto* a = static_cast<uintptr_t*>(std::malloc(bytes));
+    if (!a) fail(BSPK_ERR_NOMEM, "could not allocate an index array of %zu entries", n);
+    return a;
+  }
+  if (bump_left_ < bytes) {
+    void* chunk = std::malloc(kChunk);
+    if (!chunk) fail(BSPK_ERR_NOMEM, "could not grow the index-array pool");
+    chunks_.push_back(chunk);
+    bump_ = static_cast<char*>(chunk);
+    bump_left_ = kChunk;
+  }
+  auto* a = reinterpret_cast<uintptr_t*>(bump_);
+  bump_ += bytes;
+  bump_left_ -= bytes;
+  return a;
+}
+
+void IndexPool::free(uintptr_t* a, uint8_t cls) { free_[cls].push_back(a); }
+
+}  // namespace bspk::comem

@@ -1,0 +1,100 @@
+// comem/pool.h -- the two pools behind communicable memory [BSPk §4].
+//
+// FramePool: fixed-size packet frames (a power of two, BSPK_FRAME_SIZE), carved
+// from large slabs that are registered with libfabric once, when the slab is
+// added. Slabs are added on demand and never returned before shutdown; no
+// message ever costs a registration. alloc() and free() are O(1) (a stack of
+// free frames) and take no lock: the runtime is single-threaded per process.
+//
+// IndexPool: the small index arrays of regions, in power-of-two size classes
+// (1, 2, 4, ... entries), each with its own free list: O(1) allocation too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/fabric.h"
+
+namespace bspk::comem {
+
+class FramePool {
+ public:
+  // frame_size: power of two >= 64. ep may be null (no registration: unit tests).
+  // limit_bytes: most bytes of slabs to allocate (0 = no limit).
+  // min_slab: smallest slab (a power of two); a slab holds at least 32 frames.
+  FramePool(fabric::Endpoint* ep, size_t frame_size, size_t limit_bytes = 0,
+            size_t min_slab = size_t{8} << 20);
+  ~FramePool();
+  FramePool(const FramePool&) = delete;
+  FramePool& operator=(const FramePool&) = delete;
+
+  // A free frame's address. Adds (and registers) a slab when none is free.
+  // Throws bspk::Error(BSPK_ERR_NOMEM) when the limit is reached.
+  uintptr_t alloc() {
+    if (free_.empty()) grow();
+    uintptr_t f = free_.back();
+    free_.pop_back();
+    if (++in_use_ > peak_) peak_ = in_use_;
+    return f;
+  }
+
+  // Return a frame obtained from alloc().
+  void free(uintptr_t f) {
+    free_.push_back(f);
+    --in_use_;
+  }
+
+  // Memory-registration descriptor of the slab holding address a (must be
+  // inside a frame of this pool), to pass with every data call.
+  void* desc(uintptr_t a) const;
+  // Registration of the slab holding a (key and base for remote access).
+  const fabric::MemoryRegion& region_of(uintptr_t a) const;
+  bool owns(uintptr_t a) const;
+
+  size_t frame_size() const { return frame_size_; }
+  size_t slab_size() const { return slab_size_; }
+  size_t in_use() const { return in_use_; }
+  size_t peak() const { return peak_; }
+  size_t bytes() const { return slabs_.size() * slab_size_; }
+  size_t nfree() const { return free_.size(); }
+
+ private:
+  void grow();
+  fabric::Endpoint* ep_;
+  size_t frame_size_, slab_size_, limit_;
+  unsigned slab_shift_;
+  struct Slab {
+    void* base;
+    fabric::MemoryRegion mr;
+  };
+  std::vector<Slab> slabs_;
+  std::unordered_map<uintptr_t, size_t> by_base_;  // (address >> slab_shift) -> slab
+  std::vector<uintptr_t> free_;
+  size_t in_use_ = 0, peak_ = 0;
+};
+
+class IndexPool {
+ public:
+  IndexPool() = default;
+  ~IndexPool();
+  IndexPool(const IndexPool&) = delete;
+  IndexPool& operator=(const IndexPool&) = delete;
+
+  // An array of at least n entries (n >= 1); *cls receives its size class.
+  uintptr_t* alloc(size_t n, uint8_t* cls);
+  void free(uintptr_t* a, uint8_t cls);
+
+  static uint8_t class_of(size_t n);
+
+ private:
+  static constexpr size_t kChunk = 64 * 1024;   // bytes carved per refill
+  static constexpr uint8_t kBumpClasses = 12;   // classes <= 2^11 entries come from chunks
+  std::vector<uintptr_t*> free_[64];
+  std::vector<void*> chunks_;
+  char* bump_ = nullptr;
+  size_t bump_left_ = 0;
+};
+
+}  // namespace bspk::comem

@@ -1,0 +1,170 @@
+#include "comem/region.h"
+
+#include <cstring>
+
+#include "base/error.h"
+
+namespace bspk::comem {
+
+namespace {
+int8_t shift_of(uint32_t x) {
+  if (!x || (x & (x - 1))) return -1;
+  int8_t s = 0;
+  while ((1u << s) < x) ++s;
+  return s;
+}
+}  // namespace
+
+Comem::Comem(int pid, FramePool& frames, IndexPool& index)
+    : pid_(pid), frames_(frames), index_(index) {
+  table_.resize(1);  // slot 0 is never used: region id 0 means NULL
+}
+
+Comem::~Comem() = default;  // frames and index arrays die with their pools
+
+uint32_t Comem::new_slot() {
+  if (!free_slots_.empty()) {
+    uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  if (table_.size() >= (1u << kSlotBits))
+    fail(BSPK_ERR_NOMEM, "more than %u live comem regions on one process", (1u << kSlotBits) - 1);
+  table_.emplace_back();
+  return static_cast<uint32_t>(table_.size() - 1);
+}
+
+bspk_ptr Comem::ptr_to(uint32_t slot) const {
+  const Region& r = table_[slot];
+  bspk_ptr p{};
+  p.offset = 0;
+  p.nelems = r.nelems;
+  p.region = make_id(slot, r.gen);
+  p.owner = pid_;
+  p.elem_size = r.elem_size;
+  p.sender = r.sender;
+  return p;
+}
+
+bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size) {
+  if (elem_size == 0) fail(BSPK_ERR_ARG, "element size is 0");
+  if (elem_size > frames_.frame_size())
+    fail(BSPK_ERR_ARG,
+         "element size %llu exceeds the frame size %zu (elements never straddle frames; raise "
+         "BSPK_FRAME_SIZE)",
+         (unsigned long long)elem_size, frames_.frame_size());
+  std::string nm = name ? name : "";
+  if (nm.size() > 63) fail(BSPK_ERR_ARG, "region name '%.20s...' is longer than 63 bytes", nm.c_str());
+  if (!nm.empty() && names_.count({nm, idx}))
+    fail(BSPK_ERR_ARG, "a region named (\"%s\", %d) already exists on this process", nm.c_str(), idx);
+  uint32_t epf = static_cast<uint32_t>(frames_.frame_size() / elem_size);
+  uint64_t nframes64 = (n + epf - 1) / epf;
+  if (nframes64 > UINT32_MAX) fail(BSPK_ERR_ARG, "region of %llu elements is too large", (unsigned long long)n);
+  uint32_t nframes = static_cast<uint32_t>(nframes64);
+
+  uint32_t slot = new_slot();
+  Region& r = table_[slot];
+  uint8_t gen = static_cast<uint8_t>(r.gen + 1 == 0 ? 1 : r.gen + 1);
+  r = Region{};
+  r.gen = gen;
+  r.nelems = n;
+  r.nframes = nframes;
+  r.elem_size = static_cast<uint32_t>(elem_size);
+  r.epf = epf;
+  r.epf_shift = shift_of(epf);
+  r.sender = pid_;
+  r.name = nm;
+  r.idx = idx;
+  uint32_t got = 0;
+  try {
+    r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
+    for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
+  } catch (...) {
+    for (uint32_t k = 0; k < got; ++k) frames_.free(r.frames[k]);
+    if (r.frames) index_.free(r.frames, r.idx_class);
+    r.frames = nullptr;
+    free_slots_.push_back(slot);
+    throw;
+  }
+  r.live = true;
+  ++live_;
+  if (!nm.empty()) names_[{nm, idx}] = make_id(slot, gen);
+  return ptr_to(slot);
+}
+
+bspk_ptr Comem::adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t skew, uint64_t n,
+                      uint32_t elem_size, int32_t sender) {
+  uint32_t slot = new_slot();
+  Region& r = table_[slot];
+  uint8_t gen = static_cast<uint8_t>(r.gen + 1 == 0 ? 1 : r.gen + 1);
+  r = Region{};
+  r.gen = gen;
+  r.nelems = n;
+  r.nframes = nframes;
+  r.skew = skew;
+  r.elem_size = elem_size;
+  r.epf = static_cast<uint32_t>(frames_.frame_size() / elem_size);
+  r.epf_shift = shift_of(r.epf);
+  r.sender = sender;
+  try {
+    r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
+  } catch (...) {
+    free_slots_.push_back(slot);
+    throw;
+  }
+  for (uint32_t k = 0; k < nframes; ++k) r.frames[k] = frames_in[k];
+  if (nframes) r.frames[0] -= uintptr_t{skew} * elem_size;  // bias, see region.h
+  r.live = true;
+  ++live_;
+  return ptr_to(slot);
+}
+
+Region* Comem::find(uint32_t id) {
+  uint32_t slot = slot_of(id);
+  if (slot == 0 || slot >= table_.size()) return nullptr;
+  Region& r = table_[slot];
+  if (!r.live || r.gen != gen_of(id) || r.free_pending) return nullptr;
+  return &r;
+}
+
+Region& Comem::local(const bspk_ptr& p, const char* call) {
+  (void)call;
+  if (p.region == 0) fail(BSPK_ERR_PTR, "comem pointer is BSPK_NULL");
+  if (p.owner != pid_)
+    fail(BSPK_ERR_PTR, "comem pointer refers to a region owned by pid %d, not this process",
+         p.owner);
+  Region* r = find(p.region);
+  if (!r) fail(BSPK_ERR_PTR, "comem pointer refers to a freed region (region id %#x)", p.region);
+  return *r;
+}
+
+void Comem::destroy(uint32_t slot) {
+  Region& r = table_[slot];
+  for (uint32_t k = 0; k < r.nframes; ++k) frames_.free(r.frame_start(k));
+  if (r.frames) index_.free(r.frames, r.idx_class);
+  if (!r.name.empty()) names_.erase({r.name, r.idx});
+  uint8_t gen = r.gen;
+  r = Region{};
+  r.gen = gen;
+  free_slots_.push_back(slot);
+  --live_;
+}
+
+void Comem::release(uint32_t id) {
+  Region* r = find(id);
+  if (!r) fail(BSPK_ERR_PTR, "region id %#x is not live", id);
+  if (r->inflight) {
+    r->free_pending = true;  // frames still on the wire; destroy at last completion
+    return;
+  }
+  destroy(slot_of(id));
+}
+
+void Comem::send_done(uint32_t id) {
+  uint32_t slot = slot_of(id);
+  Region& r = table_[slot];
+  if (r.gen != gen_of(id) || !r.live) return;
+  if (--r.inflight == 0 && r.free_pending) destroy(slot);
+}
+
+}  // namespace bspk::comem

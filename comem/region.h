@@ -1,0 +1,128 @@
+// comem/region.h -- communicable-memory regions and comem pointers [BSPk §4,
+// Figs. 2-3].
+//
+// A region of N elements of size S is an index array of frame addresses plus
+// the frames themselves. E = frame_size / S elements fit in a frame (elements
+// never straddle frames). Element i lives in frame (i + skew) / E at slot
+// (i + skew) % E. `skew` is non-zero only for received messages whose first
+// element did not start a frame on the sender: the payload then lands at the
+// start of the receiver's frame, and the index array stores that frame's
+// address minus skew*S ("biased"), so the formula above stays O(1) and uniform.
+//
+// A bspk_ptr names (owner pid, region id, element offset); the region id is a
+// slot in this process's region table plus an 8-bit generation, so pointers to
+// freed regions are detected instead of silently reaching reused memory.
+#pragma once
+
+#include <bspk.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comem/pool.h"
+
+namespace bspk::comem {
+
+struct Region {
+  uintptr_t* frames = nullptr;  // index array; frames[0] is biased by -skew*elem_size
+  uint64_t nelems = 0;
+  uint32_t nframes = 0;
+  uint32_t skew = 0;       // slot of element 0 in frame 0
+  uint32_t elem_size = 0;
+  uint32_t epf = 0;        // elements per frame
+  int8_t epf_shift = -1;   // log2(epf) when epf is a power of two, else -1
+  uint8_t idx_class = 0;   // IndexPool size class of `frames`
+  uint8_t gen = 0;         // generation of the table slot
+  bool live = false;
+  bool free_pending = false;  // freed by the program while sends were in flight
+  int32_t sender = -1;        // sender pid for received messages, else owner
+  uint32_t inflight = 0;      // sends from this region not yet complete
+  std::string name;           // "" for anonymous regions
+  int idx = 0;
+
+  // Unbiased start address of frame f.
+  uintptr_t frame_start(uint32_t f) const {
+    return f == 0 ? frames[0] + uintptr_t{skew} * elem_size : frames[f];
+  }
+  // (frame, slot) of element i.
+  void locate(uint64_t i, uint64_t* f, uint64_t* s) const {
+    uint64_t j = i + skew;
+    if (epf_shift >= 0) {
+      *f = j >> epf_shift;
+      *s = j & (epf - 1);
+    } else {
+      *f = j / epf;
+      *s = j % epf;
+    }
+  }
+  void* elem(uint64_t i) const {
+    uint64_t f, s;
+    locate(i, &f, &s);
+    return reinterpret_cast<void*>(frames[f] + s * elem_size);
+  }
+  // Contiguous elements from i to the end of its frame (and of the region).
+  uint64_t span(uint64_t i) const {
+    uint64_t f, s;
+    locate(i, &f, &s);
+    uint64_t n = epf - s, left = nelems - i;
+    return n < left ? n : left;
+  }
+};
+
+class Comem {
+ public:
+  Comem(int pid, FramePool& frames, IndexPool& index);
+  ~Comem();
+
+  int pid() const { return pid_; }
+  FramePool& frames() { return frames_; }
+  size_t frame_size() const { return frames_.frame_size(); }
+
+  // A new local region of n elements (bspk_malloc). Throws on bad arguments.
+  bspk_ptr create(const char* name, int idx, uint64_t n, uint64_t elem_size);
+
+  // A new region made of frames the caller already owns (received messages).
+  // `frames_in` are unbiased frame start addresses; ownership passes to the region.
+  bspk_ptr adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t skew, uint64_t n,
+                 uint32_t elem_size, int32_t sender);
+
+  // Free the region (bspk_free). Frames return to the pool now, or when the
+  // last in-flight send from it completes.
+  void release(uint32_t id);
+
+  // The live local region p points into; throws BSPK_ERR_PTR for NULL, remote
+  // or stale pointers (`call` is for the caller's benefit when reading code).
+  Region& local(const bspk_ptr& p, const char* call);
+  Region* find(uint32_t id);
+
+  // Bookkeeping for zero-copy sends from a region.
+  void send_started(uint32_t id) { find(id)->inflight++; }
+  void send_done(uint32_t id);
+
+  size_t live_regions() const { return live_; }
+  uint32_t max_elem_size() const { return static_cast<uint32_t>(frames_.frame_size()); }
+
+ private:
+  uint32_t new_slot();
+  void destroy(uint32_t slot);
+  bspk_ptr ptr_to(uint32_t slot) const;
+
+  int pid_;
+  FramePool& frames_;
+  IndexPool& index_;
+  std::vector<Region> table_;      // slot 0 unused
+  std::vector<uint32_t> free_slots_;
+  std::map<std::pair<std::string, int>, uint32_t> names_;  // (name, idx) -> region id
+  size_t live_ = 0;
+};
+
+// Region ids: low 24 bits slot, high 8 bits generation (never 0, so id != 0).
+constexpr uint32_t kSlotBits = 24;
+constexpr uint32_t slot_of(uint32_t id) { return id & ((1u << kSlotBits) - 1); }
+constexpr uint8_t gen_of(uint32_t id) { return static_cast<uint8_t>(id >> kSlotBits); }
+constexpr uint32_t make_id(uint32_t slot, uint8_t gen) { return (uint32_t{gen} << kSlotBits) | slot; }
+
+}  // namespace bspk::comem

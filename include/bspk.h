@@ -1,0 +1,242 @@
+/*
+ * bspk.h -- the BSPk C API (BSP toolkit: communicable memory and lazy barriers).
+ *
+ * Source of every rule below: "Communicable Memory and Lazy Barriers for Bulk
+ * Synchronous Parallelism in BSPk" (Fahmy, Heddaya), Table 1 and sections 3-6,
+ * cited as [BSPk §n]; the superstep tagging rule is from "Relaxed barrier
+ * synchronization" section 5, cited as [RBS §5].
+ *
+ * Conventions
+ *   - Status-returning calls return BSPK_OK (0) or a negative BSPK_ERR_* code.
+ *   - Calls returning a comem pointer return BSPK_NULL on error.
+ *   - After any error, bspk_error_string() holds a message naming the call, the
+ *     process (pid) and the superstep. Errors are also printed to stderr unless
+ *     BSPK_ERRORS=quiet; BSPK_ERRORS=abort ends the job on the first error.
+ *   - A superstep is the code between two bspk_sync() calls; supersteps are
+ *     numbered from 0 on each process. All communication issued in superstep s
+ *     takes effect at the boundary s -> s+1 [BSPk §3].
+ *   - Cost notes use BSP terms: h = messages (or elements) this process sends or
+ *     receives in the superstep, F = frames touched, p = bspk_nprocs().
+ *
+ * Not thread-safe: call from one thread per process.
+ */
+#ifndef BSPK_H
+#define BSPK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define BSPK_API __attribute__((visibility("default")))
+#else
+#define BSPK_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BSPK_VERSION_MAJOR 0
+#define BSPK_VERSION_MINOR 1
+#define BSPK_VERSION_PATCH 0
+
+/* ---- Return codes ----------------------------------------------------------- */
+#define BSPK_OK               0
+#define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)      */
+#define BSPK_ERR_PID         -2  /* process id outside [0, bspk_nprocs())                  */
+#define BSPK_ERR_PTR         -3  /* NULL, stale (freed) or non-local comem pointer          */
+#define BSPK_ERR_RANGE       -4  /* element range runs past the end of a region             */
+#define BSPK_ERR_NOMEM       -5  /* frame or index pool could not grow                       */
+#define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, ...)     */
+#define BSPK_ERR_MODE        -7  /* sync declarations mixed or repeated within a superstep  */
+#define BSPK_ERR_COUNT       -8  /* more/fewer messages than declared                       */
+#define BSPK_ERR_TIMEOUT     -9  /* waited longer than BSPK_SYNC_TIMEOUT without progress   */
+#define BSPK_ERR_FABRIC     -10  /* libfabric reported an error                              */
+#define BSPK_ERR_BOOT       -11  /* launcher / bootstrap failure                             */
+#define BSPK_ERR_PEER       -12  /* another process failed, aborted or finalised early       */
+#define BSPK_ERR_UNSUPPORTED -13 /* not available (yet) in this build                        */
+
+/* ---- Comem pointers [BSPk §4, Fig. 2] ---------------------------------------
+ * A small value naming one element of a communicable-memory region: the owner
+ * pid, the region id on the owner, the element offset, the element size, the
+ * region's element count and (for received messages) the sender. It holds no
+ * process-local address, so a pointer sent inside a message means the same
+ * thing on every process. Treat the fields as read-only; use the accessors.
+ * A zero-initialised bspk_ptr ({0}) is the NULL pointer. */
+typedef struct bspk_ptr {
+    uint64_t offset;    /* element offset from the start of the region          */
+    uint64_t nelems;    /* elements in the whole region                          */
+    uint32_t region;    /* region id on the owner; 0 means NULL                  */
+    int32_t  owner;     /* pid of the process owning the region                 */
+    uint32_t elem_size; /* bytes per element                                     */
+    int32_t  sender;    /* pid that sent the region (received messages), else owner */
+} bspk_ptr;
+
+#define BSPK_NULL_INIT {0, 0, 0, 0, 0, 0}
+#ifdef __cplusplus
+#define BSPK_NULL (bspk_ptr BSPK_NULL_INIT)
+#else
+#define BSPK_NULL ((bspk_ptr)BSPK_NULL_INIT)
+#endif
+
+/* ---- Lifecycle ---------------------------------------------------------------- */
+
+/* Start the runtime: bootstrap through the launcher (bspkrun) or run as a single
+ * process when started directly, open the fabric, register the first frame
+ * slab, and pass an out-of-band barrier. Collective. argc/argv may be NULL.
+ * Errors: BSPK_ERR_STATE (called twice), BSPK_ERR_BOOT, BSPK_ERR_FABRIC. */
+BSPK_API int bspk_init(int *argc, char ***argv);
+
+/* End the runtime. Collective: every process must call it in its final
+ * superstep; messages sent in that superstep are discarded. Waits for all
+ * processes, prints statistics when BSPK_STATS=1, closes the fabric.
+ * Errors: BSPK_ERR_STATE, BSPK_ERR_PEER (a process is still in a superstep:
+ * the Err_SYNC case), BSPK_ERR_TIMEOUT. */
+BSPK_API int bspk_finalize(void);
+
+/* This process's id in [0, nprocs), and the number of processes. O(1).
+ * Return -1 / 0 before bspk_init. */
+BSPK_API int bspk_pid(void);
+BSPK_API int bspk_nprocs(void);
+
+/* Wall-clock seconds since an arbitrary fixed origin (CLOCK_MONOTONIC). */
+BSPK_API double bspk_time(void);
+
+/* End every process of the job with a non-zero exit status. The message
+ * (printf format) is printed once, prefixed with this process's pid and
+ * superstep. Never returns. */
+BSPK_API void bspk_abort(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 1, 2)))
+#endif
+    ;
+
+/* Message describing the last error on this process ("" if none). */
+BSPK_API const char *bspk_error_string(void);
+
+/* ---- Communicable memory [BSPk §4] ------------------------------------------ */
+
+/* Allocate a local region of n elements of elem_size bytes, built from
+ * fixed-size frames (BSPK_FRAME_SIZE) plus an index array. name "" (or NULL)
+ * makes an anonymous region, as used for messages [BSPk Fig. 4]. A named
+ * region is recorded under (name, idx) on this process (a duplicate pair on
+ * this process is BSPK_ERR_ARG); the job-wide directory behind bspk_lookup and
+ * bspk_copy comes with the DSM release. Elements never straddle frames, so elem_size must not exceed the frame size.
+ * n == 0 is allowed (an empty region). Cost O(F) with F = frames.
+ * Errors (BSPK_NULL returned): BSPK_ERR_ARG (elem_size 0 or > frame size,
+ * name longer than 63 bytes), BSPK_ERR_NOMEM, BSPK_ERR_STATE. */
+BSPK_API bspk_ptr bspk_malloc(const char *name, int idx, size_t n, size_t elem_size);
+
+/* Free a local region (any pointer into it). Its frames return to the pool
+ * once sends from it have completed. Per [BSPk §6 rule 2], do not free a region
+ * passed to bspk_send before the next bspk_sync. O(F).
+ * Errors: BSPK_ERR_PTR (NULL, stale, remote). */
+BSPK_API int bspk_free(bspk_ptr p);
+
+/* Address of the one element p points to. No pointer arithmetic on the result:
+ * the next element may live in another frame (use bspk_incr or bspk_span).
+ * O(1). Returns NULL (and sets the error) for NULL, stale, remote or
+ * one-past-the-end pointers. */
+BSPK_API void *bspk_elemP(bspk_ptr p);
+
+/* p advanced by amount elements (may be negative). The result may point one
+ * past the last element. O(1), independent of the number of frames.
+ * Errors (BSPK_NULL): BSPK_ERR_PTR, BSPK_ERR_RANGE. */
+BSPK_API bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount);
+
+/* Beyond the paper: store the address of p's element in *base and return how
+ * many elements, starting with it, lie contiguously in its frame (and in the
+ * region). Loop "for (k = 0; k < len; k++) base[k]" then bspk_incr(p, len).
+ * Returns 0 (and *base = NULL) at the end of the region or on error. O(1). */
+BSPK_API size_t bspk_span(bspk_ptr p, void **base);
+
+/* Accessors, all O(1) and pure functions of the pointer value. */
+BSPK_API int    bspk_is_null(bspk_ptr p);   /* 1 if p is BSPK_NULL                       */
+BSPK_API size_t bspk_nelems(bspk_ptr p);    /* elements from p to the end of its region  */
+BSPK_API size_t bspk_elem_size(bspk_ptr p); /* bytes per element                         */
+BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL              */
+
+/* ---- Synchronisation: lazy barriers [BSPk §5] -------------------------------- */
+
+/* End the current superstep. Returns when (a) every message sent to this
+ * process in this superstep has arrived, (b) this process's own sends are
+ * complete (their regions may be reused), and nothing else: processes that
+ * need no data from each other do not wait for each other. The number of
+ * messages to wait for comes from, in this order:
+ *   bspk_expect(m)     -- declared; no network traffic beyond the data (cost 0);
+ *   bspk_will_send(v)  -- element-wise sum of all v in 2*ceil(log2 p) rounds;
+ *   neither            -- the runtime sums the actual send counts the same way
+ *                         (the cost of an ordinary barrier, L).
+ * Every message carries its superstep number [RBS §5]: a message from a process
+ * that is ahead is held (in its own frames) until this process gets there.
+ * Messages received in superstep s but not claimed by bspk_recv are destroyed
+ * at the end of s. Errors: BSPK_ERR_COUNT (more arrivals than declared, or sends
+ * differing from bspk_will_send), BSPK_ERR_MODE (kinds mixed between processes),
+ * BSPK_ERR_TIMEOUT (no progress for BSPK_SYNC_TIMEOUT seconds, default 60; the
+ * message says what was expected and what arrived), BSPK_ERR_PEER, BSPK_ERR_FABRIC. */
+BSPK_API int bspk_sync(void);
+
+/* Declare that nmsgs messages will be sent to this process during the current
+ * superstep (by all processes, itself included; received next superstep).
+ * At most one declaration per process per superstep, and every process must use
+ * the same kind (expect / will_send / none) in a superstep [BSPk Table 1].
+ * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared),
+ * BSPK_ERR_COUNT (more than nmsgs have already arrived). */
+BSPK_API int bspk_expect(int nmsgs);
+
+/* Declare that this process will send nmsgs[j] messages to process j during the
+ * current superstep (array of bspk_nprocs() ints). The runtime sums the vectors
+ * over all processes at bspk_sync (reduce then broadcast, O(log p) rounds).
+ * Errors: BSPK_ERR_ARG (NULL or negative entry), BSPK_ERR_MODE. */
+BSPK_API int bspk_will_send(const int *nmsgs);
+
+/* ---- Message passing [BSPk §6.1, Fig. 4] -------------------------------------- */
+
+/* Send the n elements starting at local pointer p to process dest (itself
+ * allowed). Zero-copy: the frames go onto the wire from where the program
+ * computed them, so do not modify or free them until the next bspk_sync
+ * returns. n == 0 sends an empty message. The message is received by dest in
+ * the next superstep. Cost O(F) local work, F = frames spanned.
+ * Errors: BSPK_ERR_PID, BSPK_ERR_PTR (NULL/stale/remote p), BSPK_ERR_RANGE
+ * (p + n past the end of the region), BSPK_ERR_STATE. */
+BSPK_API int bspk_send(int dest, bspk_ptr p, size_t n);
+
+/* Next message sent to this process in the previous superstep, as a fresh local
+ * region (made of the very frames the message arrived in: no copy). Messages
+ * are returned in order of sender pid, then in the order each sender sent them.
+ * Returns BSPK_NULL when none are left (not an error: bspk_error_string is not
+ * changed). The region is the caller's: free it with bspk_free. O(1). */
+BSPK_API bspk_ptr bspk_recv(void);
+
+/* Pid of the process that sent the message region p points into; for a region
+ * allocated by bspk_malloc, its owner. Errors: BSPK_ERR_PTR for BSPK_NULL. */
+BSPK_API int bspk_sender_id(bspk_ptr p);
+
+/* ---- Statistics (beyond the paper) -------------------------------------------
+ * Per-process counters, also printed at bspk_finalize as one line per process
+ * when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... bytes_copied=...".
+ * bytes_copied counts user bytes the runtime itself copied (never the
+ * provider's internal copies): 0 for whole-message sends and receives. */
+typedef struct bspk_stats {
+    uint64_t supersteps;     /* supersteps completed                               */
+    uint64_t msgs_sent;      /* messages sent with bspk_send                       */
+    uint64_t bytes_sent;     /* payload bytes of those                             */
+    uint64_t msgs_recv;      /* messages that arrived at this process              */
+    uint64_t bytes_recv;     /* payload bytes of those                             */
+    uint64_t bytes_copied;   /* user bytes copied by the runtime                   */
+    uint64_t ctrl_sent;      /* runtime control messages (count exchange, flow control) */
+    uint64_t flow_waits;     /* sends held back because the receiver was too far behind */
+    uint64_t frames_in_use;  /* frames currently allocated                          */
+    uint64_t frames_peak;    /* most frames allocated at once                       */
+    uint64_t frame_size;     /* bytes per frame                                     */
+    uint64_t pool_bytes;     /* bytes of registered frame slabs                     */
+    double   sync_wait_s;    /* seconds spent waiting in bspk_sync                  */
+} bspk_stats;
+
+/* Fill *out with this process's counters. Errors: BSPK_ERR_ARG, BSPK_ERR_STATE. */
+BSPK_API int bspk_get_stats(bspk_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BSPK_H */

@@ -1,0 +1,175 @@
+#include "mp/mp.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace bspk::mp {
+
+MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats& stats)
+    : engine_(engine), comem_(comem), stats_(stats) {
+  ring_.resize(engine.options().max_ahead + 3);
+  seq_.assign(static_cast<size_t>(engine.nprocs()), 0);
+  engine_.set_data_handler(
+      [this](const wire::Header& h, uintptr_t f, size_t len) { return on_data(h, f, len); });
+  engine_.set_advance([this](uint32_t s) { on_advance(s); });
+  engine_.set_send_done([this](uint32_t region) { comem_.send_done(region); });
+}
+
+void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
+  if (dest < 0 || dest >= engine_.nprocs())
+    fail(BSPK_ERR_PID, "destination pid %d is outside [0, %d)", dest, engine_.nprocs());
+  comem::Region& r = comem_.local(p, "bspk_send");
+  if (p.offset > r.nelems || n > r.nelems - p.offset)
+    fail(BSPK_ERR_RANGE,
+         "%llu elements from element %llu run past the end of the region (%llu elements)",
+         (unsigned long long)n, (unsigned long long)p.offset, (unsigned long long)r.nelems);
+
+  wire::Header h{};
+  h.seq = seq_[static_cast<size_t>(dest)]++;
+  h.nelems = n;
+  h.elem_size = r.elem_size;
+  if (n == 0) {
+    // An empty message: a header alone.
+    h.nframes = 0;
+    engine_.send_data(dest, h, nullptr, 0, nullptr, 0);
+  } else {
+    uint64_t f0, skew;
+    r.locate(p.offset, &f0, &skew);
+    h.skew = static_cast<uint32_t>(skew);
+    h.nframes = static_cast<uint32_t>((skew + n + r.epf - 1) / r.epf);
+    uint64_t i = p.offset, left = n;
+    for (uint32_t k = 0; k < h.nframes; ++k) {
+      uint64_t cnt = std::min<uint64_t>(r.span(i), left);
+      auto* addr = static_cast<char*>(r.elem(i));
+      h.frame = k;
+      comem_.send_started(p.region);
+      engine_.send_data(dest, h, addr, cnt * r.elem_size,
+                        comem_.frames().desc(reinterpret_cast<uintptr_t>(addr)), p.region);
+      i += cnt;
+      left -= cnt;
+    }
+  }
+  engine_.count_sent(dest);
+  stats_.msgs_sent++;
+  stats_.bytes_sent += n * r.elem_size;
+}
+
+bspk_ptr MessagePassing::recv() {
+  if (inbox_pos_ >= inbox_.size()) return BSPK_NULL;
+  Msg& m = inbox_[inbox_pos_++];
+  bspk_ptr p = comem_.adopt(m.frames.data(), m.nframes, m.skew, m.nelems, m.elem_size, m.src);
+  m.frames.clear();
+  m.nframes = 0;
+  return p;
+}
+
+MessagePassing::Box& MessagePassing::box(uint32_t step) {
+  Box& b = ring_[step % ring_.size()];
+  if (b.step != step) {
+    for (auto& m : b.done) drop(m);
+    for (auto& [k, m] : b.partial) drop(m);
+    b.done.clear();
+    b.partial.clear();
+    b.step = step;
+  }
+  return b;
+}
+
+void MessagePassing::drop(Msg& m) {
+  for (uintptr_t f : m.frames)
+    if (f) comem_.frames().free(f);
+  m.frames.clear();
+}
+
+void MessagePassing::complete(uint32_t step, Msg&& m) {
+  stats_.msgs_recv++;
+  stats_.bytes_recv += m.nelems * m.elem_size;
+  int src = m.src;
+  box(step).done.push_back(std::move(m));
+  engine_.message_arrived(step, src);
+}
+
+bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payload) {
+  const size_t fs = comem_.frame_size();
+  auto bad = [&](const char* why) {
+    engine_.raise_async(BSPK_ERR_FABRIC,
+                        strprintf("malformed message from pid %d (superstep %u): %s", h.src, h.step, why));
+    return false;
+  };
+  if (h.elem_size == 0 || h.elem_size > fs) return bad("element size out of range");
+  const uint64_t epf = fs / h.elem_size;
+  if (h.nelems == 0) {
+    if (h.nframes != 0 || payload != 0) return bad("empty message with payload");
+  } else {
+    if (h.skew >= epf) return bad("skew beyond frame");
+    if (h.nframes != (h.skew + h.nelems + epf - 1) / epf || h.frame >= h.nframes)
+      return bad("frame count does not match element count");
+    uint64_t start = h.frame == 0 ? 0 : (epf - h.skew) + (uint64_t{h.frame} - 1) * epf;
+    uint64_t cap = h.frame == 0 ? epf - h.skew : epf;
+    uint64_t cnt = std::min<uint64_t>(cap, h.nelems - start);
+    if (payload != cnt * h.elem_size) return bad("frame payload length does not match its header");
+  }
+  if (h.step < engine_.step()) {
+    // Counted (and reported) by the engine as an excess message; not kept.
+    engine_.message_arrived(h.step, h.src);
+    return false;
+  }
+  Msg m;
+  m.src = h.src;
+  m.seq = h.seq;
+  m.skew = h.skew;
+  m.elem_size = h.elem_size;
+  m.nelems = h.nelems;
+  m.nframes = h.nframes;
+  if (h.nframes <= 1) {
+    if (h.nframes == 1) m.frames.push_back(frame);
+    m.got = h.nframes;
+    complete(h.step, std::move(m));
+    return h.nframes == 1;
+  }
+  Box& b = box(h.step);
+  uint64_t key = (uint64_t(uint32_t(h.src)) << 32) | h.seq;
+  auto it = b.partial.find(key);
+  if (it == b.partial.end()) {
+    m.frames.assign(h.nframes, 0);
+    it = b.partial.emplace(key, std::move(m)).first;
+  }
+  Msg& pm = it->second;
+  if (pm.frames[h.frame] != 0) return bad("duplicate frame");
+  pm.frames[h.frame] = frame;
+  if (++pm.got == pm.nframes) {
+    Msg done = std::move(pm);
+    b.partial.erase(it);
+    complete(h.step, std::move(done));
+  }
+  return true;
+}
+
+void MessagePassing::on_advance(uint32_t new_step) {
+  // Unclaimed messages of the superstep that just ended are destroyed.
+  for (size_t k = inbox_pos_; k < inbox_.size(); ++k) drop(inbox_[k]);
+  inbox_.clear();
+  inbox_pos_ = 0;
+  std::fill(seq_.begin(), seq_.end(), 0);
+  Box& b = box(new_step - 1);
+  inbox_ = std::move(b.done);
+  b.done.clear();
+  for (auto& [k, m] : b.partial) drop(m);  // cannot happen when counts are right
+  b.partial.clear();
+  std::sort(inbox_.begin(), inbox_.end(), [](const Msg& a, const Msg& c) {
+    return a.src != c.src ? a.src < c.src : a.seq < c.seq;
+  });
+}
+
+size_t MessagePassing::held_frames() const {
+  size_t n = 0;
+  for (size_t k = inbox_pos_; k < inbox_.size(); ++k) n += inbox_[k].frames.size();
+  for (const Box& b : ring_) {
+    for (const Msg& m : b.done) n += m.frames.size();
+    for (const auto& [k, m] : b.partial) n += m.got;
+  }
+  return n;
+}
+
+}  // namespace bspk::mp

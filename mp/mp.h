@@ -1,0 +1,72 @@
+// mp/mp.h -- bulk-synchronous message passing on comem frames [BSPk §6.1, Fig. 4].
+//
+// bspk_send(dest, p, n): the n elements from p are sent frame by frame, each
+// frame straight from the region's memory (one fi_sendmsg of header + frame
+// slice per frame, through the sync engine). Nothing is copied.
+//
+// Receiving: each frame lands in a free frame posted by the engine; this layer
+// keeps those frames, groups them by (sender, message number) and, when a
+// message is complete, reports it to the engine for counting. At the boundary
+// into superstep s+1 the messages sent in s become the inbox, ordered by sender
+// pid and then by send order; bspk_recv() turns the next one into a region made
+// of the very frames it arrived in. Unclaimed messages are destroyed at the
+// next boundary and their frames recycled.
+#pragma once
+
+#include <bspk.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "base/stats.h"
+#include "comem/region.h"
+#include "sync/engine.h"
+
+namespace bspk::mp {
+
+class MessagePassing {
+ public:
+  MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats& stats);
+
+  // bspk_send. Throws bspk::Error for bad pid / pointer / range.
+  void send(int dest, const bspk_ptr& p, uint64_t n);
+  // bspk_recv: BSPK_NULL when the inbox is empty.
+  bspk_ptr recv();
+
+  // Frames of messages not yet received (held or in the inbox), for tests.
+  size_t held_frames() const;
+
+ private:
+  struct Msg {
+    int src = 0;
+    uint32_t seq = 0;
+    uint32_t skew = 0;
+    uint32_t elem_size = 0;
+    uint32_t nframes = 0;
+    uint32_t got = 0;
+    uint64_t nelems = 0;
+    std::vector<uintptr_t> frames;
+  };
+  struct Box {
+    uint32_t step = UINT32_MAX;
+    std::vector<Msg> done;
+    std::unordered_map<uint64_t, Msg> partial;  // key: src << 32 | seq
+  };
+
+  bool on_data(const wire::Header& h, uintptr_t frame, size_t payload);
+  void on_advance(uint32_t new_step);
+  Box& box(uint32_t step);
+  void drop(Msg& m);
+  void complete(uint32_t step, Msg&& m);
+
+  sync::Engine& engine_;
+  comem::Comem& comem_;
+  Stats& stats_;
+  std::vector<Box> ring_;
+  std::vector<Msg> inbox_;
+  size_t inbox_pos_ = 0;
+  std::vector<uint32_t> seq_;  // next message number per destination, this superstep
+};
+
+}  // namespace bspk::mp

@@ -1,0 +1,659 @@
+#include "sync/engine.h"
+
+#include <bspk.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/env.h"
+#include "base/error.h"
+
+namespace bspk::sync {
+
+using wire::Header;
+using wire::Kind;
+
+Options Options::from_env() {
+  Options o;
+  o.max_ahead = static_cast<uint32_t>(env::get_int("BSPK_MAX_AHEAD", o.max_ahead, 1, wire::kMaxAheadLimit));
+  o.timeout_s = env::get_seconds("BSPK_SYNC_TIMEOUT", o.timeout_s);
+  o.spin_s = 1e-6 * static_cast<double>(env::get_int("BSPK_SPIN_US", 20, 0, 10'000'000));
+  o.rx_depth = static_cast<uint32_t>(env::get_int("BSPK_RX_DEPTH", o.rx_depth, 2, 4096));
+  return o;
+}
+
+Engine::Engine(int pid, int nprocs, fabric::Endpoint& ep, comem::FramePool& frames,
+               boot::Bootstrap& boot, Stats& stats, const Options& opt)
+    : pid_(pid),
+      nprocs_(nprocs),
+      ep_(ep),
+      frames_(frames),
+      headers_(&ep, sizeof(Header), 0, size_t{256} << 10),
+      boot_(boot),
+      stats_(stats),
+      opt_(opt) {
+  size_t p = static_cast<size_t>(nprocs);
+  if (p * sizeof(uint64_t) > frames.frame_size())
+    fail(BSPK_ERR_ARG,
+         "%d processes need %zu-byte count vectors, more than one frame (%zu bytes); raise "
+         "BSPK_FRAME_SIZE",
+         nprocs, p * sizeof(uint64_t), frames.frame_size());
+  sent_.assign(p, 0);
+  declared_vec_.assign(p, 0);
+  known_.assign(p, 0);
+  queried_.assign(p, 0);
+  notify_at_.assign(p, 0);
+  blocked_.resize(p);
+  ring_.resize(opt_.max_ahead + 3);
+  children_ = children();
+}
+
+Engine::~Engine() {
+  for (SendOp* op : all_ops_) delete op;
+}
+
+std::vector<int> Engine::children() const {
+  std::vector<int> c;
+  // Children of r in a binomial tree rooted at 0: r + 2^k for every 2^k below
+  // r's lowest set bit (all k for r = 0), while < p.
+  for (int bit = 1; bit < nprocs_; bit <<= 1) {
+    if (pid_ != 0 && (pid_ & bit)) break;
+    if (pid_ + bit < nprocs_) c.push_back(pid_ + bit);
+  }
+  return c;
+}
+
+Engine::StepState& Engine::state(uint32_t s) {
+  StepState& st = ring_[s % ring_.size()];
+  if (st.step != s) {
+    if (st.step != UINT32_MAX && st.step >= step_ && st.step != s)
+      fail(BSPK_ERR_FABRIC, "internal: superstep ring overflow (holding %u, need %u, at %u)",
+           st.step, s, step_);
+    st = StepState{};
+    st.step = s;
+    st.sum.assign(static_cast<size_t>(nprocs_), 0);
+  }
+  return st;
+}
+
+// ---------------------------------------------------------------- sending
+
+SendOp* Engine::new_op() {
+  if (op_pool_.empty()) {
+    auto* op = new SendOp();
+    all_ops_.push_back(op);
+    return op;
+  }
+  SendOp* op = op_pool_.back();
+  op_pool_.pop_back();
+  return op;
+}
+
+void Engine::free_op(SendOp* op) {
+  if (op->hdr) headers_.free(reinterpret_cast<uintptr_t>(op->hdr));
+  if (op->ctrl_frame) frames_.free(op->ctrl_frame);
+  *op = SendOp{};
+  op_pool_.push_back(op);
+}
+
+Header* Engine::new_header() { return reinterpret_cast<Header*>(headers_.alloc()); }
+
+bool Engine::try_post(SendOp* op) {
+  ssize_t rc = ep_.post_send(op->dest, op->iov, op->desc, op->iov_count, op);
+  return rc == 0;
+}
+
+void Engine::post(SendOp* op) {
+  // Flow control: a message tagged t may go to a peer known to be at >= t-W+1.
+  if (op->dest != pid_ && op->step >= known_[op->dest] + opt_.max_ahead) {
+    blocked_[op->dest].push_back(op);
+    ++nblocked_;
+    stats_.flow_waits++;
+    uint32_t want = op->step - opt_.max_ahead + 1;
+    if (queried_[op->dest] < want) {
+      queried_[op->dest] = want;
+      uint32_t inl[4] = {want, 0, 0, 0};
+      send_ctrl(op->dest, Kind::StepQuery, step_, inl, nullptr, false);
+    }
+    return;
+  }
+  if (!backlog_.empty() || !try_post(op)) backlog_.push_back(op);
+}
+
+void Engine::retry_backlog() {
+  while (!backlog_.empty()) {
+    if (!try_post(backlog_.front())) return;
+    backlog_.pop_front();
+  }
+}
+
+void Engine::flush_blocked(int dest) {
+  auto& q = blocked_[static_cast<size_t>(dest)];
+  while (!q.empty() && q.front()->step < known_[dest] + opt_.max_ahead) {
+    SendOp* op = q.front();
+    q.pop_front();
+    --nblocked_;
+    if (!backlog_.empty() || !try_post(op)) backlog_.push_back(op);
+  }
+}
+
+void Engine::send_data(int dest, const Header& h, void* payload, size_t len, void* desc,
+                       uint32_t region) {
+  SendOp* op = new_op();
+  op->hdr = new_header();
+  *op->hdr = h;
+  op->hdr->magic = wire::magic_word();
+  op->hdr->kind = static_cast<uint8_t>(Kind::Data);
+  op->hdr->step = step_;
+  op->hdr->src = pid_;
+  op->hdr->payload = static_cast<uint32_t>(len);
+  op->dest = dest;
+  op->step = step_;
+  op->region = region;
+  op->counted = true;
+  op->iov[0] = {op->hdr, sizeof(Header)};
+  op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
+  op->iov_count = 1;
+  if (len) {
+    op->iov[1] = {payload, len};
+    op->desc[1] = desc;
+    op->iov_count = 2;
+  }
+  state(step_).outstanding++;
+  post(op);
+}
+
+void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl,
+                       const std::vector<uint64_t>* vec, bool flow_controlled) {
+  SendOp* op = new_op();
+  op->hdr = new_header();
+  Header& h = *op->hdr;
+  h = Header{};
+  h.magic = wire::magic_word();
+  h.kind = static_cast<uint8_t>(kind);
+  h.step = step;
+  h.src = pid_;
+  if (inl) std::memcpy(h.u32, inl, sizeof h.u32);
+  op->dest = dest;
+  op->step = step;
+  op->iov[0] = {op->hdr, sizeof(Header)};
+  op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
+  op->iov_count = 1;
+  if (vec) {
+    op->ctrl_frame = frames_.alloc();
+    size_t bytes = vec->size() * sizeof(uint64_t);
+    std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), vec->data(), bytes);
+    h.nelems = vec->size();
+    h.payload = static_cast<uint32_t>(bytes);
+    op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), bytes};
+    op->desc[1] = frames_.desc(op->ctrl_frame);
+    op->iov_count = 2;
+  }
+  stats_.ctrl_sent++;
+  if (flow_controlled) {
+    post(op);
+  } else if (!backlog_.empty() || !try_post(op)) {
+    backlog_.push_back(op);
+  }
+}
+
+// ---------------------------------------------------------------- receiving
+
+void Engine::start() {
+  slots_.resize(opt_.rx_depth);
+  for (auto& s : slots_) {
+    s.hdr = new_header();
+    s.frame = frames_.alloc();
+    post_slot(&s);
+  }
+}
+
+void Engine::post_slot(RecvSlot* slot) {
+  iovec iov[2] = {{slot->hdr, sizeof(Header)},
+                  {reinterpret_cast<void*>(slot->frame), frames_.frame_size()}};
+  void* desc[2] = {headers_.desc(reinterpret_cast<uintptr_t>(slot->hdr)), frames_.desc(slot->frame)};
+  while (ep_.post_recv(iov, desc, 2, slot) == -FI_EAGAIN) {
+    // Receive queue full: cannot happen with rx_depth <= rx_size, but be safe.
+    fi_cq_data_entry e[8];
+    fabric::CompletionError err;
+    ssize_t n = ep_.poll(e, 8, &err);
+    if (n < 0) handle_error(err);
+    for (ssize_t i = 0; i < n; ++i) dispatch(e[i]);
+  }
+}
+
+void Engine::note_peer_step(int src, uint32_t step) {
+  if (src < 0 || src >= nprocs_) return;
+  if (step > known_[src]) {
+    known_[src] = step;
+    if (!blocked_[src].empty()) flush_blocked(src);
+  }
+}
+
+void Engine::dispatch(const fi_cq_data_entry& e) {
+  if (e.flags & FI_RECV) {
+    on_recv(static_cast<RecvSlot*>(e.op_context), e.len);
+    return;
+  }
+  if (e.flags & FI_SEND) {
+    auto* op = static_cast<SendOp*>(e.op_context);
+    if (op->counted) {
+      StepState& st = state(op->step);
+      if (st.outstanding) st.outstanding--;
+      ++progress_events_;
+    }
+    if (op->region && on_send_done_) on_send_done_(op->region);
+    free_op(op);
+  }
+}
+
+void Engine::on_recv(RecvSlot* slot, size_t len) {
+  const Header h = *slot->hdr;  // copy: the slot is reposted below
+  if (len < sizeof(Header) || h.magic != wire::magic_word() ||
+      h.payload != len - sizeof(Header)) {
+    raise_async(BSPK_ERR_FABRIC,
+                strprintf("received a malformed message (%zu bytes, magic %#x): mismatched BSPk "
+                          "versions in one job?",
+                          len, h.magic));
+    post_slot(slot);
+    return;
+  }
+  if (h.src < 0 || h.src >= nprocs_) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("received a message from unknown pid %d", h.src));
+    post_slot(slot);
+    return;
+  }
+  Kind k = static_cast<Kind>(h.kind);
+  if (k != Kind::StepQuery && k != Kind::StepNotice) note_peer_step(h.src, h.step);
+  switch (k) {
+    case Kind::Data: {
+      bool kept = on_data_ && on_data_(h, slot->frame, h.payload);
+      if (kept) slot->frame = frames_.alloc();
+      break;
+    }
+    case Kind::CollUp:
+    case Kind::CollDown:
+      on_coll(h, slot->frame, k == Kind::CollDown);
+      break;
+    case Kind::StepQuery: {
+      uint32_t want = h.u32[0];
+      if (step_ >= want) {
+        uint32_t inl[4] = {step_, 0, 0, 0};
+        send_ctrl(h.src, Kind::StepNotice, step_, inl, nullptr, false);
+      } else if (notify_at_[h.src] < want) {
+        if (notify_at_[h.src] == 0) waiters_.push_back(h.src);
+        notify_at_[h.src] = want;
+      }
+      break;
+    }
+    case Kind::StepNotice:
+      note_peer_step(h.src, h.u32[0]);
+      break;
+    default:
+      raise_async(BSPK_ERR_FABRIC, strprintf("received a message of unknown kind %u from pid %d",
+                                             unsigned(h.kind), h.src));
+  }
+  post_slot(slot);
+}
+
+void Engine::message_arrived(uint32_t s, int src) {
+  ++progress_events_;
+  if (s < step_) {
+    raise_async(BSPK_ERR_COUNT,
+                strprintf("a message sent by pid %d in superstep %u arrived after this process "
+                          "had left that superstep: more messages were sent to it than were "
+                          "declared (bspk_expect/bspk_will_send)",
+                          src, s));
+    return;
+  }
+  StepState& st = state(s);
+  st.arrived++;
+  if (s == step_ && mode_ == Mode::Expect && st.arrived > static_cast<uint64_t>(declared_expect_)) {
+    raise_async(BSPK_ERR_COUNT,
+                strprintf("bspk_expect(%lld) declared in superstep %u, but message %llu arrived "
+                          "(the latest from pid %d)",
+                          (long long)declared_expect_, s, (unsigned long long)st.arrived, src));
+  }
+}
+
+// ---------------------------------------------------------------- reductions
+
+void Engine::on_coll(const Header& h, uintptr_t frame, bool down) {
+  ++progress_events_;
+  uint32_t s = h.step;
+  const auto* v = reinterpret_cast<const uint64_t*>(frame);
+  size_t n = std::min<size_t>(h.nelems, static_cast<size_t>(nprocs_));
+  int32_t first[4];
+  std::memcpy(first, &h.u32[1], sizeof(int32_t) * 3);
+  first[3] = -1;
+  uint32_t kinds = h.u32[0];
+  if (s < step_ || (s == step_ && mode_ == Mode::Expect && !state(s).joined)) {
+    // The sender is summing counts for a superstep in which this process used
+    // bspk_expect (or has already left it): kinds were mixed.
+    uint32_t my_kind = wire::kSyncExpect;
+    raise_async(BSPK_ERR_MODE,
+                strprintf("mixed synchronisation kinds in superstep %u: this process used "
+                          "bspk_expect, but pid %d took part in a %s exchange (%s)",
+                          s, h.src, (kinds & wire::kSyncWillSend) ? "bspk_will_send" : "counted",
+                          kinds_text(kinds | my_kind, first).c_str()));
+    return;
+  }
+  StepState& st = state(s);
+  if (down) {
+    std::vector<uint64_t> sum(v, v + n);
+    sum.resize(static_cast<size_t>(nprocs_), 0);
+    coll_result(s, sum, kinds, first);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) st.sum[i] += v[i];
+  st.kinds |= kinds;
+  for (int b = 0; b < 3; ++b)
+    if (first[b] >= 0 && (st.first[b] < 0 || first[b] < st.first[b])) st.first[b] = first[b];
+  st.children_got++;
+  coll_try_advance(s);
+}
+
+void Engine::coll_try_advance(uint32_t s) {
+  StepState& st = state(s);
+  if (!st.joined || st.sent_up || st.children_got < static_cast<int>(children_.size())) return;
+  st.sent_up = true;
+  if (pid_ == 0) {
+    coll_result(s, st.sum, st.kinds, st.first);
+    return;
+  }
+  uint32_t inl[4] = {st.kinds, static_cast<uint32_t>(st.first[0]), static_cast<uint32_t>(st.first[1]),
+                     static_cast<uint32_t>(st.first[2])};
+  send_ctrl(parent(), Kind::CollUp, s, inl, &st.sum, true);
+}
+
+void Engine::coll_result(uint32_t s, const std::vector<uint64_t>& sum, uint32_t kinds,
+                         const int32_t* first) {
+  StepState& st = state(s);
+  for (int c : children_) {
+    uint32_t inl[4] = {kinds, static_cast<uint32_t>(first[0]), static_cast<uint32_t>(first[1]),
+                       static_cast<uint32_t>(first[2])};
+    send_ctrl(c, Kind::CollDown, s, inl, &sum, true);
+  }
+  st.have_result = true;
+  st.result = sum[static_cast<size_t>(pid_)];
+  st.kinds = kinds;
+  std::memcpy(st.first, first, sizeof(int32_t) * 3);
+}
+
+std::string Engine::kinds_text(uint32_t kinds, const int32_t* first) const {
+  std::string s;
+  auto add = [&](const char* what, int pid) {
+    if (!s.empty()) s += ", ";
+    s += pid >= 0 ? strprintf("%s (pid %d)", what, pid) : std::string(what);
+  };
+  if (kinds & wire::kSyncExpect) add("bspk_expect", -1);
+  if (kinds & wire::kSyncWillSend) add("bspk_will_send", first[0]);
+  if (kinds & wire::kSyncCounted) add("no declaration", first[1]);
+  if (kinds & wire::kSyncFinalize) add("bspk_finalize", first[2]);
+  return s;
+}
+
+// ---------------------------------------------------------------- declarations
+
+void Engine::expect(int64_t n) {
+  throw_pending();
+  if (n < 0) fail(BSPK_ERR_ARG, "negative message count %lld", (long long)n);
+  if (mode_ != Mode::None)
+    fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
+         mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
+  StepState& st = state(step_);
+  if (st.children_got > 0 || st.have_result)
+    fail(BSPK_ERR_MODE,
+         "superstep %u: other processes are already summing send counts for "
+         "this superstep (they used bspk_will_send or no declaration): kinds may not be mixed",
+         step_);
+  mode_ = Mode::Expect;
+  declared_expect_ = n;
+  st.mode = Mode::Expect;
+  if (st.arrived > static_cast<uint64_t>(n))
+    fail(BSPK_ERR_COUNT, "%lld declared, but %llu messages for this superstep have already arrived",
+         (long long)n, (unsigned long long)st.arrived);
+}
+
+void Engine::will_send(const int* v) {
+  throw_pending();
+  if (!v) fail(BSPK_ERR_ARG, "NULL array");
+  for (int j = 0; j < nprocs_; ++j)
+    if (v[j] < 0) fail(BSPK_ERR_ARG, "negative count %d for pid %d", v[j], j);
+  if (mode_ != Mode::None)
+    fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
+         mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
+  mode_ = Mode::WillSend;
+  state(step_).mode = Mode::WillSend;
+  for (int j = 0; j < nprocs_; ++j) declared_vec_[static_cast<size_t>(j)] = static_cast<uint64_t>(v[j]);
+}
+
+// ---------------------------------------------------------------- errors
+
+void Engine::raise_async(int code, const std::string& msg) {
+  if (pending_code_ == 0) {
+    pending_code_ = code;
+    pending_msg_ = msg;
+  }
+}
+
+void Engine::throw_pending() {
+  if (!pending_code_) return;
+  int c = pending_code_;
+  std::string m = pending_msg_;
+  pending_code_ = 0;
+  pending_msg_.clear();
+  throw Error(c, m);
+}
+
+void Engine::handle_error(const fabric::CompletionError& err) {
+  if (err.err == FI_ECANCELED) return;
+  // Which operation failed?
+  for (auto& s : slots_)
+    if (&s == err.context) {
+      raise_async(BSPK_ERR_FABRIC, "a receive failed: " + err.message);
+      post_slot(&s);
+      return;
+    }
+  auto* op = static_cast<SendOp*>(err.context);
+  std::string what = op ? strprintf("a send to pid %d (superstep %u) failed: ", op->dest, op->step)
+                        : std::string("an operation failed: ");
+  raise_async(BSPK_ERR_FABRIC, what + err.message);
+  if (op) {
+    if (op->counted) {
+      StepState& st = state(op->step);
+      if (st.outstanding) st.outstanding--;
+    }
+    if (op->region && on_send_done_) on_send_done_(op->region);
+    free_op(op);
+  }
+}
+
+// ---------------------------------------------------------------- progress
+
+void Engine::progress() {
+  retry_backlog();
+  fi_cq_data_entry e[16];
+  fabric::CompletionError err;
+  for (;;) {
+    ssize_t n = ep_.poll(e, 16, &err);
+    if (n < 0) {
+      handle_error(err);
+      continue;
+    }
+    for (ssize_t i = 0; i < n; ++i) dispatch(e[i]);
+    if (n < 16) break;
+  }
+  retry_backlog();
+}
+
+// One wait step: poll until spin_until, then block up to block_ms.
+bool Engine::wait_once(double spin_until, int block_ms) {
+  retry_backlog();
+  fi_cq_data_entry e[16];
+  fabric::CompletionError err;
+  ssize_t n;
+  if (now_s() < spin_until || !backlog_.empty())
+    n = ep_.poll(e, 16, &err);
+  else
+    n = ep_.wait(e, 16, block_ms, &err);
+  if (n < 0) {
+    handle_error(err);
+    return true;
+  }
+  for (ssize_t i = 0; i < n; ++i) dispatch(e[i]);
+  retry_backlog();
+  return n > 0;
+}
+
+std::string Engine::waiting_for(const StepState& st) const {
+  std::string s;
+  if (mode_ == Mode::Expect) {
+    s = strprintf("bspk_expect(%lld) declared, %llu message(s) arrived", (long long)declared_expect_,
+                  (unsigned long long)st.arrived);
+  } else if (st.have_result) {
+    s = strprintf("%llu message(s) due (summed %s), %llu arrived", (unsigned long long)st.result,
+                  mode_ == Mode::WillSend ? "from bspk_will_send" : "from actual send counts",
+                  (unsigned long long)st.arrived);
+  } else {
+    std::string missing;
+    for (size_t i = 0; i < children_.size(); ++i) missing += strprintf(" %d", children_[i]);
+    s = strprintf("the %s count exchange has not completed (this process has %d of %zu child "
+                  "contributions; children:%s; parent: %d)",
+                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", st.children_got,
+                  children_.size(), missing.empty() ? " none" : missing.c_str(), parent());
+  }
+  if (st.outstanding) s += strprintf("; %llu own send(s) not complete", (unsigned long long)st.outstanding);
+  if (nblocked_) {
+    for (int d = 0; d < nprocs_; ++d)
+      if (!blocked_[d].empty())
+        s += strprintf("; %zu send(s) to pid %d held by flow control until it reaches superstep %u "
+                       "(known to be at %u)",
+                       blocked_[d].size(), d, blocked_[d].front()->step - opt_.max_ahead + 1, known_[d]);
+  }
+  return s;
+}
+
+void Engine::sync(bool finalizing) {
+  throw_pending();
+  const uint32_t s = step_;
+  StepState& st0 = state(s);
+  st0.finalizing = finalizing;
+  if (mode_ == Mode::WillSend && !finalizing) {
+    for (int j = 0; j < nprocs_; ++j)
+      if (sent_[j] != declared_vec_[j])
+        fail(BSPK_ERR_COUNT,
+             "bspk_will_send declared %llu message(s) to pid %d in superstep %u, but %llu were sent",
+             (unsigned long long)declared_vec_[j], j, s, (unsigned long long)sent_[j]);
+  }
+  if (finalizing && mode_ == Mode::Expect) {
+    fail(BSPK_ERR_MODE, "bspk_expect was declared in the final superstep %u; "
+                        "the final superstep's messages are counted by the runtime, do not declare them", s);
+  }
+  if (mode_ != Mode::Expect) {
+    // Join the count exchange with our contribution.
+    StepState& st = state(s);
+    const auto& mine = (mode_ == Mode::WillSend) ? declared_vec_ : sent_;
+    for (int j = 0; j < nprocs_; ++j) st.sum[j] += mine[j];
+    uint32_t kind = finalizing ? wire::kSyncFinalize
+                    : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
+    st.kinds |= kind;
+    int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
+    if (st.first[b] < 0 || pid_ < st.first[b]) st.first[b] = pid_;
+    st.joined = true;
+    coll_try_advance(s);
+  }
+  boot_.set_state(s, boot::ProcState::InSync);
+
+  const double t_start = now_s();
+  double last_change = t_start;
+  uint64_t last_events = progress_events_;
+  double spin_until = t_start + opt_.spin_s;
+  int loops = 0;
+  for (;;) {
+    throw_pending();
+    StepState& st = state(s);
+    if (mode_ != Mode::Expect && st.have_result) {
+      uint32_t k = st.kinds;
+      if (__builtin_popcount(k) > 1) {
+        stats_.sync_wait_s += now_s() - t_start;
+        if (k & wire::kSyncFinalize)
+          fail(BSPK_ERR_PEER,
+               "in superstep %u some processes called bspk_finalize while others called "
+               "bspk_sync (%s): every process must finalize in the same superstep",
+               s, kinds_text(k, st.first).c_str());
+        fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s,
+             kinds_text(k, st.first).c_str());
+      }
+    }
+    bool known = (mode_ == Mode::Expect) || st.have_result;
+    uint64_t due = (mode_ == Mode::Expect) ? static_cast<uint64_t>(declared_expect_) : st.result;
+    if (known && st.arrived > due) {
+      stats_.sync_wait_s += now_s() - t_start;
+      fail(BSPK_ERR_COUNT, "superstep %u: %llu messages arrived but %llu were %s", s,
+           (unsigned long long)st.arrived, (unsigned long long)due,
+           mode_ == Mode::Expect ? "declared with bspk_expect" : "sent to this process");
+    }
+    if (known && st.arrived == due && st.outstanding == 0) break;
+
+    bool got = wait_once(spin_until, 100);
+    if (progress_events_ != last_events) {
+      last_events = progress_events_;
+      last_change = now_s();
+      spin_until = last_change + opt_.spin_s;
+    } else if (!got) {
+      double t = now_s();
+      if (t - last_change > opt_.timeout_s) {
+        stats_.sync_wait_s += t - t_start;
+        fail(BSPK_ERR_TIMEOUT,
+             "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
+             opt_.timeout_s, s, waiting_for(state(s)).c_str());
+      }
+      if ((++loops & 7) == 0 && !boot_.alive())
+        fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", s);
+    }
+  }
+  stats_.sync_wait_s += now_s() - t_start;
+  advance();
+}
+
+void Engine::advance() {
+  ++step_;
+  stats_.supersteps++;
+  mode_ = Mode::None;
+  declared_expect_ = 0;
+  std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
+  std::fill(sent_.begin(), sent_.end(), 0);
+  boot_.set_state(step_, boot::ProcState::Running);
+  // Answer peers waiting to hear that we reached a superstep.
+  for (size_t i = 0; i < waiters_.size();) {
+    int w = waiters_[i];
+    if (notify_at_[w] && notify_at_[w] <= step_) {
+      uint32_t inl[4] = {step_, 0, 0, 0};
+      send_ctrl(w, Kind::StepNotice, step_, inl, nullptr, false);
+      notify_at_[w] = 0;
+      waiters_[i] = waiters_.back();
+      waiters_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  if (on_advance_) on_advance_(step_);
+}
+
+void Engine::quiesce() {
+  // Every send, counted or control, completes before the endpoint closes.
+  double t0 = now_s();
+  for (;;) {
+    bool idle = backlog_.empty() && nblocked_ == 0 &&
+                op_pool_.size() == all_ops_.size();
+    if (idle) return;
+    wait_once(0, 50);
+    if (now_s() - t0 > opt_.timeout_s)
+      fail(BSPK_ERR_TIMEOUT, "%zu send(s) did not complete within %.0f s at shutdown",
+           all_ops_.size() - op_pool_.size(), opt_.timeout_s);
+  }
+}
+
+}  // namespace bspk::sync

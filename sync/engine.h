@@ -1,0 +1,216 @@
+// sync/engine.h -- supersteps, lazy barriers and the progress loop [BSPk §5].
+//
+// The engine owns the endpoint's traffic: it keeps receive slots posted (a
+// header slot plus a whole free frame each), issues every send, and counts
+// arrivals per superstep. Upper layers (mp/, later dsm/) hand it frames to send
+// and get incoming frames through a handler; they report each complete
+// incoming message with message_arrived().
+//
+// A process leaves bspk_sync() for superstep s when
+//   (1) the number of messages sent to it in s is known, and that many have
+//       arrived (each header carries its superstep; messages for later
+//       supersteps are held, never counted early [RBS §5]);
+//   (2) every send it issued in s has completed locally.
+// The count in (1) comes from bspk_expect (no traffic), or from a sum of
+// per-destination vectors over a binomial tree rooted at pid 0: reduce up,
+// broadcast down, 2*ceil(log2 p) rounds (bspk_will_send, or the actual send
+// counts when nothing was declared).
+//
+// Flow control: a process never sends a message tagged with superstep t to a
+// peer it cannot prove has reached t - W + 1 (W = BSPK_MAX_AHEAD, default 16).
+// Proof comes free from the peer's own messages; failing that, one StepQuery is
+// sent and the peer answers with a StepNotice when it gets there. So a producer
+// that only sends (expect(0)) cannot run more than W supersteps ahead of its
+// consumer, and the consumer holds at most W supersteps of early frames.
+//
+// Waiting spins briefly (BSPK_SPIN_US, default 20 us) and then blocks on the
+// completion queue's wait object, so oversubscribed processes leave the CPU to
+// the ones they wait for.
+#pragma once
+
+#include <rdma/fabric.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/stats.h"
+#include "boot/bootstrap.h"
+#include "comem/pool.h"
+#include "fabric/fabric.h"
+#include "fabric/wire.h"
+
+namespace bspk::sync {
+
+enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
+
+struct Options {
+  uint32_t max_ahead = 16;    // W: supersteps a sender may run ahead of a receiver
+  double timeout_s = 60;      // no-progress time-out in bspk_sync
+  double spin_s = 20e-6;      // busy-poll before blocking
+  uint32_t rx_depth = 32;     // receive slots kept posted
+  static Options from_env();  // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH
+};
+
+// An in-flight send. libfabric needs the context to start with fi_context2.
+struct SendOp {
+  fi_context2 ctx;
+  wire::Header* hdr = nullptr;  // from the header pool
+  uintptr_t ctrl_frame = 0;     // frame holding a control payload (freed at completion)
+  uint32_t region = 0;          // comem region the payload belongs to (0: none)
+  uint32_t step = 0;
+  int dest = 0;
+  bool counted = false;         // part of this superstep's own sends (sync waits for it)
+  iovec iov[2];
+  void* desc[2];
+  size_t iov_count = 1;
+};
+
+struct RecvSlot {
+  fi_context2 ctx;
+  wire::Header* hdr = nullptr;
+  uintptr_t frame = 0;
+};
+
+class Engine {
+ public:
+  // Handler for Data frames. Returns true if it kept the frame (the engine then
+  // posts a fresh one), false if the frame can be reposted as is.
+  using DataHandler = std::function<bool(const wire::Header&, uintptr_t frame, size_t payload)>;
+  using SendDone = std::function<void(uint32_t region)>;
+  using Advance = std::function<void(uint32_t new_step)>;
+
+  Engine(int pid, int nprocs, fabric::Endpoint& ep, comem::FramePool& frames,
+         boot::Bootstrap& boot, Stats& stats, const Options& opt);
+  ~Engine();
+
+  int pid() const { return pid_; }
+  int nprocs() const { return nprocs_; }
+  uint32_t step() const { return step_; }
+  const Options& options() const { return opt_; }
+
+  void set_data_handler(DataHandler h) { on_data_ = std::move(h); }
+  void set_send_done(SendDone f) { on_send_done_ = std::move(f); }
+  void set_advance(Advance f) { on_advance_ = std::move(f); }
+
+  // Post the initial receive slots. Call once after the peers are inserted.
+  void start();
+
+  // Queue one Data frame for dest (header fields other than magic/kind/step/src
+  // are the caller's). The payload stays owned by `region`; on completion the
+  // SendDone callback runs with it.
+  void send_data(int dest, const wire::Header& h, void* payload, size_t len, void* desc,
+                 uint32_t region);
+  // Count one whole message sent to dest this superstep (for counted mode and
+  // to check bspk_will_send).
+  void count_sent(int dest) { sent_[static_cast<size_t>(dest)]++; }
+
+  // Report that a complete message tagged `step` from `src` arrived.
+  void message_arrived(uint32_t step, int src);
+
+  // Declarations for the current superstep (bspk_expect / bspk_will_send).
+  void expect(int64_t nmsgs);
+  void will_send(const int* nmsgs);
+
+  // End the current superstep (bspk_sync). finalizing: the collective end of
+  // the run (counted-mode exchange flagged as finalize).
+  void sync(bool finalizing = false);
+
+  // Drain every outstanding send (used before closing).
+  void quiesce();
+
+  // Make progress without blocking (called from bspk_send/bspk_recv too).
+  void progress();
+
+  // An error found while progressing (e.g. more arrivals than declared);
+  // recorded here, printed by the API layer, thrown by the next sync/expect.
+  void raise_async(int code, const std::string& msg);
+  void throw_pending();
+
+ private:
+  struct StepState {
+    uint32_t step = UINT32_MAX;
+    uint64_t arrived = 0;      // complete data messages tagged `step`
+    uint64_t outstanding = 0;  // own counted sends tagged `step` not yet complete
+    Mode mode = Mode::None;    // declaration made in this superstep (current only)
+    bool finalizing = false;
+    // reduction (will_send / counted / finalize)
+    bool joined = false;          // this process contributed
+    bool sent_up = false;
+    int children_got = 0;
+    uint32_t child_mask = 0;      // which children (by tree round) contributed
+    std::vector<uint64_t> sum;    // element-wise sum so far
+    uint32_t kinds = 0;           // wire::kSync* seen in the subtree
+    int32_t first[4] = {-1, -1, -1, -1};  // lowest pid per kind bit
+    bool have_result = false;
+    uint64_t result = 0;          // messages this process will receive
+  };
+
+  StepState& state(uint32_t s);
+  SendOp* new_op();
+  void free_op(SendOp* op);
+  wire::Header* new_header();
+  void post(SendOp* op);
+  bool try_post(SendOp* op);
+  void retry_backlog();
+  void flush_blocked(int dest);
+  void send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl,
+                 const std::vector<uint64_t>* vec, bool flow_controlled);
+  void post_slot(RecvSlot* slot);
+  void dispatch(const fi_cq_data_entry& e);
+  void on_recv(RecvSlot* slot, size_t len);
+  void on_coll(const wire::Header& h, uintptr_t frame, bool down);
+  void coll_try_advance(uint32_t s);
+  void coll_result(uint32_t s, const std::vector<uint64_t>& sum, uint32_t kinds,
+                   const int32_t* first);
+  void note_peer_step(int src, uint32_t step);
+  void handle_error(const fabric::CompletionError& err);
+  bool wait_once(double spin_until, int block_ms);
+  void advance();
+  std::string waiting_for(const StepState& st) const;
+  std::string kinds_text(uint32_t kinds, const int32_t* first) const;
+
+  // binomial tree rooted at 0
+  int parent() const { return pid_ == 0 ? -1 : (pid_ & (pid_ - 1)); }
+  std::vector<int> children() const;
+
+  int pid_, nprocs_;
+  fabric::Endpoint& ep_;
+  comem::FramePool& frames_;
+  comem::FramePool headers_;  // 64-byte wire headers, registered
+  boot::Bootstrap& boot_;
+  Stats& stats_;
+  Options opt_;
+
+  uint32_t step_ = 0;
+  Mode mode_ = Mode::None;         // declaration in the current superstep
+  int64_t declared_expect_ = 0;
+  std::vector<uint64_t> declared_vec_;
+  std::vector<uint64_t> sent_;     // messages sent per destination this superstep
+  std::vector<StepState> ring_;
+
+  // flow control
+  std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached
+  std::vector<uint32_t> queried_;        // step asked for in our last StepQuery (0 = none)
+  std::vector<uint32_t> notify_at_;      // peer asked to hear when we reach this step (0 = no)
+  std::vector<int> waiters_;             // peers with notify_at_ set
+  std::vector<std::deque<SendOp*>> blocked_;  // sends held back per destination
+  size_t nblocked_ = 0;
+  std::deque<SendOp*> backlog_;          // sends refused with -FI_EAGAIN
+
+  std::vector<RecvSlot> slots_;
+  std::vector<SendOp*> op_pool_;
+  std::vector<SendOp*> all_ops_;
+  std::vector<int> children_;
+  uint64_t progress_events_ = 0;   // bumps on every arrival/coll event (for time-outs)
+  int pending_code_ = 0;
+  std::string pending_msg_;
+
+  DataHandler on_data_;
+  SendDone on_send_done_;
+  Advance on_advance_;
+};
+
+}  // namespace bspk::sync
