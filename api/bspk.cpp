@@ -9,7 +9,9 @@
 #include <bspk.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdarg>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -57,6 +59,8 @@ struct Runtime {
     ep.reset();
   }
 };
+
+constexpr uint64_t kProbeMagic = 0xB5B0000000000000ull;
 
 Runtime* rt = nullptr;
 bool finalized = false;
@@ -169,15 +173,54 @@ void init_runtime(int* argc, char*** argv) {
                                              r->stats, opt);
   r->mp = std::make_unique<mp::MessagePassing>(*r->engine, *r->comem, r->stats);
 
+  // Start-up exchange: endpoint name, plus the base, key and offset of a probe
+  // word in our first frame slab (fi_mr_key is always exchanged, whatever
+  // mr_mode says; see fabric/fabric.h).
+  uintptr_t probe = r->frames->alloc();
+  *reinterpret_cast<uint64_t*>(probe) = kProbeMagic | static_cast<uint64_t>(r->pid);
+  const fabric::MemoryRegion& mr = r->frames->region_of(probe);
   auto name = r->ep->name();
-  auto names = r->boot->allgather(std::string(name.begin(), name.end()));
+  std::string blob(3 * sizeof(uint64_t), '\0');
+  uint64_t meta[3] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base};
+  std::memcpy(blob.data(), meta, sizeof meta);
+  blob.append(name.begin(), name.end());
+  auto blobs = r->boot->allgather(blob);
   std::vector<std::vector<uint8_t>> addrs;
-  for (auto& n : names) addrs.emplace_back(n.begin(), n.end());
+  std::vector<std::array<uint64_t, 3>> peer_meta;
+  for (auto& b : blobs) {
+    if (b.size() <= sizeof meta) fail(BSPK_ERR_BOOT, "malformed start-up record from a peer");
+    std::array<uint64_t, 3> m3;
+    std::memcpy(m3.data(), b.data(), sizeof meta);
+    peer_meta.push_back(m3);
+    addrs.emplace_back(b.begin() + sizeof meta, b.end());
+  }
   r->ep->insert_peers(addrs);
   r->engine->start();
   // Out-of-band barrier before the first fabric message: shm peers must all
   // exist before anyone sends (libfabric 1.17 connection set-up race).
   r->boot->barrier();
+  // From here on every wait progresses the fabric: libfabric 1.17 shm's first
+  // contact with a peer needs that peer to progress (a process blocked in the
+  // bootstrap would stall it), so connections are opened now, all at once.
+  r->engine->fabric_barrier(/*all_pairs=*/cfg.provider == "shm");
+  // Registration check: read the right neighbour's probe word with fi_read,
+  // addressed per mr_mode (base + offset under FI_MR_VIRT_ADDR, else offset).
+  int nb = (r->pid + 1) % r->nprocs;
+  uint64_t got = r->engine->read_word(nb, peer_meta[nb][0], peer_meta[nb][2], peer_meta[nb][1]);
+  if (got != (kProbeMagic | static_cast<uint64_t>(nb)))
+    fail(BSPK_ERR_FABRIC,
+         "registration check failed: fi_read of pid %d's probe word returned %#llx, expected %#llx "
+         "(provider %s, mr_mode %#llx)",
+         nb, (unsigned long long)got, (unsigned long long)(kProbeMagic | static_cast<uint64_t>(nb)),
+         r->ep->provider().c_str(), (unsigned long long)r->ep->mr_mode());
+  r->engine->fabric_barrier(false);  // every probe has been read
+  r->frames->free(probe);
+  if (env::get_bool("BSPK_VERBOSE", false) && r->pid == 0)
+    std::fprintf(stderr,
+                 "bspk: registration check ok: fi_read of pid %d at remote address %#llx (%s), key %#llx\n",
+                 nb, (unsigned long long)r->ep->remote_addr(peer_meta[nb][0], peer_meta[nb][2]),
+                 (r->ep->mr_mode() & FI_MR_VIRT_ADDR) ? "virtual address" : "offset into the region",
+                 (unsigned long long)peer_meta[nb][1]);
   r->boot->set_state(0, boot::ProcState::Running);
   if (env::get_bool("BSPK_VERBOSE", false) && r->pid == 0)
     std::fprintf(stderr, "bspk: %d processes, bootstrap %s, %s, frame %zu bytes\n", r->nprocs,
@@ -220,7 +263,8 @@ int bspk_finalize(void) {
     r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
     r.engine->sync(/*finalizing=*/true);
     r.engine->quiesce();
-    r.boot->barrier();  // nobody closes its endpoint while a peer may still talk to it
+    r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it
+    r.engine->quiesce();
     if (r.print_stats) {
       r.stats.frames_peak = r.frames->peak();
       r.stats.pool_bytes = r.frames->bytes();

@@ -213,6 +213,13 @@ ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t coun
   return rc;
 }
 
+ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t raddr,
+                            uint64_t key, void* context) {
+  ssize_t rc = fi_read(ep_, local, len, desc, addrs_.at(static_cast<size_t>(src)), raddr, key, context);
+  if (rc && rc != -FI_EAGAIN) fab_fail("fi_read", rc, strprintf("from pid %d", src));
+  return rc;
+}
+
 ssize_t Endpoint::inject(int dest, const void* buf, size_t len) {
   ssize_t rc = fi_inject(ep_, buf, len, addrs_.at(static_cast<size_t>(dest)));
   if (rc && rc != -FI_EAGAIN) fab_fail("fi_inject", rc, strprintf("to pid %d", dest));

@@ -94,6 +94,12 @@ class Endpoint {
   // -FI_EAGAIN (transmit queue full: progress and retry). Other errors throw.
   ssize_t post_send(int dest, const iovec* iov, void** desc, size_t count, void* context);
 
+  // One-sided read of len bytes at remote address raddr (see remote_addr())
+  // under key from rank src into local (registered, desc). FI_COMPLETION.
+  // Returns 0 or -FI_EAGAIN.
+  ssize_t post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
+                    void* context);
+
   // fi_inject: buffer reusable at once, no completion. len <= inject_size().
   // Returns 0 or -FI_EAGAIN.
   ssize_t inject(int dest, const void* buf, size_t len);

@@ -36,6 +36,7 @@ enum class Kind : uint8_t {
   CollDown = 3,    // reduction result: parent -> child (payload: counts)
   StepQuery = 4,   // flow control: "tell me when you reach superstep `value`"
   StepNotice = 5,  // flow control: "I have reached superstep `value`"
+  Hello = 6,       // start-up/shutdown barrier round `value` (not superstep-tagged)
 };
 
 // Reduction flags carried in CollUp/CollDown (which kinds of sync took part).

@@ -236,6 +236,12 @@ void Engine::dispatch(const fi_cq_data_entry& e) {
     on_recv(static_cast<RecvSlot*>(e.op_context), e.len);
     return;
   }
+  if (e.flags & FI_READ) {
+    auto* op = static_cast<SendOp*>(e.op_context);
+    if (op->done) *op->done = true;
+    free_op(op);
+    return;
+  }
   if (e.flags & FI_SEND) {
     auto* op = static_cast<SendOp*>(e.op_context);
     if (op->counted) {
@@ -290,6 +296,16 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
     case Kind::StepNotice:
       note_peer_step(h.src, h.u32[0]);
       break;
+    case Kind::Hello: {
+      // u32[0] = epoch, u32[1] = round
+      uint32_t idx = (h.u32[0] - barrier_epoch_) * 64 + h.u32[1];
+      if (h.u32[0] >= barrier_epoch_ && idx < 128) {
+        if (hello_got_.size() <= idx) hello_got_.resize(idx + 1, 0);
+        hello_got_[idx]++;
+      }
+      ++progress_events_;
+      break;
+    }
     default:
       raise_async(BSPK_ERR_FABRIC, strprintf("received a message of unknown kind %u from pid %d",
                                              unsigned(h.kind), h.src));
@@ -640,6 +656,66 @@ void Engine::advance() {
     }
   }
   if (on_advance_) on_advance_(step_);
+}
+
+void Engine::fabric_barrier(bool all_pairs) {
+  const double t0 = now_s();
+  auto wait_for = [&](uint32_t round, uint32_t want, const char* what) {
+    while (hello_got_.size() <= round || hello_got_[round] < want) {
+      wait_once(now_s() + opt_.spin_s, 50);
+      throw_pending();
+      if (now_s() - t0 > opt_.timeout_s)
+        fail(BSPK_ERR_TIMEOUT, "%s: %u of %u peers answered within %.0f s", what,
+             hello_got_.size() > round ? hello_got_[round] : 0, want, opt_.timeout_s);
+    }
+  };
+  auto hello = [&](int dest, uint32_t round) {
+    uint32_t inl[4] = {barrier_epoch_, round, 0, 0};
+    send_ctrl(dest, Kind::Hello, step_, inl, nullptr, false);
+  };
+  if (nprocs_ > 1) {
+    if (all_pairs) {
+      for (int k = 1; k < nprocs_; ++k) hello((pid_ + k) % nprocs_, 0);
+      wait_for(0, static_cast<uint32_t>(nprocs_ - 1), "start-up connection exchange");
+    } else {
+      uint32_t round = 0;
+      for (int d = 1; d < nprocs_; d <<= 1, ++round) {
+        hello((pid_ + d) % nprocs_, round);
+        wait_for(round, 1, "fabric barrier");
+      }
+    }
+  }
+  // Next epoch: shift counters of rounds already received for it.
+  ++barrier_epoch_;
+  if (hello_got_.size() > 64) hello_got_.erase(hello_got_.begin(), hello_got_.begin() + 64);
+  else hello_got_.clear();
+}
+
+uint64_t Engine::read_word(int src, uint64_t remote_base, uint64_t offset, uint64_t key) {
+  uintptr_t local = frames_.alloc();
+  *reinterpret_cast<uint64_t*>(local) = 0;
+  bool done = false;
+  SendOp* op = new_op();
+  op->done = &done;
+  op->dest = src;
+  uint64_t raddr = ep_.remote_addr(remote_base, offset);
+  const double t0 = now_s();
+  while (ep_.post_read(src, reinterpret_cast<void*>(local), sizeof(uint64_t), frames_.desc(local),
+                       raddr, key, op) == -FI_EAGAIN)
+    progress();
+  while (!done) {
+    wait_once(now_s() + opt_.spin_s, 50);
+    throw_pending();
+    if (now_s() - t0 > opt_.timeout_s) {
+      frames_.free(local);
+      fail(BSPK_ERR_TIMEOUT, "registration check: fi_read from pid %d (remote address %#llx, key %#llx) "
+           "did not complete in %.0f s", src, (unsigned long long)raddr, (unsigned long long)key,
+           opt_.timeout_s);
+    }
+  }
+  uint64_t v = *reinterpret_cast<uint64_t*>(local);
+  frames_.free(local);
+  return v;
 }
 
 void Engine::quiesce() {

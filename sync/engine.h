@@ -63,6 +63,7 @@ struct SendOp {
   uint32_t step = 0;
   int dest = 0;
   bool counted = false;         // part of this superstep's own sends (sync waits for it)
+  bool* done = nullptr;         // set when a one-sided read completes
   iovec iov[2];
   void* desc[2];
   size_t iov_count = 1;
@@ -117,6 +118,19 @@ class Engine {
   // End the current superstep (bspk_sync). finalizing: the collective end of
   // the run (counted-mode exchange flagged as finalize).
   void sync(bool finalizing = false);
+
+  // A barrier over the fabric, made while every process keeps progressing (so
+  // provider first-contact handshakes complete). all_pairs: every process says
+  // hello to every other (opens every connection; used on shm, whose
+  // first-contact path needs the peer to progress); else a dissemination
+  // barrier, ceil(log2 p) rounds. Not tied to a superstep.
+  void fabric_barrier(bool all_pairs);
+
+  // Blocking one-sided read of the 8-byte word at byte `offset` of rank src's
+  // registered region (remote base and key as src published them). Used at
+  // start-up to prove the registration path (keys, descriptors, and the
+  // FI_MR_VIRT_ADDR / offset addressing branch) before any data moves.
+  uint64_t read_word(int src, uint64_t remote_base, uint64_t offset, uint64_t key);
 
   // Drain every outstanding send (used before closing).
   void quiesce();
@@ -204,6 +218,8 @@ class Engine {
   std::vector<SendOp*> op_pool_;
   std::vector<SendOp*> all_ops_;
   std::vector<int> children_;
+  std::vector<uint32_t> hello_got_;  // Hello messages received per barrier round
+  uint32_t barrier_epoch_ = 0;       // barriers completed (rounds are numbered per epoch)
   uint64_t progress_events_ = 0;   // bumps on every arrival/coll event (for time-outs)
   int pending_code_ = 0;
   std::string pending_msg_;
