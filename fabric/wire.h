@@ -85,13 +85,13 @@ constexpr uint32_t cq_pid_low(uint32_t d) { return d & ((1u << kCqPidBits) - 1);
 // Reconstruct a full superstep from its low bits, given a reference step known
 // to be within kMaxAheadLimit of it (the receiver's current superstep).
 constexpr uint32_t cq_step_full(uint32_t low, uint32_t ref) {
-  constexpr uint32_t m = 1u << kCqStepBits;
-  uint32_t base = ref & ~(m - 1);
-  uint32_t cand = base | low;
+  constexpr int64_t m = int64_t{1} << kCqStepBits;
+  int64_t r = ref;
+  int64_t cand = (r & ~(m - 1)) | low;
   // choose the candidate nearest to ref
-  if (cand + m / 2 < ref) cand += m;
-  else if (cand > ref + m / 2 && cand >= m) cand -= m;
-  return cand;
+  if (cand + m / 2 < r) cand += m;
+  else if (cand > r + m / 2) cand -= m;
+  return static_cast<uint32_t>(cand);  // superstep counters wrap modulo 2^32
 }
 
 }  // namespace bspk::wire

@@ -362,6 +362,8 @@ void Engine::on_coll(const Header& h, uintptr_t frame, bool down) {
     coll_result(s, sum, kinds, first);
     return;
   }
+  for (size_t c = 0; c < children_.size(); ++c)
+    if (children_[c] == h.src) st.child_mask |= 1u << c;
   for (size_t i = 0; i < n; ++i) st.sum[i] += v[i];
   st.kinds |= kinds;
   for (int b = 0; b < 3; ++b)
@@ -602,6 +604,18 @@ void Engine::sync(bool finalizing) {
         fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s,
              kinds_text(k, st.first).c_str());
       }
+    }
+    if (mode_ != Mode::Expect && !st.sent_up) {
+      // A child that shows activity in a later superstep without having
+      // contributed to this one left it some other way: it used bspk_expect.
+      for (size_t c = 0; c < children_.size(); ++c)
+        if (!(st.child_mask & (1u << c)) && known_[children_[c]] > s) {
+          stats_.sync_wait_s += now_s() - t_start;
+          fail(BSPK_ERR_MODE,
+               "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
+               "%s count exchange (it must have used bspk_expect)",
+               s, children_[c], mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+        }
     }
     bool known = (mode_ == Mode::Expect) || st.have_result;
     uint64_t due = (mode_ == Mode::Expect) ? static_cast<uint64_t>(declared_expect_) : st.result;

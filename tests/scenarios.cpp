@@ -1,0 +1,482 @@
+// tests/scenarios.cpp -- multi-process checks of BSPk semantics, through the
+// public C API only. Run as `bspkrun -n P scenarios NAME [args]`; each scenario
+// verifies its own results and ends the job with bspk_abort (non-zero exit) on
+// the first violation. tests/test_multiproc.cpp runs them for p = 1..8 on tcp
+// and shm and checks exit status and output.
+#include <bspk.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int me, P;
+
+#define CHECK(cond, ...)                                                               \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      char _m[512];                                                                    \
+      std::snprintf(_m, sizeof _m, __VA_ARGS__);                                       \
+      bspk_abort("CHECK FAILED at %s:%d (%s): %s", __FILE__, __LINE__, #cond, _m);    \
+    }                                                                                  \
+  } while (0)
+
+#define OK(call) CHECK((call) == BSPK_OK, "%s -> %s", #call, bspk_error_string())
+
+uint64_t mix(uint64_t x) {  // splitmix64
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+uint64_t h3(uint64_t a, uint64_t b, uint64_t c) { return mix(a * 0x100000001B3ull ^ mix(b * 31 + mix(c))); }
+
+uint8_t pattern(int src, int step, int msg, uint64_t byte) {
+  return static_cast<uint8_t>(h3(static_cast<uint64_t>(src) << 20 | static_cast<uint64_t>(step),
+                                 static_cast<uint64_t>(msg), byte / 8) >> ((byte % 8) * 8));
+}
+
+// Fill n elements from p with the pattern, frame by frame (bspk_span).
+void fill(bspk_ptr p, size_t n, int src, int step, int msg) {
+  size_t es = bspk_elem_size(p);
+  uint64_t byte = 0;
+  while (n) {
+    void* base;
+    size_t k = bspk_span(p, &base);
+    CHECK(k > 0, "span returned 0 with %zu elements left", n);
+    if (k > n) k = n;
+    auto* b = static_cast<uint8_t*>(base);
+    for (size_t i = 0; i < k * es; ++i) b[i] = pattern(src, step, msg, byte++);
+    n -= k;
+    p = bspk_incr(p, static_cast<ptrdiff_t>(k));
+  }
+}
+
+// Verify a received region; returns a checksum of its bytes.
+uint64_t verify(bspk_ptr p, size_t n, int src, int step, int msg) {
+  size_t es = bspk_elem_size(p);
+  uint64_t byte = 0, sum = 0;
+  while (n) {
+    void* base;
+    size_t k = bspk_span(p, &base);
+    CHECK(k > 0, "span returned 0 with %zu elements left", n);
+    if (k > n) k = n;
+    auto* b = static_cast<uint8_t*>(base);
+    for (size_t i = 0; i < k * es; ++i, ++byte) {
+      uint8_t want = pattern(src, step, msg, byte);
+      CHECK(b[i] == want, "message %d from pid %d (superstep %d): byte %llu is %u, expected %u", msg,
+            src, step, (unsigned long long)byte, b[i], want);
+      sum = sum * 1099511628211ull + b[i];
+    }
+    n -= k;
+    p = bspk_incr(p, static_cast<ptrdiff_t>(k));
+  }
+  return sum;
+}
+
+// ---------------------------------------------------------------- traffic
+// Random h-relations with deterministic content, sizes around frame and
+// protocol boundaries, zero-length messages, misaligned starts, random skew.
+// The same pattern under the three sync kinds gives the same checksums.
+struct Planned {
+  int dest;
+  size_t n, es, off;
+};
+
+std::vector<Planned> plan(uint64_t seed, int src, int step, size_t frame) {
+  static const size_t sizes_bytes[] = {0, 1, 8, 100, 4095, 4096, 4097, 16383, 16384, 16385,
+                                       65535, 65536, 65537, 131071, 131072, 131073, 300000, 1 << 20};
+  static const size_t ess[] = {1, 4, 8, 12, 24};
+  std::vector<Planned> out;
+  uint64_t r = h3(seed, static_cast<uint64_t>(src), static_cast<uint64_t>(step));
+  int k = static_cast<int>(r % 5);  // 0..4 messages
+  for (int m = 0; m < k; ++m) {
+    uint64_t x = h3(r, static_cast<uint64_t>(m), 7);
+    Planned pl;
+    pl.dest = static_cast<int>(x % static_cast<uint64_t>(P));
+    pl.es = ess[(x >> 8) % 5];
+    size_t bytes = sizes_bytes[(x >> 16) % (sizeof sizes_bytes / sizeof *sizes_bytes)];
+    pl.n = bytes / pl.es;
+    pl.off = (x >> 24) % 7;  // start a few elements into the region: misaligned frames
+    if (pl.es > frame) pl.es = 1;
+    out.push_back(pl);
+  }
+  return out;
+}
+
+int traffic(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "cycle";
+  int steps = argc > 3 ? atoi(argv[3]) : 10;
+  uint64_t seed = 12345;
+  bspk_stats st0;
+  OK(bspk_get_stats(&st0));
+  const size_t frame = st0.frame_size;
+  uint64_t checksum = 0;
+  std::vector<int> v(static_cast<size_t>(P));
+  for (int s = 0; s < steps; ++s) {
+    std::string m = mode == "cycle" ? (s % 3 == 0 ? "expect" : s % 3 == 1 ? "will_send" : "counted") : mode;
+    auto mine = plan(seed, me, s, frame);
+    std::vector<bspk_ptr> regions;
+    std::fill(v.begin(), v.end(), 0);
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const Planned& pl = mine[i];
+      bspk_ptr r = bspk_malloc("", 0, pl.n + pl.off, pl.es);
+      CHECK(!bspk_is_null(r), "malloc: %s", bspk_error_string());
+      bspk_ptr start = bspk_incr(r, static_cast<ptrdiff_t>(pl.off));
+      fill(start, pl.n, me, s, static_cast<int>(i));
+      OK(bspk_send(pl.dest, start, pl.n));
+      regions.push_back(r);
+      v[static_cast<size_t>(pl.dest)]++;
+    }
+    // What arrives here: everybody's plan, in (sender, send order).
+    std::vector<std::pair<int, int>> want;  // (src, msg index)
+    std::vector<std::vector<Planned>> plans(static_cast<size_t>(P));
+    for (int src = 0; src < P; ++src) {
+      plans[static_cast<size_t>(src)] = plan(seed, src, s, frame);
+      for (size_t i = 0; i < plans[static_cast<size_t>(src)].size(); ++i)
+        if (plans[static_cast<size_t>(src)][i].dest == me) want.push_back({src, static_cast<int>(i)});
+    }
+    if (m == "expect") OK(bspk_expect(static_cast<int>(want.size())));
+    else if (m == "will_send") OK(bspk_will_send(v.data()));
+    if (h3(seed, static_cast<uint64_t>(me), static_cast<uint64_t>(s) + 99) % 4 == 0) usleep(3000);  // skew
+    OK(bspk_sync());
+    for (auto r : regions) OK(bspk_free(r));
+    for (auto [src, i] : want) {
+      bspk_ptr r = bspk_recv();
+      CHECK(!bspk_is_null(r), "superstep %d: message %d from pid %d missing", s + 1, i, src);
+      const Planned& pl = plans[static_cast<size_t>(src)][static_cast<size_t>(i)];
+      CHECK(bspk_sender_id(r) == src, "superstep %d: got sender %d, expected %d (order by sender, then send order)",
+            s + 1, bspk_sender_id(r), src);
+      CHECK(bspk_nelems(r) == pl.n && bspk_elem_size(r) == pl.es,
+            "message %d from pid %d: %zu x %zu bytes, expected %zu x %zu", i, src, bspk_nelems(r),
+            bspk_elem_size(r), pl.n, pl.es);
+      CHECK(bspk_owner(r) == me, "received region owned by %d", bspk_owner(r));
+      checksum = checksum * 31 + verify(r, pl.n, src, s, i);
+      OK(bspk_free(r));
+    }
+    CHECK(bspk_is_null(bspk_recv()), "superstep %d: more messages than were sent", s + 1);
+  }
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  CHECK(st.bytes_copied == 0, "runtime copied %llu bytes", (unsigned long long)st.bytes_copied);
+  // Receive slots, plus count-exchange payloads whose send completion is not
+  // reaped yet: a leak would be hundreds of frames here.
+  CHECK(st.frames_in_use <= st0.frames_in_use + 2 * static_cast<uint64_t>(P) + 8,
+        "%llu frames in use after freeing everything, %llu at the start",
+        (unsigned long long)st.frames_in_use, (unsigned long long)st0.frames_in_use);
+  std::printf("traffic checksum pid=%d mode=%s value=%016llx\n", me, mode.c_str(), (unsigned long long)checksum);
+  return 0;
+}
+
+// ---------------------------------------------------------------- skew
+// [RBS §5]: messages of superstep s+2 arrive before those of s. pid 0 is slow
+// in superstep 0; pids j = 1 (mod 3) send to it in superstep 0 after a delay,
+// j = 0 (mod 3) in superstep 1, j = 2 (mod 3) race ahead and send in superstep
+// 2; everyone j > 0 also sends in superstep 2. Each message must be received
+// exactly in the superstep after it was sent.
+int skew(int, char**) {
+  const int S = 4;
+  auto send_step = [](int j) { return j % 3 == 1 ? 0 : (j % 3 == 0 ? 1 : 2); };
+  for (int s = 0; s < S; ++s) {
+    int expect = 0;
+    if (me == 0) {
+      for (int j = 1; j < P; ++j) expect += (send_step(j) == s) + (s == 2);
+      if (s == 0) usleep(300000);  // everyone else runs ahead meanwhile
+    } else {
+      auto send_tag = [&](int tag) {
+        bspk_ptr m = bspk_malloc("", 0, 2, sizeof(int));
+        static_cast<int*>(bspk_elemP(m))[0] = me;
+        *static_cast<int*>(bspk_elemP(bspk_incr(m, 1))) = tag;
+        OK(bspk_send(0, m, 2));
+        return m;
+      };
+      std::vector<bspk_ptr> sent;
+      if (send_step(me) == s) {
+        if (s == 0) usleep(150000);  // the delayed sender of superstep 0
+        sent.push_back(send_tag(s * 10 + 1));
+      }
+      if (s == 2) sent.push_back(send_tag(s * 10 + 2));
+      OK(bspk_expect(0));
+      OK(bspk_sync());
+      for (auto m : sent) OK(bspk_free(m));
+      continue;
+    }
+    OK(bspk_expect(expect));
+    OK(bspk_sync());
+    // Now in superstep s+1: exactly the messages sent in s.
+    int got = 0;
+    for (bspk_ptr r; !bspk_is_null(r = bspk_recv()); ++got) {
+      int src = *static_cast<int*>(bspk_elemP(r));
+      int tag = *static_cast<int*>(bspk_elemP(bspk_incr(r, 1)));
+      CHECK(tag / 10 == s, "superstep %d received a message sent by pid %d in superstep %d", s + 1, src, tag / 10);
+      CHECK(bspk_sender_id(r) == src, "sender id %d != %d", bspk_sender_id(r), src);
+      OK(bspk_free(r));
+    }
+    CHECK(got == expect, "superstep %d: received %d messages, expected %d", s + 1, got, expect);
+  }
+  if (me == 0) std::printf("skew ok\n");
+  return 0;
+}
+
+// ---------------------------------------------------------------- unclaimed
+// Messages not received by the next sync are destroyed and their frames
+// recycled: only the previous superstep's messages are ever visible, and the
+// number of frames in use does not grow.
+int unclaimed(int argc, char** argv) {
+  int steps = argc > 2 ? atoi(argv[2]) : 300;
+  uint64_t frames_at_10 = 0;
+  bspk_ptr m = bspk_malloc("", 0, 3000, sizeof(double));  // ~24 KB, < 1 frame at default size
+  for (int s = 0; s < steps; ++s) {
+    for (int k = 0; k < 3; ++k) {
+      *static_cast<double*>(bspk_elemP(m)) = s * 10 + k;
+      OK(bspk_send((me + 1) % P, m, 3000));
+    }
+    OK(bspk_expect(3));
+    OK(bspk_sync());
+    // Claim none (odd supersteps) or just one (even) of the three.
+    if (s % 2 == 0) {
+      bspk_ptr r = bspk_recv();
+      CHECK(!bspk_is_null(r), "no message in superstep %d", s + 1);
+      double v = *static_cast<double*>(bspk_elemP(r));
+      CHECK(v >= s * 10 && v < s * 10 + 3, "superstep %d saw value %g (from another superstep)", s + 1, v);
+      OK(bspk_free(r));
+    }
+    if (s == 10) {
+      bspk_stats st;
+      OK(bspk_get_stats(&st));
+      frames_at_10 = st.frames_in_use;
+    }
+  }
+  // The last superstep's unclaimed messages die at this sync.
+  OK(bspk_expect(0));
+  OK(bspk_sync());
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  CHECK(st.frames_in_use <= frames_at_10 + 4, "frames in use grew from %llu to %llu: unclaimed messages leak",
+        (unsigned long long)frames_at_10, (unsigned long long)st.frames_in_use);
+  CHECK(st.frames_peak < 200, "frame peak %llu", (unsigned long long)st.frames_peak);
+  OK(bspk_free(m));
+  std::printf("unclaimed ok pid=%d frames_in_use=%llu peak=%llu\n", me, (unsigned long long)st.frames_in_use,
+              (unsigned long long)st.frames_peak);
+  return 0;
+}
+
+// ---------------------------------------------------------------- runaway
+// A producer that only sends (expect(0)) for N supersteps while its consumer
+// is slow: flow control must hold it back, so the consumer's memory stays
+// bounded. Pairs (even pid -> next odd pid); an unpaired last pid idles.
+int runaway(int argc, char** argv) {
+  int steps = argc > 2 ? atoi(argv[2]) : 10000;
+  bool producer = me % 2 == 0 && me + 1 < P;
+  bool consumer = me % 2 == 1;
+  bspk_ptr m = bspk_malloc("", 0, 1, sizeof(int));
+  for (int s = 0; s < steps; ++s) {
+    if (producer) {
+      *static_cast<int*>(bspk_elemP(m)) = s;
+      OK(bspk_send(me + 1, m, 1));
+      OK(bspk_expect(0));
+    } else if (consumer) {
+      OK(bspk_expect(1));
+      if (s % 100 == 0) usleep(2000);  // slow consumer
+    } else {
+      OK(bspk_expect(0));
+    }
+    OK(bspk_sync());
+    if (consumer) {
+      bspk_ptr r = bspk_recv();
+      CHECK(!bspk_is_null(r), "superstep %d: message missing", s + 1);
+      CHECK(*static_cast<int*>(bspk_elemP(r)) == s, "superstep %d got the message of superstep %d", s + 1,
+            *static_cast<int*>(bspk_elemP(r)));
+      OK(bspk_free(r));
+    }
+  }
+  OK(bspk_free(m));
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  if (consumer) {
+    // Bound: posted receive slots + (window + 2) supersteps of one frame each + slack.
+    CHECK(st.frames_peak <= 120, "consumer used %llu frames at peak: producer not held back",
+          (unsigned long long)st.frames_peak);
+  }
+  std::printf("runaway pid=%d role=%s frames_peak=%llu flow_waits=%llu\n", me,
+              producer ? "producer" : consumer ? "consumer" : "idle", (unsigned long long)st.frames_peak,
+              (unsigned long long)st.flow_waits);
+  return 0;
+}
+
+// ---------------------------------------------------------------- errors
+// Bad input returns a clear error naming the call, the pid and the superstep.
+int errors(int, char**) {
+  auto expect_err = [](int rc, int code, const char* call, const char* what) {
+    CHECK(rc == code, "%s returned %d, expected %d", what, rc, code);
+    std::string e = bspk_error_string();
+    CHECK(e.find(call) != std::string::npos, "error '%s' does not name %s", e.c_str(), call);
+    CHECK(e.find("pid " + std::to_string(me)) != std::string::npos, "error '%s' does not name the pid", e.c_str());
+    CHECK(e.find("superstep") != std::string::npos, "error '%s' does not name the superstep", e.c_str());
+  };
+  bspk_ptr m = bspk_malloc("", 0, 10, sizeof(int));
+  CHECK(!bspk_is_null(m), "malloc");
+  expect_err(bspk_send(P, m, 1), BSPK_ERR_PID, "bspk_send", "send to pid P");
+  expect_err(bspk_send(-1, m, 1), BSPK_ERR_PID, "bspk_send", "send to pid -1");
+  expect_err(bspk_send(0, BSPK_NULL, 1), BSPK_ERR_PTR, "bspk_send", "send of NULL");
+  expect_err(bspk_send(0, m, 11), BSPK_ERR_RANGE, "bspk_send", "send past the end");
+  expect_err(bspk_send(0, bspk_incr(m, 5), 6), BSPK_ERR_RANGE, "bspk_send", "send past the end from offset");
+  CHECK(bspk_is_null(bspk_incr(m, 11)), "incr past end must be NULL");
+  CHECK(bspk_is_null(bspk_incr(m, -1)), "incr before start must be NULL");
+  CHECK(!bspk_is_null(bspk_incr(m, 10)), "incr to one-past-the-end is allowed");
+  CHECK(bspk_elemP(bspk_incr(m, 10)) == nullptr, "elemP one past the end must be NULL");
+  CHECK(bspk_elemP(BSPK_NULL) == nullptr, "elemP(NULL)");
+  expect_err(bspk_expect(-1), BSPK_ERR_ARG, "bspk_expect", "expect(-1)");
+  expect_err(bspk_will_send(nullptr), BSPK_ERR_ARG, "bspk_will_send", "will_send(NULL)");
+  bspk_ptr z = bspk_malloc("", 0, 4, 0);
+  CHECK(bspk_is_null(z), "elem_size 0 accepted");
+  CHECK(std::string(bspk_error_string()).find("bspk_malloc") != std::string::npos, "%s", bspk_error_string());
+  z = bspk_malloc("", 0, 1, 1u << 30);
+  CHECK(bspk_is_null(z), "elem_size > frame accepted");
+  CHECK(std::string(bspk_error_string()).find("frame") != std::string::npos, "%s", bspk_error_string());
+  bspk_ptr named = bspk_malloc("x", me, 4, 8);
+  CHECK(!bspk_is_null(named), "named malloc: %s", bspk_error_string());
+  CHECK(bspk_is_null(bspk_malloc("x", me, 4, 8)), "duplicate (name, idx) on one process accepted");
+  OK(bspk_free(named));
+  OK(bspk_expect(0));
+  expect_err(bspk_expect(0), BSPK_ERR_MODE, "bspk_expect", "second expect");
+  OK(bspk_sync());
+  // A freed region's pointer is stale.
+  OK(bspk_free(m));
+  expect_err(bspk_send(0, m, 1), BSPK_ERR_PTR, "bspk_send", "send of freed region");
+  expect_err(bspk_free(m), BSPK_ERR_PTR, "bspk_free", "double free");
+  CHECK(bspk_elemP(m) == nullptr, "elemP of freed region");
+  // A remote pointer cannot be dereferenced or sent from.
+  bspk_ptr remote = m;
+  remote.owner = (me + 1) % P;
+  if (P > 1) expect_err(bspk_send(0, remote, 1), BSPK_ERR_PTR, "bspk_send", "send from remote region");
+  OK(bspk_sync());
+  if (me == 0) std::printf("errors ok\n");
+  return 0;
+}
+
+// ---------------------------------------------------------------- failing jobs
+// Each of these is expected to end the job with a clear message.
+int err_expect_more(int, char**) {
+  // pid 0 declares P messages but P+1 arrive.
+  bspk_ptr m = bspk_malloc("", 0, 1, 8);
+  OK(bspk_send(0, m, 1));
+  if (me == 0) OK(bspk_send(0, m, 1));
+  int rc = bspk_expect(me == 0 ? P : 0);
+  if (rc == BSPK_OK) rc = bspk_sync();
+  if (rc != BSPK_OK) bspk_abort("expected failure: %s", bspk_error_string());
+  OK(bspk_finalize());
+  return 0;
+}
+
+int err_expect_fewer(int, char**) {
+  // pid 0 declares P+1 messages but only P come: a time-out, not a hang.
+  bspk_ptr m = bspk_malloc("", 0, 1, 8);
+  OK(bspk_send(0, m, 1));
+  OK(bspk_expect(me == 0 ? P + 1 : 0));
+  int rc = bspk_sync();
+  if (rc != BSPK_OK) bspk_abort("expected failure: %s", bspk_error_string());
+  OK(bspk_finalize());
+  return 0;
+}
+
+int err_mixed(int argc, char** argv) {
+  // One process declares with bspk_expect, the others use `other` (will_send or
+  // counted); `who` picks the odd one out (root 0 or the last pid, a leaf).
+  std::string other = argc > 2 ? argv[2] : "counted";
+  int who = (argc > 3 && std::string(argv[3]) == "last") ? P - 1 : 0;
+  std::vector<int> v(static_cast<size_t>(P), 0);
+  for (int s = 0; s < 3; ++s) {
+    int rc;
+    if (me == who && s == 1) rc = bspk_expect(0);
+    else if (other == "will_send") rc = bspk_will_send(v.data());
+    else rc = BSPK_OK;
+    if (rc == BSPK_OK) rc = bspk_sync();
+    if (rc != BSPK_OK) bspk_abort("expected failure: %s", bspk_error_string());
+  }
+  OK(bspk_finalize());
+  return 0;
+}
+
+int err_will_send(int, char**) {
+  std::vector<int> v(static_cast<size_t>(P), 0);
+  v[static_cast<size_t>((me + 1) % P)] = 2;
+  bspk_ptr m = bspk_malloc("", 0, 1, 8);
+  OK(bspk_send((me + 1) % P, m, 1));  // declared 2, sends 1
+  OK(bspk_will_send(v.data()));
+  int rc = bspk_sync();
+  if (rc != BSPK_OK) bspk_abort("expected failure: %s", bspk_error_string());
+  OK(bspk_finalize());
+  return 0;
+}
+
+int killed(int, char**) {
+  // The last pid kills itself mid-superstep 3 while the others wait in sync.
+  for (int s = 0; s < 6; ++s) {
+    if (s == 3 && me == P - 1) raise(SIGKILL);
+    OK(bspk_sync());
+  }
+  OK(bspk_finalize());
+  return 0;
+}
+
+int no_finalize(int, char**) {
+  for (int s = 0; s < 3; ++s) {
+    if (s == 2 && me == P - 1) std::exit(0);  // leaves without bspk_finalize
+    OK(bspk_sync());
+  }
+  OK(bspk_finalize());
+  return 0;
+}
+
+int do_abort(int, char**) {
+  OK(bspk_sync());
+  if (me == P - 1) bspk_abort("boom %d", 42);
+  OK(bspk_sync());
+  OK(bspk_finalize());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: scenarios NAME [args]\n");
+    return 2;
+  }
+  std::string name = argv[1];
+  // Calls before bspk_init fail cleanly.
+  if (name == "errors") {
+    CHECK(bspk_sync() == BSPK_ERR_STATE, "sync before init");
+    CHECK(std::string(bspk_error_string()).find("before bspk_init") != std::string::npos, "%s", bspk_error_string());
+    CHECK(bspk_is_null(bspk_malloc("", 0, 1, 1)), "malloc before init");
+  }
+  if (bspk_init(&argc, &argv) != BSPK_OK) {
+    std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
+    return 1;
+  }
+  me = bspk_pid();
+  P = bspk_nprocs();
+  int rc;
+  if (name == "traffic") rc = traffic(argc, argv);
+  else if (name == "skew") rc = skew(argc, argv);
+  else if (name == "unclaimed") rc = unclaimed(argc, argv);
+  else if (name == "runaway") rc = runaway(argc, argv);
+  else if (name == "errors") rc = errors(argc, argv);
+  else if (name == "err_expect_more") return err_expect_more(argc, argv);
+  else if (name == "err_expect_fewer") return err_expect_fewer(argc, argv);
+  else if (name == "err_mixed") return err_mixed(argc, argv);
+  else if (name == "err_will_send") return err_will_send(argc, argv);
+  else if (name == "killed") return killed(argc, argv);
+  else if (name == "no_finalize") return no_finalize(argc, argv);
+  else if (name == "abort") return do_abort(argc, argv);
+  else bspk_abort("unknown scenario '%s'", name.c_str());
+  if (rc == 0) OK(bspk_finalize());
+  return rc;
+}

@@ -1,0 +1,236 @@
+// tests/test_multiproc.cpp -- runs tests/scenarios.cpp through bspkrun for
+// p = 1, 2, 3, 4, 8 on the tcp and shm providers and checks exit status and
+// output. Every run has a wall-clock limit, so a hang is a failure, not a
+// stuck CI job.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace {
+
+struct JobResult {
+  int status = -1;  // exit status of bspkrun (124 = our time limit)
+  std::string out;  // stdout + stderr
+  double seconds = 0;
+};
+
+JobResult run(const std::string& env, int np, const std::string& provider, const std::string& args,
+        int limit_s = 120) {
+  std::string cmd = "env " + env + " timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " -n " +
+                    std::to_string(np) + " --provider " + provider + " " SCENARIOS_PATH " " + args + " 2>&1";
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+using Param = std::tuple<std::string, int>;  // provider, nprocs
+
+class MultiProc : public ::testing::TestWithParam<Param> {
+ protected:
+  std::string prov() const { return std::get<0>(GetParam()); }
+  int np() const { return std::get<1>(GetParam()); }
+  // Common environment: fail fast on sync time-outs in tests that expect them.
+  JobResult go(const std::string& args, const std::string& env = "BSPK_SYNC_TIMEOUT=60", int limit_s = 120) {
+    return run(env, np(), prov(), args, limit_s);
+  }
+};
+
+// Random h-relations (sizes around frames and the 16 KiB / 128 KiB protocol
+// switches, empty messages, misaligned starts) give identical checksums with
+// bspk_expect, bspk_will_send and counted syncs; every byte and the receive
+// order are verified inside the scenario; the runtime copies 0 bytes.
+TEST_P(MultiProc, ModesAgreeOnRandomTraffic) {
+  std::map<int, std::set<std::string>> per_pid;
+  for (std::string mode : {"expect", "will_send", "counted", "cycle"}) {
+    JobResult r = go("traffic " + mode + " 8");
+    ASSERT_EQ(r.status, 0) << mode << "\n" << r.out;
+    std::regex re("traffic checksum pid=(\\d+) mode=\\w+ value=([0-9a-f]+)");
+    int lines = 0;
+    for (std::sregex_iterator it(r.out.begin(), r.out.end(), re), end; it != end; ++it, ++lines)
+      per_pid[std::stoi((*it)[1])].insert((*it)[2]);
+    EXPECT_EQ(lines, np()) << r.out;
+  }
+  ASSERT_EQ(static_cast<int>(per_pid.size()), np());
+  for (auto& [pid, sums] : per_pid) EXPECT_EQ(sums.size(), 1u) << "pid " << pid << " differs between modes";
+}
+
+// Frames smaller and larger than the default: 4 KiB frames make every large
+// message many frames; 256 KiB frames push single frames past tcp's 128 KiB
+// rendezvous threshold.
+TEST_P(MultiProc, FrameSizes) {
+  for (std::string fs : {"4096", "262144"}) {
+    JobResult r = go("traffic cycle 6", "BSPK_FRAME_SIZE=" + fs);
+    EXPECT_EQ(r.status, 0) << "frame " << fs << "\n" << r.out;
+  }
+}
+
+// [RBS §5]: messages of superstep s+2 arrive before those of superstep s, and
+// each is still received exactly in the superstep after it was sent.
+TEST_P(MultiProc, DeliveryInTheRightSuperstepUnderSkew) {
+  JobResult r = go("skew");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "skew ok")) << r.out;
+}
+
+TEST_P(MultiProc, UnclaimedMessagesAreDestroyed) {
+  JobResult r = go("unclaimed 300");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count(r.out, "unclaimed ok"), static_cast<size_t>(np())) << r.out;
+}
+
+// A producer with expect(0) for 10,000 supersteps and a slow consumer: the
+// consumer's frames stay bounded (checked in the scenario) because the
+// producer is held back (flow_waits > 0).
+TEST_P(MultiProc, RunawayProducerHasBoundedMemory) {
+  JobResult r = go("runaway 10000", "BSPK_SYNC_TIMEOUT=60", 240);
+  ASSERT_EQ(r.status, 0) << r.out;
+  if (np() >= 2) {
+    std::regex re("role=producer frames_peak=\\d+ flow_waits=(\\d+)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, re)) << r.out;
+    EXPECT_GT(std::stoul(m[1]), 0u) << "producer was never held back\n" << r.out;
+  }
+}
+
+TEST_P(MultiProc, BadArgumentsGiveClearErrors) {
+  JobResult r = go("errors");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "errors ok")) << r.out;
+}
+
+TEST_P(MultiProc, MoreArrivalsThanExpectedIsAnError) {
+  JobResult r = go("err_expect_more");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "bspk_sync (pid 0, superstep 0)")) << r.out;
+  EXPECT_TRUE(has(r.out, "declared with bspk_expect") || has(r.out, "bspk_expect(")) << r.out;
+  EXPECT_TRUE(has(r.out, "pid 0 called bspk_abort")) << r.out;
+}
+
+TEST_P(MultiProc, FewerArrivalsThanExpectedTimesOutWithDiagnosis) {
+  JobResult r = go("err_expect_fewer", "BSPK_SYNC_TIMEOUT=2");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "no progress for 2 s in superstep 0")) << r.out;
+  EXPECT_TRUE(has(r.out, "bspk_expect(" + std::to_string(np() + 1) + ") declared, " + std::to_string(np()) +
+                  " message(s) arrived"))
+      << r.out;
+  EXPECT_LT(r.seconds, 30) << r.out;
+}
+
+TEST_P(MultiProc, MixedSyncKindsAreReported) {
+  for (std::string variant : {"counted first", "will_send first", "counted last", "will_send last"}) {
+    JobResult r = go("err_mixed " + variant, "BSPK_SYNC_TIMEOUT=20");
+    if (np() == 1) {
+      EXPECT_EQ(r.status, 0) << r.out;  // nothing to mix with
+      continue;
+    }
+    EXPECT_NE(r.status, 0) << variant << "\n" << r.out;
+    EXPECT_TRUE(has(r.out, "mixed synchronisation kinds in superstep 1")) << variant << "\n" << r.out;
+    EXPECT_LT(r.seconds, 15) << "detected only by the time-out\n" << r.out;
+  }
+}
+
+TEST_P(MultiProc, WillSendMismatchIsAnError) {
+  JobResult r = go("err_will_send");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "bspk_will_send declared 2 message(s) to pid")) << r.out;
+  EXPECT_TRUE(has(r.out, "but 1 were sent")) << r.out;
+}
+
+TEST_P(MultiProc, KilledProcessEndsTheJob) {
+  JobResult r = go("killed", "BSPK_SYNC_TIMEOUT=60", 60);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.status, 124) << "hung until the time limit\n" << r.out;
+  EXPECT_TRUE(has(r.out, "pid " + std::to_string(np() - 1) + " (os pid")) << r.out;
+  EXPECT_TRUE(has(r.out, "killed by signal 9")) << r.out;
+  EXPECT_TRUE(has(r.out, "in superstep 3")) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
+TEST_P(MultiProc, ExitWithoutFinalizeEndsTheJob) {
+  JobResult r = go("no_finalize", "BSPK_SYNC_TIMEOUT=60", 60);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "pid " + std::to_string(np() - 1) + " (os pid")) << r.out;
+  EXPECT_TRUE(has(r.out, "exited without calling bspk_finalize in superstep 2")) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
+TEST_P(MultiProc, AbortPrintsOnceAndEndsTheJob) {
+  JobResult r = go("abort", "BSPK_SYNC_TIMEOUT=60", 60);
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::string msg = "bspk_abort (pid " + std::to_string(np() - 1) + ", superstep 1): boom 42";
+  EXPECT_EQ(count(r.out, msg), 1u) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
+// Both registration branches: tcp addresses remote frames by offset into the
+// registered region (no mr_mode bits), shm by virtual address (FI_MR_VIRT_ADDR).
+// The start-up fi_read probe proves the key exchange and the addressing.
+TEST_P(MultiProc, RegistrationFollowsProviderMrMode) {
+  JobResult r = go("traffic expect 2", "BSPK_VERBOSE=1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "bspk: registration check ok")) << r.out;
+  if (prov() == "tcp") {
+    EXPECT_TRUE(has(r.out, "mr_mode=none (offset addressing)")) << r.out;
+    EXPECT_TRUE(has(r.out, "(offset into the region)")) << r.out;
+  } else {
+    EXPECT_TRUE(has(r.out, "mr_mode=VIRT_ADDR")) << r.out;
+    EXPECT_TRUE(has(r.out, "(virtual address)")) << r.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, MultiProc,
+                         ::testing::Combine(::testing::Values("tcp", "shm"), ::testing::Values(1, 2, 3, 4, 8)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_p" + std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(Launcher, RefusesTheSocketsProvider) {
+  JobResult r = run("FI_PROVIDER=sockets", 2, "tcp", "skew", 30);  // --provider wins over FI_PROVIDER
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::string cmd = "env FI_PROVIDER=sockets timeout 30 " BSPKRUN_PATH " -n 2 " SCENARIOS_PATH " skew 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  int st = pclose(f);
+  EXPECT_NE(WEXITSTATUS(st), 0) << out;
+  EXPECT_TRUE(has(out, "sockets provider is deprecated")) << out;
+}
+
+TEST(Launcher, MissingProgramIsOneClearError) {
+  std::string cmd = "timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  int st = pclose(f);
+  EXPECT_EQ(WEXITSTATUS(st), 127) << out;
+  EXPECT_EQ(count(out, "cannot execute"), 1u) << out;
+}
+
+}  // namespace

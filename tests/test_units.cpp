@@ -1,0 +1,220 @@
+// tests/test_units.cpp -- single-process unit tests of the comem allocator,
+// comem pointers (incr, elemP, span across frame boundaries) and the wire
+// headers. No fabric: pools run unregistered.
+#include <bspk.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "base/error.h"
+#include "comem/pool.h"
+#include "comem/region.h"
+#include "fabric/wire.h"
+
+using namespace bspk;
+
+TEST(FramePool, AllocFreeAreO1AndReuseFrames) {
+  comem::FramePool pool(nullptr, 4096);
+  std::set<uintptr_t> seen;
+  std::vector<uintptr_t> got;
+  for (int i = 0; i < 5000; ++i) {  // crosses several slabs
+    uintptr_t f = pool.alloc();
+    EXPECT_EQ(f % 4096, 0u) << "frames are frame-aligned";
+    EXPECT_TRUE(seen.insert(f).second) << "frame handed out twice";
+    EXPECT_TRUE(pool.owns(f));
+    got.push_back(f);
+  }
+  EXPECT_EQ(pool.in_use(), 5000u);
+  EXPECT_GE(pool.bytes(), 5000u * 4096);
+  size_t slabs = pool.bytes() / pool.slab_size();
+  for (uintptr_t f : got) pool.free(f);
+  EXPECT_EQ(pool.in_use(), 0u);
+  for (int i = 0; i < 5000; ++i) EXPECT_TRUE(seen.count(pool.alloc())) << "a freed frame is reused";
+  EXPECT_EQ(pool.bytes() / pool.slab_size(), slabs) << "no new slab when frames are free";
+  EXPECT_EQ(pool.peak(), 5000u);
+}
+
+TEST(FramePool, RejectsBadFrameSizesAndHonoursTheLimit) {
+  EXPECT_THROW(comem::FramePool(nullptr, 3000), Error);
+  EXPECT_THROW(comem::FramePool(nullptr, 32), Error);
+  comem::FramePool pool(nullptr, 1 << 20, size_t{64} << 20);  // 64 MiB limit, 32 MiB slabs
+  std::vector<uintptr_t> v;
+  try {
+    for (int i = 0; i < 1000; ++i) v.push_back(pool.alloc());
+    FAIL() << "limit not enforced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), BSPK_ERR_NOMEM);
+    EXPECT_NE(std::string(e.what()).find("BSPK_POOL_LIMIT"), std::string::npos);
+  }
+  EXPECT_EQ(v.size(), 64u);
+}
+
+TEST(IndexPool, SizeClassesAndReuse) {
+  comem::IndexPool ip;
+  uint8_t c1, c2, c3;
+  uintptr_t* a = ip.alloc(5, &c1);
+  EXPECT_EQ(c1, 3);  // 8 entries
+  for (int i = 0; i < 8; ++i) a[i] = i;
+  ip.free(a, c1);
+  uintptr_t* b = ip.alloc(7, &c2);
+  EXPECT_EQ(b, a) << "same class reuses the freed array";
+  uintptr_t* big = ip.alloc(100000, &c3);
+  big[99999] = 1;
+  ip.free(big, c3);
+  ip.free(b, c2);
+}
+
+class ComemTest : public ::testing::Test {
+ protected:
+  comem::FramePool frames{nullptr, 256};  // tiny frames: many boundaries
+  comem::IndexPool index;
+  comem::Comem cm{0, frames, index};
+};
+
+TEST_F(ComemTest, ElementsNeverStraddleFrames) {
+  bspk_ptr p = cm.create("", 0, 1000, 12);  // 21 elements per 256-byte frame
+  comem::Region& r = cm.local(p, "test");
+  EXPECT_EQ(r.epf, 21u);
+  EXPECT_EQ(r.nframes, (1000u + 20) / 21);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    auto a = reinterpret_cast<uintptr_t>(r.elem(i));
+    uint64_t f = i / 21;
+    EXPECT_EQ(a, r.frames[f] + (i % 21) * 12);
+    EXPECT_LE((a % 256) + 12, 256u) << "element " << i << " straddles a frame";
+  }
+}
+
+TEST_F(ComemTest, IncrElemPAndSpanAcrossFrames) {
+  bspk_ptr p = cm.create("", 0, 100, sizeof(double));  // 32 per frame
+  comem::Region& r = cm.local(p, "test");
+  for (uint64_t i = 0; i < 100; ++i) *static_cast<double*>(r.elem(i)) = static_cast<double>(i);
+  // span: the rest of the frame, capped at the region's end
+  EXPECT_EQ(r.span(0), 32u);
+  EXPECT_EQ(r.span(31), 1u);
+  EXPECT_EQ(r.span(32), 32u);
+  EXPECT_EQ(r.span(97), 3u);
+  // walking by spans visits every element once, in order
+  uint64_t i = 0, visited = 0;
+  while (i < 100) {
+    uint64_t n = r.span(i);
+    auto* d = static_cast<double*>(r.elem(i));
+    for (uint64_t k = 0; k < n; ++k) EXPECT_EQ(d[k], static_cast<double>(i + k));
+    i += n;
+    visited += n;
+  }
+  EXPECT_EQ(visited, 100u);
+}
+
+TEST_F(ComemTest, AdoptedRegionWithSkewIndexesUniformly) {
+  // A message whose first element sat at slot 5 of the sender's frame lands at
+  // the start of the receiver's frame; skew keeps element i -> frame (i+5)/E.
+  const uint32_t es = 8, epf = 256 / es, skew = 5;
+  const uint64_t n = 100;
+  uint32_t nframes = static_cast<uint32_t>((skew + n + epf - 1) / epf);
+  std::vector<uintptr_t> fr;
+  for (uint32_t k = 0; k < nframes; ++k) fr.push_back(frames.alloc());
+  // fill as the wire would: frame 0 holds elements 0..epf-skew-1 from its start
+  uint64_t e = 0;
+  for (uint32_t k = 0; k < nframes; ++k) {
+    uint64_t cap = k == 0 ? epf - skew : epf;
+    for (uint64_t s = 0; s < cap && e < n; ++s, ++e) reinterpret_cast<uint64_t*>(fr[k])[s] = e;
+  }
+  bspk_ptr p = cm.adopt(fr.data(), nframes, skew, n, es, 3);
+  EXPECT_EQ(p.sender, 3);
+  comem::Region& r = cm.local(p, "test");
+  for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(*static_cast<uint64_t*>(r.elem(i)), i) << i;
+  EXPECT_EQ(r.span(0), epf - skew);
+  EXPECT_EQ(r.span(epf - skew), epf);
+  EXPECT_EQ(r.frame_start(0), fr[0]) << "unbiased start of frame 0";
+  size_t before = frames.in_use();
+  cm.release(p.region);
+  EXPECT_EQ(frames.in_use(), before - nframes) << "adopted frames return to the pool";
+}
+
+TEST_F(ComemTest, StaleAndRemotePointersAreRejected) {
+  bspk_ptr p = cm.create("", 0, 10, 4);
+  bspk_ptr q = p;
+  cm.release(p.region);
+  EXPECT_EQ(cm.find(q.region), nullptr) << "freed region must not be found";
+  bspk_ptr p2 = cm.create("", 0, 10, 4);  // likely reuses the slot
+  EXPECT_NE(p2.region, q.region) << "generation changes on reuse";
+  EXPECT_THROW(cm.local(q, "test"), Error);
+  bspk_ptr remote = p2;
+  remote.owner = 1;
+  EXPECT_THROW(cm.local(remote, "test"), Error);
+  EXPECT_THROW(cm.local(bspk_ptr{}, "test"), Error);
+}
+
+TEST_F(ComemTest, InflightSendsDeferTheFree) {
+  bspk_ptr p = cm.create("", 0, 64, 8);  // 2 frames
+  size_t used = frames.in_use();
+  cm.send_started(p.region);
+  cm.release(p.region);
+  EXPECT_EQ(frames.in_use(), used) << "frames stay while a send is in flight";
+  cm.send_done(p.region);
+  EXPECT_EQ(frames.in_use(), used - 2);
+}
+
+TEST_F(ComemTest, EmptyAndRejectedRegions) {
+  bspk_ptr e = cm.create("", 0, 0, 4);
+  EXPECT_EQ(e.nelems, 0u);
+  EXPECT_NE(e.region, 0u);
+  cm.release(e.region);
+  EXPECT_THROW(cm.create("", 0, 1, 0), Error);
+  EXPECT_THROW(cm.create("", 0, 1, 257), Error);
+  cm.create("grid", 2, 4, 4);
+  EXPECT_THROW(cm.create("grid", 2, 4, 4), Error);
+}
+
+TEST(Api, PointerAccessorsArePureFunctions) {
+  bspk_ptr p{};
+  EXPECT_TRUE(bspk_is_null(p));
+  EXPECT_TRUE(bspk_is_null(BSPK_NULL));
+  EXPECT_EQ(bspk_owner(p), -1);
+  EXPECT_EQ(bspk_nelems(p), 0u);
+  bspk_ptr q{};
+  q.region = 7;
+  q.owner = 3;
+  q.nelems = 10;
+  q.elem_size = 8;
+  q.sender = 2;
+  EXPECT_FALSE(bspk_is_null(q));
+  EXPECT_EQ(bspk_owner(q), 3);
+  EXPECT_EQ(bspk_elem_size(q), 8u);
+  bspk_ptr r = bspk_incr(q, 4);  // remote pointers can be incremented
+  EXPECT_EQ(r.offset, 4u);
+  EXPECT_EQ(bspk_nelems(r), 6u);
+  EXPECT_EQ(bspk_sender_id(r), 2);
+  EXPECT_TRUE(bspk_is_null(bspk_incr(r, 7)));
+  EXPECT_TRUE(bspk_is_null(bspk_incr(r, -5)));
+  EXPECT_EQ(bspk_incr(r, -4).offset, 0u);
+  EXPECT_EQ(bspk_incr(r, 6).offset, 10u);
+  static_assert(sizeof(bspk_ptr) == 32, "bspk_ptr stays small");
+}
+
+TEST(Wire, HeaderLayoutIsFixed) {
+  static_assert(sizeof(wire::Header) == 64);
+  EXPECT_EQ(offsetof(wire::Header, step), 8u);
+  EXPECT_EQ(offsetof(wire::Header, nelems), 32u);
+  EXPECT_EQ(offsetof(wire::Header, u32), 48u);
+  EXPECT_NE(wire::magic_word(), wire::kMagic) << "version is folded into the magic word";
+}
+
+TEST(Wire, CqDataFitsVerbs32BitsAndRoundTrips) {
+  for (uint32_t step : {0u, 1u, 4095u, 8191u, 8192u, 100000u, 0xFFFFFFF0u}) {
+    for (uint32_t pid : {0u, 1u, 65535u}) {
+      uint32_t d = wire::cq_data(wire::CqKind::Store, step, pid);
+      EXPECT_EQ(wire::cq_kind(d), wire::CqKind::Store);
+      EXPECT_EQ(wire::cq_pid_low(d), pid);
+      // The receiver knows its own superstep within kMaxAheadLimit of `step`.
+      for (int64_t delta : {-int64_t(wire::kMaxAheadLimit), int64_t(-1), int64_t(0), int64_t(1),
+                            int64_t(wire::kMaxAheadLimit)}) {
+        int64_t ref = int64_t(step) + delta;
+        if (ref < 0 || ref > int64_t(UINT32_MAX)) continue;
+        EXPECT_EQ(wire::cq_step_full(wire::cq_step_low(d), uint32_t(ref)), step)
+            << "step " << step << " ref " << ref;
+      }
+    }
+  }
+}
