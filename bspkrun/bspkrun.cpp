@@ -355,9 +355,15 @@ void Launcher::reap() {
       if (p.pid != pid) continue;
       p.exited = true;
       p.status = st;
-      // Drain its output before reporting.
+      // Drain its output and bootstrap messages (e.g. Finalized) before judging.
       if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
       if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
+      for (int guard = 0; p.sock >= 0 && guard < 64; ++guard) {
+        pollfd pf{p.sock, POLLIN, 0};
+        if (poll(&pf, 1, 0) <= 0) break;
+        handle_client(p.sock);
+      }
+      if (status_ && status_[p.rank].state == static_cast<uint32_t>(ProcState::Done)) p.finalized = true;
       if (failing_) break;
       if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
@@ -472,15 +478,19 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--tag-output", L.tag, "prefix every output line with [pid]");
   app.add_flag("--report-bindings", L.report_bindings, "print each process's core binding");
-  app.add_option("command", L.cmd, "program and its arguments")->required();
-  app.prefix_command();  // everything after the program belongs to it
+  app.prefix_command();  // the first positional is the program; everything after it is its own
+  app.footer("Everything from the program name on is passed to the program unchanged.\n"
+             "Environment: BSPK_SYNC_TIMEOUT, BSPK_FRAME_SIZE, BSPK_STATS, BSPK_VERBOSE, ... (see README).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  // prefix_command(): remaining args go to the program.
-  for (auto& a : app.remaining()) L.cmd.push_back(a);
+  L.cmd = app.remaining();
+  if (L.cmd.empty()) {
+    std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
+    return 2;
+  }
   if (std::getenv("BSPK_REPORT_BINDINGS") && std::string(std::getenv("BSPK_REPORT_BINDINGS")) == "1")
     L.report_bindings = true;
   if (!L.provider.empty()) {

@@ -114,9 +114,11 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_DATA;
   cq_attr.size = tx_size_ + rx_size_;
-  // shm rejects FI_WAIT_FD (-FI_ENOSYS) but supports FI_WAIT_UNSPEC; fall back to
-  // no wait object (polling with short sleeps) if even that is refused.
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
+  // Block on a file descriptor where the provider has one (tcp, verbs). shm
+  // (1.17) refuses FI_WAIT_FD with -FI_ENOSYS, and its FI_WAIT_UNSPEC sread is
+  // a sched_yield loop that ignores the time-out: there we open the CQ without
+  // a wait object and the engine backs off by itself (see sync/engine.cpp).
+  cq_attr.wait_obj = FI_WAIT_FD;
   rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
   if (rc) {
     cq_attr.wait_obj = FI_WAIT_NONE;
@@ -252,13 +254,7 @@ ssize_t Endpoint::poll(fi_cq_data_entry* out, size_t n, CompletionError* err) {
 }
 
 ssize_t Endpoint::wait(fi_cq_data_entry* out, size_t n, int timeout_ms, CompletionError* err) {
-  if (!can_block_) {
-    ssize_t rc = poll(out, n, err);
-    if (rc != 0) return rc;
-    timespec ts{0, 200000};  // 0.2 ms
-    nanosleep(&ts, nullptr);
-    return poll(out, n, err);
-  }
+  if (!can_block_) return poll(out, n, err);
   ssize_t rc = fi_cq_sread(cq_, out, n, nullptr, timeout_ms);
   if (rc >= 0) return rc;
   if (rc == -FI_EAGAIN || rc == -EINTR || rc == -FI_ETIMEDOUT) return 0;
@@ -277,7 +273,7 @@ std::string Endpoint::describe() const {
   return strprintf("provider=%s domain=%s mr_mode=%s inject=%zu cq_data=%zu iov=%zu tx=%zu rx=%zu%s",
                    provider_.c_str(), domain_name_.c_str(), modes.c_str(), inject_size_,
                    cq_data_size_, iov_limit_, tx_size_, rx_size_,
-                   can_block_ ? "" : " (no CQ wait object: polling)");
+                   can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)");
 }
 
 }  // namespace bspk::fabric

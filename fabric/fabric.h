@@ -108,9 +108,9 @@ class Endpoint {
   // or -1 with *err filled when an error completion was read.
   ssize_t poll(fi_cq_data_entry* out, size_t n, CompletionError* err);
 
-  // Like poll(), but blocks on the CQ's wait object (fi_cq_sread) for up to
-  // timeout_ms when nothing is ready. Falls back to a short sleep when the
-  // provider offers no wait object.
+  // Like poll(), but blocks on the CQ's file descriptor (fi_cq_sread) for up
+  // to timeout_ms when nothing is ready. Without a wait object (can_block()
+  // false, e.g. shm) it is poll(): the caller backs off itself.
   ssize_t wait(fi_cq_data_entry* out, size_t n, int timeout_ms, CompletionError* err);
 
   // Remote address of byte `offset` of a peer's region whose base (as the peer

@@ -182,6 +182,7 @@ class Engine {
   void note_peer_step(int src, uint32_t step);
   void handle_error(const fabric::CompletionError& err);
   bool wait_once(double spin_until, int block_ms);
+  void backoff(double idle_s);
   void advance();
   std::string waiting_for(const StepState& st) const;
   std::string kinds_text(uint32_t kinds, const int32_t* first) const;
