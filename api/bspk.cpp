@@ -46,6 +46,7 @@ struct Runtime {
   std::unique_ptr<mp::MessagePassing> mp;
   Stats stats;
   int pid = 0, nprocs = 1;
+  int local_procs = 1;  // processes of the job on this host
   bool print_stats = false;
 
   ~Runtime() {
@@ -124,13 +125,16 @@ size_t default_frame_size(const std::string& provider) {
   return size_t{64} << 10;
 }
 
-std::string choose_provider(boot::Bootstrap& boot, bool* all_local) {
+std::string choose_provider(boot::Bootstrap& boot, bool* all_local, int* local_procs) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   auto hosts = boot.allgather(host);
   *all_local = true;
-  for (auto& h : hosts)
+  *local_procs = 0;
+  for (auto& h : hosts) {
     if (h != hosts[0]) *all_local = false;
+    if (h == host) ++*local_procs;
+  }
   if (auto p = env::get("BSPK_PROVIDER")) return fabric::canonical_provider(*p);
   if (auto p = env::get("FI_PROVIDER")) return fabric::canonical_provider(*p);
   if (*all_local) return "shm";
@@ -151,11 +155,11 @@ void init_runtime(int* argc, char*** argv) {
   r->pid = r->boot->rank();
   r->nprocs = r->boot->size();
   r->print_stats = env::get_bool("BSPK_STATS", false);
-  sync::Options opt = sync::Options::from_env();
-
   bool all_local = true;
+  std::string provider = choose_provider(*r->boot, &all_local, &r->local_procs);
+  sync::Options opt = sync::Options::from_env(r->local_procs);
   fabric::Config cfg;
-  cfg.provider = choose_provider(*r->boot, &all_local);
+  cfg.provider = provider;
   cfg.nprocs = r->nprocs;
   if (auto i = env::get("BSPK_IFACE")) cfg.iface = *i;
   else if (auto i2 = env::get("FI_TCP_IFACE")) cfg.iface = *i2;

@@ -49,9 +49,11 @@ enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 struct Options {
   uint32_t max_ahead = 16;    // W: supersteps a sender may run ahead of a receiver
   double timeout_s = 60;      // no-progress time-out in bspk_sync
-  double spin_s = 20e-6;      // busy-poll before blocking
+  double spin_s = 20e-6;      // busy-poll before blocking (0 when processes outnumber CPUs)
   uint32_t rx_depth = 32;     // receive slots kept posted
-  static Options from_env();  // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH
+  // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH. local_procs:
+  // processes of the job on this host (no busy spinning if they outnumber CPUs).
+  static Options from_env(int local_procs);
 };
 
 // An in-flight send. libfabric needs the context to start with fi_context2.
