@@ -1,0 +1,24 @@
+#!/bin/sh
+# Install BSPk into a fresh prefix and use it the ways the README says:
+# pkg-config with cc, and find_package(bspk) from CMake (shared and static).
+# Usage: check_install.sh BUILD_DIR SOURCE_DIR
+set -eu
+build=$1
+src=$2
+prefix=$(mktemp -d /tmp/bspk-install.XXXXXX)
+work=$(mktemp -d /tmp/bspk-user.XXXXXX)
+trap 'rm -rf "$prefix" "$work"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+test -f "$prefix/include/bspk.h"
+test -x "$prefix/bin/bspkrun"
+pcdir=$(dirname "$(find "$prefix" -name bspk.pc | head -1)")
+export PKG_CONFIG_PATH="$pcdir"
+cc -Wall -Wextra -o "$work/app" "$src/tests/install/app.c" $(pkg-config --cflags --libs bspk)
+out=$("$prefix/bin/bspkrun" -n 4 "$work/app")
+echo "$out"
+test "$(echo "$out" | grep -c ': ok$')" -eq 4
+cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake" >/dev/null
+"$prefix/bin/bspkrun" -n 2 "$work/cmake/app" | grep -c ': ok$' | grep -qx 2
+"$prefix/bin/bspkrun" -n 2 "$work/cmake/app_static" | grep -c ': ok$' | grep -qx 2
+echo "install check: pkg-config and find_package (shared, static) ok"
