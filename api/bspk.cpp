@@ -391,7 +391,7 @@ int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {
     Runtime& r = need("bspk_send");
     r.mp->send(dest, p, n);
-    r.engine->progress();
+    r.engine->progress_if_busy();
   });
 }
 

@@ -133,7 +133,9 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
 
   if ((rc = fi_endpoint(domain_, info_, &ep_, nullptr))) fab_fail("fi_endpoint", rc);
   if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) fab_fail("fi_ep_bind", rc, "(address vector)");
-  if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)))
+  // Selective completion: only operations posted with FI_COMPLETION report
+  // (all of ours except small injected sends, which need no bookkeeping).
+  if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
     fab_fail("fi_ep_bind", rc, "(completion queue)");
   if ((rc = fi_enable(ep_))) fab_fail("fi_enable", rc);
 }
@@ -217,14 +219,29 @@ ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t coun
 
 ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t raddr,
                             uint64_t key, void* context) {
-  ssize_t rc = fi_read(ep_, local, len, desc, addrs_.at(static_cast<size_t>(src)), raddr, key, context);
+  iovec iov{local, len};
+  fi_rma_iov riov{raddr, len, key};
+  fi_msg_rma msg{};
+  msg.msg_iov = &iov;
+  msg.desc = &desc;
+  msg.iov_count = 1;
+  msg.addr = addrs_.at(static_cast<size_t>(src));
+  msg.rma_iov = &riov;
+  msg.rma_iov_count = 1;
+  msg.context = context;
+  ssize_t rc = fi_readmsg(ep_, &msg, FI_COMPLETION);
   if (rc && rc != -FI_EAGAIN) fab_fail("fi_read", rc, strprintf("from pid %d", src));
   return rc;
 }
 
-ssize_t Endpoint::inject(int dest, const void* buf, size_t len) {
-  ssize_t rc = fi_inject(ep_, buf, len, addrs_.at(static_cast<size_t>(dest)));
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_inject", rc, strprintf("to pid %d", dest));
+ssize_t Endpoint::inject_msg(int dest, const iovec* iov, void** desc, size_t count) {
+  fi_msg msg{};
+  msg.msg_iov = iov;
+  msg.desc = desc;
+  msg.iov_count = count;
+  msg.addr = addrs_.at(static_cast<size_t>(dest));
+  ssize_t rc = fi_sendmsg(ep_, &msg, FI_INJECT);
+  if (rc && rc != -FI_EAGAIN) fab_fail("fi_sendmsg(FI_INJECT)", rc, strprintf("to pid %d", dest));
   return rc;
 }
 

@@ -100,9 +100,10 @@ class Endpoint {
   ssize_t post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
                     void* context);
 
-  // fi_inject: buffer reusable at once, no completion. len <= inject_size().
-  // Returns 0 or -FI_EAGAIN.
-  ssize_t inject(int dest, const void* buf, size_t len);
+  // fi_sendmsg with FI_INJECT and no FI_COMPLETION: the buffers are reusable
+  // at once and no completion is generated (the CQ is bound with
+  // FI_SELECTIVE_COMPLETION). Total length <= inject_size(). Returns 0 or -FI_EAGAIN.
+  ssize_t inject_msg(int dest, const iovec* iov, void** desc, size_t count);
 
   // Non-blocking fi_cq_read of up to n entries. Returns the count read (>= 0),
   // or -1 with *err filled when an error completion was read.

@@ -26,6 +26,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
          (unsigned long long)n, (unsigned long long)p.offset, (unsigned long long)r.nelems);
 
   wire::Header h{};
+  if (seq_[static_cast<size_t>(dest)] == 0) seq_used_.push_back(dest);
   h.seq = seq_[static_cast<size_t>(dest)]++;
   h.nelems = n;
   h.elem_size = r.elem_size;
@@ -43,9 +44,9 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
       uint64_t cnt = std::min<uint64_t>(r.span(i), left);
       auto* addr = static_cast<char*>(r.elem(i));
       h.frame = k;
-      comem_.send_started(p.region);
-      engine_.send_data(dest, h, addr, cnt * r.elem_size,
-                        comem_.frames().desc(reinterpret_cast<uintptr_t>(addr)), p.region);
+      if (engine_.send_data(dest, h, addr, cnt * r.elem_size,
+                            comem_.frames().desc(reinterpret_cast<uintptr_t>(addr)), p.region))
+        comem_.send_started(p.region);
       i += cnt;
       left -= cnt;
     }
@@ -58,8 +59,9 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
 bspk_ptr MessagePassing::recv() {
   if (inbox_pos_ >= inbox_.size()) return BSPK_NULL;
   Msg& m = inbox_[inbox_pos_++];
-  bspk_ptr p = comem_.adopt(m.frames.data(), m.nframes, m.skew, m.nelems, m.elem_size, m.src);
+  bspk_ptr p = comem_.adopt(m.frame_list(), m.nframes, m.skew, m.nelems, m.elem_size, m.src);
   m.frames.clear();
+  m.frame0 = 0;
   m.nframes = 0;
   return p;
 }
@@ -77,9 +79,11 @@ MessagePassing::Box& MessagePassing::box(uint32_t step) {
 }
 
 void MessagePassing::drop(Msg& m) {
+  if (m.frame0) comem_.frames().free(m.frame0);
   for (uintptr_t f : m.frames)
     if (f) comem_.frames().free(f);
   m.frames.clear();
+  m.frame0 = 0;
 }
 
 void MessagePassing::complete(uint32_t step, Msg&& m) {
@@ -123,7 +127,7 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
   m.nelems = h.nelems;
   m.nframes = h.nframes;
   if (h.nframes <= 1) {
-    if (h.nframes == 1) m.frames.push_back(frame);
+    if (h.nframes == 1) m.frame0 = frame;
     m.got = h.nframes;
     complete(h.step, std::move(m));
     return h.nframes == 1;
@@ -151,22 +155,21 @@ void MessagePassing::on_advance(uint32_t new_step) {
   for (size_t k = inbox_pos_; k < inbox_.size(); ++k) drop(inbox_[k]);
   inbox_.clear();
   inbox_pos_ = 0;
-  std::fill(seq_.begin(), seq_.end(), 0);
+  for (int d : seq_used_) seq_[static_cast<size_t>(d)] = 0;
+  seq_used_.clear();
   Box& b = box(new_step - 1);
-  inbox_ = std::move(b.done);
-  b.done.clear();
+  inbox_.swap(b.done);  // both keep their capacity: no allocation per superstep
   for (auto& [k, m] : b.partial) drop(m);  // cannot happen when counts are right
   b.partial.clear();
-  std::sort(inbox_.begin(), inbox_.end(), [](const Msg& a, const Msg& c) {
-    return a.src != c.src ? a.src < c.src : a.seq < c.seq;
-  });
+  auto before = [](const Msg& a, const Msg& c) { return a.src != c.src ? a.src < c.src : a.seq < c.seq; };
+  if (!std::is_sorted(inbox_.begin(), inbox_.end(), before)) std::sort(inbox_.begin(), inbox_.end(), before);
 }
 
 size_t MessagePassing::held_frames() const {
   size_t n = 0;
-  for (size_t k = inbox_pos_; k < inbox_.size(); ++k) n += inbox_[k].frames.size();
+  for (size_t k = inbox_pos_; k < inbox_.size(); ++k) n += inbox_[k].nframes;
   for (const Box& b : ring_) {
-    for (const Msg& m : b.done) n += m.frames.size();
+    for (const Msg& m : b.done) n += m.nframes;
     for (const auto& [k, m] : b.partial) n += m.got;
   }
   return n;

@@ -46,7 +46,9 @@ class MessagePassing {
     uint32_t nframes = 0;
     uint32_t got = 0;
     uint64_t nelems = 0;
-    std::vector<uintptr_t> frames;
+    uintptr_t frame0 = 0;           // the frame of a one-frame message (no allocation)
+    std::vector<uintptr_t> frames;  // the frames of a multi-frame message
+    const uintptr_t* frame_list() const { return nframes == 1 ? &frame0 : frames.data(); }
   };
   struct Box {
     uint32_t step = UINT32_MAX;
@@ -67,6 +69,7 @@ class MessagePassing {
   std::vector<Msg> inbox_;
   size_t inbox_pos_ = 0;
   std::vector<uint32_t> seq_;  // next message number per destination, this superstep
+  std::vector<int> seq_used_;  // destinations with seq_ != 0 (reset in O(touched))
 };
 
 }  // namespace bspk::mp

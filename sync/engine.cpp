@@ -79,11 +79,18 @@ Engine::StepState& Engine::state(uint32_t s) {
     if (st.step != UINT32_MAX && st.step >= step_ && st.step != s)
       fail(BSPK_ERR_FABRIC, "internal: superstep ring overflow (holding %u, need %u, at %u)",
            st.step, s, step_);
+    std::vector<uint64_t> keep = std::move(st.sum);  // reuse the allocation
+    keep.clear();
     st = StepState{};
+    st.sum = std::move(keep);
     st.step = s;
-    st.sum.assign(static_cast<size_t>(nprocs_), 0);
   }
   return st;
+}
+
+std::vector<uint64_t>& Engine::sum_of(StepState& st) {
+  if (st.sum.empty()) st.sum.assign(static_cast<size_t>(nprocs_), 0);
+  return st.sum;
 }
 
 // ---------------------------------------------------------------- sending
@@ -147,8 +154,21 @@ void Engine::flush_blocked(int dest) {
   }
 }
 
-void Engine::send_data(int dest, const Header& h, void* payload, size_t len, void* desc,
+bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, void* desc,
                        uint32_t region) {
+  // Small message, nothing queued ahead of it, window open: inject it.
+  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() &&
+      (dest == pid_ || step_ < known_[dest] + opt_.max_ahead)) {
+    Header hh = h;
+    hh.magic = wire::magic_word();
+    hh.kind = static_cast<uint8_t>(Kind::Data);
+    hh.step = step_;
+    hh.src = pid_;
+    hh.payload = static_cast<uint32_t>(len);
+    iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
+    void* descs[2] = {nullptr, desc};  // injected buffers need no registration
+    if (ep_.inject_msg(dest, iov, descs, len ? 2 : 1) == 0) return false;
+  }
   SendOp* op = new_op();
   op->hdr = new_header();
   *op->hdr = h;
@@ -171,6 +191,7 @@ void Engine::send_data(int dest, const Header& h, void* payload, size_t len, voi
   }
   state(step_).outstanding++;
   post(op);
+  return true;
 }
 
 void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl,
@@ -372,7 +393,8 @@ void Engine::on_coll(const Header& h, uintptr_t frame, bool down) {
   }
   for (size_t c = 0; c < children_.size(); ++c)
     if (children_[c] == h.src) st.child_mask |= 1u << c;
-  for (size_t i = 0; i < n; ++i) st.sum[i] += v[i];
+  auto& sum = sum_of(st);
+  for (size_t i = 0; i < n; ++i) sum[i] += v[i];
   st.kinds |= kinds;
   for (int b = 0; b < 3; ++b)
     if (first[b] >= 0 && (st.first[b] < 0 || first[b] < st.first[b])) st.first[b] = first[b];
@@ -385,12 +407,12 @@ void Engine::coll_try_advance(uint32_t s) {
   if (!st.joined || st.sent_up || st.children_got < static_cast<int>(children_.size())) return;
   st.sent_up = true;
   if (pid_ == 0) {
-    coll_result(s, st.sum, st.kinds, st.first);
+    coll_result(s, sum_of(st), st.kinds, st.first);
     return;
   }
   uint32_t inl[4] = {st.kinds, static_cast<uint32_t>(st.first[0]), static_cast<uint32_t>(st.first[1]),
                      static_cast<uint32_t>(st.first[2])};
-  send_ctrl(parent(), Kind::CollUp, s, inl, &st.sum, true);
+  send_ctrl(parent(), Kind::CollUp, s, inl, &sum_of(st), true);
 }
 
 void Engine::coll_result(uint32_t s, const std::vector<uint64_t>& sum, uint32_t kinds,
@@ -499,19 +521,12 @@ void Engine::handle_error(const fabric::CompletionError& err) {
 // ---------------------------------------------------------------- progress
 
 void Engine::progress() {
-  retry_backlog();
   fi_cq_data_entry e[16];
   fabric::CompletionError err;
-  for (;;) {
-    ssize_t n = ep_.poll(e, 16, &err);
-    if (n < 0) {
-      handle_error(err);
-      continue;
-    }
-    for (ssize_t i = 0; i < n; ++i) dispatch(e[i]);
-    if (n < 16) break;
-  }
-  retry_backlog();
+  ssize_t n = ep_.poll(e, 16, &err);
+  if (n < 0) handle_error(err);
+  for (ssize_t i = 0; i < n; ++i) dispatch(e[i]);
+  if (!backlog_.empty()) retry_backlog();
 }
 
 // Waiting without a CQ wait object: yield the CPU for the first 2 ms idle (a
@@ -600,7 +615,8 @@ void Engine::sync(bool finalizing) {
     // Join the count exchange with our contribution.
     StepState& st = state(s);
     const auto& mine = (mode_ == Mode::WillSend) ? declared_vec_ : sent_;
-    for (int j = 0; j < nprocs_; ++j) st.sum[j] += mine[j];
+    auto& sum = sum_of(st);
+    for (int j = 0; j < nprocs_; ++j) sum[j] += mine[j];
     uint32_t kind = finalizing ? wire::kSyncFinalize
                     : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
     st.kinds |= kind;
@@ -680,13 +696,14 @@ void Engine::sync(bool finalizing) {
 void Engine::advance() {
   ++step_;
   stats_.supersteps++;
+  if (mode_ == Mode::WillSend) std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
   mode_ = Mode::None;
   declared_expect_ = 0;
-  std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
-  std::fill(sent_.begin(), sent_.end(), 0);
+  for (int d : sent_used_) sent_[static_cast<size_t>(d)] = 0;  // O(destinations used), not O(p)
+  sent_used_.clear();
   boot_.set_state(step_, boot::ProcState::Running);
   // Answer peers waiting to hear that we reached a superstep.
-  for (size_t i = 0; i < waiters_.size();) {
+  for (size_t i = 0; i < waiters_.size();) {  // usually empty
     int w = waiters_[i];
     if (notify_at_[w] && notify_at_[w] <= step_) {
       uint32_t inl[4] = {step_, 0, 0, 0};

@@ -102,13 +102,17 @@ class Engine {
   void start();
 
   // Queue one Data frame for dest (header fields other than magic/kind/step/src
-  // are the caller's). The payload stays owned by `region`; on completion the
-  // SendDone callback runs with it.
-  void send_data(int dest, const wire::Header& h, void* payload, size_t len, void* desc,
+  // are the caller's). Returns true if the send still reads the payload (then
+  // the SendDone callback runs with `region` at completion); false if it was
+  // injected (header + payload <= the provider's inject size: copied by the
+  // provider at once, nothing to wait for).
+  bool send_data(int dest, const wire::Header& h, void* payload, size_t len, void* desc,
                  uint32_t region);
   // Count one whole message sent to dest this superstep (for counted mode and
   // to check bspk_will_send).
-  void count_sent(int dest) { sent_[static_cast<size_t>(dest)]++; }
+  void count_sent(int dest) {
+    if (sent_[static_cast<size_t>(dest)]++ == 0) sent_used_.push_back(dest);
+  }
 
   // Report that a complete message tagged `step` from `src` arrived.
   void message_arrived(uint32_t step, int src);
@@ -137,8 +141,14 @@ class Engine {
   // Drain every outstanding send (used before closing).
   void quiesce();
 
-  // Make progress without blocking (called from bspk_send/bspk_recv too).
+  // Make progress without blocking.
   void progress();
+  // progress() only if sends of ours are in flight or queued (called from
+  // bspk_send, so long messages move while the program computes; a send that
+  // was injected leaves nothing to do).
+  void progress_if_busy() {
+    if (!backlog_.empty() || op_pool_.size() != all_ops_.size()) progress();
+  }
 
   // An error found while progressing (e.g. more arrivals than declared);
   // recorded here, printed by the API layer, thrown by the next sync/expect.
@@ -157,7 +167,7 @@ class Engine {
     bool sent_up = false;
     int children_got = 0;
     uint32_t child_mask = 0;      // which children (by tree round) contributed
-    std::vector<uint64_t> sum;    // element-wise sum so far
+    std::vector<uint64_t> sum;    // element-wise sum so far (sized on first use)
     uint32_t kinds = 0;           // wire::kSync* seen in the subtree
     int32_t first[4] = {-1, -1, -1, -1};  // lowest pid per kind bit
     bool have_result = false;
@@ -165,6 +175,7 @@ class Engine {
   };
 
   StepState& state(uint32_t s);
+  std::vector<uint64_t>& sum_of(StepState& st);
   SendOp* new_op();
   void free_op(SendOp* op);
   wire::Header* new_header();
@@ -206,6 +217,7 @@ class Engine {
   int64_t declared_expect_ = 0;
   std::vector<uint64_t> declared_vec_;
   std::vector<uint64_t> sent_;     // messages sent per destination this superstep
+  std::vector<int> sent_used_;     // destinations with sent_ != 0 (reset in O(touched))
   std::vector<StepState> ring_;
 
   // flow control
