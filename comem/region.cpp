@@ -46,6 +46,22 @@ bspk_ptr Comem::ptr_to(uint32_t slot) const {
   return p;
 }
 
+Region& Comem::init_slot(uint32_t slot, uint64_t n, uint32_t nframes, uint32_t skew,
+                         uint32_t elem_size, int32_t sender) {
+  Region& r = table_[slot];
+  uint8_t gen = static_cast<uint8_t>(r.gen + 1 == 0 ? 1 : r.gen + 1);  // never 0
+  r = Region{};
+  r.gen = gen;
+  r.nelems = n;
+  r.nframes = nframes;
+  r.skew = skew;
+  r.elem_size = elem_size;
+  r.epf = static_cast<uint32_t>(frames_.frame_size() / elem_size);
+  r.epf_shift = shift_of(r.epf);
+  r.sender = sender;
+  return r;
+}
+
 bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size) {
   if (elem_size == 0) fail(BSPK_ERR_ARG, "element size is 0");
   if (elem_size > frames_.frame_size())
@@ -63,16 +79,8 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   uint32_t nframes = static_cast<uint32_t>(nframes64);
 
   uint32_t slot = new_slot();
-  Region& r = table_[slot];
-  uint8_t gen = static_cast<uint8_t>(r.gen + 1 == 0 ? 1 : r.gen + 1);
-  r = Region{};
-  r.gen = gen;
-  r.nelems = n;
-  r.nframes = nframes;
-  r.elem_size = static_cast<uint32_t>(elem_size);
-  r.epf = epf;
-  r.epf_shift = shift_of(epf);
-  r.sender = pid_;
+  Region& r = init_slot(slot, n, nframes, 0, static_cast<uint32_t>(elem_size), pid_);
+  uint8_t gen = r.gen;
   r.name = nm;
   r.idx = idx;
   uint32_t got = 0;
@@ -95,17 +103,7 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
 bspk_ptr Comem::adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t skew, uint64_t n,
                       uint32_t elem_size, int32_t sender) {
   uint32_t slot = new_slot();
-  Region& r = table_[slot];
-  uint8_t gen = static_cast<uint8_t>(r.gen + 1 == 0 ? 1 : r.gen + 1);
-  r = Region{};
-  r.gen = gen;
-  r.nelems = n;
-  r.nframes = nframes;
-  r.skew = skew;
-  r.elem_size = elem_size;
-  r.epf = static_cast<uint32_t>(frames_.frame_size() / elem_size);
-  r.epf_shift = shift_of(r.epf);
-  r.sender = sender;
+  Region& r = init_slot(slot, n, nframes, skew, elem_size, sender);
   try {
     r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
   } catch (...) {

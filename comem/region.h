@@ -107,6 +107,9 @@ class Comem {
 
  private:
   uint32_t new_slot();
+  // Fresh Region in `slot` (next generation) with the geometry filled in.
+  Region& init_slot(uint32_t slot, uint64_t n, uint32_t nframes, uint32_t skew, uint32_t elem_size,
+                    int32_t sender);
   void destroy(uint32_t slot);
   bspk_ptr ptr_to(uint32_t slot) const;
 
