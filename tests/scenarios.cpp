@@ -436,6 +436,22 @@ int no_finalize(int, char**) {
   return 0;
 }
 
+int hello(int, char**) {
+  // Output forwarding: every process prints; the launcher must pass every line.
+  for (int k = 0; k < 3; ++k) std::printf("hello from pid %d line %d\n", me, k);
+  std::fflush(stdout);
+  std::fprintf(stderr, "stderr from pid %d\n", me);
+  OK(bspk_sync());
+  OK(bspk_finalize());
+  return 0;
+}
+
+int sleeper(int, char**) {
+  sleep(60);  // outlives bspkrun --timeout
+  OK(bspk_finalize());
+  return 0;
+}
+
 int do_abort(int, char**) {
   OK(bspk_sync());
   if (me == P - 1) bspk_abort("boom %d", 42);
@@ -477,6 +493,8 @@ int main(int argc, char** argv) {
   else if (name == "killed") return killed(argc, argv);
   else if (name == "no_finalize") return no_finalize(argc, argv);
   else if (name == "abort") return do_abort(argc, argv);
+  else if (name == "hello") return hello(argc, argv);
+  else if (name == "sleep") return sleeper(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());
   return rc;

@@ -224,6 +224,49 @@ TEST(Launcher, RefusesTheSocketsProvider) {
   EXPECT_TRUE(has(out, "sockets provider is deprecated")) << out;
 }
 
+JobResult launch(const std::string& opts, const std::string& args, int limit_s = 60) {
+  std::string cmd = "timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " " + opts + " " SCENARIOS_PATH " " +
+                    args + " 2>&1";
+  JobResult r;
+  auto t0 = std::chrono::steady_clock::now();
+  FILE* f = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+TEST(Launcher, ForwardsEveryLineOfEveryProcess) {
+  JobResult r = launch("-n 4 --tag-output", "hello");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (int p = 0; p < 4; ++p) {
+    for (int k = 0; k < 3; ++k)
+      EXPECT_TRUE(has(r.out, "[" + std::to_string(p) + "] hello from pid " + std::to_string(p) + " line " +
+                                 std::to_string(k) + "\n"))
+          << r.out;
+    EXPECT_TRUE(has(r.out, "[" + std::to_string(p) + "] stderr from pid " + std::to_string(p))) << r.out;
+  }
+}
+
+TEST(Launcher, TimeoutEndsTheJob) {
+  JobResult r = launch("-n 3 --timeout 2", "sleep");
+  EXPECT_EQ(r.status, 124) << r.out;
+  EXPECT_TRUE(has(r.out, "time limit of 2 s reached")) << r.out;
+  EXPECT_LT(r.seconds, 15) << r.out;
+}
+
+TEST(Launcher, BindsToCoresWithHwloc) {
+  JobResult r = launch("-n 2 --bind core --report-bindings", "hello");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "bspkrun: pid 0 bound to cpu ")) << r.out;
+  EXPECT_TRUE(has(r.out, "bspkrun: pid 1 bound to cpu ")) << r.out;
+  JobResult u = launch("-n 2 --report-bindings", "hello");
+  EXPECT_TRUE(has(u.out, "pid 0 not bound")) << u.out;
+}
+
 TEST(Launcher, MissingProgramIsOneClearError) {
   std::string cmd = "timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog 2>&1";
   FILE* f = popen(cmd.c_str(), "r");
