@@ -140,6 +140,8 @@ std::string choose_provider(boot::Bootstrap& boot, bool* all_local, int* local_p
   if (auto p = env::get("BSPK_PROVIDER")) return fabric::canonical_provider(*p);
   if (auto p = env::get("FI_PROVIDER")) return fabric::canonical_provider(*p);
   if (*all_local) return "shm";
+  // Several hosts: never shm; InfiniBand (verbs) when this host has it, else tcp.
+  if (fabric::provider_available("verbs;ofi_rxm")) return "verbs;ofi_rxm";
   return "tcp;ofi_rxm";
 }
 

@@ -29,6 +29,19 @@ std::string canonical_provider(const std::string& name) {
        name.c_str());
 }
 
+bool provider_available(const std::string& name) {
+  fi_info* hints = fi_allocinfo();
+  if (!hints) return false;
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG | FI_RMA;
+  hints->fabric_attr->prov_name = strdup(name.c_str());
+  fi_info* list = nullptr;
+  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list);
+  fi_freeinfo(hints);
+  if (list) fi_freeinfo(list);
+  return rc == 0;
+}
+
 namespace {
 
 [[noreturn]] void fab_fail(const char* call, ssize_t rc, const std::string& what = "") {

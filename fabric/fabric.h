@@ -39,6 +39,10 @@ namespace bspk::fabric {
 // tests) and for names BSPk has not been validated on.
 std::string canonical_provider(const std::string& name);
 
+// True if fi_getinfo offers an RDM endpoint of this provider on this host
+// (used to prefer verbs over tcp when InfiniBand is present).
+bool provider_available(const std::string& canonical_name);
+
 struct Config {
   std::string provider;  // canonical name, see canonical_provider()
   std::string iface;     // tcp/verbs: domain (interface) to use, "" = first IPv4 one

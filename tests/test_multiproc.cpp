@@ -77,6 +77,21 @@ TEST_P(MultiProc, ModesAgreeOnRandomTraffic) {
   for (auto& [pid, sums] : per_pid) EXPECT_EQ(sums.size(), 1u) << "pid " << pid << " differs between modes";
 }
 
+// BSPK_STATS=1: one greppable line per process at finalize, zero runtime copies.
+TEST_P(MultiProc, StatsLinePerProcess) {
+  JobResult r = go("traffic expect 4", "BSPK_STATS=1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::regex re("bspk-stats pid=(\\d+) supersteps=(\\d+) msgs_sent=\\d+ bytes_sent=\\d+ msgs_recv=\\d+ "
+                "bytes_recv=\\d+ bytes_copied=(\\d+) .*sync_wait_s=[0-9.]+");
+  std::set<int> pids;
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), re), end; it != end; ++it) {
+    pids.insert(std::stoi((*it)[1]));
+    EXPECT_EQ((*it)[2], "5") << "4 supersteps + the final one";
+    EXPECT_EQ((*it)[3], "0") << "the runtime copied user bytes";
+  }
+  EXPECT_EQ(static_cast<int>(pids.size()), np()) << r.out;
+}
+
 // Frames smaller and larger than the default: 4 KiB frames make every large
 // message many frames; 256 KiB frames push single frames past tcp's 128 KiB
 // rendezvous threshold.
