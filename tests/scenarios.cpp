@@ -42,8 +42,10 @@ uint8_t pattern(int src, int step, int msg, uint64_t byte) {
                                  static_cast<uint64_t>(msg), byte / 8) >> ((byte % 8) * 8));
 }
 
-// Fill n elements from p with the pattern, frame by frame (bspk_span).
-void fill(bspk_ptr p, size_t n, int src, int step, int msg) {
+// Visit the bytes of n elements from p, frame by frame (bspk_span), calling
+// f(byte pointer, byte index) for each.
+template <class F>
+void for_each_byte(bspk_ptr p, size_t n, F&& f) {
   size_t es = bspk_elem_size(p);
   uint64_t byte = 0;
   while (n) {
@@ -52,31 +54,26 @@ void fill(bspk_ptr p, size_t n, int src, int step, int msg) {
     CHECK(k > 0, "span returned 0 with %zu elements left", n);
     if (k > n) k = n;
     auto* b = static_cast<uint8_t*>(base);
-    for (size_t i = 0; i < k * es; ++i) b[i] = pattern(src, step, msg, byte++);
+    for (size_t i = 0; i < k * es; ++i) f(b + i, byte++);
     n -= k;
     p = bspk_incr(p, static_cast<ptrdiff_t>(k));
   }
 }
 
+// Fill n elements from p with the pattern.
+void fill(bspk_ptr p, size_t n, int src, int step, int msg) {
+  for_each_byte(p, n, [&](uint8_t* b, uint64_t i) { *b = pattern(src, step, msg, i); });
+}
+
 // Verify a received region; returns a checksum of its bytes.
 uint64_t verify(bspk_ptr p, size_t n, int src, int step, int msg) {
-  size_t es = bspk_elem_size(p);
-  uint64_t byte = 0, sum = 0;
-  while (n) {
-    void* base;
-    size_t k = bspk_span(p, &base);
-    CHECK(k > 0, "span returned 0 with %zu elements left", n);
-    if (k > n) k = n;
-    auto* b = static_cast<uint8_t*>(base);
-    for (size_t i = 0; i < k * es; ++i, ++byte) {
-      uint8_t want = pattern(src, step, msg, byte);
-      CHECK(b[i] == want, "message %d from pid %d (superstep %d): byte %llu is %u, expected %u", msg,
-            src, step, (unsigned long long)byte, b[i], want);
-      sum = sum * 1099511628211ull + b[i];
-    }
-    n -= k;
-    p = bspk_incr(p, static_cast<ptrdiff_t>(k));
-  }
+  uint64_t sum = 0;
+  for_each_byte(p, n, [&](uint8_t* b, uint64_t i) {
+    uint8_t want = pattern(src, step, msg, i);
+    CHECK(*b == want, "message %d from pid %d (superstep %d): byte %llu is %u, expected %u", msg, src, step,
+          (unsigned long long)i, *b, want);
+    sum = sum * 1099511628211ull + *b;
+  });
   return sum;
 }
 

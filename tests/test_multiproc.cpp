@@ -21,13 +21,11 @@ struct JobResult {
   double seconds = 0;
 };
 
-JobResult run(const std::string& env, int np, const std::string& provider, const std::string& args,
-        int limit_s = 120) {
-  std::string cmd = "env " + env + " timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " -n " +
-                    std::to_string(np) + " --provider " + provider + " " SCENARIOS_PATH " " + args + " 2>&1";
+// Run a shell command, capturing stdout+stderr, exit status and wall time.
+JobResult shell(const std::string& cmd) {
   auto t0 = std::chrono::steady_clock::now();
   JobResult r;
-  FILE* f = popen(cmd.c_str(), "r");
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
   if (!f) return r;
   std::array<char, 4096> buf;
   size_t n;
@@ -36,6 +34,17 @@ JobResult run(const std::string& env, int np, const std::string& provider, const
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
+}
+
+// bspkrun [opts] scenarios ARGS, with a wall-clock limit.
+JobResult launch(const std::string& opts, const std::string& args, int limit_s = 60, const std::string& env = "") {
+  return shell("env " + env + " timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " " + opts +
+               " " SCENARIOS_PATH " " + args);
+}
+
+JobResult run(const std::string& env, int np, const std::string& provider, const std::string& args,
+              int limit_s = 120) {
+  return launch("-n " + std::to_string(np) + " --provider " + provider, args, limit_s, env);
 }
 
 bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
@@ -228,30 +237,9 @@ INSTANTIATE_TEST_SUITE_P(Providers, MultiProc,
 TEST(Launcher, RefusesTheSocketsProvider) {
   JobResult r = run("FI_PROVIDER=sockets", 2, "tcp", "skew", 30);  // --provider wins over FI_PROVIDER
   EXPECT_EQ(r.status, 0) << r.out;
-  std::string cmd = "env FI_PROVIDER=sockets timeout 30 " BSPKRUN_PATH " -n 2 " SCENARIOS_PATH " skew 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  int st = pclose(f);
-  EXPECT_NE(WEXITSTATUS(st), 0) << out;
-  EXPECT_TRUE(has(out, "sockets provider is deprecated")) << out;
-}
-
-JobResult launch(const std::string& opts, const std::string& args, int limit_s = 60) {
-  std::string cmd = "timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " " + opts + " " SCENARIOS_PATH " " +
-                    args + " 2>&1";
-  JobResult r;
-  auto t0 = std::chrono::steady_clock::now();
-  FILE* f = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
-  int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
+  JobResult s = launch("-n 2", "skew", 30, "FI_PROVIDER=sockets");
+  EXPECT_NE(s.status, 0) << s.out;
+  EXPECT_TRUE(has(s.out, "sockets provider is deprecated")) << s.out;
 }
 
 TEST(Launcher, ForwardsEveryLineOfEveryProcess) {
@@ -283,15 +271,9 @@ TEST(Launcher, BindsToCoresWithHwloc) {
 }
 
 TEST(Launcher, MissingProgramIsOneClearError) {
-  std::string cmd = "timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  int st = pclose(f);
-  EXPECT_EQ(WEXITSTATUS(st), 127) << out;
-  EXPECT_EQ(count(out, "cannot execute"), 1u) << out;
+  JobResult r = shell("timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog");
+  EXPECT_EQ(r.status, 127) << r.out;
+  EXPECT_EQ(count(r.out, "cannot execute"), 1u) << r.out;
 }
 
 }  // namespace
