@@ -433,6 +433,15 @@ int no_finalize(int, char**) {
   return 0;
 }
 
+int early_finalize(int, char**) {
+  // Err_SYNC: the last pid finalizes in superstep 1 while the others sync.
+  OK(bspk_sync());
+  int rc = me == P - 1 ? bspk_finalize() : bspk_sync();
+  if (rc != BSPK_OK) bspk_abort("expected failure: %s", bspk_error_string());
+  if (me != P - 1) OK(bspk_finalize());
+  return 0;
+}
+
 int hello(int, char**) {
   // Output forwarding: every process prints; the launcher must pass every line.
   for (int k = 0; k < 3; ++k) std::printf("hello from pid %d line %d\n", me, k);
@@ -491,6 +500,7 @@ int main(int argc, char** argv) {
   else if (name == "no_finalize") return no_finalize(argc, argv);
   else if (name == "abort") return do_abort(argc, argv);
   else if (name == "hello") return hello(argc, argv);
+  else if (name == "early_finalize") return early_finalize(argc, argv);
   else if (name == "sleep") return sleeper(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());

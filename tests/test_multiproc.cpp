@@ -204,6 +204,20 @@ TEST_P(MultiProc, ExitWithoutFinalizeEndsTheJob) {
   EXPECT_LT(r.seconds, 20) << r.out;
 }
 
+// BSPlib's Err_SYNC: one process finalizes while the others are still in a
+// superstep; reported by the count exchange, not by a time-out.
+TEST_P(MultiProc, FinalizeWhileOthersSyncIsReported) {
+  JobResult r = go("early_finalize", "BSPK_SYNC_TIMEOUT=30", 60);
+  if (np() == 1) {
+    EXPECT_EQ(r.status, 0) << r.out;
+    return;
+  }
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "called bspk_finalize while others called bspk_sync")) << r.out;
+  EXPECT_TRUE(has(r.out, "bspk_finalize (pid " + std::to_string(np() - 1) + ")")) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
 TEST_P(MultiProc, AbortPrintsOnceAndEndsTheJob) {
   JobResult r = go("abort", "BSPK_SYNC_TIMEOUT=60", 60);
   EXPECT_EQ(r.status, 1) << r.out;
