@@ -23,9 +23,10 @@
 // that only sends (expect(0)) cannot run more than W supersteps ahead of its
 // consumer, and the consumer holds at most W supersteps of early frames.
 //
-// Waiting spins briefly (BSPK_SPIN_US, default 20 us) and then blocks on the
-// completion queue's wait object, so oversubscribed processes leave the CPU to
-// the ones they wait for.
+// Waiting spins briefly (BSPK_SPIN_US, default 200 us: rxm's segmented and
+// rendezvous protocols need the sender to keep progressing) and then blocks on
+// the completion queue's wait object. With more local processes than CPUs it
+// does not spin at all, leaving the CPU to the processes it waits for.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -49,7 +50,7 @@ enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 struct Options {
   uint32_t max_ahead = 16;    // W: supersteps a sender may run ahead of a receiver
   double timeout_s = 60;      // no-progress time-out in bspk_sync
-  double spin_s = 20e-6;      // busy-poll before blocking (0 when processes outnumber CPUs)
+  double spin_s = 200e-6;     // busy-poll before blocking (0 when processes outnumber CPUs)
   uint32_t rx_depth = 32;     // receive slots kept posted
   // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH. local_procs:
   // processes of the job on this host (no busy spinning if they outnumber CPUs).
