@@ -81,8 +81,7 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   uint32_t slot = new_slot();
   Region& r = init_slot(slot, n, nframes, 0, static_cast<uint32_t>(elem_size), pid_);
   uint8_t gen = r.gen;
-  r.name = nm;
-  r.idx = idx;
+  r.named = !nm.empty();
   uint32_t got = 0;
   try {
     r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
@@ -96,7 +95,10 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   }
   r.live = true;
   ++live_;
-  if (!nm.empty()) names_[{nm, idx}] = make_id(slot, gen);
+  if (!nm.empty()) {
+    names_[{nm, idx}] = make_id(slot, gen);
+    name_of_[slot] = {nm, idx};
+  }
   return ptr_to(slot);
 }
 
@@ -140,7 +142,11 @@ void Comem::destroy(uint32_t slot) {
   Region& r = table_[slot];
   for (uint32_t k = 0; k < r.nframes; ++k) frames_.free(r.frame_start(k));
   if (r.frames) index_.free(r.frames, r.idx_class);
-  if (!r.name.empty()) names_.erase({r.name, r.idx});
+  if (r.named) {
+    auto it = name_of_.find(slot);
+    names_.erase(it->second);
+    name_of_.erase(it);
+  }
   uint8_t gen = r.gen;
   r = Region{};
   r.gen = gen;

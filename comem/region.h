@@ -40,8 +40,7 @@ struct Region {
   bool free_pending = false;  // freed by the program while sends were in flight
   int32_t sender = -1;        // sender pid for received messages, else owner
   uint32_t inflight = 0;      // sends from this region not yet complete
-  std::string name;           // "" for anonymous regions
-  int idx = 0;
+  bool named = false;         // has an entry in Comem's name table
 
   // Unbiased start address of frame f.
   uintptr_t frame_start(uint32_t f) const {
@@ -119,6 +118,7 @@ class Comem {
   std::vector<Region> table_;      // slot 0 unused
   std::vector<uint32_t> free_slots_;
   std::map<std::pair<std::string, int>, uint32_t> names_;  // (name, idx) -> region id
+  std::map<uint32_t, std::pair<std::string, int>> name_of_;  // slot -> (name, idx), named regions only
   size_t live_ = 0;
 };
 

@@ -8,7 +8,7 @@ namespace bspk::mp {
 
 MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats& stats)
     : engine_(engine), comem_(comem), stats_(stats) {
-  ring_.resize(engine.options().max_ahead + 3);
+  ring_.resize(sync::ring_size(engine.options().max_ahead));
   seq_.assign(static_cast<size_t>(engine.nprocs()), 0);
   engine_.set_data_handler(
       [this](const wire::Header& h, uintptr_t f, size_t len) { return on_data(h, f, len); });
@@ -67,7 +67,7 @@ bspk_ptr MessagePassing::recv() {
 }
 
 MessagePassing::Box& MessagePassing::box(uint32_t step) {
-  Box& b = ring_[step % ring_.size()];
+  Box& b = ring_[step & (ring_.size() - 1)];  // size is a power of two
   if (b.step != step) {
     for (auto& m : b.done) drop(m);
     for (auto& [k, m] : b.partial) drop(m);

@@ -47,6 +47,14 @@ namespace bspk::sync {
 
 enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 
+// Slots in per-superstep rings: covers supersteps [current, current + W] plus
+// slack, rounded up to a power of two so that indexing is a mask.
+inline size_t ring_size(uint32_t max_ahead) {
+  size_t n = 1;
+  while (n < size_t{max_ahead} + 3) n <<= 1;
+  return n;
+}
+
 struct Options {
   uint32_t max_ahead = 16;    // W: supersteps a sender may run ahead of a receiver
   double timeout_s = 60;      // no-progress time-out in bspk_sync
