@@ -340,7 +340,14 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
       raise_async(BSPK_ERR_FABRIC, strprintf("received a message of unknown kind %u from pid %d",
                                              unsigned(h.kind), h.src));
   }
-  post_slot(slot);
+  // Repost later (before this process next waits): keeps fi_recvmsg off the
+  // path between a message's arrival and the program seeing it.
+  repost_.push_back(slot);
+}
+
+void Engine::flush_reposts() {
+  for (RecvSlot* slot : repost_) post_slot(slot);
+  repost_.clear();
 }
 
 void Engine::message_arrived(uint32_t s, int src) {
@@ -521,6 +528,7 @@ void Engine::handle_error(const fabric::CompletionError& err) {
 // ---------------------------------------------------------------- progress
 
 void Engine::progress() {
+  if (!repost_.empty()) flush_reposts();
   fi_cq_data_entry e[16];
   fabric::CompletionError err;
   ssize_t n = ep_.poll(e, 16, &err);
@@ -545,6 +553,7 @@ void Engine::backoff(double idle_s) {
 
 // One wait step: poll until spin_until, then block (or back off) up to block_ms.
 bool Engine::wait_once(double spin_until, int block_ms) {
+  if (!repost_.empty()) flush_reposts();
   retry_backlog();
   fi_cq_data_entry e[16];
   fabric::CompletionError err;

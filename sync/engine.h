@@ -195,6 +195,7 @@ class Engine {
   void send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl,
                  const std::vector<uint64_t>* vec, bool flow_controlled);
   void post_slot(RecvSlot* slot);
+  void flush_reposts();
   void dispatch(const fi_cq_data_entry& e);
   void on_recv(RecvSlot* slot, size_t len);
   void on_coll(const wire::Header& h, uintptr_t frame, bool down);
@@ -239,6 +240,7 @@ class Engine {
   std::deque<SendOp*> backlog_;          // sends refused with -FI_EAGAIN
 
   std::vector<RecvSlot> slots_;
+  std::vector<RecvSlot*> repost_;  // consumed slots to post again before the next wait
   std::vector<SendOp*> op_pool_;
   std::vector<SendOp*> all_ops_;
   std::vector<int> children_;
