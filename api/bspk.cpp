@@ -165,6 +165,14 @@ void init_runtime(int* argc, char*** argv) {
   fabric::Config cfg;
   cfg.provider = provider;
   cfg.nprocs = r->nprocs;
+  // Unique per job and rank, so a region left behind by a killed process (whose
+  // pid may be reused) never blocks a new one; bspkrun removes the job's regions.
+  {
+    auto job = env::get("BSPK_JOBID");
+    cfg.shm_name = strprintf("bspk.%s.%d",
+                             job ? job->c_str() : strprintf("%d-%lx", (int)getpid(), (long)now_s()).c_str(),
+                             r->pid);
+  }
   if (auto i = env::get("BSPK_IFACE")) cfg.iface = *i;
   else if (auto i2 = env::get("FI_TCP_IFACE")) cfg.iface = *i2;
   else if (all_local && cfg.provider != "shm") cfg.iface = "lo";

@@ -12,6 +12,7 @@
 // too (BSPlib's Err_SYNC case). Exit status: the first non-zero status of a
 // process (128+signal for a signal), 124 when --timeout expires, else 0.
 #include <CLI/CLI.hpp>
+#include <dirent.h>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <poll.h>
@@ -91,7 +92,8 @@ class Launcher {
   void kill_all(int sig);
   std::string where(int rank) const;
 
-  std::string dir_, sock_path_, status_path_;
+  void remove_shm_regions();
+  std::string dir_, sock_path_, status_path_, jobid_;
   int listen_fd_ = -1;
   StatusSlot* status_ = nullptr;
   std::vector<Proc> procs_;
@@ -119,6 +121,7 @@ void Launcher::setup_rendezvous() {
     exit(1);
   }
   dir_ = tmpl;
+  jobid_ = strprintf("%d-%s", (int)getpid(), dir_.substr(dir_.size() - 6).c_str());
   sock_path_ = dir_ + "/boot.sock";
   status_path_ = dir_ + "/status";
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -169,6 +172,7 @@ void Launcher::spawn(int rank) {
       if (dn >= 0) dup2(dn, 0);
     }
     setenv("BSPK_BOOT_SOCKET", sock_path_.c_str(), 1);
+    setenv("BSPK_JOBID", jobid_.c_str(), 1);
     setenv("BSPK_RANK", std::to_string(rank).c_str(), 1);
     setenv("BSPK_NPROCS", std::to_string(nprocs).c_str(), 1);
     if (status_) setenv("BSPK_STATUS_FILE", status_path_.c_str(), 1);
@@ -384,6 +388,19 @@ void Launcher::reap() {
   }
 }
 
+// libfabric's shm provider keeps each endpoint's region in /dev/shm and removes
+// it when the process exits normally; a killed process leaves it behind. All of
+// this job's regions are named bspk.<jobid>.<rank>...: remove what is left.
+void Launcher::remove_shm_regions() {
+  std::string prefix = "bspk." + jobid_ + ".";
+  DIR* d = opendir("/dev/shm");
+  if (!d) return;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+      unlinkat(dirfd(d), e->d_name, 0);
+  closedir(d);
+}
+
 int Launcher::run() {
   hwloc_topology_init(&topo_);
   if (hwloc_topology_load(topo_) != 0) {
@@ -456,6 +473,7 @@ int Launcher::run() {
       }
     }
   }
+  remove_shm_regions();
   unlink(sock_path_.c_str());
   unlink(status_path_.c_str());
   rmdir(dir_.c_str());

@@ -73,7 +73,10 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   hints->fabric_attr->prov_name = strdup(cfg.provider.c_str());
 
   fi_info* list = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list);
+  // shm names its shared-memory region after `node` (default: the pid).
+  const bool named = cfg.provider == "shm" && !cfg.shm_name.empty();
+  int rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.shm_name.c_str() : nullptr, nullptr,
+                      named ? FI_SOURCE : 0, hints, &list);
   fi_freeinfo(hints);
   if (rc) {
     fail(BSPK_ERR_FABRIC,

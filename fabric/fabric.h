@@ -46,6 +46,8 @@ bool provider_available(const std::string& canonical_name);
 struct Config {
   std::string provider;  // canonical name, see canonical_provider()
   std::string iface;     // tcp/verbs: domain (interface) to use, "" = first IPv4 one
+  std::string shm_name;  // shm: endpoint name (its /dev/shm region); "" = libfabric's (the pid),
+                         // which collides with regions left by killed processes once pids are reused
   int nprocs = 1;        // size of the address vector
 };
 
