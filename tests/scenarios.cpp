@@ -433,6 +433,38 @@ int no_finalize(int, char**) {
   return 0;
 }
 
+// Many tiny messages per superstep: K one-element messages from every process
+// to every process, received in (sender, send order), for several supersteps.
+int many(int argc, char** argv) {
+  int K = argc > 2 ? atoi(argv[2]) : 1000;
+  for (int s = 0; s < 3; ++s) {
+    bspk_ptr m = bspk_malloc("", 0, static_cast<size_t>(K) * P, sizeof(int));
+    CHECK(!bspk_is_null(m), "malloc: %s", bspk_error_string());
+    for (int d = 0; d < P; ++d)
+      for (int k = 0; k < K; ++k) {
+        bspk_ptr e = bspk_incr(m, d * K + k);
+        *static_cast<int*>(bspk_elemP(e)) = s * 1000000 + me * 10000 + k;
+        OK(bspk_send(d, e, 1));
+      }
+    OK(bspk_expect(K * P));
+    OK(bspk_sync());
+    OK(bspk_free(m));
+    for (int src = 0; src < P; ++src)
+      for (int k = 0; k < K; ++k) {
+        bspk_ptr r = bspk_recv();
+        CHECK(!bspk_is_null(r), "superstep %d: message %d from pid %d missing", s + 1, k, src);
+        int v = *static_cast<int*>(bspk_elemP(r));
+        CHECK(v == s * 1000000 + src * 10000 + k && bspk_sender_id(r) == src,
+              "superstep %d: got %d from pid %d, expected message %d of pid %d", s + 1, v, bspk_sender_id(r), k, src);
+        OK(bspk_free(r));
+      }
+    CHECK(bspk_is_null(bspk_recv()), "extra message");
+  }
+  if (me == 0) std::printf("many ok\n");
+  OK(bspk_finalize());
+  return 0;
+}
+
 int early_finalize(int, char**) {
   // Err_SYNC: the last pid finalizes in superstep 1 while the others sync.
   OK(bspk_sync());
@@ -501,6 +533,7 @@ int main(int argc, char** argv) {
   else if (name == "abort") return do_abort(argc, argv);
   else if (name == "hello") return hello(argc, argv);
   else if (name == "early_finalize") return early_finalize(argc, argv);
+  else if (name == "many") return many(argc, argv);
   else if (name == "sleep") return sleeper(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());

@@ -119,6 +119,14 @@ TEST_P(MultiProc, DeliveryInTheRightSuperstepUnderSkew) {
   EXPECT_TRUE(has(r.out, "skew ok")) << r.out;
 }
 
+// Thousands of one-element messages per superstep arrive complete and in
+// (sender, send order).
+TEST_P(MultiProc, ManySmallMessagesPerSuperstep) {
+  JobResult r = go("many 1000");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "many ok")) << r.out;
+}
+
 TEST_P(MultiProc, UnclaimedMessagesAreDestroyed) {
   JobResult r = go("unclaimed 300");
   ASSERT_EQ(r.status, 0) << r.out;
