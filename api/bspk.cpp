@@ -40,6 +40,7 @@ struct Runtime {
   std::unique_ptr<boot::Bootstrap> boot;
   std::unique_ptr<fabric::Endpoint> ep;
   std::unique_ptr<comem::FramePool> frames;
+  std::unique_ptr<comem::FramePool> small;  // 4 KiB receive buffers for small messages
   comem::IndexPool index;
   std::unique_ptr<comem::Comem> comem;
   std::unique_ptr<sync::Engine> engine;
@@ -57,6 +58,7 @@ struct Runtime {
     engine.reset();
     comem.reset();
     frames.reset();
+    small.reset();
     ep.reset();
   }
 };
@@ -197,9 +199,10 @@ void init_runtime(int* argc, char*** argv) {
   size_t fsz = env::get_size("BSPK_FRAME_SIZE", default_frame_size(cfg.provider));
   size_t limit = env::get_size("BSPK_POOL_LIMIT", 0);
   r->frames = std::make_unique<comem::FramePool>(r->ep.get(), fsz, limit);
-  r->comem = std::make_unique<comem::Comem>(r->pid, *r->frames, r->index);
-  r->engine = std::make_unique<sync::Engine>(r->pid, r->nprocs, *r->ep, *r->frames, *r->boot,
-                                             r->stats, opt);
+  r->small = std::make_unique<comem::FramePool>(r->ep.get(), wire::kSmallPayload, limit, size_t{1} << 20);
+  r->comem = std::make_unique<comem::Comem>(r->pid, *r->frames, r->index, r->small.get());
+  r->engine = std::make_unique<sync::Engine>(r->pid, r->nprocs, *r->ep, *r->frames, *r->small,
+                                             *r->boot, r->stats, opt);
   r->mp = std::make_unique<mp::MessagePassing>(*r->engine, *r->comem, r->stats);
 
   // Start-up exchange: endpoint name, plus the base, key and offset of a probe
@@ -270,7 +273,9 @@ void fill_stats(bspk_stats* o) {
   o->frames_in_use = rt->frames->in_use();
   o->frames_peak = rt->frames->peak();
   o->frame_size = rt->frames->frame_size();
-  o->pool_bytes = rt->frames->bytes();
+  o->pool_bytes = rt->frames->bytes() + rt->small->bytes();
+  o->small_in_use = rt->small->in_use();
+  o->small_peak = rt->small->peak();
   o->sync_wait_s = s.sync_wait_s;
 }
 
@@ -296,7 +301,8 @@ int bspk_finalize(void) {
     r.engine->quiesce();
     if (r.print_stats) {
       r.stats.frames_peak = r.frames->peak();
-      r.stats.pool_bytes = r.frames->bytes();
+      r.stats.small_peak = r.small->peak();
+      r.stats.pool_bytes = r.frames->bytes() + r.small->bytes();
       std::fflush(stdout);
       std::fprintf(stderr, "%s\n", r.stats.line(r.pid).c_str());
       std::fflush(stderr);

@@ -17,6 +17,7 @@ struct Stats {
   uint64_t ctrl_sent = 0;                     // runtime control messages (collectives, flow control)
   uint64_t flow_waits = 0;                    // sends held back by the supersteps-ahead window
   uint64_t frames_peak = 0;                   // most frames in use at once
+  uint64_t small_peak = 0;                    // most small (4 KiB) buffers in use at once
   uint64_t pool_bytes = 0;                    // bytes of registered frame slabs
   double sync_wait_s = 0;                     // seconds spent waiting inside bspk_sync
 

@@ -15,8 +15,8 @@ int8_t shift_of(uint32_t x) {
 }
 }  // namespace
 
-Comem::Comem(int pid, FramePool& frames, IndexPool& index)
-    : pid_(pid), frames_(frames), index_(index) {
+Comem::Comem(int pid, FramePool& frames, IndexPool& index, FramePool* small)
+    : pid_(pid), frames_(frames), index_(index), small_(small) {
   table_.resize(1);  // slot 0 is never used: region id 0 means NULL
 }
 
@@ -103,9 +103,12 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
 }
 
 bspk_ptr Comem::adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t skew, uint64_t n,
-                      uint32_t elem_size, int32_t sender) {
+                      uint32_t elem_size, int32_t sender, bool small) {
+  if (small && (nframes != 1 || !small_))
+    fail(BSPK_ERR_ARG, "internal: a small-buffer region has exactly one frame");
   uint32_t slot = new_slot();
   Region& r = init_slot(slot, n, nframes, skew, elem_size, sender);
+  r.small = small;
   try {
     r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
   } catch (...) {
@@ -140,7 +143,8 @@ Region& Comem::local(const bspk_ptr& p, const char* call) {
 
 void Comem::destroy(uint32_t slot) {
   Region& r = table_[slot];
-  for (uint32_t k = 0; k < r.nframes; ++k) frames_.free(r.frame_start(k));
+  FramePool& pool = r.small ? *small_ : frames_;
+  for (uint32_t k = 0; k < r.nframes; ++k) pool.free(r.frame_start(k));
   if (r.frames) index_.free(r.frames, r.idx_class);
   if (r.named) {
     auto it = name_of_.find(slot);

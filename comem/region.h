@@ -41,6 +41,7 @@ struct Region {
   int32_t sender = -1;        // sender pid for received messages, else owner
   uint32_t inflight = 0;      // sends from this region not yet complete
   bool named = false;         // has an entry in Comem's name table
+  bool small = false;         // its one frame is a small buffer (received small message)
 
   // Unbiased start address of frame f.
   uintptr_t frame_start(uint32_t f) const {
@@ -73,11 +74,17 @@ struct Region {
 
 class Comem {
  public:
-  Comem(int pid, FramePool& frames, IndexPool& index);
+  // small: pool of small receive buffers (may be null in unit tests).
+  Comem(int pid, FramePool& frames, IndexPool& index, FramePool* small = nullptr);
   ~Comem();
 
   int pid() const { return pid_; }
   FramePool& frames() { return frames_; }
+  FramePool* small_pool() { return small_; }
+  // Registration descriptor of any frame or small buffer of this process.
+  void* desc(uintptr_t addr) const {
+    return small_ && small_->owns(addr) ? small_->desc(addr) : frames_.desc(addr);
+  }
   size_t frame_size() const { return frames_.frame_size(); }
 
   // A new local region of n elements (bspk_malloc). Throws on bad arguments.
@@ -85,8 +92,10 @@ class Comem {
 
   // A new region made of frames the caller already owns (received messages).
   // `frames_in` are unbiased frame start addresses; ownership passes to the region.
+  // small: the single frame is a small buffer from small_pool() (the region's
+  // geometry is still that of full frames; all its elements lie in the buffer).
   bspk_ptr adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t skew, uint64_t n,
-                 uint32_t elem_size, int32_t sender);
+                 uint32_t elem_size, int32_t sender, bool small = false);
 
   // Free the region (bspk_free). Frames return to the pool now, or when the
   // last in-flight send from it completes.
@@ -115,6 +124,7 @@ class Comem {
   int pid_;
   FramePool& frames_;
   IndexPool& index_;
+  FramePool* small_;
   std::vector<Region> table_;      // slot 0 unused
   std::vector<uint32_t> free_slots_;
   std::map<std::pair<std::string, int>, uint32_t> names_;  // (name, idx) -> region id

@@ -1,7 +1,6 @@
 #include "fabric/fabric.h"
 
 #include <bspk.h>
-#include <rdma/fi_tagged.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -61,7 +60,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   hints->ep_attr->type = FI_EP_RDM;
   // FI_RMA and remote CQ data are requested now so that DSM copies (fi_writedata /
   // fi_read on frames) use the same endpoint.
-  hints->caps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
+  hints->caps = FI_TAGGED | FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
                 FI_REMOTE_WRITE;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;  // every op context starts with fi_context2
   // Offer every registration mode we implement; the provider clears what it does
@@ -209,27 +208,31 @@ void Endpoint::deregister(MemoryRegion& m) noexcept {
   m.mr = nullptr;
 }
 
-ssize_t Endpoint::post_recv(const iovec* iov, void** desc, size_t count, void* context) {
-  fi_msg msg{};
+ssize_t Endpoint::post_recv(const iovec* iov, void** desc, size_t count, void* context, uint64_t tag) {
+  fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
   msg.iov_count = count;
   msg.addr = FI_ADDR_UNSPEC;
+  msg.tag = tag;
+  msg.ignore = 0;
   msg.context = context;
-  ssize_t rc = fi_recvmsg(ep_, &msg, FI_COMPLETION);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_recvmsg", rc);
+  ssize_t rc = fi_trecvmsg(ep_, &msg, FI_COMPLETION);
+  if (rc && rc != -FI_EAGAIN) fab_fail("fi_trecvmsg", rc);
   return rc;
 }
 
-ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, void* context) {
-  fi_msg msg{};
+ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, void* context,
+                            uint64_t tag) {
+  fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
   msg.iov_count = count;
   msg.addr = addrs_.at(static_cast<size_t>(dest));
+  msg.tag = tag;
   msg.context = context;
-  ssize_t rc = fi_sendmsg(ep_, &msg, FI_COMPLETION);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_sendmsg", rc, strprintf("to pid %d", dest));
+  ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
+  if (rc && rc != -FI_EAGAIN) fab_fail("fi_tsendmsg", rc, strprintf("to pid %d", dest));
   return rc;
 }
 
@@ -250,14 +253,15 @@ ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64
   return rc;
 }
 
-ssize_t Endpoint::inject_msg(int dest, const iovec* iov, void** desc, size_t count) {
-  fi_msg msg{};
+ssize_t Endpoint::inject_msg(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
+  fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
   msg.iov_count = count;
   msg.addr = addrs_.at(static_cast<size_t>(dest));
-  ssize_t rc = fi_sendmsg(ep_, &msg, FI_INJECT);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_sendmsg(FI_INJECT)", rc, strprintf("to pid %d", dest));
+  msg.tag = tag;
+  ssize_t rc = fi_tsendmsg(ep_, &msg, FI_INJECT);
+  if (rc && rc != -FI_EAGAIN) fab_fail("fi_tsendmsg(FI_INJECT)", rc, strprintf("to pid %d", dest));
   return rc;
 }
 

@@ -24,6 +24,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 #include <sys/uio.h>
 
 #include <cstddef>
@@ -92,13 +93,17 @@ class Endpoint {
   MemoryRegion register_memory(void* base, size_t len);
   void deregister(MemoryRegion& mr) noexcept;
 
-  // Post a receive of up to count iovecs from any source (fi_recvmsg).
-  // Returns 0, or -FI_EAGAIN when the receive queue is full. Other errors throw.
-  ssize_t post_recv(const iovec* iov, void** desc, size_t count, void* context);
+  // All BSPk traffic is tagged (FI_TAGGED) with a receive class, so that small
+  // messages land in small buffers and large ones in whole frames.
 
-  // Post a send to rank dest (fi_sendmsg, FI_COMPLETION). Returns 0 or
-  // -FI_EAGAIN (transmit queue full: progress and retry). Other errors throw.
-  ssize_t post_send(int dest, const iovec* iov, void** desc, size_t count, void* context);
+  // Post a receive of up to count iovecs from any source for messages tagged
+  // `tag` (fi_trecvmsg). Returns 0, or -FI_EAGAIN when the receive queue is
+  // full. Other errors throw.
+  ssize_t post_recv(const iovec* iov, void** desc, size_t count, void* context, uint64_t tag);
+
+  // Post a send tagged `tag` to rank dest (fi_tsendmsg, FI_COMPLETION). Returns
+  // 0 or -FI_EAGAIN (transmit queue full: progress and retry). Other errors throw.
+  ssize_t post_send(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag);
 
   // One-sided read of len bytes at remote address raddr (see remote_addr())
   // under key from rank src into local (registered, desc). FI_COMPLETION.
@@ -109,7 +114,7 @@ class Endpoint {
   // fi_sendmsg with FI_INJECT and no FI_COMPLETION: the buffers are reusable
   // at once and no completion is generated (the CQ is bound with
   // FI_SELECTIVE_COMPLETION). Total length <= inject_size(). Returns 0 or -FI_EAGAIN.
-  ssize_t inject_msg(int dest, const iovec* iov, void** desc, size_t count);
+  ssize_t inject_msg(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag);
 
   // Non-blocking fi_cq_read of up to n entries. Returns the count read (>= 0),
   // or -1 with *err filled when an error completion was read.

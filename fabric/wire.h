@@ -39,6 +39,14 @@ enum class Kind : uint8_t {
   Hello = 6,       // start-up/shutdown barrier round `value` (not superstep-tagged)
 };
 
+// Receive classes, carried as the libfabric tag of every message: a message
+// whose payload fits kSmallPayload bytes is tagged kTagSmall and lands in a
+// small (4 KiB) buffer; anything else is tagged kTagLarge and lands in a whole
+// frame. Either way the buffer becomes the receiver's region: no copies.
+constexpr uint64_t kTagLarge = 1;
+constexpr uint64_t kTagSmall = 2;
+constexpr uint32_t kSmallPayload = 4096;
+
 // Reduction flags carried in CollUp/CollDown (which kinds of sync took part).
 enum : uint32_t {
   kSyncExpect = 1u << 0,

@@ -229,8 +229,10 @@ typedef struct bspk_stats {
     uint64_t frames_in_use;  /* frames currently allocated                          */
     uint64_t frames_peak;    /* most frames allocated at once                       */
     uint64_t frame_size;     /* bytes per frame                                     */
-    uint64_t pool_bytes;     /* bytes of registered frame slabs                     */
+    uint64_t pool_bytes;     /* bytes of registered slabs (frames and small buffers) */
     double   sync_wait_s;    /* seconds spent waiting in bspk_sync                  */
+    uint64_t small_in_use;   /* 4 KiB buffers in use: a message of <= 4 KiB arrives in one */
+    uint64_t small_peak;     /* most 4 KiB buffers in use at once                   */
 } bspk_stats;
 
 /* Fill *out with this process's counters. Errors: BSPK_ERR_ARG, BSPK_ERR_STATE. */

@@ -11,7 +11,7 @@ MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats&
   ring_.resize(sync::ring_size(engine.options().max_ahead));
   seq_.assign(static_cast<size_t>(engine.nprocs()), 0);
   engine_.set_data_handler(
-      [this](const wire::Header& h, uintptr_t f, size_t len) { return on_data(h, f, len); });
+      [this](const wire::Header& h, uintptr_t f, size_t len, bool small) { return on_data(h, f, len, small); });
   engine_.set_advance([this](uint32_t s) { on_advance(s); });
   engine_.set_send_done([this](uint32_t region) { comem_.send_done(region); });
 }
@@ -45,7 +45,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
       auto* addr = static_cast<char*>(r.elem(i));
       h.frame = k;
       if (engine_.send_data(dest, h, addr, cnt * r.elem_size,
-                            comem_.frames().desc(reinterpret_cast<uintptr_t>(addr)), p.region))
+                            comem_.desc(reinterpret_cast<uintptr_t>(addr)), p.region))
         comem_.send_started(p.region);
       i += cnt;
       left -= cnt;
@@ -59,7 +59,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
 bspk_ptr MessagePassing::recv() {
   if (inbox_pos_ >= inbox_.size()) return BSPK_NULL;
   Msg& m = inbox_[inbox_pos_++];
-  bspk_ptr p = comem_.adopt(m.frame_list(), m.nframes, m.skew, m.nelems, m.elem_size, m.src);
+  bspk_ptr p = comem_.adopt(m.frame_list(), m.nframes, m.skew, m.nelems, m.elem_size, m.src, m.small);
   m.frames.clear();
   m.frame0 = 0;
   m.nframes = 0;
@@ -79,7 +79,7 @@ MessagePassing::Box& MessagePassing::box(uint32_t step) {
 }
 
 void MessagePassing::drop(Msg& m) {
-  if (m.frame0) comem_.frames().free(m.frame0);
+  if (m.frame0) (m.small ? *comem_.small_pool() : comem_.frames()).free(m.frame0);
   for (uintptr_t f : m.frames)
     if (f) comem_.frames().free(f);
   m.frames.clear();
@@ -94,7 +94,7 @@ void MessagePassing::complete(uint32_t step, Msg&& m) {
   engine_.message_arrived(step, src);
 }
 
-bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payload) {
+bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small) {
   const size_t fs = comem_.frame_size();
   auto bad = [&](const char* why) {
     engine_.raise_async(BSPK_ERR_FABRIC,
@@ -126,8 +126,12 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
   m.elem_size = h.elem_size;
   m.nelems = h.nelems;
   m.nframes = h.nframes;
+  if (small && h.nframes > 1) return bad("a multi-frame message in a small buffer");
   if (h.nframes <= 1) {
-    if (h.nframes == 1) m.frame0 = frame;
+    if (h.nframes == 1) {
+      m.frame0 = frame;
+      m.small = small;
+    }
     m.got = h.nframes;
     complete(h.step, std::move(m));
     return h.nframes == 1;

@@ -46,6 +46,7 @@ class MessagePassing {
     uint32_t nframes = 0;
     uint32_t got = 0;
     uint64_t nelems = 0;
+    bool small = false;             // frame0 is a small buffer
     uintptr_t frame0 = 0;           // the frame of a one-frame message (no allocation)
     std::vector<uintptr_t> frames;  // the frames of a multi-frame message
     const uintptr_t* frame_list() const { return nframes == 1 ? &frame0 : frames.data(); }
@@ -56,7 +57,7 @@ class MessagePassing {
     std::unordered_map<uint64_t, Msg> partial;  // key: src << 32 | seq
   };
 
-  bool on_data(const wire::Header& h, uintptr_t frame, size_t payload);
+  bool on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small);
   void on_advance(uint32_t new_step);
   Box& box(uint32_t step);
   void drop(Msg& m);

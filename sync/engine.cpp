@@ -29,15 +29,17 @@ Options Options::from_env(int local_procs) {
   o.spin_s = 1e-6 * static_cast<double>(env::get_int("BSPK_SPIN_US", static_cast<int64_t>(o.spin_s * 1e6), 0,
                                                      10'000'000));
   o.rx_depth = static_cast<uint32_t>(env::get_int("BSPK_RX_DEPTH", o.rx_depth, 2, 4096));
+  o.small_rx_depth = static_cast<uint32_t>(env::get_int("BSPK_SMALL_RX_DEPTH", o.small_rx_depth, 2, 4096));
   return o;
 }
 
 Engine::Engine(int pid, int nprocs, fabric::Endpoint& ep, comem::FramePool& frames,
-               boot::Bootstrap& boot, Stats& stats, const Options& opt)
+               comem::FramePool& small, boot::Bootstrap& boot, Stats& stats, const Options& opt)
     : pid_(pid),
       nprocs_(nprocs),
       ep_(ep),
       frames_(frames),
+      small_(small),
       headers_(&ep, sizeof(Header), 0, size_t{256} << 10),
       boot_(boot),
       stats_(stats),
@@ -108,7 +110,7 @@ SendOp* Engine::new_op() {
 
 void Engine::free_op(SendOp* op) {
   if (op->hdr) headers_.free(reinterpret_cast<uintptr_t>(op->hdr));
-  if (op->ctrl_frame) frames_.free(op->ctrl_frame);
+  if (op->ctrl_frame) (op->ctrl_small ? small_ : frames_).free(op->ctrl_frame);
   *op = SendOp{};
   op_pool_.push_back(op);
 }
@@ -116,7 +118,7 @@ void Engine::free_op(SendOp* op) {
 Header* Engine::new_header() { return reinterpret_cast<Header*>(headers_.alloc()); }
 
 bool Engine::try_post(SendOp* op) {
-  ssize_t rc = ep_.post_send(op->dest, op->iov, op->desc, op->iov_count, op);
+  ssize_t rc = ep_.post_send(op->dest, op->iov, op->desc, op->iov_count, op, op->tag);
   return rc == 0;
 }
 
@@ -154,6 +156,12 @@ void Engine::flush_blocked(int dest) {
   }
 }
 
+// Receive class of a Data message: small only if the whole message fits a
+// small buffer (a piece of a multi-frame message always goes to a frame).
+uint64_t Engine::class_tag(const Header& h, size_t len) {
+  return h.nframes <= 1 && len <= wire::kSmallPayload ? wire::kTagSmall : wire::kTagLarge;
+}
+
 bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, void* desc,
                        uint32_t region) {
   // Small message, nothing queued ahead of it, window open: inject it.
@@ -167,7 +175,7 @@ bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, voi
     hh.payload = static_cast<uint32_t>(len);
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
     void* descs[2] = {nullptr, desc};  // injected buffers need no registration
-    if (ep_.inject_msg(dest, iov, descs, len ? 2 : 1) == 0) return false;
+    if (ep_.inject_msg(dest, iov, descs, len ? 2 : 1, class_tag(h, len)) == 0) return false;
   }
   SendOp* op = new_op();
   op->hdr = new_header();
@@ -181,6 +189,7 @@ bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, voi
   op->step = step_;
   op->region = region;
   op->counted = true;
+  op->tag = class_tag(h, len);
   op->iov[0] = {op->hdr, sizeof(Header)};
   op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
   op->iov_count = 1;
@@ -210,15 +219,19 @@ void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl,
   op->iov[0] = {op->hdr, sizeof(Header)};
   op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
   op->iov_count = 1;
+  op->tag = wire::kTagSmall;
   if (vec) {
-    op->ctrl_frame = frames_.alloc();
     size_t bytes = vec->size() * sizeof(uint64_t);
+    op->ctrl_small = bytes <= wire::kSmallPayload;
+    comem::FramePool& pool = op->ctrl_small ? small_ : frames_;
+    op->ctrl_frame = pool.alloc();
     std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), vec->data(), bytes);
     h.nelems = vec->size();
     h.payload = static_cast<uint32_t>(bytes);
     op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), bytes};
-    op->desc[1] = frames_.desc(op->ctrl_frame);
+    op->desc[1] = pool.desc(op->ctrl_frame);
     op->iov_count = 2;
+    if (!op->ctrl_small) op->tag = wire::kTagLarge;
   }
   stats_.ctrl_sent++;
   if (flow_controlled) {
@@ -231,19 +244,23 @@ void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl,
 // ---------------------------------------------------------------- receiving
 
 void Engine::start() {
-  slots_.resize(opt_.rx_depth);
-  for (auto& s : slots_) {
+  slots_.resize(opt_.rx_depth + opt_.small_rx_depth);  // never resized again: slots are contexts
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    RecvSlot& s = slots_[i];
+    s.small = i >= opt_.rx_depth;
     s.hdr = new_header();
-    s.frame = frames_.alloc();
+    s.frame = (s.small ? small_ : frames_).alloc();
     post_slot(&s);
   }
 }
 
 void Engine::post_slot(RecvSlot* slot) {
+  comem::FramePool& pool = slot->small ? small_ : frames_;
   iovec iov[2] = {{slot->hdr, sizeof(Header)},
-                  {reinterpret_cast<void*>(slot->frame), frames_.frame_size()}};
-  void* desc[2] = {headers_.desc(reinterpret_cast<uintptr_t>(slot->hdr)), frames_.desc(slot->frame)};
-  while (ep_.post_recv(iov, desc, 2, slot) == -FI_EAGAIN) {
+                  {reinterpret_cast<void*>(slot->frame), slot->small ? wire::kSmallPayload : pool.frame_size()}};
+  void* desc[2] = {headers_.desc(reinterpret_cast<uintptr_t>(slot->hdr)), pool.desc(slot->frame)};
+  uint64_t tag = slot->small ? wire::kTagSmall : wire::kTagLarge;
+  while (ep_.post_recv(iov, desc, 2, slot, tag) == -FI_EAGAIN) {
     // Receive queue full: cannot happen with rx_depth <= rx_size, but be safe.
     fi_cq_data_entry e[8];
     fabric::CompletionError err;
@@ -304,8 +321,8 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   if (k != Kind::StepQuery && k != Kind::StepNotice) note_peer_step(h.src, h.step);
   switch (k) {
     case Kind::Data: {
-      bool kept = on_data_ && on_data_(h, slot->frame, h.payload);
-      if (kept) slot->frame = frames_.alloc();
+      bool kept = on_data_ && on_data_(h, slot->frame, h.payload, slot->small);
+      if (kept) slot->frame = (slot->small ? small_ : frames_).alloc();
       break;
     }
     case Kind::CollUp:

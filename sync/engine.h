@@ -59,8 +59,9 @@ struct Options {
   uint32_t max_ahead = 16;    // W: supersteps a sender may run ahead of a receiver
   double timeout_s = 60;      // no-progress time-out in bspk_sync
   double spin_s = 200e-6;     // busy-poll before blocking (0 when processes outnumber CPUs)
-  uint32_t rx_depth = 32;     // receive slots kept posted
-  // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH. local_procs:
+  uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
+  uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
+  // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH. local_procs:
   // processes of the job on this host (no busy spinning if they outnumber CPUs).
   static Options from_env(int local_procs);
 };
@@ -70,6 +71,8 @@ struct SendOp {
   fi_context2 ctx;
   wire::Header* hdr = nullptr;  // from the header pool
   uintptr_t ctrl_frame = 0;     // frame holding a control payload (freed at completion)
+  bool ctrl_small = false;      // ctrl_frame is a small buffer
+  uint64_t tag = wire::kTagLarge;  // receive class of the message
   uint32_t region = 0;          // comem region the payload belongs to (0: none)
   uint32_t step = 0;
   int dest = 0;
@@ -84,18 +87,21 @@ struct RecvSlot {
   fi_context2 ctx;
   wire::Header* hdr = nullptr;
   uintptr_t frame = 0;
+  bool small = false;  // a small buffer for messages tagged kTagSmall
 };
 
 class Engine {
  public:
   // Handler for Data frames. Returns true if it kept the frame (the engine then
-  // posts a fresh one), false if the frame can be reposted as is.
-  using DataHandler = std::function<bool(const wire::Header&, uintptr_t frame, size_t payload)>;
+  // posts a fresh one), false if the frame can be reposted as is. small: the
+  // frame is a small buffer (from the small pool), not a whole frame.
+  using DataHandler =
+      std::function<bool(const wire::Header&, uintptr_t frame, size_t payload, bool small)>;
   using SendDone = std::function<void(uint32_t region)>;
   using Advance = std::function<void(uint32_t new_step)>;
 
   Engine(int pid, int nprocs, fabric::Endpoint& ep, comem::FramePool& frames,
-         boot::Bootstrap& boot, Stats& stats, const Options& opt);
+         comem::FramePool& small, boot::Bootstrap& boot, Stats& stats, const Options& opt);
   ~Engine();
 
   int pid() const { return pid_; }
@@ -183,6 +189,7 @@ class Engine {
     uint64_t result = 0;          // messages this process will receive
   };
 
+  static uint64_t class_tag(const wire::Header& h, size_t len);
   StepState& state(uint32_t s);
   std::vector<uint64_t>& sum_of(StepState& st);
   SendOp* new_op();
@@ -217,6 +224,7 @@ class Engine {
   int pid_, nprocs_;
   fabric::Endpoint& ep_;
   comem::FramePool& frames_;
+  comem::FramePool& small_;   // small receive buffers (kSmallPayload bytes), registered
   comem::FramePool headers_;  // 64-byte wire headers, registered
   boot::Bootstrap& boot_;
   Stats& stats_;

@@ -4,7 +4,9 @@
 // the first violation. tests/test_multiproc.cpp runs them for p = 1..8 on tcp
 // and shm and checks exit status and output.
 #include <bspk.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -272,9 +274,36 @@ int runaway(int argc, char** argv) {
   int steps = argc > 2 ? atoi(argv[2]) : 10000;
   bool producer = me % 2 == 0 && me + 1 < P;
   bool consumer = me % 2 == 1;
+  const int W = std::getenv("BSPK_MAX_AHEAD") ? atoi(std::getenv("BSPK_MAX_AHEAD")) : 16;
+  // The producer publishes its superstep in a page shared with its consumer
+  // (same host), so the consumer can check the rule itself: the producer is
+  // never more than W supersteps ahead.
+  volatile int* lead_page = nullptr;
+  int pair = me - (me % 2);
+  if (producer || consumer) {
+    const char* job = std::getenv("BSPK_JOBID");
+    std::string path = "/dev/shm/bspk-test-runaway-" + std::string(job ? job : "single") + "-" + std::to_string(pair);
+    int fd = open(path.c_str(), O_RDWR | O_CREAT, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, 4096) == 0, "shared page %s", path.c_str());
+    void* pg = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(pg != MAP_FAILED, "mmap");
+    close(fd);
+    lead_page = static_cast<volatile int*>(pg);
+  }
+  OK(bspk_sync());  // everyone (the pair has its page mapped)
+  if (consumer) {
+    const char* job = std::getenv("BSPK_JOBID");
+    unlink(("/dev/shm/bspk-test-runaway-" + std::string(job ? job : "single") + "-" + std::to_string(pair)).c_str());
+  }
+  int max_lead = 0;
   bspk_ptr m = bspk_malloc("", 0, 1, sizeof(int));
   for (int s = 0; s < steps; ++s) {
+    if (consumer) {
+      int lead = lead_page[0] - s;
+      if (lead > max_lead) max_lead = lead;
+    }
     if (producer) {
+      lead_page[0] = s;
       *static_cast<int*>(bspk_elemP(m)) = s;
       OK(bspk_send(me + 1, m, 1));
       OK(bspk_expect(0));
@@ -297,13 +326,18 @@ int runaway(int argc, char** argv) {
   bspk_stats st;
   OK(bspk_get_stats(&st));
   if (consumer) {
-    // Bound: posted receive slots + (window + 2) supersteps of one frame each + slack.
-    CHECK(st.frames_peak <= 120, "consumer used %llu frames at peak: producer not held back",
-          (unsigned long long)st.frames_peak);
+    // Bound: posted receive slots + (window + 2) supersteps of one buffer each + slack.
+    // The messages are small, so they live in small buffers; without flow
+    // control the consumer would hold thousands.
+    CHECK(st.frames_peak <= 120, "consumer used %llu frames at peak", (unsigned long long)st.frames_peak);
+    CHECK(st.small_peak <= 64 + 16 + 2 + 40, "consumer used %llu small buffers at peak: producer not held back",
+          (unsigned long long)st.small_peak);
+    CHECK(max_lead <= W + 2, "the producer ran %d supersteps ahead (window %d)", max_lead, W);
+    std::printf("runaway consumer pid=%d max_lead=%d window=%d\n", me, max_lead, W);
   }
-  std::printf("runaway pid=%d role=%s frames_peak=%llu flow_waits=%llu\n", me,
+  std::printf("runaway pid=%d role=%s frames_peak=%llu small_peak=%llu flow_waits=%llu\n", me,
               producer ? "producer" : consumer ? "consumer" : "idle", (unsigned long long)st.frames_peak,
-              (unsigned long long)st.flow_waits);
+              (unsigned long long)st.small_peak, (unsigned long long)st.flow_waits);
   return 0;
 }
 

@@ -140,7 +140,7 @@ TEST_P(MultiProc, RunawayProducerHasBoundedMemory) {
   JobResult r = go("runaway 10000", "BSPK_SYNC_TIMEOUT=60", 240);
   ASSERT_EQ(r.status, 0) << r.out;
   if (np() >= 2) {
-    std::regex re("role=producer frames_peak=\\d+ flow_waits=(\\d+)");
+    std::regex re("role=producer frames_peak=\\d+ small_peak=\\d+ flow_waits=(\\d+)");
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.out, m, re)) << r.out;
     EXPECT_GT(std::stoul(m[1]), 0u) << "producer was never held back\n" << r.out;
