@@ -1,5 +1,7 @@
 #include "comem/region.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
 #include "base/error.h"
@@ -74,8 +76,18 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   if (!nm.empty() && names_.count({nm, idx}))
     fail(BSPK_ERR_ARG, "a region named (\"%s\", %d) already exists on this process", nm.c_str(), idx);
   uint32_t epf = static_cast<uint32_t>(frames_.frame_size() / elem_size);
-  uint64_t nframes64 = (n + epf - 1) / epf;
-  if (nframes64 > UINT32_MAX) fail(BSPK_ERR_ARG, "region of %llu elements is too large", (unsigned long long)n);
+  uint64_t nframes64 = n / epf + (n % epf != 0);  // no overflow for any n
+  // Refuse at once what this machine cannot hold, instead of letting the
+  // kernel kill the process when the frames are first touched.
+  static const uint64_t phys = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                               static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (nframes64 > UINT32_MAX || (phys && nframes64 > phys / frames_.frame_size()))
+    fail(BSPK_ERR_NOMEM,
+         "a region of %llu elements of %llu bytes needs %llu frames of %zu bytes (%.1f GiB); this "
+         "machine has %.1f GiB of memory",
+         (unsigned long long)n, (unsigned long long)elem_size, (unsigned long long)nframes64,
+         frames_.frame_size(), static_cast<double>(nframes64) * static_cast<double>(frames_.frame_size()) / (1u << 30),
+         static_cast<double>(phys) / (1u << 30));
   uint32_t nframes = static_cast<uint32_t>(nframes64);
 
   uint32_t slot = new_slot();

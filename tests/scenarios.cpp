@@ -371,6 +371,10 @@ int errors(int, char**) {
   z = bspk_malloc("", 0, 1, 1u << 30);
   CHECK(bspk_is_null(z), "elem_size > frame accepted");
   CHECK(std::string(bspk_error_string()).find("frame") != std::string::npos, "%s", bspk_error_string());
+  // Absurd sizes: a clear BSPK_ERR_NOMEM at once (no overflow, no OOM kill later).
+  CHECK(bspk_is_null(bspk_malloc("", 0, SIZE_MAX, 1)), "SIZE_MAX elements accepted");
+  CHECK(std::string(bspk_error_string()).find("GiB of memory") != std::string::npos, "%s", bspk_error_string());
+  CHECK(bspk_is_null(bspk_malloc("", 0, size_t{1} << 40, 8)), "8 TiB region accepted");
   bspk_ptr named = bspk_malloc("x", me, 4, 8);
   CHECK(!bspk_is_null(named), "named malloc: %s", bspk_error_string());
   CHECK(bspk_is_null(bspk_malloc("x", me, 4, 8)), "duplicate (name, idx) on one process accepted");

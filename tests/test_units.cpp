@@ -162,6 +162,12 @@ TEST_F(ComemTest, EmptyAndRejectedRegions) {
   EXPECT_NE(e.region, 0u);
   cm.release(e.region);
   EXPECT_THROW(cm.create("", 0, 1, 0), Error);
+  try {
+    cm.create("", 0, UINT64_MAX, 1);  // frame count must not overflow
+    FAIL() << "UINT64_MAX elements accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), BSPK_ERR_NOMEM);
+  }
   EXPECT_THROW(cm.create("", 0, 1, 257), Error);
   cm.create("grid", 2, 4, 4);
   EXPECT_THROW(cm.create("grid", 2, 4, 4), Error);
