@@ -102,6 +102,10 @@ class Launcher {
   std::vector<std::string> gather_;
   std::vector<bool> gathered_;
   int ngathered_ = 0;
+  double gather_started_ = 0;  // when the first process entered the current exchange
+ public:
+  double exchange_timeout = 60;  // BSPK_SYNC_TIMEOUT: most seconds one exchange may wait
+ private:
   bool failing_ = false;
   int exit_status_ = 0;
   double kill_deadline_ = 0;
@@ -303,6 +307,7 @@ void Launcher::handle_client(int fd) {
       }
       gathered_[rank] = true;
       gather_[rank] = pl;
+      if (ngathered_ == 0) gather_started_ = now_s();
       if (++ngathered_ == nprocs) {
         std::string res(4, '\0');
         uint32_t n = static_cast<uint32_t>(nprocs);
@@ -453,6 +458,16 @@ int Launcher::run() {
     if (g_signal && !failing_)
       fail_job(128 + g_signal, strprintf("bspkrun: received signal %d (%s); ending the job", (int)g_signal,
                                          strsignal(g_signal)));
+    if (!failing_ && ngathered_ > 0 && now_s() - gather_started_ > exchange_timeout) {
+      std::string missing;
+      int shown = 0;
+      for (int r = 0; r < nprocs && shown < 16; ++r)
+        if (!gathered_[r]) missing += strprintf(" %d", r), ++shown;
+      fail_job(1, strprintf("bspkrun: %d of %d processes have waited %.0f s in the start-up exchange "
+                            "(bspk_init) for pid(s)%s%s; ending the job (BSPK_SYNC_TIMEOUT)",
+                            ngathered_, nprocs, exchange_timeout, missing.c_str(),
+                            nprocs - ngathered_ > shown ? " ..." : ""));
+    }
     if (timeout > 0 && !failing_ && now_s() - t0 > timeout)
       fail_job(124, strprintf("bspkrun: time limit of %g s reached; ending the job", timeout));
     if (failing_ && !sent_kill && now_s() > kill_deadline_) {
@@ -508,6 +523,11 @@ int main(int argc, char** argv) {
   if (L.cmd.empty()) {
     std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
     return 2;
+  }
+  if (const char* st = std::getenv("BSPK_SYNC_TIMEOUT")) {
+    char* end = nullptr;
+    double v = std::strtod(st, &end);
+    if (end && *end == '\0' && v > 0) L.exchange_timeout = v;
   }
   if (std::getenv("BSPK_REPORT_BINDINGS") && std::string(std::getenv("BSPK_REPORT_BINDINGS")) == "1")
     L.report_bindings = true;

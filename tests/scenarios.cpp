@@ -550,6 +550,8 @@ int main(int argc, char** argv) {
     CHECK(std::string(bspk_error_string()).find("before bspk_init") != std::string::npos, "%s", bspk_error_string());
     CHECK(bspk_is_null(bspk_malloc("", 0, 1, 1)), "malloc before init");
   }
+  if (name == "late_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1")
+    sleep(60);  // never reaches bspk_init in time
   if (bspk_init(&argc, &argv) != BSPK_OK) {
     std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
     return 1;
@@ -572,6 +574,10 @@ int main(int argc, char** argv) {
   else if (name == "hello") return hello(argc, argv);
   else if (name == "early_finalize") return early_finalize(argc, argv);
   else if (name == "many") return many(argc, argv);
+  else if (name == "late_init") {
+    OK(bspk_finalize());
+    return 0;
+  }
   else if (name == "sleep") return sleeper(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());

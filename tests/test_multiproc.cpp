@@ -292,6 +292,15 @@ TEST(Launcher, BindsToCoresWithHwloc) {
   EXPECT_TRUE(has(u.out, "pid 0 not bound")) << u.out;
 }
 
+// A process that never reaches bspk_init does not leave the others waiting
+// forever in the start-up exchange.
+TEST(Launcher, ProcessMissingFromStartupIsReported) {
+  JobResult r = launch("-n 3", "late_init", 60, "BSPK_SYNC_TIMEOUT=2");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "waited 2 s in the start-up exchange (bspk_init) for pid(s) 1;")) << r.out;
+  EXPECT_LT(r.seconds, 15) << r.out;
+}
+
 TEST(Launcher, MissingProgramIsOneClearError) {
   JobResult r = shell("timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog");
   EXPECT_EQ(r.status, 127) << r.out;
