@@ -303,9 +303,10 @@ int bspk_finalize(void) {
       r.stats.frames_peak = r.frames->peak();
       r.stats.small_peak = r.small->peak();
       r.stats.pool_bytes = r.frames->bytes() + r.small->bytes();
+      // stdout, so that `bspkrun ... | grep bspk-stats` finds it (the user asked for it).
       std::fflush(stdout);
-      std::fprintf(stderr, "%s\n", r.stats.line(r.pid).c_str());
-      std::fflush(stderr);
+      std::fprintf(stdout, "%s\n", r.stats.line(r.pid).c_str());
+      std::fflush(stdout);
     }
     r.boot->set_state(r.engine->step(), boot::ProcState::Done);
     r.boot->finalized();

@@ -214,7 +214,8 @@ BSPK_API int bspk_sender_id(bspk_ptr p);
 
 /* ---- Statistics (beyond the paper) -------------------------------------------
  * Per-process counters, also printed at bspk_finalize as one line per process
- * when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... bytes_copied=...".
+ * on stdout when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... msgs_sent=...
+ * bytes_sent=... bytes_copied=... sync_wait_s=..." followed by the other counters.
  * bytes_copied counts user bytes the runtime itself copied (never the
  * provider's internal copies): 0 for whole-message sends and receives. */
 typedef struct bspk_stats {
