@@ -222,8 +222,8 @@ ssize_t Endpoint::post_recv(const iovec* iov, void** desc, size_t count, void* c
   return rc;
 }
 
-ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, void* context,
-                            uint64_t tag) {
+ssize_t Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context,
+                              uint64_t tag, uint64_t flags) {
   fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
@@ -231,9 +231,15 @@ ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t coun
   msg.addr = addrs_.at(static_cast<size_t>(dest));
   msg.tag = tag;
   msg.context = context;
-  ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_tsendmsg", rc, strprintf("to pid %d", dest));
+  ssize_t rc = fi_tsendmsg(ep_, &msg, flags);
+  if (rc && rc != -FI_EAGAIN)
+    fab_fail(flags & FI_INJECT ? "fi_tsendmsg(FI_INJECT)" : "fi_tsendmsg", rc, strprintf("to pid %d", dest));
   return rc;
+}
+
+ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, void* context,
+                            uint64_t tag) {
+  return send_tagged(dest, iov, desc, count, context, tag, FI_COMPLETION);
 }
 
 ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t raddr,
@@ -254,15 +260,7 @@ ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64
 }
 
 ssize_t Endpoint::inject_msg(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
-  fi_msg_tagged msg{};
-  msg.msg_iov = iov;
-  msg.desc = desc;
-  msg.iov_count = count;
-  msg.addr = addrs_.at(static_cast<size_t>(dest));
-  msg.tag = tag;
-  ssize_t rc = fi_tsendmsg(ep_, &msg, FI_INJECT);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_tsendmsg(FI_INJECT)", rc, strprintf("to pid %d", dest));
-  return rc;
+  return send_tagged(dest, iov, desc, count, nullptr, tag, FI_INJECT);
 }
 
 namespace {

@@ -146,6 +146,9 @@ class Endpoint {
   std::string describe() const;
 
  private:
+  ssize_t send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag,
+                      uint64_t flags);
+
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
