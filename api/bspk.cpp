@@ -110,12 +110,11 @@ int guarded(const char* call, F&& f) {
   }
 }
 
-Runtime& need(const char* call) {
+Runtime& need() {
   if (!rt) {
     if (finalized) fail(BSPK_ERR_STATE, "called after bspk_finalize");
     fail(BSPK_ERR_STATE, "called before bspk_init");
   }
-  (void)call;
   return *rt;
 }
 
@@ -260,7 +259,15 @@ void init_runtime(int* argc, char*** argv) {
   rt = r.release();
 }
 
+// Pool occupancy lives in the pools; copy it into the counters before they are read.
+void refresh_pool_stats(Runtime& r) {
+  r.stats.frames_peak = r.frames->peak();
+  r.stats.small_peak = r.small->peak();
+  r.stats.pool_bytes = r.frames->bytes() + r.small->bytes();
+}
+
 void fill_stats(bspk_stats* o) {
+  refresh_pool_stats(*rt);
   const Stats& s = rt->stats;
   o->supersteps = s.supersteps;
   o->msgs_sent = s.msgs_sent;
@@ -271,11 +278,11 @@ void fill_stats(bspk_stats* o) {
   o->ctrl_sent = s.ctrl_sent;
   o->flow_waits = s.flow_waits;
   o->frames_in_use = rt->frames->in_use();
-  o->frames_peak = rt->frames->peak();
+  o->frames_peak = s.frames_peak;
   o->frame_size = rt->frames->frame_size();
-  o->pool_bytes = rt->frames->bytes() + rt->small->bytes();
+  o->pool_bytes = s.pool_bytes;
   o->small_in_use = rt->small->in_use();
-  o->small_peak = rt->small->peak();
+  o->small_peak = s.small_peak;
   o->sync_wait_s = s.sync_wait_s;
 }
 
@@ -293,16 +300,13 @@ int bspk_init(int* argc, char*** argv) {
 
 int bspk_finalize(void) {
   return guarded("bspk_finalize", [&] {
-    Runtime& r = need("bspk_finalize");
+    Runtime& r = need();
     r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
     r.engine->sync(/*finalizing=*/true);
-    r.engine->quiesce();
     r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it
-    r.engine->quiesce();
+    r.engine->quiesce();               // our last control messages have left
     if (r.print_stats) {
-      r.stats.frames_peak = r.frames->peak();
-      r.stats.small_peak = r.small->peak();
-      r.stats.pool_bytes = r.frames->bytes() + r.small->bytes();
+      refresh_pool_stats(r);
       // stdout, so that `bspkrun ... | grep bspk-stats` finds it (the user asked for it).
       std::fflush(stdout);
       std::fprintf(stdout, "%s\n", r.stats.line(r.pid).c_str());
@@ -333,14 +337,14 @@ const char* bspk_error_string(void) { return last_error.c_str(); }
 
 bspk_ptr bspk_malloc(const char* name, int idx, size_t n, size_t elem_size) {
   bspk_ptr p = BSPK_NULL;
-  guarded("bspk_malloc", [&] { p = need("bspk_malloc").comem->create(name, idx, n, elem_size); });
+  guarded("bspk_malloc", [&] { p = need().comem->create(name, idx, n, elem_size); });
   return p;
 }
 
 int bspk_free(bspk_ptr p) {
   return guarded("bspk_free", [&] {
-    Runtime& r = need("bspk_free");
-    r.comem->local(p, "bspk_free");
+    Runtime& r = need();
+    r.comem->local(p);
     r.comem->release(p.region);
   });
 }
@@ -352,8 +356,8 @@ void* bspk_elemP(bspk_ptr p) {
   }
   void* out = nullptr;
   guarded("bspk_elemP", [&] {
-    Runtime& r = need("bspk_elemP");
-    comem::Region& reg = r.comem->local(p, "bspk_elemP");
+    Runtime& r = need();
+    comem::Region& reg = r.comem->local(p);
     if (p.offset >= reg.nelems)
       fail(BSPK_ERR_RANGE, "pointer is at element %llu of a %llu-element region (no element there)",
            (unsigned long long)p.offset, (unsigned long long)reg.nelems);
@@ -393,8 +397,8 @@ size_t bspk_span(bspk_ptr p, void** base) {
     }
   }
   guarded("bspk_span", [&] {
-    Runtime& r = need("bspk_span");
-    comem::Region& reg = r.comem->local(p, "bspk_span");
+    Runtime& r = need();
+    comem::Region& reg = r.comem->local(p);
     fail(BSPK_ERR_RANGE, "pointer is past the end of its region (element %llu of %llu)",
          (unsigned long long)p.offset, (unsigned long long)reg.nelems);
   });
@@ -408,20 +412,20 @@ size_t bspk_elem_size(bspk_ptr p) { return p.region ? p.elem_size : 0; }
 int bspk_owner(bspk_ptr p) { return p.region ? p.owner : -1; }
 
 int bspk_sync(void) {
-  return guarded("bspk_sync", [&] { need("bspk_sync").engine->sync(false); });
+  return guarded("bspk_sync", [&] { need().engine->sync(false); });
 }
 
 int bspk_expect(int nmsgs) {
-  return guarded("bspk_expect", [&] { need("bspk_expect").engine->expect(nmsgs); });
+  return guarded("bspk_expect", [&] { need().engine->expect(nmsgs); });
 }
 
 int bspk_will_send(const int* nmsgs) {
-  return guarded("bspk_will_send", [&] { need("bspk_will_send").engine->will_send(nmsgs); });
+  return guarded("bspk_will_send", [&] { need().engine->will_send(nmsgs); });
 }
 
 int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {
-    Runtime& r = need("bspk_send");
+    Runtime& r = need();
     r.mp->send(dest, p, n);
     r.engine->progress_if_busy();
   });
@@ -429,7 +433,7 @@ int bspk_send(int dest, bspk_ptr p, size_t n) {
 
 bspk_ptr bspk_recv(void) {
   bspk_ptr p = BSPK_NULL;
-  guarded("bspk_recv", [&] { p = need("bspk_recv").mp->recv(); });
+  guarded("bspk_recv", [&] { p = need().mp->recv(); });
   return p;
 }
 
@@ -441,7 +445,7 @@ int bspk_sender_id(bspk_ptr p) {
 int bspk_get_stats(bspk_stats* out) {
   return guarded("bspk_get_stats", [&] {
     if (!out) fail(BSPK_ERR_ARG, "NULL output pointer");
-    need("bspk_get_stats");
+    need();
     fill_stats(out);
   });
 }

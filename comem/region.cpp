@@ -142,8 +142,7 @@ Region* Comem::find(uint32_t id) {
   return &r;
 }
 
-Region& Comem::local(const bspk_ptr& p, const char* call) {
-  (void)call;
+Region& Comem::local(const bspk_ptr& p) {
   if (p.region == 0) fail(BSPK_ERR_PTR, "comem pointer is BSPK_NULL");
   if (p.owner != pid_)
     fail(BSPK_ERR_PTR, "comem pointer refers to a region owned by pid %d, not this process",

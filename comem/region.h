@@ -81,9 +81,10 @@ class Comem {
   int pid() const { return pid_; }
   FramePool& frames() { return frames_; }
   FramePool* small_pool() { return small_; }
-  // Registration descriptor of any frame or small buffer of this process.
-  void* desc(uintptr_t addr) const {
-    return small_ && small_->owns(addr) ? small_->desc(addr) : frames_.desc(addr);
+  // Registration descriptor of an address inside region r's frames (one slab
+  // lookup in the pool the region's frames come from).
+  void* desc(const Region& r, uintptr_t addr) const {
+    return (r.small ? *small_ : frames_).desc(addr);
   }
   size_t frame_size() const { return frames_.frame_size(); }
 
@@ -102,12 +103,12 @@ class Comem {
   void release(uint32_t id);
 
   // The live local region p points into; throws BSPK_ERR_PTR for NULL, remote
-  // or stale pointers (`call` is for the caller's benefit when reading code).
-  Region& local(const bspk_ptr& p, const char* call);
+  // or stale pointers (the API layer adds the call, pid and superstep).
+  Region& local(const bspk_ptr& p);
   Region* find(uint32_t id);
 
   // Bookkeeping for zero-copy sends from a region.
-  void send_started(uint32_t id) { find(id)->inflight++; }
+  void send_started(Region& r, uint32_t sends) { r.inflight += sends; }
   void send_done(uint32_t id);
 
   size_t live_regions() const { return live_; }

@@ -19,7 +19,7 @@ MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats&
 void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
   if (dest < 0 || dest >= engine_.nprocs())
     fail(BSPK_ERR_PID, "destination pid %d is outside [0, %d)", dest, engine_.nprocs());
-  comem::Region& r = comem_.local(p, "bspk_send");
+  comem::Region& r = comem_.local(p);
   if (p.offset > r.nelems || n > r.nelems - p.offset)
     fail(BSPK_ERR_RANGE,
          "%llu elements from element %llu run past the end of the region (%llu elements)",
@@ -40,16 +40,17 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
     h.skew = static_cast<uint32_t>(skew);
     h.nframes = static_cast<uint32_t>((skew + n + r.epf - 1) / r.epf);
     uint64_t i = p.offset, left = n;
+    uint32_t in_flight = 0;  // sends that still read the region's frames
     for (uint32_t k = 0; k < h.nframes; ++k) {
       uint64_t cnt = std::min<uint64_t>(r.span(i), left);
       auto* addr = static_cast<char*>(r.elem(i));
       h.frame = k;
-      if (engine_.send_data(dest, h, addr, cnt * r.elem_size,
-                            comem_.desc(reinterpret_cast<uintptr_t>(addr)), p.region))
-        comem_.send_started(p.region);
+      in_flight += engine_.send_data(dest, h, addr, cnt * r.elem_size,
+                                     comem_.desc(r, reinterpret_cast<uintptr_t>(addr)), p.region);
       i += cnt;
       left -= cnt;
     }
+    comem_.send_started(r, in_flight);
   }
   engine_.count_sent(dest);
   stats_.msgs_sent++;
@@ -167,16 +168,6 @@ void MessagePassing::on_advance(uint32_t new_step) {
   b.partial.clear();
   auto before = [](const Msg& a, const Msg& c) { return a.src != c.src ? a.src < c.src : a.seq < c.seq; };
   if (!std::is_sorted(inbox_.begin(), inbox_.end(), before)) std::sort(inbox_.begin(), inbox_.end(), before);
-}
-
-size_t MessagePassing::held_frames() const {
-  size_t n = 0;
-  for (size_t k = inbox_pos_; k < inbox_.size(); ++k) n += inbox_[k].nframes;
-  for (const Box& b : ring_) {
-    for (const Msg& m : b.done) n += m.nframes;
-    for (const auto& [k, m] : b.partial) n += m.got;
-  }
-  return n;
 }
 
 }  // namespace bspk::mp

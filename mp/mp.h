@@ -34,9 +34,6 @@ class MessagePassing {
   // bspk_recv: BSPK_NULL when the inbox is empty.
   bspk_ptr recv();
 
-  // Frames of messages not yet received (held or in the inbox), for tests.
-  size_t held_frames() const;
-
  private:
   struct Msg {
     int src = 0;

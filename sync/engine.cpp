@@ -78,7 +78,7 @@ std::vector<int> Engine::children() const {
 Engine::StepState& Engine::state(uint32_t s) {
   StepState& st = ring_[s & (ring_.size() - 1)];  // size is a power of two
   if (st.step != s) {
-    if (st.step != UINT32_MAX && st.step >= step_ && st.step != s)
+    if (st.step != UINT32_MAX && st.step >= step_)
       fail(BSPK_ERR_FABRIC, "internal: superstep ring overflow (holding %u, need %u, at %u)",
            st.step, s, step_);
     std::vector<uint64_t> keep = std::move(st.sum);  // reuse the allocation
@@ -124,7 +124,7 @@ bool Engine::try_post(SendOp* op) {
 
 void Engine::post(SendOp* op) {
   // Flow control: a message tagged t may go to a peer known to be at >= t-W+1.
-  if (op->dest != pid_ && op->step >= known_[op->dest] + opt_.max_ahead) {
+  if (!window_open(op->dest, op->step)) {
     blocked_[op->dest].push_back(op);
     ++nblocked_;
     stats_.flow_waits++;
@@ -132,7 +132,7 @@ void Engine::post(SendOp* op) {
     if (queried_[op->dest] < want) {
       queried_[op->dest] = want;
       uint32_t inl[4] = {want, 0, 0, 0};
-      send_ctrl(op->dest, Kind::StepQuery, step_, inl, nullptr, false);
+      send_ctrl(op->dest, Kind::StepQuery, step_, inl, nullptr, 0, false);
     }
     return;
   }
@@ -148,7 +148,7 @@ void Engine::retry_backlog() {
 
 void Engine::flush_blocked(int dest) {
   auto& q = blocked_[static_cast<size_t>(dest)];
-  while (!q.empty() && q.front()->step < known_[dest] + opt_.max_ahead) {
+  while (!q.empty() && window_open(dest, q.front()->step)) {
     SendOp* op = q.front();
     q.pop_front();
     --nblocked_;
@@ -164,32 +164,27 @@ uint64_t Engine::class_tag(const Header& h, size_t len) {
 
 bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, void* desc,
                        uint32_t region) {
+  Header hh = h;
+  hh.magic = wire::magic_word();
+  hh.kind = static_cast<uint8_t>(Kind::Data);
+  hh.step = step_;
+  hh.src = pid_;
+  hh.payload = static_cast<uint32_t>(len);
+  const uint64_t tag = class_tag(h, len);
   // Small message, nothing queued ahead of it, window open: inject it.
-  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() &&
-      (dest == pid_ || step_ < known_[dest] + opt_.max_ahead)) {
-    Header hh = h;
-    hh.magic = wire::magic_word();
-    hh.kind = static_cast<uint8_t>(Kind::Data);
-    hh.step = step_;
-    hh.src = pid_;
-    hh.payload = static_cast<uint32_t>(len);
+  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
     void* descs[2] = {nullptr, desc};  // injected buffers need no registration
-    if (ep_.inject_msg(dest, iov, descs, len ? 2 : 1, class_tag(h, len)) == 0) return false;
+    if (ep_.inject_msg(dest, iov, descs, len ? 2 : 1, tag) == 0) return false;
   }
   SendOp* op = new_op();
   op->hdr = new_header();
-  *op->hdr = h;
-  op->hdr->magic = wire::magic_word();
-  op->hdr->kind = static_cast<uint8_t>(Kind::Data);
-  op->hdr->step = step_;
-  op->hdr->src = pid_;
-  op->hdr->payload = static_cast<uint32_t>(len);
+  *op->hdr = hh;
   op->dest = dest;
   op->step = step_;
   op->region = region;
   op->counted = true;
-  op->tag = class_tag(h, len);
+  op->tag = tag;
   op->iov[0] = {op->hdr, sizeof(Header)};
   op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
   op->iov_count = 1;
@@ -203,8 +198,8 @@ bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, voi
   return true;
 }
 
-void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl,
-                       const std::vector<uint64_t>* vec, bool flow_controlled) {
+void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
+                       size_t nvec, bool flow_controlled) {
   SendOp* op = new_op();
   op->hdr = new_header();
   Header& h = *op->hdr;
@@ -221,12 +216,12 @@ void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl,
   op->iov_count = 1;
   op->tag = wire::kTagSmall;
   if (vec) {
-    size_t bytes = vec->size() * sizeof(uint64_t);
+    size_t bytes = nvec * sizeof(uint64_t);
     op->ctrl_small = bytes <= wire::kSmallPayload;
     comem::FramePool& pool = op->ctrl_small ? small_ : frames_;
     op->ctrl_frame = pool.alloc();
-    std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), vec->data(), bytes);
-    h.nelems = vec->size();
+    std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), vec, bytes);
+    h.nelems = nvec;
     h.payload = static_cast<uint32_t>(bytes);
     op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), bytes};
     op->desc[1] = pool.desc(op->ctrl_frame);
@@ -283,26 +278,24 @@ void Engine::dispatch(const fi_cq_data_entry& e) {
     on_recv(static_cast<RecvSlot*>(e.op_context), e.len);
     return;
   }
-  if (e.flags & FI_READ) {
-    auto* op = static_cast<SendOp*>(e.op_context);
-    if (op->done) *op->done = true;
-    free_op(op);
-    return;
+  if (e.flags & (FI_READ | FI_SEND)) complete_op(static_cast<SendOp*>(e.op_context));
+}
+
+// An operation of ours finished (successfully or not): settle its bookkeeping.
+void Engine::complete_op(SendOp* op) {
+  if (op->done) *op->done = true;
+  if (op->counted) {
+    StepState& st = state(op->step);
+    if (st.outstanding) st.outstanding--;
+    ++progress_events_;
   }
-  if (e.flags & FI_SEND) {
-    auto* op = static_cast<SendOp*>(e.op_context);
-    if (op->counted) {
-      StepState& st = state(op->step);
-      if (st.outstanding) st.outstanding--;
-      ++progress_events_;
-    }
-    if (op->region && on_send_done_) on_send_done_(op->region);
-    free_op(op);
-  }
+  if (op->region && on_send_done_) on_send_done_(op->region);
+  free_op(op);
 }
 
 void Engine::on_recv(RecvSlot* slot, size_t len) {
-  const Header h = *slot->hdr;  // copy: the slot is reposted below
+  // The slot (and its header) is reposted only before this process next waits.
+  const Header& h = *slot->hdr;
   if (len < sizeof(Header) || h.magic != wire::magic_word() ||
       h.payload != len - sizeof(Header)) {
     raise_async(BSPK_ERR_FABRIC,
@@ -333,7 +326,7 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
       uint32_t want = h.u32[0];
       if (step_ >= want) {
         uint32_t inl[4] = {step_, 0, 0, 0};
-        send_ctrl(h.src, Kind::StepNotice, step_, inl, nullptr, false);
+        send_ctrl(h.src, Kind::StepNotice, step_, inl, nullptr, 0, false);
       } else if (notify_at_[h.src] < want) {
         if (notify_at_[h.src] == 0) waiters_.push_back(h.src);
         notify_at_[h.src] = want;
@@ -363,8 +356,15 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
 }
 
 void Engine::flush_reposts() {
-  for (RecvSlot* slot : repost_) post_slot(slot);
-  repost_.clear();
+  // post_slot may progress the CQ (receive queue full), which can add to
+  // repost_: work on a detached list.
+  std::vector<RecvSlot*> now;
+  now.swap(repost_);
+  for (RecvSlot* slot : now) post_slot(slot);
+  if (repost_.empty()) {  // keep the capacity for next time
+    now.clear();
+    repost_.swap(now);
+  }
 }
 
 void Engine::message_arrived(uint32_t s, int src) {
@@ -393,9 +393,8 @@ void Engine::on_coll(const Header& h, uintptr_t frame, bool down) {
   uint32_t s = h.step;
   const auto* v = reinterpret_cast<const uint64_t*>(frame);
   size_t n = std::min<size_t>(h.nelems, static_cast<size_t>(nprocs_));
-  int32_t first[4];
-  std::memcpy(first, &h.u32[1], sizeof(int32_t) * 3);
-  first[3] = -1;
+  int32_t first[3];
+  std::memcpy(first, &h.u32[1], sizeof first);
   uint32_t kinds = h.u32[0];
   if (s < step_ || (s == step_ && mode_ == Mode::Expect && !state(s).joined)) {
     // The sender is summing counts for a superstep in which this process used
@@ -410,9 +409,12 @@ void Engine::on_coll(const Header& h, uintptr_t frame, bool down) {
   }
   StepState& st = state(s);
   if (down) {
-    std::vector<uint64_t> sum(v, v + n);
-    sum.resize(static_cast<size_t>(nprocs_), 0);
-    coll_result(s, sum, kinds, first);
+    if (n != static_cast<size_t>(nprocs_)) {
+      raise_async(BSPK_ERR_FABRIC, strprintf("count exchange result from pid %d has %zu entries, not %d",
+                                             h.src, n, nprocs_));
+      return;
+    }
+    coll_result(s, v, kinds, first);  // straight from the received buffer
     return;
   }
   for (size_t c = 0; c < children_.size(); ++c)
@@ -431,24 +433,24 @@ void Engine::coll_try_advance(uint32_t s) {
   if (!st.joined || st.sent_up || st.children_got < static_cast<int>(children_.size())) return;
   st.sent_up = true;
   if (pid_ == 0) {
-    coll_result(s, sum_of(st), st.kinds, st.first);
+    coll_result(s, sum_of(st).data(), st.kinds, st.first);
     return;
   }
   uint32_t inl[4] = {st.kinds, static_cast<uint32_t>(st.first[0]), static_cast<uint32_t>(st.first[1]),
                      static_cast<uint32_t>(st.first[2])};
-  send_ctrl(parent(), Kind::CollUp, s, inl, &sum_of(st), true);
+  const auto& sum = sum_of(st);
+  send_ctrl(parent(), Kind::CollUp, s, inl, sum.data(), sum.size(), true);
 }
 
-void Engine::coll_result(uint32_t s, const std::vector<uint64_t>& sum, uint32_t kinds,
-                         const int32_t* first) {
+void Engine::coll_result(uint32_t s, const uint64_t* sum, uint32_t kinds, const int32_t* first) {
   StepState& st = state(s);
   for (int c : children_) {
     uint32_t inl[4] = {kinds, static_cast<uint32_t>(first[0]), static_cast<uint32_t>(first[1]),
                        static_cast<uint32_t>(first[2])};
-    send_ctrl(c, Kind::CollDown, s, inl, &sum, true);
+    send_ctrl(c, Kind::CollDown, s, inl, sum, static_cast<size_t>(nprocs_), true);
   }
   st.have_result = true;
-  st.result = sum[static_cast<size_t>(pid_)];
+  st.result = sum[pid_];
   st.kinds = kinds;
   std::memcpy(st.first, first, sizeof(int32_t) * 3);
 }
@@ -482,7 +484,6 @@ void Engine::expect(int64_t n) {
          step_);
   mode_ = Mode::Expect;
   declared_expect_ = n;
-  st.mode = Mode::Expect;
   if (st.arrived > static_cast<uint64_t>(n))
     fail(BSPK_ERR_COUNT, "more messages than declared: bspk_expect(%lld), but %llu messages for this superstep have already arrived",
          (long long)n, (unsigned long long)st.arrived);
@@ -497,7 +498,6 @@ void Engine::will_send(const int* v) {
     fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
          mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
   mode_ = Mode::WillSend;
-  state(step_).mode = Mode::WillSend;
   for (int j = 0; j < nprocs_; ++j) declared_vec_[static_cast<size_t>(j)] = static_cast<uint64_t>(v[j]);
 }
 
@@ -532,14 +532,7 @@ void Engine::handle_error(const fabric::CompletionError& err) {
   std::string what = op ? strprintf("a send to pid %d (superstep %u) failed: ", op->dest, op->step)
                         : std::string("an operation failed: ");
   raise_async(BSPK_ERR_FABRIC, what + err.message);
-  if (op) {
-    if (op->counted) {
-      StepState& st = state(op->step);
-      if (st.outstanding) st.outstanding--;
-    }
-    if (op->region && on_send_done_) on_send_done_(op->region);
-    free_op(op);
-  }
+  if (op) complete_op(op);
 }
 
 // ---------------------------------------------------------------- progress
@@ -624,8 +617,6 @@ std::string Engine::waiting_for(const StepState& st) const {
 void Engine::sync(bool finalizing) {
   throw_pending();
   const uint32_t s = step_;
-  StepState& st0 = state(s);
-  st0.finalizing = finalizing;
   if (mode_ == Mode::WillSend && !finalizing) {
     for (int j = 0; j < nprocs_; ++j)
       if (sent_[j] != declared_vec_[j])
@@ -663,6 +654,11 @@ void Engine::sync(bool finalizing) {
   boot_.set_state(s, boot::ProcState::InSync);
 
   const double t_start = now_s();
+  struct WaitClock {  // adds the time spent here to the stats on every exit, errors included
+    double t0;
+    double& total;
+    ~WaitClock() { total += now_s() - t0; }
+  } wait_clock{t_start, stats_.sync_wait_s};
   double last_change = t_start;
   uint64_t last_events = progress_events_;
   double spin_until = t_start + opt_.spin_s;
@@ -673,7 +669,6 @@ void Engine::sync(bool finalizing) {
     if (mode_ != Mode::Expect && st.have_result) {
       uint32_t k = st.kinds;
       if (__builtin_popcount(k) > 1) {
-        stats_.sync_wait_s += now_s() - t_start;
         if (k & wire::kSyncFinalize)
           fail(BSPK_ERR_PEER,
                "in superstep %u some processes called bspk_finalize while others called "
@@ -688,8 +683,7 @@ void Engine::sync(bool finalizing) {
       // contributed to this one left it some other way: it used bspk_expect.
       for (size_t c = 0; c < children_.size(); ++c)
         if (!(st.child_mask & (1u << c)) && known_[children_[c]] > s) {
-          stats_.sync_wait_s += now_s() - t_start;
-          fail(BSPK_ERR_MODE,
+            fail(BSPK_ERR_MODE,
                "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
                "%s count exchange (it must have used bspk_expect)",
                s, children_[c], mode_ == Mode::WillSend ? "bspk_will_send" : "message");
@@ -698,7 +692,6 @@ void Engine::sync(bool finalizing) {
     bool known = (mode_ == Mode::Expect) || st.have_result;
     uint64_t due = (mode_ == Mode::Expect) ? static_cast<uint64_t>(declared_expect_) : st.result;
     if (known && st.arrived > due) {
-      stats_.sync_wait_s += now_s() - t_start;
       fail(BSPK_ERR_COUNT, "more messages than declared: %llu arrived in superstep %u but %llu were %s",
            (unsigned long long)st.arrived, s, (unsigned long long)due,
            mode_ == Mode::Expect ? "declared with bspk_expect" : "sent to this process");
@@ -715,7 +708,6 @@ void Engine::sync(bool finalizing) {
       if (t - last_check > 0.1) {  // time-out and liveness, at most 10 times a second
         last_check = t;
         if (t - last_change > opt_.timeout_s) {
-          stats_.sync_wait_s += t - t_start;
           fail(BSPK_ERR_TIMEOUT,
                "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
                opt_.timeout_s, s, waiting_for(state(s)).c_str());
@@ -724,7 +716,6 @@ void Engine::sync(bool finalizing) {
       }
     }
   }
-  stats_.sync_wait_s += now_s() - t_start;
   advance();
 }
 
@@ -742,7 +733,7 @@ void Engine::advance() {
     int w = waiters_[i];
     if (notify_at_[w] && notify_at_[w] <= step_) {
       uint32_t inl[4] = {step_, 0, 0, 0};
-      send_ctrl(w, Kind::StepNotice, step_, inl, nullptr, false);
+      send_ctrl(w, Kind::StepNotice, step_, inl, nullptr, 0, false);
       notify_at_[w] = 0;
       waiters_[i] = waiters_.back();
       waiters_.pop_back();
@@ -766,7 +757,7 @@ void Engine::fabric_barrier(bool all_pairs) {
   };
   auto hello = [&](int dest, uint32_t round) {
     uint32_t inl[4] = {barrier_epoch_, round, 0, 0};
-    send_ctrl(dest, Kind::Hello, step_, inl, nullptr, false);
+    send_ctrl(dest, Kind::Hello, step_, inl, nullptr, 0, false);
   };
   if (nprocs_ > 1) {
     if (all_pairs) {

@@ -175,8 +175,6 @@ class Engine {
     uint32_t step = UINT32_MAX;
     uint64_t arrived = 0;      // complete data messages tagged `step`
     uint64_t outstanding = 0;  // own counted sends tagged `step` not yet complete
-    Mode mode = Mode::None;    // declaration made in this superstep (current only)
-    bool finalizing = false;
     // reduction (will_send / counted / finalize)
     bool joined = false;          // this process contributed
     bool sent_up = false;
@@ -184,7 +182,7 @@ class Engine {
     uint32_t child_mask = 0;      // which children (by tree round) contributed
     std::vector<uint64_t> sum;    // element-wise sum so far (sized on first use)
     uint32_t kinds = 0;           // wire::kSync* seen in the subtree
-    int32_t first[4] = {-1, -1, -1, -1};  // lowest pid per kind bit
+    int32_t first[3] = {-1, -1, -1};  // lowest pid that used will_send / counted / finalize
     bool have_result = false;
     uint64_t result = 0;          // messages this process will receive
   };
@@ -199,16 +197,21 @@ class Engine {
   bool try_post(SendOp* op);
   void retry_backlog();
   void flush_blocked(int dest);
-  void send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl,
-                 const std::vector<uint64_t>* vec, bool flow_controlled);
+  // A control message; vec/nvec: optional payload of counts (copied into a buffer).
+  void send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
+                 size_t nvec, bool flow_controlled);
+  void complete_op(SendOp* op);
+  // Flow control: may a message tagged `step` go to dest now?
+  bool window_open(int dest, uint32_t step) const {
+    return dest == pid_ || step < known_[static_cast<size_t>(dest)] + opt_.max_ahead;
+  }
   void post_slot(RecvSlot* slot);
   void flush_reposts();
   void dispatch(const fi_cq_data_entry& e);
   void on_recv(RecvSlot* slot, size_t len);
   void on_coll(const wire::Header& h, uintptr_t frame, bool down);
   void coll_try_advance(uint32_t s);
-  void coll_result(uint32_t s, const std::vector<uint64_t>& sum, uint32_t kinds,
-                   const int32_t* first);
+  void coll_result(uint32_t s, const uint64_t* sum, uint32_t kinds, const int32_t* first);
   void note_peer_step(int src, uint32_t step);
   void handle_error(const fabric::CompletionError& err);
   bool wait_once(double spin_until, int block_ms);

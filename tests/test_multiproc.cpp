@@ -65,6 +65,12 @@ class MultiProc : public ::testing::TestWithParam<Param> {
   JobResult go(const std::string& args, const std::string& env = "BSPK_SYNC_TIMEOUT=60", int limit_s = 120) {
     return run(env, np(), prov(), args, limit_s);
   }
+  // The scenario exits 0 and prints `marker` `times` times.
+  void expect_ok(const std::string& args, const std::string& marker, size_t times = 1) {
+    JobResult r = go(args);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(count(r.out, marker), times) << r.out;
+  }
 };
 
 // Random h-relations (sizes around frames and the 16 KiB / 128 KiB protocol
@@ -114,24 +120,14 @@ TEST_P(MultiProc, FrameSizes) {
 
 // [RBS §5]: messages of superstep s+2 arrive before those of superstep s, and
 // each is still received exactly in the superstep after it was sent.
-TEST_P(MultiProc, DeliveryInTheRightSuperstepUnderSkew) {
-  JobResult r = go("skew");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "skew ok")) << r.out;
-}
+TEST_P(MultiProc, DeliveryInTheRightSuperstepUnderSkew) { expect_ok("skew", "skew ok"); }
 
 // Thousands of one-element messages per superstep arrive complete and in
 // (sender, send order).
-TEST_P(MultiProc, ManySmallMessagesPerSuperstep) {
-  JobResult r = go("many 1000");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "many ok")) << r.out;
-}
+TEST_P(MultiProc, ManySmallMessagesPerSuperstep) { expect_ok("many 1000", "many ok"); }
 
 TEST_P(MultiProc, UnclaimedMessagesAreDestroyed) {
-  JobResult r = go("unclaimed 300");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(count(r.out, "unclaimed ok"), static_cast<size_t>(np())) << r.out;
+  expect_ok("unclaimed 300", "unclaimed ok", static_cast<size_t>(np()));
 }
 
 // A producer with expect(0) for 10,000 supersteps and a slow consumer: the
@@ -148,11 +144,7 @@ TEST_P(MultiProc, RunawayProducerHasBoundedMemory) {
   }
 }
 
-TEST_P(MultiProc, BadArgumentsGiveClearErrors) {
-  JobResult r = go("errors");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "errors ok")) << r.out;
-}
+TEST_P(MultiProc, BadArgumentsGiveClearErrors) { expect_ok("errors", "errors ok"); }
 
 TEST_P(MultiProc, MoreArrivalsThanExpectedIsAnError) {
   JobResult r = go("err_expect_more");

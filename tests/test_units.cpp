@@ -74,7 +74,7 @@ class ComemTest : public ::testing::Test {
 
 TEST_F(ComemTest, ElementsNeverStraddleFrames) {
   bspk_ptr p = cm.create("", 0, 1000, 12);  // 21 elements per 256-byte frame
-  comem::Region& r = cm.local(p, "test");
+  comem::Region& r = cm.local(p);
   EXPECT_EQ(r.epf, 21u);
   EXPECT_EQ(r.nframes, (1000u + 20) / 21);
   for (uint64_t i = 0; i < 1000; ++i) {
@@ -87,7 +87,7 @@ TEST_F(ComemTest, ElementsNeverStraddleFrames) {
 
 TEST_F(ComemTest, IncrElemPAndSpanAcrossFrames) {
   bspk_ptr p = cm.create("", 0, 100, sizeof(double));  // 32 per frame
-  comem::Region& r = cm.local(p, "test");
+  comem::Region& r = cm.local(p);
   for (uint64_t i = 0; i < 100; ++i) *static_cast<double*>(r.elem(i)) = static_cast<double>(i);
   // span: the rest of the frame, capped at the region's end
   EXPECT_EQ(r.span(0), 32u);
@@ -122,7 +122,7 @@ TEST_F(ComemTest, AdoptedRegionWithSkewIndexesUniformly) {
   }
   bspk_ptr p = cm.adopt(fr.data(), nframes, skew, n, es, 3);
   EXPECT_EQ(p.sender, 3);
-  comem::Region& r = cm.local(p, "test");
+  comem::Region& r = cm.local(p);
   for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(*static_cast<uint64_t*>(r.elem(i)), i) << i;
   EXPECT_EQ(r.span(0), epf - skew);
   EXPECT_EQ(r.span(epf - skew), epf);
@@ -139,17 +139,17 @@ TEST_F(ComemTest, StaleAndRemotePointersAreRejected) {
   EXPECT_EQ(cm.find(q.region), nullptr) << "freed region must not be found";
   bspk_ptr p2 = cm.create("", 0, 10, 4);  // likely reuses the slot
   EXPECT_NE(p2.region, q.region) << "generation changes on reuse";
-  EXPECT_THROW(cm.local(q, "test"), Error);
+  EXPECT_THROW(cm.local(q), Error);
   bspk_ptr remote = p2;
   remote.owner = 1;
-  EXPECT_THROW(cm.local(remote, "test"), Error);
-  EXPECT_THROW(cm.local(bspk_ptr{}, "test"), Error);
+  EXPECT_THROW(cm.local(remote), Error);
+  EXPECT_THROW(cm.local(bspk_ptr{}), Error);
 }
 
 TEST_F(ComemTest, InflightSendsDeferTheFree) {
   bspk_ptr p = cm.create("", 0, 64, 8);  // 2 frames
   size_t used = frames.in_use();
-  cm.send_started(p.region);
+  cm.send_started(cm.local(p), 1);
   cm.release(p.region);
   EXPECT_EQ(frames.in_use(), used) << "frames stay while a send is in flight";
   cm.send_done(p.region);
