@@ -5,6 +5,8 @@
 //   bspk_send -> mp::MessagePassing::send -> sync::Engine::send_data
 //             -> fabric::Endpoint::post_send -> fi_sendmsg
 //   bspk_sync -> sync::Engine::sync (counting, reductions, waiting)
+//   bspk_copy -> dsm::Dsm::copy -> sync::Engine::send_frame -> fi_sendmsg
+//             (applied at the boundary: sync::Engine -> dsm::Dsm::on_boundary)
 //   bspk_malloc/elemP/incr/span -> comem::Comem (regions over comem::FramePool)
 #include <bspk.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #include "comem/region.h"
 #include "fabric/fabric.h"
 #include "fabric/wire.h"
+#include "dsm/dsm.h"
 #include "mp/mp.h"
 #include "sync/engine.h"
 
@@ -45,6 +48,7 @@ struct Runtime {
   std::unique_ptr<comem::Comem> comem;
   std::unique_ptr<sync::Engine> engine;
   std::unique_ptr<mp::MessagePassing> mp;
+  std::unique_ptr<dsm::Dsm> dsm;
   Stats stats;
   int pid = 0, nprocs = 1;
   int local_procs = 1;  // processes of the job on this host
@@ -54,6 +58,7 @@ struct Runtime {
     // Close the endpoint first (no more writes into frames), then the layers
     // above it, then the registered pools, then the domain.
     if (ep) ep->close_endpoint();
+    dsm.reset();
     mp.reset();
     engine.reset();
     comem.reset();
@@ -203,6 +208,7 @@ void init_runtime(int* argc, char*** argv) {
   r->engine = std::make_unique<sync::Engine>(r->pid, r->nprocs, *r->ep, *r->frames, *r->small,
                                              *r->boot, r->stats, opt);
   r->mp = std::make_unique<mp::MessagePassing>(*r->engine, *r->comem, r->stats);
+  r->dsm = std::make_unique<dsm::Dsm>(*r->engine, *r->comem, r->stats, env::get_bool("BSPK_CHECK", false));
 
   // Start-up exchange: endpoint name, plus the base, key and offset of a probe
   // word in our first frame slab (fi_mr_key is always exchanged, whatever
@@ -284,6 +290,10 @@ void fill_stats(bspk_stats* o) {
   o->small_in_use = rt->small->in_use();
   o->small_peak = s.small_peak;
   o->sync_wait_s = s.sync_wait_s;
+  o->copies = s.copies;
+  o->bytes_stored = s.bytes_stored;
+  o->bytes_fetched = s.bytes_fetched;
+  o->frames_flipped = s.frames_flipped;
 }
 
 }  // namespace
@@ -302,6 +312,7 @@ int bspk_finalize(void) {
   return guarded("bspk_finalize", [&] {
     Runtime& r = need();
     r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
+    r.dsm->before_sync();
     r.engine->sync(/*finalizing=*/true);
     r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it
     r.engine->quiesce();               // our last control messages have left
@@ -337,19 +348,29 @@ const char* bspk_error_string(void) { return last_error.c_str(); }
 
 bspk_ptr bspk_malloc(const char* name, int idx, size_t n, size_t elem_size) {
   bspk_ptr p = BSPK_NULL;
-  guarded("bspk_malloc", [&] { p = need().comem->create(name, idx, n, elem_size); });
+  guarded("bspk_malloc", [&] {
+    Runtime& r = need();
+    p = r.comem->create(name, idx, n, elem_size);
+    if (name && *name) r.dsm->registered(p, name, idx);
+  });
   return p;
 }
 
 int bspk_free(bspk_ptr p) {
   return guarded("bspk_free", [&] {
     Runtime& r = need();
-    r.comem->local(p);
-    r.comem->release(p.region);
+    bspk_ptr q = r.dsm->resolve(p);
+    r.comem->local(q);
+    r.dsm->freeing(q.region);
+    r.comem->release(q.region);
   });
 }
 
+// A bspk_lookup pointer, resolved when its pair is known (else unchanged).
+bspk_ptr canon(bspk_ptr p) { return rt && dsm::Dsm::is_handle(p) ? rt->dsm->resolve(p) : p; }
+
 void* bspk_elemP(bspk_ptr p) {
+  p = canon(p);
   if (rt && p.owner == rt->pid) {
     // Fast path: a live local region and an element inside it.
     if (comem::Region* r = rt->comem->find(p.region); r && p.offset < r->nelems) return r->elem(p.offset);
@@ -367,7 +388,14 @@ void* bspk_elemP(bspk_ptr p) {
 }
 
 bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount) {
-  if (p.region != 0) {
+  p = canon(p);
+  if (dsm::Dsm::is_handle(p)) {
+    // Not resolved yet: offset arithmetic only, the range is checked when used.
+    if (amount >= 0 || static_cast<uint64_t>(-(amount + 1)) < p.offset) {
+      p.offset += static_cast<uint64_t>(amount);
+      return p;
+    }
+  } else if (p.region != 0) {
     // Pure arithmetic on the pointer value (valid for remote pointers too).
     if (amount >= 0 ? static_cast<uint64_t>(amount) <= p.nelems - p.offset
                     : static_cast<uint64_t>(-(amount + 1)) < p.offset) {
@@ -384,6 +412,7 @@ bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount) {
 }
 
 size_t bspk_span(bspk_ptr p, void** base) {
+  p = canon(p);
   size_t n = 0;
   void* b = nullptr;
   if (rt && p.owner == rt->pid) {
@@ -407,12 +436,26 @@ size_t bspk_span(bspk_ptr p, void** base) {
 }
 
 int bspk_is_null(bspk_ptr p) { return p.region == 0; }
-size_t bspk_nelems(bspk_ptr p) { return p.region && p.offset <= p.nelems ? p.nelems - p.offset : 0; }
-size_t bspk_elem_size(bspk_ptr p) { return p.region ? p.elem_size : 0; }
-int bspk_owner(bspk_ptr p) { return p.region ? p.owner : -1; }
+size_t bspk_nelems(bspk_ptr p) {
+  p = canon(p);
+  return p.region && !dsm::Dsm::is_handle(p) && p.offset <= p.nelems ? p.nelems - p.offset : 0;
+}
+size_t bspk_elem_size(bspk_ptr p) {
+  p = canon(p);
+  return p.region && !dsm::Dsm::is_handle(p) ? p.elem_size : 0;
+}
+int bspk_owner(bspk_ptr p) {
+  p = canon(p);
+  return p.region && !dsm::Dsm::is_handle(p) ? p.owner : -1;
+}
 
 int bspk_sync(void) {
-  return guarded("bspk_sync", [&] { need().engine->sync(false); });
+  return guarded("bspk_sync", [&] {
+    Runtime& r = need();
+    r.dsm->before_sync();
+    r.engine->sync(false);
+    r.dsm->after_sync();
+  });
 }
 
 int bspk_expect(int nmsgs) {
@@ -426,7 +469,7 @@ int bspk_will_send(const int* nmsgs) {
 int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {
     Runtime& r = need();
-    r.mp->send(dest, p, n);
+    r.mp->send(dest, canon(p), n);
     r.engine->progress_if_busy();
   });
 }
@@ -435,6 +478,20 @@ bspk_ptr bspk_recv(void) {
   bspk_ptr p = BSPK_NULL;
   guarded("bspk_recv", [&] { p = need().mp->recv(); });
   return p;
+}
+
+bspk_ptr bspk_lookup(const char* name, int idx) {
+  bspk_ptr p = BSPK_NULL;
+  guarded("bspk_lookup", [&] { p = need().dsm->lookup(name, idx); });
+  return p;
+}
+
+int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n) {
+  return guarded("bspk_copy", [&] {
+    Runtime& r = need();
+    r.dsm->copy(dst, src, n);
+    r.engine->progress_if_busy();
+  });
 }
 
 int bspk_sender_id(bspk_ptr p) {

@@ -74,7 +74,8 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   std::string nm = name ? name : "";
   if (nm.size() > 63) fail(BSPK_ERR_ARG, "region name '%.20s...' is longer than 63 bytes", nm.c_str());
   if (!nm.empty() && names_.count({nm, idx}))
-    fail(BSPK_ERR_ARG, "a region named (\"%s\", %d) already exists on this process", nm.c_str(), idx);
+    fail(BSPK_ERR_NAME, "a region named (\"%s\", %d) already exists on this process (pid %d); names are unique in the whole job",
+         nm.c_str(), idx, pid_);
   uint32_t epf = static_cast<uint32_t>(frames_.frame_size() / elem_size);
   uint64_t nframes64 = n / epf + (n % epf != 0);  // no overflow for any n
   // Refuse at once what this machine cannot hold, instead of letting the

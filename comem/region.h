@@ -26,6 +26,12 @@
 
 namespace bspk::comem {
 
+// Region ids: low 24 bits slot, high 8 bits generation (never 0, so id != 0).
+constexpr uint32_t kSlotBits = 24;
+constexpr uint32_t slot_of(uint32_t id) { return id & ((1u << kSlotBits) - 1); }
+constexpr uint8_t gen_of(uint32_t id) { return static_cast<uint8_t>(id >> kSlotBits); }
+constexpr uint32_t make_id(uint32_t slot, uint8_t gen) { return (uint32_t{gen} << kSlotBits) | slot; }
+
 struct Region {
   uintptr_t* frames = nullptr;  // index array; frames[0] is biased by -skew*elem_size
   uint64_t nelems = 0;
@@ -111,6 +117,19 @@ class Comem {
   void send_started(Region& r, uint32_t sends) { r.inflight += sends; }
   void send_done(uint32_t id);
 
+  // The (name, idx) of a live named region, or nullptr.
+  const std::pair<std::string, int>* name_of(uint32_t id) const {
+    uint32_t slot = slot_of(id);
+    if (slot >= table_.size() || table_[slot].gen != gen_of(id)) return nullptr;
+    auto it = name_of_.find(slot);
+    return it == name_of_.end() ? nullptr : &it->second;
+  }
+  // Pointer to this process's region named (name, idx), or BSPK_NULL.
+  bspk_ptr find_named(const std::string& name, int idx) const {
+    auto it = names_.find({name, idx});
+    return it == names_.end() ? BSPK_NULL : ptr_to(slot_of(it->second));
+  }
+
   size_t live_regions() const { return live_; }
   uint32_t max_elem_size() const { return static_cast<uint32_t>(frames_.frame_size()); }
 
@@ -132,11 +151,5 @@ class Comem {
   std::map<uint32_t, std::pair<std::string, int>> name_of_;  // slot -> (name, idx), named regions only
   size_t live_ = 0;
 };
-
-// Region ids: low 24 bits slot, high 8 bits generation (never 0, so id != 0).
-constexpr uint32_t kSlotBits = 24;
-constexpr uint32_t slot_of(uint32_t id) { return id & ((1u << kSlotBits) - 1); }
-constexpr uint8_t gen_of(uint32_t id) { return static_cast<uint8_t>(id >> kSlotBits); }
-constexpr uint32_t make_id(uint32_t slot, uint8_t gen) { return (uint32_t{gen} << kSlotBits) | slot; }
 
 }  // namespace bspk::comem

@@ -10,9 +10,10 @@
 // process that is ahead never corrupts one that is behind [RBS §5]: arrivals
 // are counted per superstep, never "since I started waiting".
 //
-// DSM copies (next release) will use fi_writedata/fi_read into frames; what
-// they carry in remote CQ data must fit in 32 bits because verbs gives only 4
-// bytes. The layout is fixed here so that the counting scheme covers it:
+// DSM copies travel as Store / FetchReply fragments of at most one frame each
+// (dsm/dsm.h), by the same two-iovec sends. A future RMA path (fi_writedata into
+// frames the target announced) must fit its remote CQ data in 32 bits because
+// verbs gives only 4 bytes; the layout is fixed here so counting covers it:
 //   bits 31..29  kind (CqKind)
 //   bits 28..16  superstep modulo 2^13 (unambiguous: processes exchanging data
 //                are never more than kMaxAheadLimit < 2^12 supersteps apart)
@@ -28,7 +29,7 @@
 namespace bspk::wire {
 
 constexpr uint32_t kMagic = 0x4B505342u;  // "BSPK" little-endian
-constexpr uint32_t kVersion = 1;          // bump on any layout or protocol change
+constexpr uint32_t kVersion = 2;          // bump on any layout or protocol change
 
 enum class Kind : uint8_t {
   Data = 1,        // one frame (or the only, empty part) of an MP message
@@ -37,7 +38,14 @@ enum class Kind : uint8_t {
   StepQuery = 4,   // flow control: "tell me when you reach superstep `value`"
   StepNotice = 5,  // flow control: "I have reached superstep `value`"
   Hello = 6,       // start-up/shutdown barrier round `value` (not superstep-tagged)
+  // DSM (dsm/dsm.h). Store and FetchReq are counted arrivals at their target
+  // [issue 3 rule 5]; FetchReply is tracked by the fetcher; Dir is control.
+  Store = 7,       // one fragment (<= one frame) of a bspk_copy into a remote region
+  FetchReq = 8,    // "send me n elements of your region r from offset o at the end of `step`"
+  FetchReply = 9,  // one fragment of the answer, sent straight from the owner's frames
+  Dir = 10,        // directory of named regions (payload: dsm::DirRec)
 };
+constexpr bool is_dsm_kind(uint8_t k) { return k >= 7 && k <= 10; }
 
 // Receive classes, carried as the libfabric tag of every message: a message
 // whose payload fits kSmallPayload bytes is tagged kTagSmall and lands in a

@@ -55,6 +55,8 @@ extern "C" {
 #define BSPK_ERR_BOOT       -11  /* launcher / bootstrap failure                             */
 #define BSPK_ERR_PEER       -12  /* another process failed, aborted or finalised early       */
 #define BSPK_ERR_UNSUPPORTED -13 /* not available (yet) in this build                        */
+#define BSPK_ERR_NAME        -14 /* (name, idx) registered twice, or unknown to bspk_lookup   */
+#define BSPK_ERR_CONFLICT    -15 /* BSPK_CHECK=1: two processes wrote the same elements      */
 
 /* ---- Comem pointers [BSPk §4, Fig. 2] ---------------------------------------
  * A small value naming one element of a communicable-memory region: the owner
@@ -118,24 +120,32 @@ BSPK_API const char *bspk_error_string(void);
 
 /* Allocate a local region of n elements of elem_size bytes, built from
  * fixed-size frames (BSPK_FRAME_SIZE) plus an index array. name "" (or NULL)
- * makes an anonymous region, as used for messages [BSPk Fig. 4]. A named
- * region is recorded under (name, idx) on this process (a duplicate pair on
- * this process is BSPK_ERR_ARG); the job-wide directory behind bspk_lookup and
- * bspk_copy comes with the DSM release. Elements never straddle frames, so elem_size must not exceed the frame size.
- * n == 0 is allowed (an empty region). Cost O(F) with F = frames.
+ * makes an anonymous region, as used for messages [BSPk Fig. 4]. A non-empty
+ * name registers the region job-wide under (name, idx) for bspk_lookup
+ * [BSPk §6.2, Fig. 5]; the pair must be unique in the whole job. A pair already
+ * registered on this process fails here (BSPK_ERR_NAME); one registered by
+ * another process is reported by this process's next bspk_sync at the latest
+ * (BSPK_ERR_NAME naming both owners; the first owner is told too), and this
+ * region then stays allocated without a job-wide name. Elements never straddle
+ * frames, so elem_size must not exceed the frame size. n == 0 is allowed (an
+ * empty region). Cost O(F) with F = frames, plus one control message to the
+ * pair's home process for a named region (answered before the next sync ends).
  * Errors (BSPK_NULL returned): BSPK_ERR_ARG (elem_size 0 or > frame size,
- * name longer than 63 bytes), BSPK_ERR_NOMEM, BSPK_ERR_STATE. */
+ * name longer than 63 bytes), BSPK_ERR_NAME, BSPK_ERR_NOMEM, BSPK_ERR_STATE. */
 BSPK_API bspk_ptr bspk_malloc(const char *name, int idx, size_t n, size_t elem_size);
 
 /* Free a local region (any pointer into it). Its frames return to the pool
  * once sends from it have completed. Per [BSPk §6 rule 2], do not free a region
- * passed to bspk_send before the next bspk_sync. O(F).
+ * passed to bspk_send or used as a bspk_copy source before the next bspk_sync.
+ * A named region is unregistered job-wide at the next bspk_sync; copies into it
+ * that arrive afterwards are refused and reported to their issuer. O(F).
  * Errors: BSPK_ERR_PTR (NULL, stale, remote). */
 BSPK_API int bspk_free(bspk_ptr p);
 
 /* Address of the one element p points to. No pointer arithmetic on the result:
  * the next element may live in another frame (use bspk_incr or bspk_span).
- * O(1). Returns NULL (and sets the error) for NULL, stale, remote or
+ * The address is valid until the next bspk_sync: a copy into the region may
+ * replace its frames at the superstep boundary (frame flip). O(1). Returns NULL (and sets the error) for NULL, stale, remote or
  * one-past-the-end pointers. */
 BSPK_API void *bspk_elemP(bspk_ptr p);
 
@@ -150,7 +160,10 @@ BSPK_API bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount);
  * Returns 0 (and *base = NULL) at the end of the region or on error. O(1). */
 BSPK_API size_t bspk_span(bspk_ptr p, void **base);
 
-/* Accessors, all O(1) and pure functions of the pointer value. */
+/* Accessors, all O(1) and pure functions of the pointer value, except for a
+ * pointer returned by bspk_lookup before its pair was resolved: until the end
+ * of that superstep bspk_owner gives -1 and bspk_nelems / bspk_elem_size 0,
+ * afterwards the values of the region it names. */
 BSPK_API int    bspk_is_null(bspk_ptr p);   /* 1 if p is BSPK_NULL                       */
 BSPK_API size_t bspk_nelems(bspk_ptr p);    /* elements from p to the end of its region  */
 BSPK_API size_t bspk_elem_size(bspk_ptr p); /* bytes per element                         */
@@ -173,7 +186,11 @@ BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL     
  * at the end of s. Errors: BSPK_ERR_COUNT (more arrivals than declared, or sends
  * differing from bspk_will_send), BSPK_ERR_MODE (kinds mixed between processes),
  * BSPK_ERR_TIMEOUT (no progress for BSPK_SYNC_TIMEOUT seconds, default 60; the
- * message says what was expected and what arrived), BSPK_ERR_PEER, BSPK_ERR_FABRIC. */
+ * message says what was expected and what arrived), BSPK_ERR_PEER, BSPK_ERR_FABRIC.
+ * DSM: the copies of the superstep are applied before it returns (see
+ * "Distributed shared memory"); errors found there (BSPK_ERR_NAME,
+ * BSPK_ERR_CONFLICT, BSPK_ERR_PTR/RANGE for refused copies) are returned after
+ * the superstep has ended, so the other processes are not left waiting. */
 BSPK_API int bspk_sync(void);
 
 /* Declare that nmsgs messages will be sent to this process during the current
@@ -212,12 +229,81 @@ BSPK_API bspk_ptr bspk_recv(void);
  * allocated by bspk_malloc, its owner. Errors: BSPK_ERR_PTR for BSPK_NULL. */
 BSPK_API int bspk_sender_id(bspk_ptr p);
 
+/* ---- Distributed shared memory [BSPk §3, §6.2, Figs. 5-6] -------------------
+ * Named regions (bspk_malloc with a name) can be read and written by every
+ * process with bspk_copy. Copies, like messages, take effect at the superstep
+ * boundary; the rules below are the contract, each one tested.
+ *  1. A copy issued in superstep s takes effect at the boundary s -> s+1 of the
+ *     process owning its destination: the owner sees the data from its
+ *     superstep s+1 on, never earlier, even while it still reads the region in s.
+ *  2. A fetch issued in s returns the source region as its owner leaves s:
+ *     including every store into it issued in s (by any process) and the
+ *     owner's own writes in s [BSPk §3: fetches logically follow stores]; not
+ *     the results of other fetches into it in s. The fetcher sees the data
+ *     from its superstep s+1 on.
+ *  3. Zero copy: the source of a store (and of a local copy) is read after the
+ *     call returns, straight from its frames: do not change or free it until
+ *     the next bspk_sync returns (like BSPlib's bsp_hpput).
+ *  4. Stores from different processes into the same elements in one superstep
+ *     leave one of the stored values in each element (never a mix within an
+ *     element); of one process's own overlapping copies, the last issued wins.
+ *     BSPK_CHECK=1 reports such conflicts: bspk_sync returns BSPK_ERR_CONFLICT
+ *     naming both processes and the superstep.
+ *  5. Counting: bspk_expect(m) on process t counts every copy issued in the
+ *     superstep whose target is t -- stores into t's regions, fetches from t's
+ *     regions -- as one message each, whoever issued it (t itself included),
+ *     next to MP messages to t. A copy between two regions of the issuing
+ *     process is not counted; fetch replies are tracked by the runtime.
+ *     bspk_will_send's v[j] and the counted mode count the same operations
+ *     from the issuing side.
+ *  6. Under skew (processes supersteps apart) a copy that arrives before its
+ *     target reached the superstep it belongs to is held in its own frames,
+ *     not applied early and not lost [RBS §5].
+ * Zero copy: a store or fetch reply travels frame by frame; a fragment that
+ * covers a whole destination frame replaces that frame in the destination's
+ * index array at the boundary (frame flip: no copy); partial frames are merged
+ * with a copy (counted in bytes_copied). */
+
+/* Pointer to the region registered under (name, idx) on whatever process owns
+ * it. If this process owns it or has resolved the pair before, the pointer is
+ * exact at once. Otherwise the pair's home process is asked and a provisional
+ * pointer is returned: usable in bspk_copy (and bspk_incr) at once, resolved by
+ * the end of the superstep -- the pair may be registered in this very superstep
+ * [BSPk §6.2]. A pair still unknown at the end of the superstep in which a copy
+ * uses it makes that bspk_sync return BSPK_ERR_NAME naming the pair (the copy
+ * is dropped). Lookups are not counted by bspk_expect. A provisional pointer is
+ * meaningful on this process only: send the pointer bspk_lookup returns after
+ * the sync, or the region's own pointer. Pairs are cached: after a named region
+ * is freed and registered again, look it up on a process that has not used it,
+ * or use the new region's pointer. Cost: O(1) local; one round trip to the home
+ * within the superstep (two rounds of p control messages if the pair is not yet
+ * registered). Errors (BSPK_NULL returned): BSPK_ERR_ARG (NULL, empty or
+ * over-long name), BSPK_ERR_STATE. */
+BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
+
+/* Copy n elements from src to dst (element positions given by the pointers),
+ * taking effect at the next superstep boundary (rules 1-6 above). A remote dst
+ * is a store, a remote src a fetch, both local a local copy (applied at the
+ * boundary too; the runtime copies those bytes, counted in bytes_copied).
+ * Zero-copy store: do not change or free the source until the next bspk_sync
+ * returns (rule 3). n == 0 does nothing (and is not counted). Cost: O(F) local
+ * work, F = frames spanned; a store sends F fragments, a fetch one request.
+ * Errors: BSPK_ERR_PTR (NULL or freed local region, pid out of range),
+ * BSPK_ERR_ARG (both regions remote, element sizes differ), BSPK_ERR_RANGE
+ * (either range runs past its region's end); nothing is written. Errors found
+ * only at the target (a remote region freed or too short) are reported by the
+ * issuer's next bspk_sync. With a provisional bspk_lookup pointer the checks run
+ * at the sync, whose return value reports them. */
+BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
+
 /* ---- Statistics (beyond the paper) -------------------------------------------
  * Per-process counters, also printed at bspk_finalize as one line per process
  * on stdout when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... msgs_sent=...
  * bytes_sent=... bytes_copied=... sync_wait_s=..." followed by the other counters.
  * bytes_copied counts user bytes the runtime itself copied (never the
- * provider's internal copies): 0 for whole-message sends and receives. */
+ * provider's internal copies): 0 for whole-message sends and receives and for
+ * stores and fetches of whole frames; partial-frame copy fragments and
+ * both-local bspk_copy add their bytes. */
 typedef struct bspk_stats {
     uint64_t supersteps;     /* supersteps completed                               */
     uint64_t msgs_sent;      /* messages sent with bspk_send                       */
@@ -234,6 +320,10 @@ typedef struct bspk_stats {
     double   sync_wait_s;    /* seconds spent waiting in bspk_sync                  */
     uint64_t small_in_use;   /* 4 KiB buffers in use: a message of <= 4 KiB arrives in one */
     uint64_t small_peak;     /* most 4 KiB buffers in use at once                   */
+    uint64_t copies;         /* bspk_copy operations issued (n > 0)                 */
+    uint64_t bytes_stored;   /* payload bytes of stores issued                      */
+    uint64_t bytes_fetched;  /* payload bytes this process sent in fetch replies   */
+    uint64_t frames_flipped; /* copy fragments that became a destination frame     */
 } bspk_stats;
 
 /* Fill *out with this process's counters. Errors: BSPK_ERR_ARG, BSPK_ERR_STATE. */

@@ -156,21 +156,14 @@ void Engine::flush_blocked(int dest) {
   }
 }
 
-// Receive class of a Data message: small only if the whole message fits a
-// small buffer (a piece of a multi-frame message always goes to a frame).
-uint64_t Engine::class_tag(const Header& h, size_t len) {
-  return h.nframes <= 1 && len <= wire::kSmallPayload ? wire::kTagSmall : wire::kTagLarge;
-}
-
-bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, void* desc,
-                       uint32_t region) {
+bool Engine::send_frame(int dest, Kind kind, const Header& h, void* payload, size_t len, void* desc,
+                        uint32_t region, uint64_t tag) {
   Header hh = h;
   hh.magic = wire::magic_word();
-  hh.kind = static_cast<uint8_t>(Kind::Data);
+  hh.kind = static_cast<uint8_t>(kind);
   hh.step = step_;
   hh.src = pid_;
   hh.payload = static_cast<uint32_t>(len);
-  const uint64_t tag = class_tag(h, len);
   // Small message, nothing queued ahead of it, window open: inject it.
   if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
@@ -196,6 +189,35 @@ bool Engine::send_data(int dest, const Header& h, void* payload, size_t len, voi
   state(step_).outstanding++;
   post(op);
   return true;
+}
+
+void Engine::send_control(int dest, Kind kind, const void* bytes, size_t len) {
+  if (len > wire::kSmallPayload) fail(BSPK_ERR_ARG, "internal: control payload of %zu bytes", len);
+  SendOp* op = new_op();
+  op->hdr = new_header();
+  Header& h = *op->hdr;
+  h = Header{};
+  h.magic = wire::magic_word();
+  h.kind = static_cast<uint8_t>(kind);
+  h.step = step_;
+  h.src = pid_;
+  h.payload = static_cast<uint32_t>(len);
+  op->dest = dest;
+  op->step = step_;
+  op->tag = wire::kTagSmall;
+  op->iov[0] = {op->hdr, sizeof(Header)};
+  op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
+  op->iov_count = 1;
+  if (len) {
+    op->ctrl_small = true;
+    op->ctrl_frame = small_.alloc();
+    std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), bytes, len);
+    op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), len};
+    op->desc[1] = small_.desc(op->ctrl_frame);
+    op->iov_count = 2;
+  }
+  stats_.ctrl_sent++;
+  if (!backlog_.empty() || !try_post(op)) backlog_.push_back(op);
 }
 
 void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
@@ -347,6 +369,12 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
       break;
     }
     default:
+      if (wire::is_dsm_kind(h.kind) && on_dsm_) {
+        if (on_dsm_(h, slot->frame, h.payload, slot->small))
+          slot->frame = (slot->small ? small_ : frames_).alloc();
+        ++progress_events_;
+        break;
+      }
       raise_async(BSPK_ERR_FABRIC, strprintf("received a message of unknown kind %u from pid %d",
                                              unsigned(h.kind), h.src));
   }
@@ -647,7 +675,7 @@ void Engine::sync(bool finalizing) {
   if (mode_ == Mode::Expect && pending_code_ == 0) {
     const StepState& st = state(s);
     if (st.arrived == static_cast<uint64_t>(declared_expect_) && st.outstanding == 0) {
-      advance();
+      finish_step(s);
       return;
     }
   }
@@ -716,7 +744,7 @@ void Engine::sync(bool finalizing) {
       }
     }
   }
-  advance();
+  finish_step(s);
 }
 
 void Engine::advance() {
@@ -742,6 +770,29 @@ void Engine::advance() {
     }
   }
   if (on_advance_) on_advance_(step_);
+}
+
+void Engine::wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what) {
+  double last_change = now_s(), last_check = last_change;
+  double spin_until = last_change + opt_.spin_s;
+  uint64_t last_events = progress_events_;
+  while (!ready()) {
+    wait_once(spin_until, 100);
+    if (progress_events_ != last_events) {
+      last_events = progress_events_;
+      last_change = now_s();
+      spin_until = last_change + opt_.spin_s;
+      continue;
+    }
+    double t = now_s();
+    if (t - last_check > 0.1) {
+      last_check = t;
+      if (t - last_change > opt_.timeout_s)
+        fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
+             opt_.timeout_s, step_, what().c_str());
+      if (!boot_.alive()) fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", step_);
+    }
+  }
 }
 
 void Engine::fabric_barrier(bool all_pairs) {

@@ -99,6 +99,10 @@ class Engine {
       std::function<bool(const wire::Header&, uintptr_t frame, size_t payload, bool small)>;
   using SendDone = std::function<void(uint32_t region)>;
   using Advance = std::function<void(uint32_t new_step)>;
+  // Called when superstep s is complete (all its arrivals counted, own sends
+  // done), before the step number moves on: the DSM layer applies the copies
+  // of s there [issue 3 rule 1]. May wait (wait_until) and throw.
+  using Boundary = std::function<void(uint32_t s)>;
 
   Engine(int pid, int nprocs, fabric::Endpoint& ep, comem::FramePool& frames,
          comem::FramePool& small, boot::Bootstrap& boot, Stats& stats, const Options& opt);
@@ -112,6 +116,15 @@ class Engine {
   void set_data_handler(DataHandler h) { on_data_ = std::move(h); }
   void set_send_done(SendDone f) { on_send_done_ = std::move(f); }
   void set_advance(Advance f) { on_advance_ = std::move(f); }
+  // Handler for the DSM kinds (wire::is_dsm_kind); same contract as DataHandler.
+  void set_dsm_handler(DataHandler h) { on_dsm_ = std::move(h); }
+  void set_boundary(Boundary f) { on_boundary_ = std::move(f); }
+
+  // Receive class of a Data message: small only if the whole message fits a
+  // small buffer (a piece of a multi-frame message always goes to a frame).
+  static uint64_t class_tag(const wire::Header& h, size_t len) {
+    return h.nframes <= 1 && len <= wire::kSmallPayload ? wire::kTagSmall : wire::kTagLarge;
+  }
 
   // Post the initial receive slots. Call once after the peers are inserted.
   void start();
@@ -122,7 +135,24 @@ class Engine {
   // injected (header + payload <= the provider's inject size: copied by the
   // provider at once, nothing to wait for).
   bool send_data(int dest, const wire::Header& h, void* payload, size_t len, void* desc,
-                 uint32_t region);
+                 uint32_t region) {
+    return send_frame(dest, wire::Kind::Data, h, payload, len, desc, region, class_tag(h, len));
+  }
+  // The same for any frame-carrying kind, with an explicit receive class (tag).
+  // The send counts as one of this superstep's own sends (the sync waits for it).
+  bool send_frame(int dest, wire::Kind kind, const wire::Header& h, void* payload, size_t len,
+                  void* desc, uint32_t region, uint64_t tag);
+  // A control message of `kind` tagged with the current superstep carrying
+  // `len` bytes (copied; at most wire::kSmallPayload). Not counted, not flow
+  // controlled (control messages are handled whatever the receiver's superstep).
+  void send_control(int dest, wire::Kind kind, const void* bytes, size_t len);
+  // Own sends tagged s not yet complete.
+  uint64_t outstanding(uint32_t s) { return state(s).outstanding; }
+  // Progress until ready() holds. Fails with BSPK_ERR_TIMEOUT after
+  // BSPK_SYNC_TIMEOUT seconds without any arrival or completion (the message
+  // says what(): what was being waited for), or BSPK_ERR_PEER if the launcher
+  // is gone.
+  void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what);
   // Count one whole message sent to dest this superstep (for counted mode and
   // to check bspk_will_send).
   void count_sent(int dest) {
@@ -187,7 +217,6 @@ class Engine {
     uint64_t result = 0;          // messages this process will receive
   };
 
-  static uint64_t class_tag(const wire::Header& h, size_t len);
   StepState& state(uint32_t s);
   std::vector<uint64_t>& sum_of(StepState& st);
   SendOp* new_op();
@@ -217,6 +246,10 @@ class Engine {
   bool wait_once(double spin_until, int block_ms);
   void backoff(double idle_s);
   void advance();
+  void finish_step(uint32_t s) {
+    if (on_boundary_) on_boundary_(s);
+    advance();
+  }
   std::string waiting_for(const StepState& st) const;
   std::string kinds_text(uint32_t kinds, const int32_t* first) const;
 
@@ -262,6 +295,8 @@ class Engine {
   std::string pending_msg_;
 
   DataHandler on_data_;
+  DataHandler on_dsm_;
+  Boundary on_boundary_;
   SendDone on_send_done_;
   Advance on_advance_;
 };

@@ -1,0 +1,249 @@
+// dsm/dsm.h -- distributed shared memory on comem: named regions, bspk_lookup,
+// bspk_copy (store and fetch) with superstep semantics [BSPk §3, §6.2, Fig. 5].
+//
+// Directory. A named region (name, idx) has a *home* process, hash mod p.
+// bspk_malloc sends Register to the home at once; the home refuses a second
+// owner of the pair (both owners are told; the caller's next bspk_sync returns
+// BSPK_ERR_NAME). bspk_lookup answers from this process's own names or its
+// cache; otherwise it returns a *handle* pointer at once and asks the home.
+// The home answers when it knows the pair; if it does not, it asks every
+// process to report when it has entered the sync ending the lookup's superstep
+// (registrations are sent by then) and answers "unknown" only after all have.
+// The asker waits for its answers on entering bspk_sync, so a handle is
+// resolved by the end of the superstep of the lookup. Directory messages are
+// control traffic: not counted by bspk_expect.
+//
+// Copies. bspk_copy(dst, src, n) with a remote dst is a *store*: the source
+// elements go onto the wire at once, straight from the source frames, as
+// fragments of at most one frame, cut at source and destination frame
+// boundaries. With a remote src it is a *fetch*: a FetchReq goes to the
+// owner. Both are counted at their target like messages [issue 3 rule 5].
+// Both-local copies are queued. Copies whose pointer is a handle not yet
+// resolved are queued and issued when the sync resolves it.
+//
+// Boundary of superstep s on each process (sync::Engine::Boundary), in order:
+//   1. stores into this process's regions issued in s, by source pid and issue
+//      order: a fragment that covers a whole destination frame (or its tail up
+//      to the region's end) and arrived at the start of a frame is *flipped*
+//      into the region's index array, the old frame going back to the pool;
+//      anything else is copied (counted in bytes_copied);
+//   2. this process's both-local copies of s;
+//   3. fetch requests for s are answered from the regions as they now are
+//      (fetches logically follow stores [BSPk §3]), straight from the frames;
+//      the sync waits until those sends are complete before the program can
+//      write the regions again;
+//   4. this process's own fetches of s: wait for every reply, then flip or copy
+//      them into their destinations.
+// So every copy issued in s takes effect at the boundary s -> s+1 of the
+// process owning its destination, never earlier; one arriving from a process
+// that is ahead is held in its own frames until then [issue 3 rules 1, 2, 6].
+//
+// Checking mode (BSPK_CHECK=1): the writes of step 1-4 are recorded, and
+// elements written in one superstep by two different issuing processes are
+// reported (BSPK_ERR_CONFLICT from that bspk_sync, naming both pids).
+#pragma once
+
+#include <bspk.h>
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/stats.h"
+#include "comem/region.h"
+#include "fabric/wire.h"
+#include "sync/engine.h"
+
+namespace bspk::dsm {
+
+// Owner field of a pointer returned by bspk_lookup before the pair was
+// resolved; its region field is the handle number on this process.
+constexpr int32_t kHandleOwner = INT32_MIN;
+
+// Directory message (payload of wire::Kind::Dir).
+enum class DirOp : uint32_t {
+  Register = 1,    // owner -> home: (name, idx) is region `region` on `owner`
+  RegAck = 2,      // home -> owner: status 0 ok, 1 duplicate (owner/region: the other owner)
+  Unregister = 3,  // owner -> home: the region was freed
+  Lookup = 4,      // asker -> home: resolve (name, idx) for handle `handle`, used in `step`
+  LookupReply = 5, // home -> asker: status 0 found (owner, region, nelems, elem_size), 1 unknown
+  ProgQuery = 6,   // home -> all: "answer when you have entered the sync ending `step`"
+  ProgReply = 7,   // all -> home: done; `count` = Registers sent to that home so far
+  DupNotice = 8,   // home -> first owner: someone else registered your pair (text)
+  CopyError = 9,   // target -> issuer: a copy was refused (text)
+};
+
+struct DirRec {
+  uint32_t op;
+  int32_t idx;
+  int32_t owner;
+  uint32_t region;
+  uint64_t nelems;
+  uint32_t elem_size;
+  uint32_t handle;
+  uint32_t status;
+  uint32_t step;
+  uint64_t count;
+  char text[200];  // name (<= 63 bytes) or, for DupNotice/CopyError, the message
+};
+
+class Dsm {
+ public:
+  // check: BSPK_CHECK conflict detection.
+  Dsm(sync::Engine& engine, comem::Comem& comem, Stats& stats, bool check);
+
+  // A named region was just created by bspk_malloc: register it job-wide.
+  void registered(const bspk_ptr& p, const char* name, int idx);
+  // A local region is about to be freed: unregister its name at the next sync.
+  void freeing(uint32_t region);
+
+  // bspk_lookup.
+  bspk_ptr lookup(const char* name, int idx);
+  // p with a resolved handle replaced by the region it names (else p itself).
+  bspk_ptr resolve(const bspk_ptr& p) const;
+  static bool is_handle(const bspk_ptr& p) { return p.region != 0 && p.owner == kHandleOwner; }
+  // True if p is a handle whose pair is still being looked up.
+  bool pending(const bspk_ptr& p) const { return is_handle(p) && is_handle(resolve(p)); }
+
+  // bspk_copy. Throws bspk::Error for errors found at the call.
+  void copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+
+  // bspk_sync: before the engine's sync (directory answers, deferred copies)
+  // and after it (errors found at the boundary, reported once the superstep
+  // has ended so that no other process is left waiting).
+  void before_sync();
+  void after_sync();
+
+ private:
+  struct Frag {        // one received fragment, held until its boundary
+    int src = 0;
+    uint32_t seq = 0;  // store: issue number from src; fetch reply: fetch id
+    uint32_t k = 0;    // fragment number
+    uint32_t region = 0;
+    uint64_t off = 0;  // destination element offset
+    uint64_t cnt = 0;  // elements
+    uint32_t elem_size = 0;
+    uintptr_t buf = 0;
+    bool small = false;
+  };
+  struct FetchReq {
+    int src = 0;
+    uint32_t id = 0, region = 0, elem_size = 0, phase = 0;
+    uint64_t off = 0, n = 0;
+  };
+  struct Box {
+    uint32_t step = UINT32_MAX;
+    std::vector<Frag> stores;
+    std::vector<FetchReq> fetches;
+    std::unordered_map<uint64_t, uint32_t> partial;  // (src, seq) -> fragments so far
+  };
+  struct Fetch {  // one of this process's fetches in the current superstep
+    uint32_t id = 0;
+    int owner = 0;
+    uint32_t dst_region = 0;
+    uint64_t dst_off = 0, n = 0, got = 0;
+    std::string error;
+    std::vector<Frag> frags;
+  };
+  struct LocalCopy {
+    uint32_t dst, src;
+    uint64_t dst_off, src_off, n;
+  };
+  struct Handle {
+    std::string name;
+    int idx = 0;
+    enum State : uint8_t { Pending, Found, Unknown } state = Pending;
+    int owner = -1;
+    uint32_t region = 0, elem_size = 0;
+    uint64_t nelems = 0;
+    uint32_t asked = 0;  // superstep of the outstanding question
+  };
+  struct Deferred {
+    bspk_ptr dst, src;
+    uint64_t n;
+  };
+  struct Entry {  // home directory entry
+    int owner;
+    uint32_t region;
+    uint64_t nelems;
+    uint32_t elem_size;
+  };
+  struct Unresolved {  // at the home
+    int asker;
+    uint32_t handle, step;
+    std::string name;
+    int idx;
+  };
+  struct Round {  // at the home: progress query for a superstep
+    int replies = 0;
+    std::vector<int64_t> announced;  // Registers each process says it sent here (-1: no reply yet)
+  };
+  struct Write {  // checking mode
+    uint32_t region;
+    uint64_t begin, end;
+    int writer;
+  };
+
+  int home(const std::string& name, int idx) const;
+  bool on_msg(const wire::Header& h, uintptr_t buf, size_t len, bool small);
+  void on_dir(int src, const DirRec& r);
+  void send_dir(int dest, const DirRec& r);
+  void answer_lookup(const Unresolved& u, const Entry* e);
+  void home_try_resolve();
+  void answer_progress();
+  Box& box(uint32_t step);
+  void free_buf(uintptr_t buf, bool small);
+  void on_boundary(uint32_t s);
+  // Apply a fragment into a local region; returns true if buf became one of its frames.
+  bool apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small,
+             int writer, std::string* err);
+  void issue(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  void store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  void fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  void serve(const FetchReq& q);
+  void post_error(int code, const std::string& msg);
+  std::string describe_region(uint32_t region) const;
+  std::string pair_text(const std::string& name, int idx) const;
+
+  sync::Engine& engine_;
+  comem::Comem& comem_;
+  Stats& stats_;
+  const bool check_;
+  const int pid_, nprocs_;
+
+  // directory, asker side
+  std::vector<Handle> handles_;  // [0] unused
+  std::map<std::pair<std::string, int>, uint32_t> handle_of_;
+  uint32_t lookups_waiting_ = 0;  // handles in state Pending
+  uint32_t acks_waiting_ = 0;     // Registers not yet acknowledged
+  std::vector<uint64_t> regs_sent_;  // Registers sent to each home
+  std::vector<DirRec> unregisters_;  // sent at the next sync
+  int64_t entered_ = -1;             // last superstep whose sync this process entered
+  std::vector<std::pair<int, uint32_t>> prog_waiting_;  // (home, step) queries to answer later
+  // directory, home side
+  std::map<std::pair<std::string, int>, Entry> dir_;
+  std::vector<uint64_t> regs_recv_;  // Registers received from each process
+  std::vector<Unresolved> unresolved_;
+  std::map<uint32_t, Round> rounds_;
+
+  // copies
+  std::vector<Box> ring_;
+  std::vector<Deferred> deferred_;
+  std::vector<LocalCopy> local_;
+  std::vector<Fetch> fetches_;  // this superstep's fetches (id = index + fetch_base_)
+  uint32_t fetch_base_ = 1;
+  uint32_t fetches_left_ = 0;
+  std::vector<uint32_t> store_seq_;  // next store number per destination, this superstep
+  std::vector<int> store_seq_used_;
+  std::vector<Frag> frag_scratch_;
+  std::vector<Write> writes_;
+
+  int post_code_ = 0;
+  std::string post_msg_;
+};
+
+}  // namespace bspk::dsm
