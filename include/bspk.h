@@ -240,7 +240,8 @@ BSPK_API int bspk_sender_id(bspk_ptr p);
  *     including every store into it issued in s (by any process) and the
  *     owner's own writes in s [BSPk §3: fetches logically follow stores]; not
  *     the results of other fetches into it in s. The fetcher sees the data
- *     from its superstep s+1 on.
+ *     from its superstep s+1 on. Copies between two regions of one process are
+ *     applied after the stores from other processes, in the order issued.
  *  3. Zero copy: the source of a store (and of a local copy) is read after the
  *     call returns, straight from its frames: do not change or free it until
  *     the next bspk_sync returns (like BSPlib's bsp_hpput).

@@ -16,68 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "scenario_util.h"
+
 namespace {
-
-int me, P;
-
-#define CHECK(cond, ...)                                                               \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      char _m[512];                                                                    \
-      std::snprintf(_m, sizeof _m, __VA_ARGS__);                                       \
-      bspk_abort("CHECK FAILED at %s:%d (%s): %s", __FILE__, __LINE__, #cond, _m);    \
-    }                                                                                  \
-  } while (0)
-
-#define OK(call) CHECK((call) == BSPK_OK, "%s -> %s", #call, bspk_error_string())
-
-uint64_t mix(uint64_t x) {  // splitmix64
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-uint64_t h3(uint64_t a, uint64_t b, uint64_t c) { return mix(a * 0x100000001B3ull ^ mix(b * 31 + mix(c))); }
-
-uint8_t pattern(int src, int step, int msg, uint64_t byte) {
-  return static_cast<uint8_t>(h3(static_cast<uint64_t>(src) << 20 | static_cast<uint64_t>(step),
-                                 static_cast<uint64_t>(msg), byte / 8) >> ((byte % 8) * 8));
-}
-
-// Visit the bytes of n elements from p, frame by frame (bspk_span), calling
-// f(byte pointer, byte index) for each.
-template <class F>
-void for_each_byte(bspk_ptr p, size_t n, F&& f) {
-  size_t es = bspk_elem_size(p);
-  uint64_t byte = 0;
-  while (n) {
-    void* base;
-    size_t k = bspk_span(p, &base);
-    CHECK(k > 0, "span returned 0 with %zu elements left", n);
-    if (k > n) k = n;
-    auto* b = static_cast<uint8_t*>(base);
-    for (size_t i = 0; i < k * es; ++i) f(b + i, byte++);
-    n -= k;
-    p = bspk_incr(p, static_cast<ptrdiff_t>(k));
-  }
-}
-
-// Fill n elements from p with the pattern.
-void fill(bspk_ptr p, size_t n, int src, int step, int msg) {
-  for_each_byte(p, n, [&](uint8_t* b, uint64_t i) { *b = pattern(src, step, msg, i); });
-}
-
-// Verify a received region; returns a checksum of its bytes.
-uint64_t verify(bspk_ptr p, size_t n, int src, int step, int msg) {
-  uint64_t sum = 0;
-  for_each_byte(p, n, [&](uint8_t* b, uint64_t i) {
-    uint8_t want = pattern(src, step, msg, i);
-    CHECK(*b == want, "message %d from pid %d (superstep %d): byte %llu is %u, expected %u", msg, src, step,
-          (unsigned long long)i, *b, want);
-    sum = sum * 1099511628211ull + *b;
-  });
-  return sum;
-}
 
 // ---------------------------------------------------------------- traffic
 // Random h-relations with deterministic content, sizes around frame and

@@ -65,6 +65,16 @@ class MultiProc : public ::testing::TestWithParam<Param> {
   JobResult go(const std::string& args, const std::string& env = "BSPK_SYNC_TIMEOUT=60", int limit_s = 120) {
     return run(env, np(), prov(), args, limit_s);
   }
+  // The same for tests/dsm_scenarios.cpp.
+  JobResult dsm(const std::string& args, const std::string& env = "BSPK_SYNC_TIMEOUT=60", int limit_s = 120) {
+    return shell("env " + env + " timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " -n " +
+                 std::to_string(np()) + " --provider " + prov() + " " DSM_SCENARIOS_PATH " " + args);
+  }
+  void dsm_ok(const std::string& args, const std::string& marker, const std::string& env = "BSPK_SYNC_TIMEOUT=60") {
+    JobResult r = dsm(args, env);
+    ASSERT_EQ(r.status, 0) << args << "\n" << r.out;
+    EXPECT_EQ(count(r.out, marker), static_cast<size_t>(np())) << args << "\n" << r.out;
+  }
   // The scenario exits 0 and prints `marker` `times` times.
   void expect_ok(const std::string& args, const std::string& marker, size_t times = 1) {
     JobResult r = go(args);
@@ -242,6 +252,42 @@ TEST_P(MultiProc, RegistrationFollowsProviderMrMode) {
     EXPECT_TRUE(has(r.out, "(virtual address)")) << r.out;
   }
 }
+
+// ---- DSM (issue 3): every rule on p = 1..8, tcp and shm, with injected delays.
+
+// Rules 1, 5, 6: a store issued in superstep s is visible to its owner from
+// s+1 on and never earlier, although the storing neighbour runs ahead; counted
+// by bspk_expect / bspk_will_send / the counted mode at the target. Whole-frame
+// stores are flipped in (0 bytes copied); misaligned ones are merged.
+TEST_P(MultiProc, DsmStoreVisibleExactlyAtTheOwnersNextSuperstep) {
+  for (std::string mode : {"expect", "will_send", "counted"}) dsm_ok("ring " + mode + " 100000 0 10", "dsm ring ok");
+  dsm_ok("ring expect 100000 7 8", "dsm ring ok");
+  dsm_ok("ring expect 3 1 8", "dsm ring ok");
+}
+
+// Rule 2: a fetch sees the owner's own writes and the stores of its superstep.
+TEST_P(MultiProc, DsmFetchFollowsStoresAndOwnerWrites) {
+  for (std::string mode : {"expect", "will_send", "counted"}) dsm_ok("fetch " + mode + " 50000 20001 8", "dsm fetch ok");
+  dsm_ok("fetch expect 300 300 6", "dsm fetch ok", "BSPK_FRAME_SIZE=4096");
+}
+
+// Figure 5: bspk_lookup in the superstep of the registration; the pointer is
+// usable in bspk_copy at once.
+TEST_P(MultiProc, DsmLookupInTheSuperstepOfRegistration) { dsm_ok("samestep", "dsm samestep ok"); }
+
+// Rule 4: overlapping stores leave whole elements; BSPK_CHECK=1 reports them.
+TEST_P(MultiProc, DsmConflictingStores) {
+  dsm_ok("conflict", "dsm conflict ok");
+  JobResult r = dsm("conflict check", "BSPK_CHECK=1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  if (np() > 1) {
+    EXPECT_TRUE(has(r.out, "conflicting writes in superstep 1")) << r.out;
+  }
+}
+
+// Duplicate registration (both owners named), unknown pair, both-remote copy,
+// out-of-range, element-size mismatch, copies into freed regions.
+TEST_P(MultiProc, DsmErrors) { dsm_ok("errors", "dsm errors ok"); }
 
 INSTANTIATE_TEST_SUITE_P(Providers, MultiProc,
                          ::testing::Combine(::testing::Values("tcp", "shm"), ::testing::Values(1, 2, 3, 4, 8)),

@@ -1,0 +1,332 @@
+// tests/dsm_scenarios.cpp -- multi-process checks of the DSM rules (issue 3),
+// through the public C API only. Run as `bspkrun -n P dsm_scenarios NAME
+// [args]`; each scenario verifies its results and ends the job with bspk_abort
+// on the first violation. tests/test_multiproc.cpp runs them for p = 1..8 on
+// tcp and shm. Delays are injected so that stores arrive while their owner is
+// a superstep behind and while it is still reading the region.
+#include <bspk.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "scenario_util.h"
+
+namespace {
+
+// Element k of a uint64 region.
+uint64_t& at(bspk_ptr p, uint64_t k) {
+  void* a = bspk_elemP(bspk_incr(p, static_cast<ptrdiff_t>(k)));
+  CHECK(a, "elemP(%llu): %s", (unsigned long long)k, bspk_error_string());
+  return *static_cast<uint64_t*>(a);
+}
+
+// A few milliseconds of delay on some (pid, superstep) pairs: neighbours run
+// ahead and their copies for later supersteps arrive early.
+void jitter(int step, uint64_t salt) {
+  uint64_t r = h3(static_cast<uint64_t>(me), static_cast<uint64_t>(step), salt);
+  if (r % 3 == 0) usleep(static_cast<useconds_t>(1000 + r % 4000));
+}
+
+void declare(const std::string& mode, const std::vector<int>& to, int expect_n) {
+  if (mode == "expect") OK(bspk_expect(expect_n));
+  else if (mode == "will_send") OK(bspk_will_send(to.data()));
+  else CHECK(mode == "counted", "unknown mode %s", mode.c_str());
+}
+
+// ---------------------------------------------------------------- ring
+// Rules 1, 5, 6. Each process stores n elements into its right neighbour's
+// region ("ring", right) at element offset `off`, every superstep. The owner
+// checks, after a delay that lets its left neighbour run ahead and store the
+// next values already, that the region still holds exactly the previous
+// superstep's data (and elements before `off` were never written).
+int ring(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  uint64_t N = argc > 3 ? strtoull(argv[3], nullptr, 10) : 100000;
+  uint64_t off = argc > 4 ? strtoull(argv[4], nullptr, 10) : 0;
+  int T = argc > 5 ? atoi(argv[5]) : 12;
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  bspk_ptr buf = bspk_malloc("ring", me, N, 8);
+  bspk_ptr src = bspk_malloc("", 0, N - off, 8);
+  CHECK(!bspk_is_null(buf) && !bspk_is_null(src), "malloc: %s", bspk_error_string());
+  for (uint64_t k = 0; k < N; ++k) at(buf, k) = h3(0xFFFF, static_cast<uint64_t>(me), k);
+  bspk_ptr R = bspk_lookup("ring", right);
+  CHECK(!bspk_is_null(R), "lookup: %s", bspk_error_string());
+  OK(bspk_sync());
+  CHECK(bspk_owner(R) == right && bspk_nelems(R) == N, "lookup resolved to pid %d, %zu elements",
+        bspk_owner(R), bspk_nelems(R));
+  std::vector<int> to(static_cast<size_t>(P), 0);
+  if (right != me) to[static_cast<size_t>(right)] = 1;
+  auto check_buf = [&](int t) {  // the data stored in superstep t (t < 0: the initial contents)
+    for (uint64_t k = 0; k < N; ++k) {
+      uint64_t want = (t < 0 || k < off) ? h3(0xFFFF, static_cast<uint64_t>(me), k)
+                                         : h3(static_cast<uint64_t>(left), static_cast<uint64_t>(t), k - off);
+      CHECK(at(buf, k) == want, "superstep %d: element %llu of my region holds %016llx, expected the data of superstep %d",
+            t + 1, (unsigned long long)k, (unsigned long long)at(buf, k), t);
+    }
+  };
+  for (int t = 0; t < T; ++t) {
+    declare(mode, to, right != me ? 1 : 0);
+    for (uint64_t k = 0; k < N - off; ++k) at(src, k) = h3(static_cast<uint64_t>(me), static_cast<uint64_t>(t), k);
+    OK(bspk_copy(bspk_incr(R, static_cast<ptrdiff_t>(off)), src, N - off));
+    jitter(t, 1);
+    check_buf(t - 1);  // rule 1: not even the left neighbour's store of t is visible yet
+    OK(bspk_sync());
+  }
+  check_buf(T - 1);
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  if (off == 0 && right != me) {
+    CHECK(st.bytes_copied == 0, "whole-frame stores copied %llu bytes", (unsigned long long)st.bytes_copied);
+    CHECK(st.frames_flipped > 0, "no frame was flipped");
+  }
+  if (off != 0 && right != me) CHECK(st.bytes_copied > 0, "a misaligned store was applied without a copy?");
+  std::printf("dsm ring ok pid=%d copied=%llu flipped=%llu\n", me, (unsigned long long)st.bytes_copied,
+              (unsigned long long)st.frames_flipped);
+  return 0;
+}
+
+// ---------------------------------------------------------------- fetch
+// Rule 2. Region ("val", i) of N elements. In superstep t process i writes
+// V(i,t,k) into all of its region (local writes in t), stores S(i,t,k) into
+// elements [0, K) of its right neighbour's region, and fetches all of its left
+// neighbour's region. The fetch must return the left region as its owner left
+// t: [0, K) from the store by i-2, [K, N) the owner's own writes of t. The
+// target of both operations counts them: bspk_expect(2).
+int fetch(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  uint64_t N = argc > 3 ? strtoull(argv[3], nullptr, 10) : 50000;
+  uint64_t K = argc > 4 ? strtoull(argv[4], nullptr, 10) : 20001;
+  int T = argc > 5 ? atoi(argv[5]) : 10;
+  const int right = (me + 1) % P, left = (me + P - 1) % P, left2 = (me + 2 * P - 2) % P;
+  auto V = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 1000, static_cast<uint64_t>(t), k); };
+  auto S = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 2000, static_cast<uint64_t>(t), k); };
+  bspk_ptr val = bspk_malloc("val", me, N, 8);
+  bspk_ptr got = bspk_malloc("", 0, N, 8);
+  bspk_ptr src = bspk_malloc("", 0, K, 8);
+  bspk_ptr R = bspk_lookup("val", right);
+  bspk_ptr L = bspk_lookup("val", left);
+  OK(bspk_sync());
+  std::vector<int> to(static_cast<size_t>(P), 0);
+  if (P > 1) {
+    to[static_cast<size_t>(right)]++;
+    to[static_cast<size_t>(left)]++;
+  }
+  for (int t = 0; t < T; ++t) {
+    declare(mode, to, P > 1 ? 2 : 0);
+    if (t > 0) {
+      // Rule 1 for our own region: the store of t-1 is in, our writes of t-1 elsewhere.
+      for (uint64_t k = 0; k < N; ++k) {
+        uint64_t want = k < K ? S(left, t - 1, k) : V(me, t - 1, k);
+        CHECK(at(val, k) == want, "superstep %d: val[%llu] wrong", t, (unsigned long long)k);
+      }
+      // Rule 2: the fetch of t-1 saw the left region as its owner left t-1.
+      for (uint64_t k = 0; k < N; ++k) {
+        uint64_t want = k < K ? S(left2, t - 1, k) : V(left, t - 1, k);
+        CHECK(at(got, k) == want, "superstep %d: fetched element %llu is %016llx, expected %s of superstep %d", t,
+              (unsigned long long)k, (unsigned long long)at(got, k), k < K ? "the store" : "the owner's write", t - 1);
+      }
+    }
+    // Issued before the owner writes: still sees the writes of t. (With p = 1
+    // both copies are local and applied in issue order: fetch after the store.)
+    if (P > 1) OK(bspk_copy(got, L, N));
+    jitter(t, 2);
+    for (uint64_t k = 0; k < N; ++k) at(val, k) = V(me, t, k);
+    for (uint64_t k = 0; k < K; ++k) at(src, k) = S(me, t, k);
+    OK(bspk_copy(R, src, K));
+    if (P == 1) OK(bspk_copy(got, L, N));
+    jitter(t, 3);
+    OK(bspk_sync());
+  }
+  std::printf("dsm fetch ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- same superstep
+// Figure 5's initialisation: bspk_malloc and bspk_lookup in the same
+// superstep, and (beyond the figure) a bspk_copy through the fresh lookup
+// pointer in that same superstep, counted (superstep 0) and with bspk_expect
+// (superstep 1, a second name). The owner's registration may reach the home
+// after the lookup does.
+int samestep(int, char**) {
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  const uint64_t N = 1000;
+  bspk_ptr src = bspk_malloc("", 0, N, 8);
+  for (uint64_t k = 0; k < N; ++k) at(src, k) = h3(static_cast<uint64_t>(me), 77, k);
+  if (me % 2) usleep(20000);  // registrations arrive late
+  bspk_ptr a = bspk_malloc("first", me, N, 8);
+  bspk_ptr A = bspk_lookup("first", right);
+  CHECK(bspk_owner(A) == right || bspk_owner(A) == -1, "owner %d", bspk_owner(A));
+  OK(bspk_copy(A, src, N));
+  OK(bspk_sync());
+  CHECK(bspk_owner(A) == right, "lookup pointer resolved to %d", bspk_owner(A));
+  for (uint64_t k = 0; k < N; ++k) CHECK(at(a, k) == h3(static_cast<uint64_t>(left), 77, k), "first[%llu]", (unsigned long long)k);
+  OK(bspk_expect(right != me ? 1 : 0));
+  if (me % 2 == 0) usleep(20000);
+  bspk_ptr b = bspk_malloc("second", me, N, 8);
+  OK(bspk_copy(bspk_lookup("second", right), src, N));
+  OK(bspk_sync());
+  for (uint64_t k = 0; k < N; ++k) CHECK(at(b, k) == h3(static_cast<uint64_t>(left), 77, k), "second[%llu]", (unsigned long long)k);
+  // A lookup of a known pair is exact at once.
+  bspk_ptr again = bspk_lookup("first", right);
+  CHECK(bspk_owner(again) == right && bspk_nelems(again) == N, "cached lookup: owner %d", bspk_owner(again));
+  std::printf("dsm samestep ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- conflicts
+// Rule 4. Every process stores its own pattern (every byte = pid + 1) into the
+// same 64-byte elements of a region on pid 0. Without checking: each element
+// holds one writer's value entirely. With BSPK_CHECK=1 and p >= 2: pid 0's
+// sync reports the conflict with two pids and the superstep. Disjoint stores
+// in the next superstep are not reported.
+int conflict(int argc, char** argv) {
+  bool checking = argc > 2 && std::string(argv[2]) == "check";
+  const uint64_t N = 64, E = 64;
+  bspk_ptr c = bspk_malloc("c", me, N * P, E);
+  bspk_ptr src = bspk_malloc("", 0, N, E);
+  for_each_byte(src, N, [&](uint8_t* b, uint64_t) { *b = static_cast<uint8_t>(me + 1); });
+  bspk_ptr C0 = bspk_lookup("c", 0);
+  OK(bspk_sync());
+  OK(bspk_expect(me == 0 ? P - 1 : 0));
+  OK(bspk_copy(C0, src, N));
+  int rc = bspk_sync();
+  if (me == 0 && checking && P > 1) {
+    CHECK(rc == BSPK_ERR_CONFLICT, "overlapping stores not reported (rc %d)", rc);
+    std::string e = bspk_error_string();
+    CHECK(e.find("conflicting writes in superstep 1") != std::string::npos && e.find("pids ") != std::string::npos,
+          "message: %s", e.c_str());
+    std::printf("conflict reported: %s\n", e.c_str());
+  } else {
+    CHECK(rc == BSPK_OK, "sync: %s", bspk_error_string());
+  }
+  if (me == 0) {
+    for (uint64_t k = 0; k < N; ++k) {
+      auto* b = static_cast<uint8_t*>(bspk_elemP(bspk_incr(c, static_cast<ptrdiff_t>(k))));
+      for (uint64_t j = 1; j < E; ++j) CHECK(b[j] == b[0], "element %llu mixes writers %u and %u", (unsigned long long)k, b[0], b[j]);
+      CHECK(b[0] >= 1 && b[0] <= P, "element %llu holds %u", (unsigned long long)k, b[0]);
+    }
+  }
+  // Disjoint stores: no report.
+  OK(bspk_expect(me == 0 ? P - 1 : 0));
+  OK(bspk_copy(bspk_incr(C0, static_cast<ptrdiff_t>(N) * me), src, N));
+  OK(bspk_sync());
+  if (me == 0)
+    for (int w = 0; w < P; ++w)
+      CHECK(*static_cast<uint8_t*>(bspk_elemP(bspk_incr(c, static_cast<ptrdiff_t>(N) * w))) == w + 1, "slice %d", w);
+  std::printf("dsm conflict ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- errors
+void expect_err(int rc, int code, const char* what, const char* needle) {
+  CHECK(rc == code, "%s: rc %d, expected %d (%s)", what, rc, code, bspk_error_string());
+  CHECK(std::strstr(bspk_error_string(), needle), "%s: message '%s' lacks '%s'", what, bspk_error_string(), needle);
+}
+
+int errors(int, char**) {
+  const int right = (me + 1) % P;
+  bspk_ptr e = bspk_malloc("e", me, 10, 8);
+  bspk_ptr src = bspk_malloc("", 0, 10, 8);
+  bspk_ptr small = bspk_malloc("", 0, 10, 4);
+  bspk_ptr R = bspk_lookup("e", right);
+  bspk_ptr R2 = bspk_lookup("e", (me + 2) % P);
+  OK(bspk_sync());
+  // Local duplicate: at once.
+  expect_err(bspk_is_null(bspk_malloc("e", me, 1, 8)) ? -14 : 0, BSPK_ERR_NAME, "duplicate on one process", "already exists");
+  // Checked at the call; nothing is issued.
+  expect_err(bspk_copy(bspk_incr(R, 9), src, 2), BSPK_ERR_RANGE, "store past the end", "past the end");
+  expect_err(bspk_copy(src, bspk_incr(R, 5), 6), BSPK_ERR_RANGE, "fetch past the end", "past the end");
+  expect_err(bspk_copy(R, small, 1), BSPK_ERR_ARG, "element sizes", "element sizes differ");
+  expect_err(bspk_copy(BSPK_NULL, src, 1), BSPK_ERR_PTR, "NULL destination", "BSPK_NULL");
+  if (P > 1 && right != me && (me + 2) % P != me) expect_err(bspk_copy(R, R2, 1), BSPK_ERR_ARG, "both remote", "both regions are remote");
+  bspk_ptr gone = bspk_malloc("", 0, 10, 8);
+  OK(bspk_free(gone));
+  expect_err(bspk_copy(gone, src, 1), BSPK_ERR_PTR, "freed destination", "freed");
+  CHECK(bspk_copy(src, src, 0) == BSPK_OK, "n = 0");
+  // Unknown pair used in a copy: reported by the sync, naming the pair.
+  bspk_ptr U = bspk_lookup("nosuch", 3);
+  CHECK(!bspk_is_null(U), "lookup of an unknown pair returns a provisional pointer");
+  OK(bspk_copy(U, src, 1));
+  expect_err(bspk_sync(), BSPK_ERR_NAME, "unknown pair", "(\"nosuch\", 3)");
+  // Duplicate across processes: pid 0 and pid P-1 both register ("dup", 7).
+  if (P > 1) {
+    if (me == 0 || me == P - 1) {
+      if (me == P - 1) usleep(20000);  // pid 0 registers first
+      bspk_ptr d = bspk_malloc("dup", 7, 4, 8);
+      CHECK(!bspk_is_null(d), "the duplicate is found by the sync, not here");
+      int rc = bspk_sync();
+      int tries = 0;
+      while (rc == BSPK_OK && tries++ < 20) {  // the first owner hears of it a little later
+        usleep(5000);
+        rc = bspk_sync();
+      }
+      expect_err(rc, BSPK_ERR_NAME, "duplicate registration", "(\"dup\", 7)");
+      std::string m = bspk_error_string();
+      CHECK(m.find("pid 0") != std::string::npos || me == 0, "message names pid 0: %s", m.c_str());
+      CHECK(m.find("pid " + std::to_string(P - 1)) != std::string::npos, "message names pid %d: %s", P - 1, m.c_str());
+      for (int k = tries; k < 20; ++k) OK(bspk_sync());
+    } else {
+      for (int k = 0; k < 21; ++k) OK(bspk_sync());
+    }
+  }
+  // A store into a region its owner has freed: refused there, reported to the issuer.
+  if (P > 1) {
+    if (me == 1) OK(bspk_free(e));
+    OK(bspk_sync());
+    if (me == 0) {
+      OK(bspk_expect(0));
+      OK(bspk_copy(bspk_lookup("e", 1), src, 10));
+    } else {
+      OK(bspk_expect(me == 1 ? 1 : 0));
+    }
+    // The refusal travels back from the owner's boundary: reported by one of
+    // pid 0's next syncs (everyone makes the same number of them).
+    int first = BSPK_OK;
+    std::string msg;
+    for (int k = 0; k < 6; ++k) {
+      int rc = bspk_sync();
+      if (rc != BSPK_OK && first == BSPK_OK) {
+        first = rc;
+        msg = bspk_error_string();
+      }
+      usleep(3000);
+    }
+    if (me == 0) {
+      CHECK(first == BSPK_ERR_PTR && msg.find("freed") != std::string::npos, "store into a freed region: rc %d (%s)",
+            first, msg.c_str());
+    } else {
+      CHECK(first == BSPK_OK, "rc %d (%s)", first, msg.c_str());
+    }
+  }
+  std::printf("dsm errors ok pid=%d\n", me);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: dsm_scenarios NAME [args]\n");
+    return 2;
+  }
+  if (bspk_init(&argc, &argv) != BSPK_OK) {
+    std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
+    return 1;
+  }
+  me = bspk_pid();
+  P = bspk_nprocs();
+  std::string name = argv[1];
+  int rc;
+  if (name == "ring") rc = ring(argc, argv);
+  else if (name == "fetch") rc = fetch(argc, argv);
+  else if (name == "samestep") rc = samestep(argc, argv);
+  else if (name == "conflict") rc = conflict(argc, argv);
+  else if (name == "errors") rc = errors(argc, argv);
+  else bspk_abort("unknown scenario '%s'", name.c_str());
+  if (rc == 0) OK(bspk_finalize());
+  return rc;
+}
