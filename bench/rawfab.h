@@ -16,6 +16,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@ typedef struct {
     void *buf, *desc;
     size_t len;
     fi_addr_t *peers;
+    uint64_t *peer_base, *peer_key;  /* remote address base and key of each peer's buffer (RMA) */
 } rawfab;
 
 #define RAW_CHECK(call)                                                              \
@@ -40,13 +43,14 @@ typedef struct {
     } while (0)
 
 /* Open an endpoint on the provider BSPk picked (it exports FI_PROVIDER), register
- * a buffer of len bytes (for sends and receives: two halves), exchange names. */
-static inline void rawfab_open(rawfab *r, size_t len) {
+ * a buffer of len bytes (for sends and receives: two halves), exchange names.
+ * caps: FI_MSG, or FI_MSG | FI_RMA for fi_write / fi_read on the buffers. */
+static inline void rawfab_open_caps(rawfab *r, size_t len, uint64_t caps) {
     memset(r, 0, sizeof *r);
     const char *prov = getenv("FI_PROVIDER");
     struct fi_info *hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
+    hints->caps = caps;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -80,13 +84,22 @@ static inline void rawfab_open(rawfab *r, size_t len) {
     r->len = len;
     if (posix_memalign(&r->buf, 4096, 2 * len)) bspk_abort("raw libfabric: out of memory");
     memset(r->buf, 1, 2 * len);
-    RAW_CHECK(fi_mr_reg(r->domain, r->buf, 2 * len, FI_SEND | FI_RECV, 0, 7, 0, &r->mr, NULL));
+    uint64_t access = FI_SEND | FI_RECV;
+    if (caps & FI_RMA) access |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    RAW_CHECK(fi_mr_reg(r->domain, r->buf, 2 * len, access, 0, 7, 0, &r->mr, NULL));
     r->desc = fi_mr_desc(r->mr);
+    if (r->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+        RAW_CHECK(fi_mr_bind(r->mr, &r->ep->fid, 0));
+        RAW_CHECK(fi_mr_enable(r->mr));
+    }
 
     /* exchange endpoint names through BSPk */
-    char name[256];
-    size_t nlen = sizeof name;
-    RAW_CHECK(fi_getname(&r->ep->fid, name, &nlen));
+    char name[256 + 16];
+    size_t nlen = 256;
+    RAW_CHECK(fi_getname(&r->ep->fid, name + 16, &nlen));
+    uint64_t meta[2] = {(uint64_t)(uintptr_t)r->buf, fi_mr_key(r->mr)};
+    memcpy(name, meta, sizeof meta);
+    nlen += 16;
     int P = bspk_nprocs();
     bspk_ptr m = bspk_malloc("", 0, nlen, 1);
     memcpy(bspk_elemP(m), name, nlen);
@@ -95,12 +108,49 @@ static inline void rawfab_open(rawfab *r, size_t len) {
     bspk_sync();
     bspk_free(m);
     r->peers = calloc((size_t)P, sizeof *r->peers);
+    r->peer_base = calloc((size_t)P, sizeof(uint64_t));
+    r->peer_key = calloc((size_t)P, sizeof(uint64_t));
     for (bspk_ptr in; !bspk_is_null(in = bspk_recv());) {
         int q = bspk_sender_id(in);
-        if (fi_av_insert(r->av, bspk_elemP(in), 1, &r->peers[q], 0, NULL) != 1)
+        uint64_t pm[2];
+        memcpy(pm, bspk_elemP(in), sizeof pm);
+        r->peer_base[q] = pm[0];
+        r->peer_key[q] = pm[1];
+        if (fi_av_insert(r->av, (char *)bspk_elemP(in) + 16, 1, &r->peers[q], 0, NULL) != 1)
             bspk_abort("raw libfabric: fi_av_insert failed");
         bspk_free(in);
     }
+}
+
+static inline void rawfab_open(rawfab *r, size_t len) { rawfab_open_caps(r, len, FI_MSG); }
+
+/* Remote address of byte `off` of dest's buffer, per the provider's mr_mode. */
+static inline uint64_t rawfab_raddr(rawfab *r, int dest, uint64_t off) {
+    return (r->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? r->peer_base[dest] + off : off;
+}
+
+/* fi_write len bytes from our buffer at loff into dest's buffer at roff. */
+static inline void rawfab_write(rawfab *r, int dest, size_t loff, size_t roff, size_t len) {
+    static struct fi_context2 ctx;
+    ssize_t rc;
+    while ((rc = fi_write(r->ep, (char *)r->buf + loff, len, r->desc, r->peers[dest], rawfab_raddr(r, dest, roff),
+                          r->peer_key[dest], &ctx)) == -FI_EAGAIN) {
+        struct fi_cq_entry e;
+        (void)fi_cq_read(r->cq, &e, 0);
+    }
+    RAW_CHECK(rc);
+}
+
+/* fi_read len bytes from dest's buffer at roff into our buffer at loff. */
+static inline void rawfab_read(rawfab *r, int dest, size_t loff, size_t roff, size_t len) {
+    static struct fi_context2 ctx;
+    ssize_t rc;
+    while ((rc = fi_read(r->ep, (char *)r->buf + loff, len, r->desc, r->peers[dest], rawfab_raddr(r, dest, roff),
+                         r->peer_key[dest], &ctx)) == -FI_EAGAIN) {
+        struct fi_cq_entry e;
+        (void)fi_cq_read(r->cq, &e, 0);
+    }
+    RAW_CHECK(rc);
 }
 
 static inline void rawfab_close(rawfab *r) {
@@ -113,9 +163,26 @@ static inline void rawfab_close(rawfab *r) {
     fi_freeinfo(r->info);
     free(r->buf);
     free(r->peers);
+    free(r->peer_base);
+    free(r->peer_key);
 }
 
-/* Busy-poll until n completions were read. */
+/* Read the completions available now (any number); returns how many. */
+static inline int rawfab_poll(rawfab *r) {
+    struct fi_cq_entry e[8];
+    ssize_t k = fi_cq_read(r->cq, e, 8);
+    if (k > 0) return (int)k;
+    if (k != -FI_EAGAIN) {
+        struct fi_cq_err_entry err;
+        memset(&err, 0, sizeof err);
+        fi_cq_readerr(r->cq, &err, 0);
+        bspk_abort("raw libfabric: completion error: %s", fi_strerror(err.err));
+    }
+    return 0;
+}
+
+/* Busy-poll until n completions were read (may read a few more: use only
+ * when no other operation is outstanding). */
 static inline void rawfab_wait(rawfab *r, int n) {
     struct fi_cq_entry e[8];
     while (n > 0) {
