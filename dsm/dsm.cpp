@@ -358,14 +358,19 @@ void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n) {
   else fetch(d, s, n);
 }
 
-// Fragments of at most one frame, cut at source and destination frame
-// boundaries (destination regions are assumed unskewed: named regions are).
-void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
-  comem::Region& r = comem_.local(src);
+// Send n elements of local region r from element i as fragments of at most one
+// frame, cut at r's frame boundaries and at the destination's, whose element
+// for i is d (destination regions are taken as unskewed: named regions are).
+// Each header carries the fragment's destination element minus `base`. A
+// fragment that fills a destination frame (or its part up to d_end, the
+// destination's end) is sent to land in a whole frame, so that it can be
+// flipped in; others go by size class. Returns the sends still reading r.
+uint32_t Dsm::send_fragments(int dest, Kind kind, Header h, comem::Region& r, uint32_t region, uint64_t i,
+                             uint64_t d, uint64_t base, uint64_t n, uint64_t d_end) {
   const uint32_t es = r.elem_size;
   const uint64_t epf = r.epf;
   frag_scratch_.clear();
-  for (uint64_t i = src.offset, d = dst.offset, left = n; left;) {
+  for (uint64_t left = n; left;) {
     uint64_t c = std::min({r.span(i), epf - d % epf, left});
     Frag f;
     f.off = d;
@@ -376,30 +381,34 @@ void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
     d += c;
     left -= c;
   }
-  const int dest = dst.owner;
-  if (store_seq_[static_cast<size_t>(dest)] == 0) store_seq_used_.push_back(dest);
-  Header h{};
-  h.seq = store_seq_[static_cast<size_t>(dest)]++;
   h.nframes = static_cast<uint32_t>(frag_scratch_.size());
-  h.nelems = n;
-  h.elem_size = es;
-  h.u32[0] = dst.region;
   uint32_t inflight = 0;
   for (uint32_t k = 0; k < h.nframes; ++k) {
     const Frag& f = frag_scratch_[k];
     h.frame = k;
-    h.u32[1] = static_cast<uint32_t>(f.off);
-    h.u32[2] = static_cast<uint32_t>(f.off >> 32);
-    // A fragment that will fill a destination frame lands in a whole frame so
-    // that it can be flipped in; others go by size class.
-    bool whole = f.off % epf == 0 && (f.cnt == epf || f.off + f.cnt == dst.nelems);
+    h.u32[1] = static_cast<uint32_t>(f.off - base);
+    h.u32[2] = static_cast<uint32_t>((f.off - base) >> 32);
+    bool whole = f.off % epf == 0 && (f.cnt == epf || f.off + f.cnt == d_end);
     uint64_t tag = whole || f.cnt * es > wire::kSmallPayload ? wire::kTagLarge : wire::kTagSmall;
-    inflight += engine_.send_frame(dest, Kind::Store, h, reinterpret_cast<void*>(f.buf), f.cnt * es,
-                                   comem_.desc(r, f.buf), src.region, tag);
+    inflight += engine_.send_frame(dest, kind, h, reinterpret_cast<void*>(f.buf), f.cnt * es,
+                                   comem_.desc(r, f.buf), region, tag);
   }
+  return inflight;
+}
+
+void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+  comem::Region& r = comem_.local(src);
+  const int dest = dst.owner;
+  if (store_seq_[static_cast<size_t>(dest)] == 0) store_seq_used_.push_back(dest);
+  Header h{};
+  h.seq = store_seq_[static_cast<size_t>(dest)]++;
+  h.nelems = n;
+  h.elem_size = r.elem_size;
+  h.u32[0] = dst.region;
+  uint32_t inflight = send_fragments(dest, Kind::Store, h, r, src.region, src.offset, dst.offset, 0, n, dst.nelems);
   comem_.send_started(r, inflight);
   engine_.count_sent(dest);
-  stats_.bytes_stored += n * es;
+  stats_.bytes_stored += n * r.elem_size;
 }
 
 void Dsm::fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
@@ -448,37 +457,13 @@ void Dsm::serve(const FetchReq& q) {
     send_dir(q.src, e);
     return;
   }
-  const uint64_t epf = r->epf;
-  const uint32_t es = r->elem_size;
-  frag_scratch_.clear();
-  for (uint64_t i = q.off, rel = 0; rel < q.n;) {
-    uint64_t c = std::min({r->span(i), epf - (q.phase + rel) % epf, q.n - rel});
-    Frag f;
-    f.off = rel;
-    f.cnt = c;
-    f.buf = reinterpret_cast<uintptr_t>(r->elem(i));
-    frag_scratch_.push_back(f);
-    i += c;
-    rel += c;
-  }
   Header h{};
   h.seq = q.id;
-  h.nframes = static_cast<uint32_t>(frag_scratch_.size());
   h.nelems = q.n;
-  h.elem_size = es;
-  uint32_t inflight = 0;
-  for (uint32_t k = 0; k < h.nframes; ++k) {
-    const Frag& f = frag_scratch_[k];
-    h.frame = k;
-    h.u32[1] = static_cast<uint32_t>(f.off);
-    h.u32[2] = static_cast<uint32_t>(f.off >> 32);
-    bool whole = (q.phase + f.off) % epf == 0 && (f.cnt == epf || f.off + f.cnt == q.n);
-    uint64_t tag = whole || f.cnt * es > wire::kSmallPayload ? wire::kTagLarge : wire::kTagSmall;
-    inflight += engine_.send_frame(q.src, Kind::FetchReply, h, reinterpret_cast<void*>(f.buf), f.cnt * es,
-                                   comem_.desc(*r, f.buf), q.region, tag);
-  }
+  h.elem_size = r->elem_size;
+  uint32_t inflight = send_fragments(q.src, Kind::FetchReply, h, *r, q.region, q.off, q.phase, q.phase, q.n, q.phase + q.n);
   comem_.send_started(*r, inflight);
-  stats_.bytes_fetched += q.n * es;
+  stats_.bytes_fetched += q.n * r->elem_size;
 }
 
 // ---------------------------------------------------------------- arrivals

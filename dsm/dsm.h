@@ -202,6 +202,8 @@ class Dsm {
   bool apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small,
              int writer, std::string* err);
   void issue(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  uint32_t send_fragments(int dest, wire::Kind kind, wire::Header h, comem::Region& r, uint32_t region,
+                          uint64_t i, uint64_t d, uint64_t base, uint64_t n, uint64_t d_end);
   void store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
   void fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
   void serve(const FetchReq& q);

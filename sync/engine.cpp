@@ -191,37 +191,8 @@ bool Engine::send_frame(int dest, Kind kind, const Header& h, void* payload, siz
   return true;
 }
 
-void Engine::send_control(int dest, Kind kind, const void* bytes, size_t len) {
-  if (len > wire::kSmallPayload) fail(BSPK_ERR_ARG, "internal: control payload of %zu bytes", len);
-  SendOp* op = new_op();
-  op->hdr = new_header();
-  Header& h = *op->hdr;
-  h = Header{};
-  h.magic = wire::magic_word();
-  h.kind = static_cast<uint8_t>(kind);
-  h.step = step_;
-  h.src = pid_;
-  h.payload = static_cast<uint32_t>(len);
-  op->dest = dest;
-  op->step = step_;
-  op->tag = wire::kTagSmall;
-  op->iov[0] = {op->hdr, sizeof(Header)};
-  op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
-  op->iov_count = 1;
-  if (len) {
-    op->ctrl_small = true;
-    op->ctrl_frame = small_.alloc();
-    std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), bytes, len);
-    op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), len};
-    op->desc[1] = small_.desc(op->ctrl_frame);
-    op->iov_count = 2;
-  }
-  stats_.ctrl_sent++;
-  if (!backlog_.empty() || !try_post(op)) backlog_.push_back(op);
-}
-
-void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
-                       size_t nvec, bool flow_controlled) {
+// A control message's send operation: header stamped, no payload yet.
+SendOp* Engine::ctrl_op(int dest, Kind kind, uint32_t step) {
   SendOp* op = new_op();
   op->hdr = new_header();
   Header& h = *op->hdr;
@@ -230,25 +201,45 @@ void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl, 
   h.kind = static_cast<uint8_t>(kind);
   h.step = step;
   h.src = pid_;
-  if (inl) std::memcpy(h.u32, inl, sizeof h.u32);
   op->dest = dest;
   op->step = step;
+  op->tag = wire::kTagSmall;
   op->iov[0] = {op->hdr, sizeof(Header)};
   op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
   op->iov_count = 1;
-  op->tag = wire::kTagSmall;
+  return op;
+}
+
+// Copy a control payload into a buffer of its own (small if it fits).
+void Engine::attach_payload(SendOp* op, const void* bytes, size_t len) {
+  if (!len) return;
+  op->ctrl_small = len <= wire::kSmallPayload;
+  comem::FramePool& pool = op->ctrl_small ? small_ : frames_;
+  if (len > pool.frame_size()) fail(BSPK_ERR_ARG, "internal: control payload of %zu bytes", len);
+  op->ctrl_frame = pool.alloc();
+  std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), bytes, len);
+  op->hdr->payload = static_cast<uint32_t>(len);
+  op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), len};
+  op->desc[1] = pool.desc(op->ctrl_frame);
+  op->iov_count = 2;
+  if (!op->ctrl_small) op->tag = wire::kTagLarge;
+}
+
+void Engine::send_control(int dest, Kind kind, const void* bytes, size_t len) {
+  if (len > wire::kSmallPayload) fail(BSPK_ERR_ARG, "internal: control payload of %zu bytes", len);
+  SendOp* op = ctrl_op(dest, kind, step_);
+  attach_payload(op, bytes, len);
+  stats_.ctrl_sent++;
+  if (!backlog_.empty() || !try_post(op)) backlog_.push_back(op);
+}
+
+void Engine::send_ctrl(int dest, Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
+                       size_t nvec, bool flow_controlled) {
+  SendOp* op = ctrl_op(dest, kind, step);
+  if (inl) std::memcpy(op->hdr->u32, inl, sizeof op->hdr->u32);
   if (vec) {
-    size_t bytes = nvec * sizeof(uint64_t);
-    op->ctrl_small = bytes <= wire::kSmallPayload;
-    comem::FramePool& pool = op->ctrl_small ? small_ : frames_;
-    op->ctrl_frame = pool.alloc();
-    std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), vec, bytes);
-    h.nelems = nvec;
-    h.payload = static_cast<uint32_t>(bytes);
-    op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), bytes};
-    op->desc[1] = pool.desc(op->ctrl_frame);
-    op->iov_count = 2;
-    if (!op->ctrl_small) op->tag = wire::kTagLarge;
+    attach_payload(op, vec, nvec * sizeof(uint64_t));
+    op->hdr->nelems = nvec;
   }
   stats_.ctrl_sent++;
   if (flow_controlled) {

@@ -226,6 +226,8 @@ class Engine {
   bool try_post(SendOp* op);
   void retry_backlog();
   void flush_blocked(int dest);
+  SendOp* ctrl_op(int dest, wire::Kind kind, uint32_t step);
+  void attach_payload(SendOp* op, const void* bytes, size_t len);
   // A control message; vec/nvec: optional payload of counts (copied into a buffer).
   void send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
                  size_t nvec, bool flow_controlled);
