@@ -296,6 +296,9 @@ void fill_stats(bspk_stats* o) {
   o->frames_flipped = s.frames_flipped;
 }
 
+// A bspk_lookup pointer, resolved when its pair is known (else unchanged).
+bspk_ptr canon(bspk_ptr p) { return rt && dsm::Dsm::is_handle(p) ? rt->dsm->resolve(p) : p; }
+
 }  // namespace
 
 extern "C" {
@@ -365,9 +368,6 @@ int bspk_free(bspk_ptr p) {
     r.comem->release(q.region);
   });
 }
-
-// A bspk_lookup pointer, resolved when its pair is known (else unchanged).
-bspk_ptr canon(bspk_ptr p) { return rt && dsm::Dsm::is_handle(p) ? rt->dsm->resolve(p) : p; }
 
 void* bspk_elemP(bspk_ptr p) {
   p = canon(p);
