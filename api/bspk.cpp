@@ -312,11 +312,14 @@ int bspk_init(int* argc, char*** argv) {
 }
 
 int bspk_finalize(void) {
-  return guarded("bspk_finalize", [&] {
+  int late = 0;  // an error found at the final superstep's boundary (DSM), reported after shutdown
+  int rc = guarded("bspk_finalize", [&] {
     Runtime& r = need();
     r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
     r.dsm->before_sync();
     r.engine->sync(/*finalizing=*/true);
+    std::string msg;
+    if (int c = r.dsm->take_error(&msg)) late = record("bspk_finalize", c, msg.c_str());
     r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it
     r.engine->quiesce();               // our last control messages have left
     if (r.print_stats) {
@@ -332,6 +335,7 @@ int bspk_finalize(void) {
     rt = nullptr;
     finalized = true;
   });
+  return rc != BSPK_OK ? rc : late;
 }
 
 int bspk_pid(void) { return rt ? rt->pid : -1; }

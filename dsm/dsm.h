@@ -117,6 +117,15 @@ class Dsm {
   // has ended so that no other process is left waiting).
   void before_sync();
   void after_sync();
+  // The error after_sync would throw (0 if none), cleared; for bspk_finalize,
+  // which must finish its collective shutdown before reporting it.
+  int take_error(std::string* msg) {
+    int c = post_code_;
+    *msg = std::move(post_msg_);
+    post_code_ = 0;
+    post_msg_.clear();
+    return c;
+  }
 
  private:
   struct Frag {        // one received fragment, held until its boundary
