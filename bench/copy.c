@@ -55,7 +55,7 @@ static double raw_store(rawfab *r, size_t n, int iters) {
         int out = 0;
         for (int i = 0; i < iters; i++) {
             while (out == 16) out -= rawfab_poll(r);
-            rawfab_write(r, 1, 0, 0, n);
+            rawfab_rma(r, 1, 1, 0, 0, n);
             out++;
         }
         while (out > 0) out -= rawfab_poll(r);
@@ -68,7 +68,7 @@ static double raw_fetch(rawfab *r, size_t n, int iters) {
     double t0 = bspk_time();
     if (me == 0)
         for (int i = 0; i < iters; i++) {
-            rawfab_read(r, 1, 0, 0, n);
+            rawfab_rma(r, 0, 1, 0, 0, n);
             rawfab_wait(r, 1);
         }
     raw_handshake(r);

@@ -129,24 +129,16 @@ static inline uint64_t rawfab_raddr(rawfab *r, int dest, uint64_t off) {
     return (r->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? r->peer_base[dest] + off : off;
 }
 
-/* fi_write len bytes from our buffer at loff into dest's buffer at roff. */
-static inline void rawfab_write(rawfab *r, int dest, size_t loff, size_t roff, size_t len) {
+/* fi_write (write != 0) len bytes from our buffer at loff into dest's buffer
+ * at roff, or fi_read them from there into ours. */
+static inline void rawfab_rma(rawfab *r, int write, int dest, size_t loff, size_t roff, size_t len) {
     static struct fi_context2 ctx;
+    char *local = (char *)r->buf + loff;
+    uint64_t raddr = rawfab_raddr(r, dest, roff);
     ssize_t rc;
-    while ((rc = fi_write(r->ep, (char *)r->buf + loff, len, r->desc, r->peers[dest], rawfab_raddr(r, dest, roff),
-                          r->peer_key[dest], &ctx)) == -FI_EAGAIN) {
-        struct fi_cq_entry e;
-        (void)fi_cq_read(r->cq, &e, 0);
-    }
-    RAW_CHECK(rc);
-}
-
-/* fi_read len bytes from dest's buffer at roff into our buffer at loff. */
-static inline void rawfab_read(rawfab *r, int dest, size_t loff, size_t roff, size_t len) {
-    static struct fi_context2 ctx;
-    ssize_t rc;
-    while ((rc = fi_read(r->ep, (char *)r->buf + loff, len, r->desc, r->peers[dest], rawfab_raddr(r, dest, roff),
-                         r->peer_key[dest], &ctx)) == -FI_EAGAIN) {
+    while ((rc = write ? fi_write(r->ep, local, len, r->desc, r->peers[dest], raddr, r->peer_key[dest], &ctx)
+                       : fi_read(r->ep, local, len, r->desc, r->peers[dest], raddr, r->peer_key[dest], &ctx)) ==
+           -FI_EAGAIN) {
         struct fi_cq_entry e;
         (void)fi_cq_read(r->cq, &e, 0);
     }

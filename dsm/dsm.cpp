@@ -10,6 +10,26 @@ namespace bspk::dsm {
 using wire::Header;
 using wire::Kind;
 
+namespace {
+// Contiguous bytes <-> elements [off, off+n) of a region, frame by frame.
+void scatter(comem::Region& r, uint64_t off, uint64_t n, const char* from) {
+  for (uint64_t i = off, end = off + n; i < end;) {
+    uint64_t c = std::min(r.span(i), end - i);
+    std::memcpy(r.elem(i), from, c * r.elem_size);
+    from += c * r.elem_size;
+    i += c;
+  }
+}
+void gather(const comem::Region& r, uint64_t off, uint64_t n, char* to) {
+  for (uint64_t i = off, end = off + n; i < end;) {
+    uint64_t c = std::min(r.span(i), end - i);
+    std::memcpy(to, r.elem(i), c * r.elem_size);
+    to += c * r.elem_size;
+    i += c;
+  }
+}
+}  // namespace
+
 Dsm::Dsm(sync::Engine& engine, comem::Comem& comem, Stats& stats, bool check)
     : engine_(engine), comem_(comem), stats_(stats), check_(check), pid_(engine.pid()),
       nprocs_(engine.nprocs()) {
@@ -89,17 +109,21 @@ bspk_ptr Dsm::lookup(const char* name, int idx) {
     handles_[id].idx = idx;
     handle_of_[{nm, idx}] = id;
   }
-  // Ask the home (again, if it said "unknown" in an earlier superstep).
+  ask(id);  // again, if the home said "unknown" in an earlier superstep
+  return bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner};
+}
+
+// Ask the pair's home to resolve handle `id` for the current superstep.
+void Dsm::ask(uint32_t id) {
   Handle& h = handles_[id];
   h.state = Handle::Pending;
   h.asked = engine_.step();
   lookups_waiting_++;
-  DirRec r = dir_rec(DirOp::Lookup, nm);
-  r.idx = idx;
+  DirRec r = dir_rec(DirOp::Lookup, h.name);
+  r.idx = h.idx;
   r.handle = id;
   r.step = h.asked;
-  send_dir(home(nm, idx), r);
-  return bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner};
+  send_dir(home(h.name, h.idx), r);
 }
 
 bspk_ptr Dsm::resolve(const bspk_ptr& p) const {
@@ -299,17 +323,8 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
     for (const bspk_ptr* p : {&d, &s}) {
       if (!is_handle(*p)) continue;
       if (p->region >= handles_.size()) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
-      Handle& h = handles_[p->region];
-      if (h.state == Handle::Unknown) {  // unknown at an earlier sync: ask again for this superstep
-        h.state = Handle::Pending;
-        h.asked = engine_.step();
-        lookups_waiting_++;
-        DirRec r = dir_rec(DirOp::Lookup, h.name);
-        r.idx = h.idx;
-        r.handle = p->region;
-        r.step = h.asked;
-        send_dir(home(h.name, h.idx), r);
-      }
+      // Unknown at an earlier sync: ask again for this superstep.
+      if (handles_[p->region].state == Handle::Unknown) ask(p->region);
     }
     // A local side must be valid now (its frames are read or written later).
     if (!is_handle(d) && d.owner == pid_) comem_.local(d);
@@ -437,21 +452,11 @@ void Dsm::fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
 
 // Answer a fetch request at the boundary, straight from the region's frames.
 void Dsm::serve(const FetchReq& q) {
-  comem::Region* r = comem_.find(q.region);
   std::string err;
-  if (!r)
-    err = strprintf("bspk_copy (fetch) by pid %d: the source region %#x on pid %d was freed; nothing fetched",
-                    q.src, q.region, pid_);
-  else if (r->elem_size != q.elem_size)
-    err = strprintf("bspk_copy (fetch) by pid %d: element sizes differ (source %s on pid %d has %u-byte elements, "
-                    "destination %u)", q.src, describe_region(q.region).c_str(), pid_, r->elem_size, q.elem_size);
-  else if (q.off > r->nelems || q.n > r->nelems - q.off)
-    err = strprintf("bspk_copy (fetch) by pid %d: %llu elements from element %llu run past the end of %s on "
-                    "pid %d (%llu elements); nothing fetched", q.src, (unsigned long long)q.n,
-                    (unsigned long long)q.off, describe_region(q.region).c_str(), pid_,
-                    (unsigned long long)r->nelems);
-  if (!err.empty()) {
-    DirRec e = dir_rec(DirOp::CopyError, err);
+  comem::Region* r = target(q.region, q.elem_size, q.off, q.n, &err);
+  if (!r) {
+    DirRec e = dir_rec(DirOp::CopyError, strprintf("bspk_copy (fetch) by pid %d: the source: %s; nothing fetched",
+                                                   q.src, err.c_str()));
     e.status = 2;
     e.handle = q.id;
     send_dir(q.src, e);
@@ -572,20 +577,9 @@ bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
 
 bool Dsm::apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small, int writer,
                 std::string* err) {
-  comem::Region* r = comem_.find(region);
+  comem::Region* r = target(region, es, off, cnt, err);
   if (!r) {
-    *err = strprintf("the destination region %#x on pid %d was freed; nothing written", region, pid_);
-    return false;
-  }
-  if (r->elem_size != es) {
-    *err = strprintf("element sizes differ (%s on pid %d has %u-byte elements, the source %u); nothing written",
-                     describe_region(region).c_str(), pid_, r->elem_size, es);
-    return false;
-  }
-  if (off > r->nelems || cnt > r->nelems - off) {
-    *err = strprintf("elements [%llu, %llu) run past the end of %s on pid %d (%llu elements); nothing written",
-                     (unsigned long long)off, (unsigned long long)(off + cnt), describe_region(region).c_str(), pid_,
-                     (unsigned long long)r->nelems);
+    *err = "the destination: " + *err + "; nothing written";
     return false;
   }
   if (check_) writes_.push_back(Write{region, off, off + cnt, writer});
@@ -599,16 +593,25 @@ bool Dsm::apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintpt
     stats_.frames_flipped++;
     return true;
   }
-  const char* from = reinterpret_cast<const char*>(buf);
-  for (uint64_t i = off, left = cnt; left;) {
-    uint64_t c = std::min(r->span(i), left);
-    std::memcpy(r->elem(i), from, c * es);
-    from += c * es;
-    i += c;
-    left -= c;
-  }
+  scatter(*r, off, cnt, reinterpret_cast<const char*>(buf));
   stats_.bytes_copied += cnt * es;
   return false;
+}
+
+comem::Region* Dsm::target(uint32_t region, uint32_t es, uint64_t off, uint64_t cnt, std::string* err) {
+  comem::Region* r = comem_.find(region);
+  if (!r)
+    *err = strprintf("region %#x on pid %d was freed", region, pid_);
+  else if (r->elem_size != es)
+    *err = strprintf("element sizes differ (%s on pid %d has %u-byte elements, the other side %u)",
+                     describe_region(region).c_str(), pid_, r->elem_size, es);
+  else if (off > r->nelems || cnt > r->nelems - off)
+    *err = strprintf("elements [%llu, %llu) run past the end of %s on pid %d (%llu elements)",
+                     (unsigned long long)off, (unsigned long long)(off + cnt), describe_region(region).c_str(), pid_,
+                     (unsigned long long)r->nelems);
+  else
+    return r;
+  return nullptr;
 }
 
 std::string Dsm::describe_region(uint32_t region) const {
@@ -667,28 +670,18 @@ void Dsm::on_boundary(uint32_t s) {
       continue;
     }
     const uint32_t es = d->elem_size;
-    std::vector<char> tmp;
-    const bool overlap = c.dst == c.src && c.src_off < c.dst_off + c.n && c.dst_off < c.src_off + c.n;
-    if (overlap) tmp.resize(c.n * es);
-    for (uint64_t i = 0; i < c.n;) {
-      uint64_t k = std::min({sr->span(c.src_off + i), c.n - i});
-      if (overlap) std::memcpy(&tmp[i * es], sr->elem(c.src_off + i), k * es);
-      else {
-        // Copy span by span on both sides.
-        for (uint64_t j = 0; j < k;) {
-          uint64_t m = std::min(k - j, d->span(c.dst_off + i + j));
-          std::memcpy(d->elem(c.dst_off + i + j), sr->elem(c.src_off + i + j), m * es);
-          j += m;
-        }
+    if (c.dst == c.src && c.src_off < c.dst_off + c.n && c.dst_off < c.src_off + c.n) {
+      // Overlapping ranges of one region: through a buffer, as memmove would.
+      std::vector<char> tmp(c.n * es);
+      gather(*sr, c.src_off, c.n, tmp.data());
+      scatter(*d, c.dst_off, c.n, tmp.data());
+    } else {
+      for (uint64_t i = 0; i < c.n;) {  // source frame by source frame
+        uint64_t k = std::min(sr->span(c.src_off + i), c.n - i);
+        scatter(*d, c.dst_off + i, k, static_cast<const char*>(sr->elem(c.src_off + i)));
+        i += k;
       }
-      i += k;
     }
-    if (overlap)
-      for (uint64_t j = 0; j < c.n;) {
-        uint64_t m = std::min(c.n - j, d->span(c.dst_off + j));
-        std::memcpy(d->elem(c.dst_off + j), &tmp[j * es], m * es);
-        j += m;
-      }
     if (check_) writes_.push_back(Write{c.dst, c.dst_off, c.dst_off + c.n, pid_});
     stats_.bytes_copied += c.n * es;
   }

@@ -106,8 +106,6 @@ class Dsm {
   // p with a resolved handle replaced by the region it names (else p itself).
   bspk_ptr resolve(const bspk_ptr& p) const;
   static bool is_handle(const bspk_ptr& p) { return p.region != 0 && p.owner == kHandleOwner; }
-  // True if p is a handle whose pair is still being looked up.
-  bool pending(const bspk_ptr& p) const { return is_handle(p) && is_handle(resolve(p)); }
 
   // bspk_copy. Throws bspk::Error for errors found at the call.
   void copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
@@ -201,12 +199,16 @@ class Dsm {
   bool on_msg(const wire::Header& h, uintptr_t buf, size_t len, bool small);
   void on_dir(int src, const DirRec& r);
   void send_dir(int dest, const DirRec& r);
+  void ask(uint32_t handle);
   void answer_lookup(const Unresolved& u, const Entry* e);
   void home_try_resolve();
   void answer_progress();
   Box& box(uint32_t step);
   void free_buf(uintptr_t buf, bool small);
   void on_boundary(uint32_t s);
+  // The live local region `region` if elements [off, off+cnt) of elem_size es
+  // fit in it; else nullptr and *err says why (naming the region and this pid).
+  comem::Region* target(uint32_t region, uint32_t es, uint64_t off, uint64_t cnt, std::string* err);
   // Apply a fragment into a local region; returns true if buf became one of its frames.
   bool apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small,
              int writer, std::string* err);

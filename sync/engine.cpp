@@ -226,7 +226,6 @@ void Engine::attach_payload(SendOp* op, const void* bytes, size_t len) {
 }
 
 void Engine::send_control(int dest, Kind kind, const void* bytes, size_t len) {
-  if (len > wire::kSmallPayload) fail(BSPK_ERR_ARG, "internal: control payload of %zu bytes", len);
   SendOp* op = ctrl_op(dest, kind, step_);
   attach_payload(op, bytes, len);
   stats_.ctrl_sent++;
@@ -672,69 +671,46 @@ void Engine::sync(bool finalizing) {
   }
   boot_.set_state(s, boot::ProcState::InSync);
 
-  const double t_start = now_s();
   struct WaitClock {  // adds the time spent here to the stats on every exit, errors included
     double t0;
     double& total;
     ~WaitClock() { total += now_s() - t0; }
-  } wait_clock{t_start, stats_.sync_wait_s};
-  double last_change = t_start;
-  uint64_t last_events = progress_events_;
-  double spin_until = t_start + opt_.spin_s;
-  double last_check = t_start;
-  for (;;) {
-    throw_pending();
-    StepState& st = state(s);
-    if (mode_ != Mode::Expect && st.have_result) {
-      uint32_t k = st.kinds;
-      if (__builtin_popcount(k) > 1) {
-        if (k & wire::kSyncFinalize)
-          fail(BSPK_ERR_PEER,
-               "in superstep %u some processes called bspk_finalize while others called "
-               "bspk_sync (%s): every process must finalize in the same superstep",
-               s, kinds_text(k, st.first).c_str());
-        fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s,
-             kinds_text(k, st.first).c_str());
-      }
-    }
-    if (mode_ != Mode::Expect && !st.sent_up) {
-      // A child that shows activity in a later superstep without having
-      // contributed to this one left it some other way: it used bspk_expect.
-      for (size_t c = 0; c < children_.size(); ++c)
-        if (!(st.child_mask & (1u << c)) && known_[children_[c]] > s) {
-            fail(BSPK_ERR_MODE,
-               "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
-               "%s count exchange (it must have used bspk_expect)",
-               s, children_[c], mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+  } wait_clock{now_s(), stats_.sync_wait_s};
+  wait_until(
+      [&] {
+        StepState& st = state(s);
+        if (mode_ != Mode::Expect && st.have_result) {
+          uint32_t k = st.kinds;
+          if (__builtin_popcount(k) > 1) {
+            if (k & wire::kSyncFinalize)
+              fail(BSPK_ERR_PEER,
+                   "in superstep %u some processes called bspk_finalize while others called "
+                   "bspk_sync (%s): every process must finalize in the same superstep",
+                   s, kinds_text(k, st.first).c_str());
+            fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s,
+                 kinds_text(k, st.first).c_str());
+          }
         }
-    }
-    bool known = (mode_ == Mode::Expect) || st.have_result;
-    uint64_t due = (mode_ == Mode::Expect) ? static_cast<uint64_t>(declared_expect_) : st.result;
-    if (known && st.arrived > due) {
-      fail(BSPK_ERR_COUNT, "more messages than declared: %llu arrived in superstep %u but %llu were %s",
-           (unsigned long long)st.arrived, s, (unsigned long long)due,
-           mode_ == Mode::Expect ? "declared with bspk_expect" : "sent to this process");
-    }
-    if (known && st.arrived == due && st.outstanding == 0) break;
-
-    wait_once(spin_until, 100);
-    if (progress_events_ != last_events) {
-      last_events = progress_events_;
-      last_change = now_s();
-      spin_until = last_change + opt_.spin_s;
-    } else {
-      double t = now_s();
-      if (t - last_check > 0.1) {  // time-out and liveness, at most 10 times a second
-        last_check = t;
-        if (t - last_change > opt_.timeout_s) {
-          fail(BSPK_ERR_TIMEOUT,
-               "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
-               opt_.timeout_s, s, waiting_for(state(s)).c_str());
+        if (mode_ != Mode::Expect && !st.sent_up) {
+          // A child that shows activity in a later superstep without having
+          // contributed to this one left it some other way: it used bspk_expect.
+          for (size_t c = 0; c < children_.size(); ++c)
+            if (!(st.child_mask & (1u << c)) && known_[children_[c]] > s)
+              fail(BSPK_ERR_MODE,
+                   "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
+                   "%s count exchange (it must have used bspk_expect)",
+                   s, children_[c], mode_ == Mode::WillSend ? "bspk_will_send" : "message");
         }
-        if (!boot_.alive()) fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", s);
-      }
-    }
-  }
+        bool known = (mode_ == Mode::Expect) || st.have_result;
+        uint64_t due = (mode_ == Mode::Expect) ? static_cast<uint64_t>(declared_expect_) : st.result;
+        if (known && st.arrived > due) {
+          fail(BSPK_ERR_COUNT, "more messages than declared: %llu arrived in superstep %u but %llu were %s",
+               (unsigned long long)st.arrived, s, (unsigned long long)due,
+               mode_ == Mode::Expect ? "declared with bspk_expect" : "sent to this process");
+        }
+        return known && st.arrived == due && st.outstanding == 0;
+      },
+      [&] { return waiting_for(state(s)); });
   finish_step(s);
 }
 
@@ -767,7 +743,9 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
   double last_change = now_s(), last_check = last_change;
   double spin_until = last_change + opt_.spin_s;
   uint64_t last_events = progress_events_;
-  while (!ready()) {
+  for (;;) {
+    throw_pending();  // errors found while progressing (e.g. more arrivals than declared)
+    if (ready()) return;
     wait_once(spin_until, 100);
     if (progress_events_ != last_events) {
       last_events = progress_events_;

@@ -143,12 +143,13 @@ class Engine {
   bool send_frame(int dest, wire::Kind kind, const wire::Header& h, void* payload, size_t len,
                   void* desc, uint32_t region, uint64_t tag);
   // A control message of `kind` tagged with the current superstep carrying
-  // `len` bytes (copied; at most wire::kSmallPayload). Not counted, not flow
+  // `len` bytes (copied into a buffer of its own). Not counted, not flow
   // controlled (control messages are handled whatever the receiver's superstep).
   void send_control(int dest, wire::Kind kind, const void* bytes, size_t len);
   // Own sends tagged s not yet complete.
   uint64_t outstanding(uint32_t s) { return state(s).outstanding; }
-  // Progress until ready() holds. Fails with BSPK_ERR_TIMEOUT after
+  // Progress until ready() holds (ready may throw: it is where callers check
+  // for errors). Throws errors found while progressing; fails with BSPK_ERR_TIMEOUT after
   // BSPK_SYNC_TIMEOUT seconds without any arrival or completion (the message
   // says what(): what was being waited for), or BSPK_ERR_PEER if the launcher
   // is gone.
