@@ -2,8 +2,13 @@
 # Install every Debian 12 package BSPk needs to build, test and benchmark.
 # Idempotent: skips apt entirely when everything is already present.
 set -eu
+# Build and unit tests: compiler, libfabric, hwloc, PMIx/PMI2 client libraries,
+# GoogleTest, CLI11. Cluster tests (tests/cluster/): a private Slurm cluster
+# (slurmctld, slurmd, srun, munge), network namespaces and fault injection
+# (iproute2, nftables, ping, nsenter/unshare from util-linux).
 PKGS="build-essential cmake pkg-config libfabric-dev libfabric-bin libhwloc-dev hwloc \
-      libgtest-dev googletest libcli11-dev"
+      libgtest-dev googletest libcli11-dev libpmix-dev libpmi2-0-dev \
+      slurmctld slurmd slurm-client munge iproute2 nftables iputils-ping util-linux procps"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

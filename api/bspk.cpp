@@ -11,18 +11,26 @@
 #include <bspk.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/placement.h"
 #include "base/stats.h"
 #include "boot/bootstrap.h"
 #include "comem/pool.h"
@@ -136,22 +144,103 @@ size_t default_frame_size(const std::string& provider) {
   return size_t{256} << 10;  // tcp;ofi_rxm, verbs;ofi_rxm
 }
 
-std::string choose_provider(boot::Bootstrap& boot, bool* all_local, int* local_procs) {
+// Where the job's processes run: one host-name exchange gives whether the job
+// is on one host, how many of its processes share this host and our index
+// among them (for binding).
+struct JobLayout {
+  std::vector<std::string> hosts;  // by pid
+  bool all_local = true;
+  int local_procs = 0, local_rank = 0;
+  int nhosts = 0;
+};
+
+JobLayout job_layout(boot::Bootstrap& boot, int pid) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  auto hosts = boot.allgather(host);
-  *all_local = true;
-  *local_procs = 0;
-  for (auto& h : hosts) {
-    if (h != hosts[0]) *all_local = false;
-    if (h == host) ++*local_procs;
+  JobLayout l;
+  l.hosts = boot.allgather(host);
+  std::vector<std::string> seen;
+  for (int r = 0; r < static_cast<int>(l.hosts.size()); ++r) {
+    const std::string& h = l.hosts[static_cast<size_t>(r)];
+    if (h != l.hosts[0]) l.all_local = false;
+    if (h == host) {
+      if (r < pid) ++l.local_rank;
+      ++l.local_procs;
+    }
+    if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
   }
+  l.nhosts = static_cast<int>(seen.size());
+  return l;
+}
+
+// Provider per job: BSPK_PROVIDER / FI_PROVIDER if set; shm when every process
+// is on this host; on several hosts never shm: verbs when this host has
+// InfiniBand, else tcp.
+std::string choose_provider(const JobLayout& l) {
   if (auto p = env::get("BSPK_PROVIDER")) return fabric::canonical_provider(*p);
   if (auto p = env::get("FI_PROVIDER")) return fabric::canonical_provider(*p);
-  if (*all_local) return "shm";
-  // Several hosts: never shm; InfiniBand (verbs) when this host has it, else tcp.
+  if (l.all_local) return "shm";
   if (fabric::provider_available("verbs;ofi_rxm")) return "verbs;ofi_rxm";
   return "tcp;ofi_rxm";
+}
+
+// Files in /dev/shm that the shm provider created for pid `rank` of this job
+// (its endpoint name is bspk.<job>.<rank>; see init_runtime).
+void remove_shm_regions(const std::string& job, int rank) {
+  std::string name = "bspk." + job + "." + std::to_string(rank);
+  DIR* d = opendir("/dev/shm");
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    // exact name, or the name followed by a non-digit (never pid 1's for pid 10's)
+    if (std::strncmp(e->d_name, name.c_str(), name.size()) == 0 &&
+        !std::isdigit(static_cast<unsigned char>(e->d_name[name.size()])))
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}
+
+// bspk_init must not hang: if start-up (bootstrap, exchanges, fabric
+// connections) has not completed within BSPK_START_TIMEOUT (default 60 s),
+// say where it was stuck and end the process (a PMIx fence or a peer that never
+// comes cannot be interrupted otherwise).
+class StartWatch {
+ public:
+  explicit StartWatch(double limit) : limit_(limit), thread_([this] { run(); }) {}
+  ~StartWatch() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void phase(const char* what) {
+    std::lock_guard<std::mutex> lk(mu_);
+    phase_ = what;
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (cv_.wait_for(lk, std::chrono::duration<double>(limit_), [&] { return done_; })) return;
+    std::fflush(stdout);
+    std::fprintf(stderr, "bspk: bspk_init (os pid %d): start-up did not complete within %.0f s (stuck in: %s); "
+                 "ending this process (BSPK_START_TIMEOUT sets the limit)\n", (int)getpid(), limit_, phase_);
+    std::fflush(stderr);
+    _exit(1);
+  }
+  double limit_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  const char* phase_ = "the bootstrap";
+  std::thread thread_;
+};
+
+void at_exit() {
+  // exit() without bspk_finalize: tell the job (under Slurm the hub reports
+  // it, naming the superstep; bspkrun sees it by itself).
+  if (rt && rt->boot) rt->boot->exiting(cur_step());
 }
 
 void init_runtime(int* argc, char*** argv) {
@@ -163,42 +252,49 @@ void init_runtime(int* argc, char*** argv) {
     else if (*v == "abort") policy = ErrorPolicy::Abort;
     else fail(BSPK_ERR_ARG, "BSPK_ERRORS='%s' is not one of print, quiet, abort", v->c_str());
   }
+  StartWatch watch(env::get_seconds("BSPK_START_TIMEOUT", 60));
   auto r = std::make_unique<Runtime>();
   r->boot = boot::make_bootstrap();
   r->pid = r->boot->rank();
   r->nprocs = r->boot->size();
   r->print_stats = env::get_bool("BSPK_STATS", false);
-  bool all_local = true;
-  std::string provider = choose_provider(*r->boot, &all_local, &r->local_procs);
-  sync::Options opt = sync::Options::from_env(r->local_procs);
+  watch.phase("the host-name exchange");
+  JobLayout layout = job_layout(*r->boot, r->pid);
+  r->local_procs = layout.local_procs;
+  std::string provider = choose_provider(layout);
+  // Bind before anything is allocated, so pools land on our NUMA node.
+  placement::Result placed =
+      placement::place(layout.local_rank, layout.local_procs, std::string(r->boot->kind()) == "bspkrun");
+  if (env::get_bool("BSPK_REPORT_BINDINGS", false) && std::string(r->boot->kind()) != "bspkrun")
+    std::fprintf(stderr, "bspk: pid %d (os pid %d on %s): %s PUs %s, frames on NUMA node %s; %s\n", r->pid,
+                 (int)getpid(), layout.hosts[static_cast<size_t>(r->pid)].c_str(),
+                 placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
+                 placed.how.c_str());
+  sync::Options opt = sync::Options::from_env(r->local_procs, placed.host_pus);
   fabric::Config cfg;
   cfg.provider = provider;
   cfg.nprocs = r->nprocs;
   // Unique per job and rank, so a region left behind by a killed process (whose
-  // pid may be reused) never blocks a new one; bspkrun removes the job's regions.
+  // pid may be reused) never blocks a new one; bspkrun, or the job hub's
+  // failure path, removes the job's regions.
+  const std::string job = r->boot->job_id();
+  cfg.shm_name = strprintf("bspk.%s.%d", job.c_str(), r->pid);
   {
-    auto job = env::get("BSPK_JOBID");
-    cfg.shm_name = strprintf("bspk.%s.%d",
-                             job ? job->c_str() : strprintf("%d-%lx", (int)getpid(), (long)now_s()).c_str(),
-                             r->pid);
+    // If the job fails, remove our regions and those of a dead peer on this host.
+    std::vector<std::string> hosts = layout.hosts;
+    int me = r->pid;
+    r->boot->on_fatal([job, hosts, me](int failed) {
+      remove_shm_regions(job, me);
+      if (failed >= 0 && failed < static_cast<int>(hosts.size()) && failed != me &&
+          hosts[static_cast<size_t>(failed)] == hosts[static_cast<size_t>(me)])
+        remove_shm_regions(job, failed);
+    });
   }
   if (auto i = env::get("BSPK_IFACE")) cfg.iface = *i;
   else if (auto i2 = env::get("FI_TCP_IFACE")) cfg.iface = *i2;
-  else if (all_local && cfg.provider != "shm") cfg.iface = "lo";
-  // libfabric filters providers by FI_PROVIDER: keep it consistent with our choice.
-  setenv("FI_PROVIDER", cfg.provider.c_str(), 1);
-  if (!env::get("FI_UNIVERSE_SIZE")) setenv("FI_UNIVERSE_SIZE", std::to_string(r->nprocs).c_str(), 1);
-  // rxm (tcp, verbs) picks eager / segmented / rendezvous by total message size
-  // (16 KiB and 128 KiB by default). Every BSPk message carries a 64-byte header,
-  // which would push a 16 KiB payload onto the 5x slower segmented path: shift
-  // both thresholds by the header so protocols switch at the same payload sizes.
-  if (cfg.provider.find("ofi_rxm") != std::string::npos) {
-    if (!env::get("FI_OFI_RXM_BUFFER_SIZE"))
-      setenv("FI_OFI_RXM_BUFFER_SIZE", std::to_string(16384 + sizeof(wire::Header)).c_str(), 1);
-    if (!env::get("FI_OFI_RXM_SAR_LIMIT"))
-      setenv("FI_OFI_RXM_SAR_LIMIT", std::to_string(131072 + sizeof(wire::Header)).c_str(), 1);
-  }
-
+  else if (layout.all_local && cfg.provider != "shm") cfg.iface = "lo";
+  cfg.off_host = !layout.all_local;
+  watch.phase("opening the fabric endpoint");
   r->ep = std::make_unique<fabric::Endpoint>(cfg);
   size_t fsz = env::get_size("BSPK_FRAME_SIZE", default_frame_size(cfg.provider));
   size_t limit = env::get_size("BSPK_POOL_LIMIT", 0);
@@ -221,6 +317,7 @@ void init_runtime(int* argc, char*** argv) {
   uint64_t meta[3] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base};
   std::memcpy(blob.data(), meta, sizeof meta);
   blob.append(name.begin(), name.end());
+  watch.phase("the endpoint-address exchange");
   auto blobs = r->boot->allgather(blob);
   std::vector<std::vector<uint8_t>> addrs;
   std::vector<std::array<uint64_t, 3>> peer_meta;
@@ -233,6 +330,7 @@ void init_runtime(int* argc, char*** argv) {
   }
   r->ep->insert_peers(addrs);
   r->engine->start();
+  watch.phase("connecting to every peer over the fabric");
   // Out-of-band barrier before the first fabric message: shm peers must all
   // exist before anyone sends (libfabric 1.17 connection set-up race).
   r->boot->barrier();
@@ -260,9 +358,11 @@ void init_runtime(int* argc, char*** argv) {
                  (unsigned long long)peer_meta[nb][1]);
   r->boot->set_state(0, boot::ProcState::Running);
   if (env::get_bool("BSPK_VERBOSE", false) && r->pid == 0)
-    std::fprintf(stderr, "bspk: %d processes, bootstrap %s, %s, frame %zu bytes\n", r->nprocs,
-                 r->boot->kind(), r->ep->describe().c_str(), fsz);
+    std::fprintf(stderr, "bspk: %d processes on %d host%s, bootstrap %s, %s, frame %zu bytes\n", r->nprocs,
+                 layout.nhosts, layout.nhosts > 1 ? "s" : "", r->boot->kind(), r->ep->describe().c_str(), fsz);
   rt = r.release();
+  static bool registered = false;
+  if (!registered) registered = std::atexit(at_exit) == 0;
 }
 
 // Pool occupancy lives in the pools; copy it into the counters before they are read.

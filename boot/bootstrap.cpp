@@ -11,10 +11,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "base/env.h"
 #include "base/error.h"
 #include "boot/protocol.h"
+#include "boot/slurm.h"
 #include "fabric/wire.h"
 
 namespace bspk::boot {
@@ -26,6 +28,7 @@ class Singleton final : public Bootstrap {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   const char* kind() const override { return "singleton"; }
+  std::string job_id() const override { return strprintf("%d-%lx", (int)getpid(), (long)time(nullptr)); }
   std::vector<std::string> allgather(const std::string& mine) override { return {mine}; }
   void abort(int, const std::string&) override {}
   void finalized() override {}
@@ -45,14 +48,7 @@ class Launcher final : public Bootstrap {
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
       fail(BSPK_ERR_BOOT, "cannot reach the launcher at %s: %s (was this process started by bspkrun?)",
            path.c_str(), strerror(errno));
-    std::string hello(20, '\0');
-    int32_t r = rank, osp = static_cast<int32_t>(getpid());
-    uint32_t pv = kProtocolVersion, wv = wire::kVersion, bom = 0x01020304;
-    std::memcpy(&hello[0], &r, 4);
-    std::memcpy(&hello[4], &osp, 4);
-    std::memcpy(&hello[8], &pv, 4);
-    std::memcpy(&hello[12], &wv, 4);
-    std::memcpy(&hello[16], &bom, 4);
+    std::string hello = hello_payload(rank);
     if (!send_msg(fd_, Msg::Hello, hello))
       fail(BSPK_ERR_BOOT, "lost the launcher while saying hello: %s", strerror(errno));
     if (auto sf = env::get("BSPK_STATUS_FILE")) map_status(*sf);
@@ -64,6 +60,10 @@ class Launcher final : public Bootstrap {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const char* kind() const override { return "bspkrun"; }
+  std::string job_id() const override {
+    auto j = env::get("BSPK_JOBID");
+    return j ? *j : strprintf("bspkrun-%d", (int)getppid());
+  }
 
   std::vector<std::string> allgather(const std::string& mine) override {
     if (!send_msg(fd_, Msg::Allgather, mine))
@@ -140,9 +140,24 @@ class Launcher final : public Bootstrap {
 
 }  // namespace
 
+std::string bootstrap_kind() {
+  if (auto k = env::get("BSPK_BOOTSTRAP")) {
+    if (*k == "bspkrun" || *k == "pmix" || *k == "pmi2" || *k == "slurm" || *k == "singleton") return *k;
+    fail(BSPK_ERR_ARG, "BSPK_BOOTSTRAP='%s' is not one of bspkrun, pmix, pmi2, slurm, singleton", k->c_str());
+  }
+  if (env::get("BSPK_BOOT_SOCKET")) return "bspkrun";
+  if (env::get("PMIX_RANK") && env::get("PMIX_NAMESPACE")) return "pmix";
+  if (env::get("PMI_FD")) return "pmi2";
+  if (env::get("SLURM_STEP_ID") && env::get("SLURM_PROCID")) return "slurm";
+  return "singleton";
+}
+
 std::unique_ptr<Bootstrap> make_bootstrap() {
+  std::string kind = bootstrap_kind();
+  if (kind == "singleton") return std::make_unique<Singleton>();
+  if (kind != "bspkrun") return make_slurm_bootstrap(kind);
   auto sock = env::get("BSPK_BOOT_SOCKET");
-  if (!sock) return std::make_unique<Singleton>();
+  if (!sock) fail(BSPK_ERR_BOOT, "BSPK_BOOTSTRAP=bspkrun but BSPK_BOOT_SOCKET is not set: start the program with bspkrun");
   int size = static_cast<int>(env::get_int("BSPK_NPROCS", -1, 1, 1 << 20));
   int rank = static_cast<int>(env::get_int("BSPK_RANK", -1, 0, size - 1));
   if (size < 1 || rank < 0)

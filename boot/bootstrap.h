@@ -3,11 +3,13 @@
 // a liveness check, and failure reporting to whoever launched the job.
 //
 // Implementations: bspkrun (a key-value exchange over a local socket run by the
-// launcher) and singleton (a program started directly runs as 1 process).
-// Slurm/PMIx plugs in beside them behind the same interface.
+// launcher), singleton (a program started directly runs as 1 process), and for
+// srun: PMIx, PMI2 and plain Slurm (boot/slurm.h), which also start the job hub
+// (boot/hub.h) that watches the job the way bspkrun does.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +25,8 @@ class Bootstrap {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const char* kind() const = 0;
+  // Unique per job (and job step): names the job's shared-memory regions.
+  virtual std::string job_id() const = 0;
 
   // Collective: every process contributes `mine`; returns every blob, by rank.
   // Throws bspk::Error(BSPK_ERR_BOOT) if the launcher or a peer is gone.
@@ -34,6 +38,13 @@ class Bootstrap {
   virtual void abort(int exit_code, const std::string& message) = 0;
   // Tell the launcher this process finalised (an exit without it is an error).
   virtual void finalized() = 0;
+  // Called from exit() when the process did not finalize: report it (in which
+  // superstep) so the job ends with that message. bspkrun sees it by itself.
+  virtual void exiting(uint32_t /*superstep*/) {}
+  // Hook run just before the bootstrap's watchdog ends this process because the
+  // job failed (argument: the failed pid, -1 if none): remove what the process
+  // would leave behind.
+  virtual void on_fatal(std::function<void(int)>) {}
   // False once the launcher is gone (checked while waiting, so nothing waits forever).
   virtual bool alive() = 0;
   // Publish superstep and state where the launcher can read them when reporting
@@ -41,8 +52,13 @@ class Bootstrap {
   virtual void set_state(uint32_t /*superstep*/, ProcState /*state*/) {}
 };
 
-// The bootstrap the environment asks for: bspkrun when BSPK_BOOT_SOCKET is set,
-// otherwise a single process.
+// The bootstrap the environment asks for. BSPK_BOOTSTRAP=bspkrun|pmix|pmi2|
+// slurm|singleton forces one; otherwise, in this order: bspkrun when
+// BSPK_BOOT_SOCKET is set, PMIx when PMIX_RANK is (srun --mpi=pmix), PMI2 when
+// PMI_FD is (srun --mpi=pmi2), plain Slurm when SLURM_STEP_ID and SLURM_PROCID
+// are (srun --mpi=none), else a single process.
 std::unique_ptr<Bootstrap> make_bootstrap();
+// The name make_bootstrap() would choose (for messages and tests).
+std::string bootstrap_kind();
 
 }  // namespace bspk::boot

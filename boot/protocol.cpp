@@ -1,11 +1,54 @@
 #include "boot/protocol.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "base/env.h"
+#include "fabric/wire.h"
+
 namespace bspk::boot {
+
+uint32_t announced_wire_version() {
+  return static_cast<uint32_t>(env::get_int("BSPK_TEST_WIRE_VERSION", wire::kVersion, 0, UINT32_MAX));
+}
+
+std::string hello_payload(int rank) {
+  std::string hello(kHelloFixed, '\0');
+  int32_t r = rank, osp = static_cast<int32_t>(getpid());
+  uint32_t pv = kProtocolVersion, wv = announced_wire_version(), bom = kByteOrderMark;
+  std::memcpy(&hello[0], &r, 4);
+  std::memcpy(&hello[4], &osp, 4);
+  std::memcpy(&hello[8], &pv, 4);
+  std::memcpy(&hello[12], &wv, 4);
+  std::memcpy(&hello[16], &bom, 4);
+  return hello;
+}
+
+bool parse_hello(const std::string& pl, HelloInfo* h) {
+  if (pl.size() < kHelloFixed) return false;
+  std::memcpy(&h->rank, &pl[0], 4);
+  std::memcpy(&h->os_pid, &pl[4], 4);
+  std::memcpy(&h->protocol, &pl[8], 4);
+  std::memcpy(&h->wire, &pl[12], 4);
+  std::memcpy(&h->bom, &pl[16], 4);
+  h->rest = pl.substr(kHelloFixed);
+  return true;
+}
+
+std::string version_mismatch(const HelloInfo& h) {
+  if (h.bom != kByteOrderMark)
+    return "pid " + std::to_string(h.rank) + " runs on a machine of another byte order: BSPk jobs must be "
+           "homogeneous";
+  if (h.protocol == kProtocolVersion && h.wire == wire::kVersion) return "";
+  return "pid " + std::to_string(h.rank) + " (os pid " + std::to_string(h.os_pid) +
+         ") was built against another BSPk version (bootstrap protocol " + std::to_string(h.protocol) +
+         ", wire protocol " + std::to_string(h.wire) + "; this side speaks " +
+         std::to_string(kProtocolVersion) + " and " + std::to_string(wire::kVersion) +
+         "): every process of a job must run the same BSPk build; rebuild or relink it";
+}
 
 bool write_all(int fd, const void* buf, size_t len) {
   const char* p = static_cast<const char*>(buf);
@@ -39,13 +82,60 @@ bool read_all(int fd, void* buf, size_t len) {
   return true;
 }
 
-bool send_msg(int fd, Msg type, const std::string& payload) {
+std::string frame(Msg type, const std::string& payload) {
   uint32_t len = static_cast<uint32_t>(payload.size() + 1);
   std::string buf(sizeof len + len, '\0');
   std::memcpy(buf.data(), &len, sizeof len);
   buf[sizeof len] = static_cast<char>(type);
   std::memcpy(buf.data() + sizeof len + 1, payload.data(), payload.size());
-  return write_all(fd, buf.data(), buf.size());
+  return buf;
+}
+
+bool send_msg(int fd, Msg type, const std::string& payload) {
+  // send(MSG_NOSIGNAL), not write(): a peer that is gone must be an error
+  // return, never a SIGPIPE that kills this process.
+  std::string buf = frame(type, payload);
+  const char* p = buf.data();
+  size_t len = buf.size();
+  while (len) {
+    ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool FrameReader::fill(int fd) {
+  char tmp[16384];
+  for (;;) {
+    ssize_t n = ::recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
+    if (n > 0) {
+      buf_.append(tmp, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK;
+  }
+}
+
+bool FrameReader::next(Msg* type, std::string* payload) {
+  if (bad_ || buf_.size() < 4) return false;
+  uint32_t len = 0;
+  std::memcpy(&len, buf_.data(), 4);
+  if (len == 0 || len > (1u << 30)) {
+    bad_ = true;
+    return false;
+  }
+  if (buf_.size() < 4 + size_t{len}) return false;
+  *type = static_cast<Msg>(buf_[4]);
+  payload->assign(buf_, 5, len - 1);
+  buf_.erase(0, 4 + size_t{len});
+  return true;
 }
 
 bool recv_msg(int fd, Msg* type, std::string* payload) {

@@ -1,8 +1,11 @@
-// boot/protocol.h -- the bspkrun <-> process protocol over a Unix stream socket.
+// boot/protocol.h -- the launcher <-> process protocol: bspkrun over a Unix
+// stream socket, and the job hub (boot/hub.h) over TCP under Slurm.
 //
 // Each message: u32 length (of what follows), u8 type, payload. Native byte
-// order (both ends on one host). The launcher answers an Allgather only once
-// every process has sent its own, so it doubles as a barrier.
+// order: a hub refuses a process whose byte-order mark differs (the Hello
+// carries one), so both ends always agree. The launcher or hub answers an
+// Allgather only once every process has sent its own, so it doubles as a
+// barrier.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +22,34 @@ enum class Msg : uint8_t {
   Abort = 4,            // i32 exit code, message
   Finalized = 5,        // (empty)
   Refused = 6,          // launcher -> process: reason (version/byte-order mismatch)
+  // Hub only (boot/hub.h):
+  Heartbeat = 7,        // both ways: u32 superstep, u32 state (ProcState); "I am alive"
+  Exiting = 8,          // process -> hub: u32 superstep; exit() without bspk_finalize
+  Fail = 9,             // hub -> process: i32 exit code, i32 failed pid (-1: none), report
 };
+
+// Hello payload: i32 rank, i32 os pid, u32 protocol version, u32 wire version,
+// u32 byte-order mark; the hub's Hello continues with the job tag, '\0', the
+// host name.
+constexpr size_t kHelloFixed = 20;
+constexpr uint32_t kByteOrderMark = 0x01020304;
+
+// The wire version this process announces at start-up: fabric/wire.h's, or
+// BSPK_TEST_WIRE_VERSION (a test hook that makes one process look like another
+// build, to exercise the refusal).
+uint32_t announced_wire_version();
+std::string hello_payload(int rank);
+
+struct HelloInfo {
+  int32_t rank = -1, os_pid = 0;
+  uint32_t protocol = 0, wire = 0, bom = 0;
+  std::string rest;  // hub Hello: job tag, '\0', host name
+};
+// Parses a Hello payload; false if it is too short.
+bool parse_hello(const std::string& payload, HelloInfo* out);
+// "" if the process speaks this build's protocol, wire version and byte order;
+// else why it must be refused, naming its pid and both versions.
+std::string version_mismatch(const HelloInfo& h);
 
 // Shared status page (BSPK_STATUS_FILE): one slot per rank, written by the
 // process, read by the launcher when a process dies.
@@ -37,5 +67,21 @@ bool read_all(int fd, void* buf, size_t len);
 bool send_msg(int fd, Msg type, const std::string& payload);
 // Reads one message; returns false on EOF/error.
 bool recv_msg(int fd, Msg* type, std::string* payload);
+
+// Non-blocking reading of framed messages from a socket polled for input.
+class FrameReader {
+ public:
+  // Appends what the socket has; false at end of stream or on an error
+  // (messages already buffered can still be taken with next()).
+  bool fill(int fd);
+  // Takes the next complete message; false if none is complete yet (or the
+  // stream is malformed: see bad()).
+  bool next(Msg* type, std::string* payload);
+  bool bad() const { return bad_; }
+
+ private:
+  std::string buf_;
+  bool bad_ = false;
+};
 
 }  // namespace bspk::boot

@@ -263,22 +263,12 @@ void Launcher::handle_client(int fd) {
   }
   auto it = rank_of_fd_.find(fd);
   if (type == Msg::Hello) {
-    int32_t rank = -1, ospid = 0;
-    uint32_t pv = 0, wv = 0, bom = 0;
-    if (pl.size() >= 20) {
-      std::memcpy(&rank, &pl[0], 4);
-      std::memcpy(&ospid, &pl[4], 4);
-      std::memcpy(&pv, &pl[8], 4);
-      std::memcpy(&wv, &pl[12], 4);
-      std::memcpy(&bom, &pl[16], 4);
-    }
+    HelloInfo h;
     std::string why;
+    const int32_t rank = parse_hello(pl, &h) ? h.rank : -1;
     if (rank < 0 || rank >= nprocs) why = strprintf("rank %d is not in [0, %d)", rank, nprocs);
     else if (procs_[rank].hello) why = strprintf("rank %d connected twice", rank);
-    else if (pv != kProtocolVersion || wv != wire::kVersion || bom != 0x01020304)
-      why = strprintf("pid %d was built against another BSPk version (bootstrap protocol %u, wire "
-                      "%u; this bspkrun speaks %u and %u): rebuild it against this installation",
-                      rank, pv, wv, kProtocolVersion, wire::kVersion);
+    else why = version_mismatch(h);
     if (!why.empty()) {
       send_msg(fd, Msg::Refused, why);
       fail_job(1, "bspkrun: refused a process: " + why);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/error.h"
+#include "base/placement.h"
 
 namespace bspk::comem {
 
@@ -47,6 +48,9 @@ void FramePool::grow() {
   if (posix_memalign(&base, slab_size_, slab_size_) != 0 || !base)
     fail(BSPK_ERR_NOMEM, "could not allocate a %zu-byte frame slab (%zu slabs, %zu frames in use)",
          slab_size_, slabs_.size(), in_use_);
+  // Before first touch: the slab's pages come from this process's NUMA node(s)
+  // (no-op on one node, or before bspk_init placed the process).
+  placement::bind_memory(base, slab_size_);
   Slab s{base, {}};
   if (ep_) {
     try {

@@ -52,6 +52,11 @@ bool is_ipv4_fabric(const fi_info* i) {
   return i->fabric_attr && i->fabric_attr->name && std::strchr(i->fabric_attr->name, '.');
 }
 
+bool is_loopback(const fi_info* i) {
+  return (i->domain_attr && i->domain_attr->name && std::strcmp(i->domain_attr->name, "lo") == 0) ||
+         (i->fabric_attr && i->fabric_attr->name && std::strncmp(i->fabric_attr->name, "127.", 4) == 0);
+}
+
 }  // namespace
 
 Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
@@ -93,7 +98,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
         pick = i;
         break;
       }
-    } else if (provider_ == "shm" || is_ipv4_fabric(i)) {
+    } else if (provider_ == "shm" || (is_ipv4_fabric(i) && !(cfg.off_host && is_loopback(i)))) {
       pick = i;
       break;
     }

@@ -50,6 +50,7 @@ struct Config {
   std::string shm_name;  // shm: endpoint name (its /dev/shm region); "" = libfabric's (the pid),
                          // which collides with regions left by killed processes once pids are reused
   int nprocs = 1;        // size of the address vector
+  bool off_host = false; // peers on other hosts: never pick a loopback interface by default
 };
 
 // One registered memory region (a frame slab or a small header pool).

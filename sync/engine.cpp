@@ -17,10 +17,13 @@ namespace bspk::sync {
 using wire::Header;
 using wire::Kind;
 
-Options Options::from_env(int local_procs) {
+Options Options::from_env(int local_procs, int host_cpus) {
   Options o;
-  cpu_set_t set;
-  int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  int ncpu = host_cpus;
+  if (ncpu <= 0) {
+    cpu_set_t set;
+    ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  }
   // Oversubscribed (e.g. 8 processes on 2 cores): the process we wait for may
   // need this CPU, so yield at once instead of spinning.
   if (local_procs > ncpu) o.spin_s = 0;

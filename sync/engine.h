@@ -62,8 +62,9 @@ struct Options {
   uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
   // BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT, BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH. local_procs:
-  // processes of the job on this host (no busy spinning if they outnumber CPUs).
-  static Options from_env(int local_procs);
+  // processes of the job on this host; host_cpus: CPUs they may use here (0: this
+  // process's affinity). No busy spinning if the processes outnumber the CPUs.
+  static Options from_env(int local_procs, int host_cpus = 0);
 };
 
 // An in-flight send. libfabric needs the context to start with fi_context2.

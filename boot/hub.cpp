@@ -1,0 +1,587 @@
+// boot/hub.cpp -- the job hub (see hub.h).
+#include "boot/hub.h"
+
+#include <arpa/inet.h>
+#include <bspk.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "boot/protocol.h"
+
+namespace bspk::boot {
+
+namespace {
+
+std::string u32s(uint32_t a, uint32_t b, int32_t c = 0) {
+  std::string s(12, '\0');
+  std::memcpy(&s[0], &a, 4);
+  std::memcpy(&s[4], &b, 4);
+  std::memcpy(&s[8], &c, 4);
+  return s;
+}
+
+uint32_t u32_at(const std::string& s, size_t off) {
+  uint32_t v = 0;
+  if (s.size() >= off + 4) std::memcpy(&v, &s[off], 4);
+  return v;
+}
+
+std::string hostname() {
+  char h[256] = {0};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// Sends on this socket give up after 2 s (a peer whose host was cut off must
+// not block the sender); the caller treats that as a lost peer.
+void tune(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// Connect with a time-out; -1 (and *err) on failure.
+int connect_to(const std::string& host, uint16_t port, double timeout, std::string* err) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (rc != 0) {
+    *err = strprintf("%s: %s", host.c_str(), gai_strerror(rc));
+    return -1;
+  }
+  int fd = -1;
+  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) break;
+    int c = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (c != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int soerr = 0;
+      socklen_t sl = sizeof soerr;
+      if (::poll(&p, 1, static_cast<int>(timeout * 1000)) == 1 &&
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
+        c = 0;
+      else
+        errno = soerr ? soerr : ETIMEDOUT;
+    }
+    if (c != 0) {
+      *err = strprintf("%s:%u: %s", host.c_str(), port, strerror(errno));
+      ::close(fd);
+      fd = -1;
+      continue;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    tune(fd);
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+
+// Waits up to `timeout` for one framed message (blocking socket).
+bool recv_timed(int fd, FrameReader& rd, Msg* t, std::string* pl, double timeout) {
+  double end = now_s() + timeout;
+  for (;;) {
+    if (rd.next(t, pl)) return true;
+    double left = end - now_s();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left * 1000) + 1) < 0 && errno != EINTR) return false;
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && !rd.fill(fd)) return rd.next(t, pl);
+  }
+}
+
+const char* state_name(uint32_t s) {
+  switch (static_cast<ProcState>(s)) {
+    case ProcState::Starting: return "starting";
+    case ProcState::Running: return "computing";
+    case ProcState::InSync: return "in bspk_sync";
+    case ProcState::Finalizing: return "in bspk_finalize";
+    case ProcState::Done: return "done";
+  }
+  return "?";
+}
+
+}  // namespace
+
+HubTiming HubTiming::from_env() {
+  HubTiming t;
+  auto v = env::get("BSPK_FAILURE_TIMEOUT");
+  if (v && (*v == "0" || *v == "off")) t.failure_timeout = 0;
+  else t.failure_timeout = env::get_seconds("BSPK_FAILURE_TIMEOUT", t.failure_timeout);
+  t.start_timeout = env::get_seconds("BSPK_START_TIMEOUT", t.start_timeout);
+  return t;
+}
+
+double HubTiming::heartbeat() const {
+  if (failure_timeout <= 0) return 0.5;
+  return std::clamp(failure_timeout / 20, 0.02, 0.5);
+}
+
+std::vector<std::string> local_ipv4_addresses() {
+  std::vector<std::string> out, loop;
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) != 0) return {"127.0.0.1"};
+  for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & 0x1 /*IFF_UP*/)) continue;
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+    (std::strncmp(buf, "127.", 4) == 0 ? loop : out).push_back(buf);
+  }
+  freeifaddrs(ifs);
+  out.insert(out.end(), loop.begin(), loop.end());
+  if (out.empty()) out.push_back("127.0.0.1");
+  return out;
+}
+
+// ------------------------------------------------------------------ server
+
+struct HubServer::Conn {
+  int fd = -1;
+  FrameReader rd;
+  int rank = -1;  // -1 until its hello
+  int os_pid = 0;
+  std::string host;
+  uint32_t step = 0, state = 0;
+  double last = 0;
+  bool finalized = false, exiting = false, gone = false;
+};
+
+HubServer::HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t>& ports,
+                     const HubTiming& t, int own_rank, const LocalState* own)
+    : nprocs_(nprocs), tag_(std::move(job_tag)), t_(t), hub_rank_(own_rank), own_(own) {
+  by_rank_.assign(static_cast<size_t>(nprocs), nullptr);
+  gather_.resize(static_cast<size_t>(nprocs));
+  gathered_.assign(static_cast<size_t>(nprocs), false);
+  std::string errs;
+  for (uint16_t port : ports) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail(BSPK_ERR_BOOT, "job hub: socket() failed: %s", strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = htons(port);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 && ::listen(fd, 1024) == 0) {
+      socklen_t sl = sizeof sa;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &sl);
+      listen_fd_ = fd;
+      port_ = ntohs(sa.sin_port);
+      break;
+    }
+    errs += strprintf(" %u (%s)", port, strerror(errno));
+    ::close(fd);
+  }
+  if (listen_fd_ < 0)
+    fail(BSPK_ERR_BOOT, "job hub: cannot listen on any of the TCP ports%s; set BSPK_HUB_PORT to a free port "
+         "or start the job with srun --mpi=pmix", errs.c_str());
+  thread_ = std::thread([this] { run(); });
+}
+
+HubServer::~HubServer() {
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait_for(lk, std::chrono::duration<double>(std::max(t_.failure_timeout, 5.0)), [&] { return done_; });
+  }
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  for (Conn* c : conns_) {
+    if (c->fd >= 0) ::close(c->fd);
+    delete c;
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+std::string HubServer::who(int rank) const {
+  const Conn* c = rank >= 0 && rank < nprocs_ ? by_rank_[static_cast<size_t>(rank)] : nullptr;
+  if (!c) return strprintf("pid %d", rank);
+  return strprintf("pid %d (os pid %d on %s)", rank, c->os_pid, c->host.c_str());
+}
+
+void HubServer::send_to(Conn& c, uint8_t type, const std::string& pl) {
+  if (c.fd < 0 || c.gone) return;
+  if (!send_msg(c.fd, static_cast<Msg>(type), pl)) c.gone = true;  // its EOF or silence reports it
+}
+
+void HubServer::fail_job(int code, int failed, const std::string& report) {
+  if (failed_) return;
+  failed_ = true;
+  std::string pl(8, '\0');
+  int32_t c = code, f = failed;
+  std::memcpy(&pl[0], &c, 4);
+  std::memcpy(&pl[4], &f, 4);
+  pl += report;
+  // Everyone still running hears it, the failed process too if it can (a
+  // stopped process that wakes up, a process that reported its own exit).
+  for (Conn* k : conns_)
+    if (k->rank >= 0 && !k->finalized) send_to(*k, uint8_t(Msg::Fail), pl);
+  std::lock_guard<std::mutex> lk(mu_);
+  done_ = true;
+  cv_.notify_all();
+}
+
+void HubServer::drop(Conn& c, const char* why) {
+  if (c.fd < 0) return;
+  ::close(c.fd);
+  c.fd = -1;
+  if (c.rank < 0 || c.finalized || c.exiting) return;
+  fail_job(1, c.rank,
+           strprintf("%s died in superstep %u while %s (%s)", who(c.rank).c_str(), c.step, state_name(c.state), why));
+}
+
+void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
+  const Msg t = static_cast<Msg>(type);
+  if (c.rank < 0) {
+    HelloInfo h;
+    if (t != Msg::Hello || !parse_hello(pl, &h)) return drop(c, "no hello");
+    size_t z = h.rest.find('\0');
+    std::string tag = h.rest.substr(0, z), host = z == std::string::npos ? "?" : h.rest.substr(z + 1);
+    if (tag != tag_) {  // another job's process found our port: not ours to judge
+      ::close(c.fd);
+      c.fd = -1;
+      return;
+    }
+    std::string why;
+    if (h.rank < 0 || h.rank >= nprocs_) why = strprintf("pid %d is not in [0, %d)", h.rank, nprocs_);
+    else if (by_rank_[static_cast<size_t>(h.rank)]) why = strprintf("pid %d connected twice", h.rank);
+    else why = version_mismatch(h);
+    if (failed_ && why.empty()) why = "the job has already failed";
+    if (!why.empty()) {
+      send_msg(c.fd, Msg::Refused, why);
+      ::close(c.fd);
+      c.fd = -1;
+      fail_job(1, -1, "refused a process at start-up: " + why);
+      return;
+    }
+    c.rank = h.rank;
+    c.os_pid = h.os_pid;
+    c.host = host;
+    c.last = now_s();
+    by_rank_[static_cast<size_t>(c.rank)] = &c;
+    // Welcome: a heartbeat carrying the hub's own pid.
+    send_to(c, uint8_t(Msg::Heartbeat), u32s(own_->step.load(), own_->state.load(), hub_rank_));
+    return;
+  }
+  c.last = now_s();
+  switch (t) {
+    case Msg::Heartbeat:
+      c.step = u32_at(pl, 0);
+      c.state = u32_at(pl, 4);
+      break;
+    case Msg::Allgather:
+      if (gathered_[static_cast<size_t>(c.rank)]) {
+        fail_job(1, c.rank, strprintf("%s started a second start-up exchange before the first ended",
+                                      who(c.rank).c_str()));
+        return;
+      }
+      gathered_[static_cast<size_t>(c.rank)] = true;
+      gather_[static_cast<size_t>(c.rank)] = pl;
+      if (++ngathered_ == nprocs_) {
+        std::string res(4, '\0');
+        uint32_t n = static_cast<uint32_t>(nprocs_);
+        std::memcpy(res.data(), &n, 4);
+        for (auto& b : gather_) {
+          uint32_t len = static_cast<uint32_t>(b.size());
+          res.append(reinterpret_cast<const char*>(&len), 4);
+          res += b;
+        }
+        for (Conn* k : by_rank_) send_to(*k, uint8_t(Msg::AllgatherResult), res);
+        ngathered_ = 0;
+        gathered_.assign(gathered_.size(), false);
+      }
+      break;
+    case Msg::Abort: {
+      int32_t code = 1;
+      if (pl.size() >= 4) std::memcpy(&code, pl.data(), 4);
+      c.exiting = true;  // its exit is expected now
+      fail_job(code, c.rank, pl.size() > 4 ? pl.substr(4) : strprintf("%s called bspk_abort", who(c.rank).c_str()));
+      break;
+    }
+    case Msg::Exiting:
+      c.step = u32_at(pl, 0);
+      c.exiting = true;
+      fail_job(1, c.rank,
+               strprintf("%s exited without calling bspk_finalize in superstep %u", who(c.rank).c_str(), c.step));
+      break;
+    case Msg::Finalized:
+      if (!c.finalized) {
+        c.finalized = true;
+        if (++nfinalized_ == nprocs_) {
+          std::lock_guard<std::mutex> lk(mu_);
+          done_ = true;
+          cv_.notify_all();
+        }
+      }
+      break;
+    default:
+      fail_job(1, c.rank, strprintf("%s sent an unexpected message %d to the job hub", who(c.rank).c_str(), type));
+  }
+}
+
+void HubServer::run() {
+  const double start = now_s(), hb = t_.heartbeat();
+  double last_beat = 0;
+  std::vector<pollfd> pfds;
+  while (!stop_) {
+    pfds.clear();
+    pfds.push_back({listen_fd_, POLLIN, 0});
+    for (Conn* c : conns_) pfds.push_back({c->fd, static_cast<short>(c->fd >= 0 ? POLLIN : 0), 0});
+    int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(hb * 500) + 1);
+    if (n < 0 && errno != EINTR) break;
+    if (pfds[0].revents & POLLIN) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        tune(fd);
+        auto* c = new Conn;
+        c->fd = fd;
+        c->last = now_s();
+        conns_.push_back(c);
+      }
+    }
+    for (size_t i = 1; i < pfds.size(); ++i) {
+      Conn& c = *conns_[i - 1];
+      if (c.fd < 0 || !(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      bool open = c.rd.fill(c.fd);
+      Msg t;
+      std::string pl;
+      while (c.fd >= 0 && c.rd.next(&t, &pl)) on_message(c, static_cast<uint8_t>(t), pl);
+      if (c.fd >= 0 && (!open || c.rd.bad()))
+        drop(c, c.rd.bad() ? "garbled hub connection" : "killed or crashed: its hub connection closed without "
+                                                          "bspk_finalize");
+    }
+    const double now = now_s();
+    if (now - last_beat >= hb) {
+      last_beat = now;
+      std::string beat = u32s(own_->step.load(), own_->state.load(), hub_rank_);
+      for (Conn* c : conns_)
+        if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
+    }
+    if (failed_) continue;
+    int connected = 0;
+    for (Conn* c : by_rank_) connected += c != nullptr;
+    if (connected < nprocs_ && now - start > t_.start_timeout) {
+      std::string missing;
+      int shown = 0;
+      for (int r = 0; r < nprocs_ && shown < 16; ++r)
+        if (!by_rank_[static_cast<size_t>(r)]) missing += (shown++ ? ", " : "") + std::to_string(r);
+      fail_job(1, -1, strprintf("only %d of %d processes reached the job hub within %.0f s (missing pids: %s%s); "
+                                "raise BSPK_START_TIMEOUT if start-up is this slow",
+                                connected, nprocs_, t_.start_timeout, missing.c_str(),
+                                nprocs_ - connected > shown ? ", ..." : ""));
+      continue;
+    }
+    if (t_.failure_timeout > 0)
+      for (Conn* c : conns_)
+        if (c->rank >= 0 && c->fd >= 0 && !c->finalized && !c->exiting && now - c->last > t_.silence()) {
+          fail_job(1, c->rank,
+                   strprintf("%s has not been heard from for %.1f s, last while %s in superstep %u: its host is "
+                             "down or cut off, or the process is stopped",
+                             who(c->rank).c_str(), now - c->last, state_name(c->state), c->step));
+          break;
+        }
+  }
+}
+
+// ------------------------------------------------------------------ client
+
+HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<uint16_t>& ports, int rank,
+                     int nprocs, const std::string& job_tag, const HubTiming& t, LocalState* state)
+    : rank_(rank), nprocs_(nprocs), t_(t), state_(state) {
+  std::string hello = hello_payload(rank) + job_tag + '\0' + hostname();
+  const double deadline = now_s() + t_.start_timeout;
+  std::string last_err;
+  FrameReader rd;
+  while (fd_ < 0) {
+    for (const auto& h : hosts) {
+      for (uint16_t port : ports) {
+        int fd = connect_to(h, port, 1.0, &last_err);
+        if (fd < 0) continue;
+        Msg type;
+        std::string pl;
+        FrameReader r;
+        if (!send_msg(fd, Msg::Hello, hello) || !recv_timed(fd, r, &type, &pl, 5.0)) {
+          last_err = strprintf("%s:%u: not this job's hub", h.c_str(), port);
+          ::close(fd);
+          continue;
+        }
+        if (type == Msg::Refused) {
+          ::close(fd);
+          fail(BSPK_ERR_BOOT, "the job hub at %s:%u refused this process: %s", h.c_str(), port, pl.c_str());
+        }
+        if (type != Msg::Heartbeat) {
+          ::close(fd);
+          fail(BSPK_ERR_BOOT, "unexpected answer %d from the job hub at %s:%u", int(type), h.c_str(), port);
+        }
+        hub_rank_ = static_cast<int32_t>(u32_at(pl, 8));
+        hub_where_ = strprintf("%s:%u", h.c_str(), port);
+        rd = std::move(r);
+        fd_ = fd;
+        break;
+      }
+      if (fd_ >= 0) break;
+    }
+    if (fd_ >= 0) break;
+    if (now_s() > deadline)
+      fail(BSPK_ERR_BOOT, "cannot reach the job hub within %.0f s (last error: %s); raise BSPK_START_TIMEOUT, or "
+           "start the job with srun --mpi=pmix", t_.start_timeout, last_err.c_str());
+    usleep(100000);
+  }
+  reader_ = std::move(rd);
+  thread_ = std::thread([this] { run(); });
+}
+
+HubClient::~HubClient() {
+  stop_ = true;
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void HubClient::send(uint8_t type, const std::string& pl) {
+  std::lock_guard<std::mutex> lk(send_mu_);
+  if (!send_msg(fd_, static_cast<Msg>(type), pl)) lost_ = true;
+}
+
+std::vector<std::string> HubClient::allgather(const std::string& mine) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    have_result_ = false;
+  }
+  send(uint8_t(Msg::Allgather), mine);
+  std::string p;
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    // The hub ends the job if a process never arrives (start time-out) or dies.
+    if (!cv_.wait_for(lk, std::chrono::duration<double>(t_.start_timeout + t_.failure_timeout + 5),
+                      [&] { return have_result_; }))
+      fail(BSPK_ERR_BOOT, "the job hub did not complete a start-up exchange within %.0f s", t_.start_timeout);
+    p = std::move(result_);
+  }
+  std::vector<std::string> out;
+  size_t pos = 4;
+  uint32_t n = u32_at(p, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t len = u32_at(p, pos);
+    if (pos + 4 + len > p.size()) fail(BSPK_ERR_BOOT, "truncated start-up exchange from the job hub");
+    out.emplace_back(p, pos + 4, len);
+    pos += 4 + len;
+  }
+  if (static_cast<int>(out.size()) != nprocs_)
+    fail(BSPK_ERR_BOOT, "start-up exchange returned %zu entries for %d processes", out.size(), nprocs_);
+  return out;
+}
+
+void HubClient::abort(int code, const std::string& message) {
+  std::string p(4, '\0');
+  int32_t c = code;
+  std::memcpy(p.data(), &c, 4);
+  self_reported_ = true;  // the caller printed the message
+  send(uint8_t(Msg::Abort), p + message);
+  await_end();
+}
+
+void HubClient::exiting(uint32_t superstep) {
+  if (finalized_) return;
+  send(uint8_t(Msg::Exiting), u32s(superstep, 0));
+  await_end();
+}
+
+void HubClient::await_end() {
+  // The hub answers with the job's end, and the watchdog then ends this
+  // process; waiting for that (at most 3 s) lets the hub, which may run in this
+  // very process, tell everyone before this process goes.
+  for (int i = 0; i < 300 && !lost_; ++i) usleep(10000);
+}
+
+void HubClient::finalized() {
+  finalized_ = true;
+  send(uint8_t(Msg::Finalized), "");
+}
+
+void HubClient::die(int code, int failed, const std::string& line) {
+  static std::atomic<bool> dying{false};
+  if (dying.exchange(true))
+    for (;;) pause();  // another thread is already ending the process
+  std::fflush(stdout);
+  if (!(self_reported_ && failed == rank_))
+    std::fprintf(stderr, "bspk: ending pid %d (superstep %u): %s\n", rank_, state_->step.load(), line.c_str());
+  std::fflush(stderr);
+  if (cleanup_) cleanup_(failed);
+  _exit(code);
+}
+
+void HubClient::run() {
+  const double hb = t_.heartbeat();
+  double last_heard = now_s(), last_sent = 0;
+  uint32_t hub_step = 0;
+  while (!stop_) {
+    pollfd p{fd_, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(hb * 500) + 1);
+    if (stop_) return;
+    bool open = true;
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+      open = reader_.fill(fd_);
+      Msg t;
+      std::string pl;
+      while (reader_.next(&t, &pl)) {
+        last_heard = now_s();
+        if (t == Msg::Heartbeat) {
+          hub_step = u32_at(pl, 0);
+        } else if (t == Msg::AllgatherResult) {
+          std::lock_guard<std::mutex> lk(mu_);
+          result_ = std::move(pl);
+          have_result_ = true;
+          cv_.notify_all();
+        } else if (t == Msg::Fail || t == Msg::Refused) {
+          int32_t code = 1, failed = -1;
+          std::string report = pl;
+          if (t == Msg::Fail && pl.size() >= 8) {
+            std::memcpy(&code, &pl[0], 4);
+            std::memcpy(&failed, &pl[4], 4);
+            report = pl.substr(8);
+          }
+          if (finalized_) {  // this process is done; say what happened, do not change its result
+            std::fprintf(stderr, "bspk: pid %d (finalized): %s\n", rank_, report.c_str());
+            continue;
+          }
+          die(code ? code : 1, failed, report);
+        }
+      }
+    }
+    if (!open || reader_.bad()) {
+      lost_ = true;
+      if (finalized_ || stop_) return;
+      die(1, hub_rank_,
+          strprintf("pid %d (the job hub, at %s) died in superstep %u (killed or crashed: the hub connection closed)",
+                    hub_rank_, hub_where_.c_str(), hub_step));
+    }
+    const double now = now_s();
+    if (now - last_sent >= hb) {
+      last_sent = now;
+      send(uint8_t(Msg::Heartbeat), u32s(state_->step.load(), state_->state.load()));
+    }
+    if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence())
+      die(1, hub_rank_,
+          strprintf("pid %d (the job hub, at %s) has not been heard from for %.1f s, last in superstep %u: its host "
+                    "is down or cut off, or this host is",
+                    hub_rank_, hub_where_.c_str(), now - last_heard, hub_step));
+  }
+}
+
+}  // namespace bspk::boot

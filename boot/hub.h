@@ -1,0 +1,150 @@
+// boot/hub.h -- the job hub: failure detection (and, under plain srun, the
+// start-up rendezvous) for jobs that bspkrun does not watch.
+//
+// Under Slurm nobody watches a BSPk job the way bspkrun does: srun waits for
+// the surviving tasks of a job whose process was killed, and a survivor blocked
+// in bspk_sync would wait for ever. The hub is a TCP star: one process of the
+// job (pid 0 under PMIx/PMI2; the first task on the step's first node under
+// plain srun) runs a HubServer thread, and every process, the hub's own
+// included, keeps one HubClient connection to it with a watchdog thread. The
+// connection carries heartbeats with the sender's superstep both ways, so:
+//
+//  - a process that dies (SIGKILL, crash) closes its socket: the hub sees it at
+//    once and tells everyone "pid P (os pid X on host H) died in superstep S";
+//  - a process that calls exit() without bspk_finalize says so first (atexit),
+//    and the report names the superstep exactly;
+//  - a host that is cut off or hung goes silent: after 80% of the failure
+//    time-out (BSPK_FAILURE_TIMEOUT, default 10 s) the hub declares it dead,
+//    and processes on that host, hearing nothing from the hub, end themselves;
+//  - a process that started with another BSPk build is refused at its hello.
+//
+// Every process that learns of a failure prints one line naming the failed
+// pid, its host and superstep, runs the cleanup hook (removes its shared-memory
+// regions) and ends with _exit(code): no process outlives a failed job by more
+// than the failure time-out. The threads only sleep in poll() between
+// heartbeats (every time-out/20, at most 0.5 s); the superstep they report is
+// read from two atomics written at each superstep boundary (set_state), so the
+// BSP fast path pays no system call.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "boot/bootstrap.h"
+#include "boot/protocol.h"
+
+namespace bspk::boot {
+
+struct HubTiming {
+  double failure_timeout = 10;  // BSPK_FAILURE_TIMEOUT (s); 0: never declare a silent peer dead
+  double start_timeout = 60;    // BSPK_START_TIMEOUT (s): every process reaches the hub within it
+  static HubTiming from_env();
+  // A peer silent this long is dead; the rest of the time-out lets the report
+  // reach everyone, so all processes have ended within failure_timeout.
+  double silence() const { return failure_timeout * 0.8; }
+  double heartbeat() const;
+};
+
+// This host's IPv4 addresses, non-loopback ones first, as dotted strings.
+std::vector<std::string> local_ipv4_addresses();
+
+// State shared between a process's hub client and (in the hub process) the
+// server, which reports the hub process's own superstep in its heartbeats.
+struct LocalState {
+  std::atomic<uint32_t> step{0};
+  std::atomic<uint32_t> state{0};  // ProcState
+};
+
+class HubServer {
+ public:
+  // Listens on one of `ports` (the first that is free; {0}: any) on every
+  // interface. Throws BSPK_ERR_BOOT if none can be bound.
+  // `own_rank`/`own` are the hub process's pid and state, reported to clients.
+  HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t>& ports, const HubTiming& t,
+            int own_rank, const LocalState* own);
+  // Waits (at most the failure time-out) for every process to finalize, then stops.
+  ~HubServer();
+  uint16_t port() const { return port_; }
+
+ private:
+  struct Conn;
+  void run();
+  void on_message(Conn& c, uint8_t type, const std::string& pl);
+  void drop(Conn& c, const char* why);
+  void fail_job(int code, int failed, const std::string& report);
+  void send_to(Conn& c, uint8_t type, const std::string& pl);
+  std::string who(int rank) const;
+
+  int nprocs_;
+  std::string tag_;
+  HubTiming t_;
+  int32_t hub_rank_;
+  const LocalState* own_;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  std::vector<Conn*> conns_;        // accepted, by arrival
+  std::vector<Conn*> by_rank_;      // after hello
+  std::vector<std::string> gather_;
+  std::vector<bool> gathered_;
+  int ngathered_ = 0;
+  int nfinalized_ = 0;
+  bool failed_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;               // every process finalized, or the job failed
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+class HubClient {
+ public:
+  // Connects to the hub at one of `hosts` x `ports` (tried in turn until the
+  // start time-out: under plain srun the hub may start after us), says hello
+  // and starts the watchdog thread. Throws BSPK_ERR_BOOT with the addresses
+  // tried if it cannot.
+  HubClient(const std::vector<std::string>& hosts, const std::vector<uint16_t>& ports, int rank,
+            int nprocs, const std::string& job_tag, const HubTiming& t, LocalState* state);
+  ~HubClient();
+
+  std::vector<std::string> allgather(const std::string& mine);
+  void abort(int code, const std::string& message);
+  void exiting(uint32_t superstep);  // from atexit: reports, then waits for the job's end
+  void finalized();
+  bool alive() const { return !lost_.load(); }
+  // Called by the watchdog just before it ends the process (with the failed
+  // pid, -1 if unknown): remove what the process leaves behind.
+  void on_fatal(std::function<void(int failed)> f) { cleanup_ = std::move(f); }
+
+ private:
+  void run();
+  void await_end();
+  [[noreturn]] void die(int code, int failed, const std::string& line);
+  void send(uint8_t type, const std::string& pl);
+
+  int fd_ = -1;
+  int rank_, nprocs_;
+  HubTiming t_;
+  LocalState* state_;
+  std::string hub_where_;  // "host:port", for messages
+  int32_t hub_rank_ = 0;   // the hub process's pid
+  FrameReader reader_;
+  std::mutex send_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool have_result_ = false;
+  std::string result_;
+  std::atomic<bool> finalized_{false};
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> self_reported_{false};
+  std::function<void(int)> cleanup_;
+  std::thread thread_;
+};
+
+}  // namespace bspk::boot

@@ -1,0 +1,325 @@
+// boot/slurm.cpp -- bootstraps for jobs started by Slurm's srun (or any PMIx
+// launcher): PMIx (srun --mpi=pmix), PMI2 (srun --mpi=pmi2) and plain srun
+// (no PMI: SLURM_* variables plus the job hub as rendezvous). All three start
+// the job hub (boot/hub.h), which watches the job the way bspkrun does.
+#include <bspk.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "base/env.h"
+#include "base/error.h"
+#include "boot/bootstrap.h"
+#include "boot/hub.h"
+#include "boot/slurm.h"
+
+#ifdef BSPK_HAVE_PMIX
+#include <pmix.h>
+#endif
+#ifdef BSPK_HAVE_PMI2
+#include <slurm/pmi2.h>
+#endif
+
+namespace bspk::boot {
+
+std::string first_host(const std::string& list) {
+  // Slurm hostlist syntax: "h0", "h[0-2]", "node[01-03,07],gpu5", "a,b".
+  std::string out;
+  size_t i = 0;
+  while (i < list.size() && list[i] != ',' && list[i] != '[') out += list[i++];
+  if (i < list.size() && list[i] == '[') {
+    ++i;
+    while (i < list.size() && list[i] != ',' && list[i] != '-' && list[i] != ']') out += list[i++];
+    while (i < list.size() && list[i] != ']') ++i;
+    ++i;
+    while (i < list.size() && list[i] != ',' && list[i] != '[') out += list[i++];
+  }
+  return out;
+}
+
+std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step) {
+  if (auto p = env::get("BSPK_HUB_PORT"))
+    return {static_cast<uint16_t>(env::get_int("BSPK_HUB_PORT", 0, 1, 65535))};
+  // Below Linux's ephemeral range (32768+) so outgoing connections never hold
+  // it; 8 candidates in case another job's hub holds one (hellos carry the job
+  // tag, so a process never joins another job's hub).
+  uint64_t h = (job * 0x9E3779B97F4A7C15ull) ^ (step * 0xC2B2AE3D27D4EB4Full);
+  h ^= h >> 29;
+  uint16_t base = static_cast<uint16_t>(12000 + (h % 2500) * 8);
+  std::vector<uint16_t> v;
+  for (uint16_t k = 0; k < 8; ++k) v.push_back(static_cast<uint16_t>(base + k));
+  return v;
+}
+
+namespace {
+
+std::string slurm_job_step() {
+  auto j = env::get("SLURM_JOB_ID");
+  auto s = env::get("SLURM_STEP_ID");
+  return (j ? *j : "0") + "." + (s ? *s : "0");
+}
+
+// Common part: the hub, state reporting, abort/finalize through it.
+class HubBacked : public Bootstrap {
+ public:
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string job_id() const override { return job_; }
+  void abort(int code, const std::string& message) override {
+    if (client_) client_->abort(code, message);
+  }
+  void finalized() override {
+    if (client_) client_->finalized();
+  }
+  void exiting(uint32_t step) override {
+    if (client_) client_->exiting(step);
+  }
+  bool alive() override { return !client_ || client_->alive(); }
+  void set_state(uint32_t step, ProcState st) override {
+    state_.step.store(step, std::memory_order_relaxed);
+    state_.state.store(static_cast<uint32_t>(st), std::memory_order_relaxed);
+  }
+  void on_fatal(std::function<void(int)> f) override {
+    if (client_) client_->on_fatal(std::move(f));
+  }
+
+ protected:
+  // PMIx/PMI2: pid 0 runs the hub on any free port and publishes where.
+  void start_hub_published() {
+    std::string rec;
+    auto ports = env::get("BSPK_HUB_PORT") ? hub_ports(0, 0) : std::vector<uint16_t>{0};
+    if (rank_ == 0) {
+      server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, 0, &state_);
+      rec = std::to_string(server_->port());
+      for (auto& a : local_ipv4_addresses()) rec += "," + a;
+    }
+    auto all = allgather(rec);
+    const std::string& r0 = all[0];
+    std::vector<std::string> hosts;
+    size_t pos = r0.find(',');
+    if (pos == std::string::npos) fail(BSPK_ERR_BOOT, "malformed job hub address from pid 0: '%s'", r0.c_str());
+    uint16_t port = static_cast<uint16_t>(std::stoul(r0.substr(0, pos)));
+    while (pos != std::string::npos) {
+      size_t next = r0.find(',', pos + 1);
+      hosts.push_back(r0.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+      pos = next;
+    }
+    client_ = std::make_unique<HubClient>(hosts, std::vector<uint16_t>{port}, rank_, size_, job_, timing_, &state_);
+  }
+  void stop_hub() {
+    client_.reset();
+    server_.reset();
+  }
+
+  int rank_ = 0, size_ = 1;
+  std::string job_;
+  HubTiming timing_ = HubTiming::from_env();
+  LocalState state_;
+  std::unique_ptr<HubServer> server_;
+  std::unique_ptr<HubClient> client_;
+};
+
+// Plain srun: rank and size from SLURM_*, the hub at a port derived from the
+// job and step ids on the step's first node, where the first task of that node
+// runs it.
+class SlurmEnv final : public HubBacked {
+ public:
+  SlurmEnv() {
+    auto need = [](const char* n) {
+      auto v = env::get(n);
+      if (!v)
+        fail(BSPK_ERR_BOOT, "BSPK_BOOTSTRAP=slurm but %s is not set: start the program with srun (best: srun "
+             "--mpi=pmix)", n);
+      return *v;
+    };
+    size_ = static_cast<int>(env::get_int("SLURM_STEP_NUM_TASKS", -1, 1, 1 << 24));
+    if (size_ < 0) size_ = static_cast<int>(env::get_int("SLURM_NTASKS", -1, 1, 1 << 24));
+    if (size_ < 0) need("SLURM_STEP_NUM_TASKS");
+    rank_ = static_cast<int>(env::get_int("SLURM_PROCID", -1, 0, size_ - 1));
+    if (rank_ < 0) need("SLURM_PROCID");
+    std::string nodes = env::get("SLURM_STEP_NODELIST") ? need("SLURM_STEP_NODELIST") : need("SLURM_JOB_NODELIST");
+    job_ = "slurm." + slurm_job_step();
+    auto ports = hub_ports(static_cast<uint64_t>(env::get_int("SLURM_JOB_ID", 0, 0, INT64_MAX)),
+                           static_cast<uint64_t>(env::get_int("SLURM_STEP_ID", 0, 0, INT64_MAX)));
+    bool hub = env::get_int("SLURM_NODEID", -1, -1, INT32_MAX) == 0 &&
+               env::get_int("SLURM_LOCALID", -1, -1, INT32_MAX) == 0;
+    std::vector<std::string> hosts{first_host(nodes)};
+    if (hub) {
+      server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, rank_, &state_);
+      hosts = {"127.0.0.1"};
+      ports = {server_->port()};
+    }
+    client_ = std::make_unique<HubClient>(hosts, ports, rank_, size_, job_, timing_, &state_);
+  }
+  ~SlurmEnv() override { stop_hub(); }
+  const char* kind() const override { return "slurm"; }
+  std::vector<std::string> allgather(const std::string& mine) override { return client_->allgather(mine); }
+};
+
+#ifdef BSPK_HAVE_PMIX
+class Pmix final : public HubBacked {
+ public:
+  Pmix() {
+    pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
+    if (rc != PMIX_SUCCESS)
+      fail(BSPK_ERR_BOOT, "PMIx_Init failed: %s (BSPK_BOOTSTRAP=pmix needs a PMIx launcher such as srun --mpi=pmix)",
+           PMIx_Error_string(rc));
+    inited_ = true;
+    PMIX_LOAD_PROCID(&wild_, me_.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t* val = nullptr;
+    rc = PMIx_Get(&wild_, PMIX_JOB_SIZE, nullptr, 0, &val);
+    if (rc != PMIX_SUCCESS || !val) fail(BSPK_ERR_BOOT, "PMIx_Get(PMIX_JOB_SIZE) failed: %s", PMIx_Error_string(rc));
+    size_ = static_cast<int>(val->data.uint32);
+    PMIX_VALUE_RELEASE(val);
+    rank_ = static_cast<int>(me_.rank);
+    job_ = env::get("SLURM_JOB_ID") ? "slurm." + slurm_job_step() : std::string(me_.nspace);
+    for (char& c : job_)
+      if (c == '/' || c == ' ') c = '_';
+    start_hub_published();
+  }
+  ~Pmix() override {
+    stop_hub();
+    if (inited_) PMIx_Finalize(nullptr, 0);
+  }
+  const char* kind() const override { return "pmix"; }
+
+  // PMIx_Put of our blob under a fresh key, PMIx_Commit, PMIx_Fence with data
+  // collection, then PMIx_Get of every peer's (served from the local store).
+  std::vector<std::string> allgather(const std::string& mine) override {
+    std::string key = "bspk.ag." + std::to_string(seq_++);
+    std::string blob = "#" + mine;  // never an empty byte object
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = blob.data();
+    v.data.bo.size = blob.size();
+    check(PMIx_Put(PMIX_GLOBAL, key.c_str(), &v), "PMIx_Put");
+    v.data.bo.bytes = nullptr;  // not ours to free
+    check(PMIx_Commit(), "PMIx_Commit");
+    pmix_info_t info;
+    bool collect = true;
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence(&wild_, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    check(rc, "PMIx_Fence");
+    std::vector<std::string> out;
+    for (int r = 0; r < size_; ++r) {
+      pmix_proc_t peer;
+      PMIX_LOAD_PROCID(&peer, me_.nspace, static_cast<pmix_rank_t>(r));
+      pmix_value_t* val = nullptr;
+      check(PMIx_Get(&peer, key.c_str(), nullptr, 0, &val), "PMIx_Get");
+      if (!val || val->type != PMIX_BYTE_OBJECT || val->data.bo.size < 1)
+        fail(BSPK_ERR_BOOT, "PMIx_Get(%s) of pid %d returned no data", key.c_str(), r);
+      out.emplace_back(val->data.bo.bytes + 1, val->data.bo.size - 1);
+      PMIX_VALUE_RELEASE(val);
+    }
+    return out;
+  }
+
+ private:
+  static void check(pmix_status_t rc, const char* what) {
+    if (rc != PMIX_SUCCESS) fail(BSPK_ERR_BOOT, "%s failed: %s", what, PMIx_Error_string(rc));
+  }
+  pmix_proc_t me_{}, wild_{};
+  bool inited_ = false;
+  int seq_ = 0;
+};
+#endif
+
+#ifdef BSPK_HAVE_PMI2
+class Pmi2 final : public HubBacked {
+ public:
+  Pmi2() {
+    int spawned = 0, appnum = 0;
+    int rc = PMI2_Init(&spawned, &size_, &rank_, &appnum);
+    if (rc != PMI2_SUCCESS)
+      fail(BSPK_ERR_BOOT, "PMI2_Init failed (%d): BSPK_BOOTSTRAP=pmi2 needs srun --mpi=pmi2", rc);
+    inited_ = true;
+    char id[256] = {0};
+    if (PMI2_Job_GetId(id, sizeof id) != PMI2_SUCCESS) fail(BSPK_ERR_BOOT, "PMI2_Job_GetId failed");
+    kvs_ = id;
+    job_ = env::get("SLURM_JOB_ID") ? "slurm." + slurm_job_step() : "pmi2." + kvs_;
+    start_hub_published();
+  }
+  ~Pmi2() override {
+    stop_hub();
+    if (inited_) PMI2_Finalize();
+  }
+  const char* kind() const override { return "pmi2"; }
+
+  // PMI2 values are strings of < PMI2_MAX_VALLEN: the blob goes hex-encoded in
+  // chunks, "bspk.<seq>.<rank>.<k>"; chunk 0 starts with the chunk count.
+  std::vector<std::string> allgather(const std::string& mine) override {
+    static const char* hex = "0123456789abcdef";
+    const size_t per = (PMI2_MAX_VALLEN - 16) / 2;
+    const int seq = seq_++;
+    size_t nchunks = mine.empty() ? 1 : (mine.size() + per - 1) / per;
+    for (size_t k = 0; k < nchunks; ++k) {
+      std::string val = k == 0 ? std::to_string(nchunks) + ":" : "";
+      for (size_t i = k * per; i < std::min(mine.size(), (k + 1) * per); ++i) {
+        val += hex[static_cast<uint8_t>(mine[i]) >> 4];
+        val += hex[static_cast<uint8_t>(mine[i]) & 15];
+      }
+      std::string key = strprintf("bspk.%d.%d.%zu", seq, rank_, k);
+      if (PMI2_KVS_Put(key.c_str(), val.c_str()) != PMI2_SUCCESS) fail(BSPK_ERR_BOOT, "PMI2_KVS_Put(%s) failed", key.c_str());
+    }
+    if (PMI2_KVS_Fence() != PMI2_SUCCESS) fail(BSPK_ERR_BOOT, "PMI2_KVS_Fence failed");
+    std::vector<std::string> out;
+    char buf[PMI2_MAX_VALLEN + 1];
+    for (int r = 0; r < size_; ++r) {
+      std::string blob;
+      size_t n = 1;
+      for (size_t k = 0; k < n; ++k) {
+        std::string key = strprintf("bspk.%d.%d.%zu", seq, r, k);
+        int len = 0;
+        if (PMI2_KVS_Get(kvs_.c_str(), PMI2_ID_NULL, key.c_str(), buf, sizeof buf - 1, &len) != PMI2_SUCCESS)
+          fail(BSPK_ERR_BOOT, "PMI2_KVS_Get(%s) failed", key.c_str());
+        buf[sizeof buf - 1] = '\0';
+        const char* p = buf;
+        if (k == 0) {
+          n = std::strtoul(buf, nullptr, 10);
+          p = std::strchr(buf, ':');
+          if (!p || n < 1) fail(BSPK_ERR_BOOT, "malformed PMI2 value for %s", key.c_str());
+          ++p;
+        }
+        for (; p[0] && p[1]; p += 2) {
+          auto nib = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+          blob += static_cast<char>(nib(p[0]) << 4 | nib(p[1]));
+        }
+      }
+      out.push_back(std::move(blob));
+    }
+    return out;
+  }
+
+ private:
+  bool inited_ = false;
+  std::string kvs_;
+  int seq_ = 0;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> make_slurm_bootstrap(const std::string& kind) {
+  if (kind == "slurm") return std::make_unique<SlurmEnv>();
+  if (kind == "pmix") {
+#ifdef BSPK_HAVE_PMIX
+    return std::make_unique<Pmix>();
+#else
+    fail(BSPK_ERR_BOOT, "this BSPk was built without PMIx (install libpmix-dev and rebuild); use srun --mpi=pmi2");
+#endif
+  }
+  if (kind == "pmi2") {
+#ifdef BSPK_HAVE_PMI2
+    return std::make_unique<Pmi2>();
+#else
+    fail(BSPK_ERR_BOOT, "this BSPk was built without PMI2 (install libpmi2-0-dev and rebuild); use srun --mpi=pmix");
+#endif
+  }
+  fail(BSPK_ERR_ARG, "unknown bootstrap '%s'", kind.c_str());
+}
+
+}  // namespace bspk::boot

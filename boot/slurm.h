@@ -1,0 +1,25 @@
+// boot/slurm.h -- bootstraps for jobs started by srun (see slurm.cpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "boot/bootstrap.h"
+
+namespace bspk::boot {
+
+// kind: "pmix" (srun --mpi=pmix), "pmi2" (srun --mpi=pmi2) or "slurm" (plain
+// srun: SLURM_PROCID/SLURM_STEP_NUM_TASKS/SLURM_STEP_NODELIST and the job hub
+// as rendezvous). Throws BSPK_ERR_BOOT naming what is missing.
+std::unique_ptr<Bootstrap> make_slurm_bootstrap(const std::string& kind);
+
+// First host of a Slurm hostlist ("node[01-03,07],gpu5" -> "node01").
+std::string first_host(const std::string& hostlist);
+
+// Candidate TCP ports of a plain-srun job's hub: BSPK_HUB_PORT, else 8 ports
+// derived from the job and step ids (below the ephemeral range).
+std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step);
+
+}  // namespace bspk::boot
