@@ -294,6 +294,19 @@ void init_runtime(int* argc, char*** argv) {
   else if (auto i2 = env::get("FI_TCP_IFACE")) cfg.iface = *i2;
   else if (layout.all_local && cfg.provider != "shm") cfg.iface = "lo";
   cfg.off_host = !layout.all_local;
+  // libfabric filters providers by FI_PROVIDER: keep it consistent with our choice.
+  setenv("FI_PROVIDER", cfg.provider.c_str(), 1);
+  if (!env::get("FI_UNIVERSE_SIZE")) setenv("FI_UNIVERSE_SIZE", std::to_string(r->nprocs).c_str(), 1);
+  // rxm (tcp, verbs) picks eager / segmented / rendezvous by total message size
+  // (16 KiB and 128 KiB by default). Every BSPk message carries a 64-byte header,
+  // which would push a 16 KiB payload onto the 5x slower segmented path: shift
+  // both thresholds by the header so protocols switch at the same payload sizes.
+  if (cfg.provider.find("ofi_rxm") != std::string::npos) {
+    if (!env::get("FI_OFI_RXM_BUFFER_SIZE"))
+      setenv("FI_OFI_RXM_BUFFER_SIZE", std::to_string(16384 + sizeof(wire::Header)).c_str(), 1);
+    if (!env::get("FI_OFI_RXM_SAR_LIMIT"))
+      setenv("FI_OFI_RXM_SAR_LIMIT", std::to_string(131072 + sizeof(wire::Header)).c_str(), 1);
+  }
   watch.phase("opening the fabric endpoint");
   r->ep = std::make_unique<fabric::Endpoint>(cfg);
   size_t fsz = env::get_size("BSPK_FRAME_SIZE", default_frame_size(cfg.provider));

@@ -128,6 +128,11 @@ HubTiming HubTiming::from_env() {
   return t;
 }
 
+double HubTiming::update_interval(int nprocs) const {
+  // 10 ms, longer for big jobs so the hub gets at most ~100k updates/s.
+  return std::min(heartbeat(), std::max(0.01, nprocs * 1e-4));
+}
+
 double HubTiming::heartbeat() const {
   if (failure_timeout <= 0) return 0.5;
   return std::clamp(failure_timeout / 20, 0.02, 0.5);
@@ -194,6 +199,12 @@ HubServer::HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t
   thread_ = std::thread([this] { run(); });
 }
 
+bool HubServer::wait_informed(double secs) {
+  const double end = now_s() + secs;
+  while (informed_.load() < nprocs_ && now_s() < end) usleep(10000);
+  return informed_.load() >= nprocs_;
+}
+
 HubServer::~HubServer() {
   {
     std::unique_lock<std::mutex> lk(mu_);
@@ -222,6 +233,7 @@ void HubServer::send_to(Conn& c, uint8_t type, const std::string& pl) {
 void HubServer::fail_job(int code, int failed, const std::string& report) {
   if (failed_) return;
   failed_ = true;
+  report_ = report;
   std::string pl(8, '\0');
   int32_t c = code, f = failed;
   std::memcpy(&pl[0], &c, 4);
@@ -242,7 +254,8 @@ void HubServer::drop(Conn& c, const char* why) {
   c.fd = -1;
   if (c.rank < 0 || c.finalized || c.exiting) return;
   fail_job(1, c.rank,
-           strprintf("%s died in superstep %u while %s (%s)", who(c.rank).c_str(), c.step, state_name(c.state), why));
+           strprintf("%s died (%s); its last report: superstep %u, %s", who(c.rank).c_str(), why, c.step,
+                     state_name(c.state)));
 }
 
 void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
@@ -261,9 +274,10 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
     if (h.rank < 0 || h.rank >= nprocs_) why = strprintf("pid %d is not in [0, %d)", h.rank, nprocs_);
     else if (by_rank_[static_cast<size_t>(h.rank)]) why = strprintf("pid %d connected twice", h.rank);
     else why = version_mismatch(h);
-    if (failed_ && why.empty()) why = "the job has already failed";
+    if (failed_ && why.empty()) why = "the job has already failed: " + report_;
     if (!why.empty()) {
       send_msg(c.fd, Msg::Refused, why);
+      ++informed_;
       ::close(c.fd);
       c.fd = -1;
       fail_job(1, -1, "refused a process at start-up: " + why);
@@ -274,8 +288,10 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
     c.host = host;
     c.last = now_s();
     by_rank_[static_cast<size_t>(c.rank)] = &c;
-    // Welcome: a heartbeat carrying the hub's own pid.
-    send_to(c, uint8_t(Msg::Heartbeat), u32s(own_->step.load(), own_->state.load(), hub_rank_));
+    // Welcome: a heartbeat carrying who the hub is (pid, os pid, host).
+    send_to(c, uint8_t(Msg::Heartbeat),
+            u32s(own_->step.load(), own_->state.load(), hub_rank_) + u32s(static_cast<uint32_t>(getpid()), 0) + hostname());
+    ++informed_;  // it will hear of the job's end, however it ends
     return;
   }
   c.last = now_s();
@@ -335,14 +351,15 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
 }
 
 void HubServer::run() {
-  const double start = now_s(), hb = t_.heartbeat();
+  const double start = now_s(), hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
   double last_beat = 0;
+  uint64_t last_state = ~0ull;
   std::vector<pollfd> pfds;
   while (!stop_) {
     pfds.clear();
     pfds.push_back({listen_fd_, POLLIN, 0});
     for (Conn* c : conns_) pfds.push_back({c->fd, static_cast<short>(c->fd >= 0 ? POLLIN : 0), 0});
-    int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(hb * 500) + 1);
+    int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(tick * 1000) + 1);
     if (n < 0 && errno != EINTR) break;
     if (pfds[0].revents & POLLIN) {
       int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -366,8 +383,10 @@ void HubServer::run() {
                                                           "bspk_finalize");
     }
     const double now = now_s();
-    if (now - last_beat >= hb) {
+    uint64_t st = uint64_t{own_->step.load()} << 32 | own_->state.load();
+    if (now - last_beat >= hb || (st != last_state && now - last_beat >= tick)) {
       last_beat = now;
+      last_state = st;
       std::string beat = u32s(own_->step.load(), own_->state.load(), hub_rank_);
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
@@ -429,7 +448,7 @@ HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<ui
           fail(BSPK_ERR_BOOT, "unexpected answer %d from the job hub at %s:%u", int(type), h.c_str(), port);
         }
         hub_rank_ = static_cast<int32_t>(u32_at(pl, 8));
-        hub_where_ = strprintf("%s:%u", h.c_str(), port);
+        hub_where_ = strprintf("os pid %u on %s, port %u", u32_at(pl, 12), pl.size() > 24 ? pl.c_str() + 24 : "?", port);
         rd = std::move(r);
         fd_ = fd;
         break;
@@ -522,17 +541,23 @@ void HubClient::die(int code, int failed, const std::string& line) {
   if (!(self_reported_ && failed == rank_))
     std::fprintf(stderr, "bspk: ending pid %d (superstep %u): %s\n", rank_, state_->step.load(), line.c_str());
   std::fflush(stderr);
-  if (cleanup_) cleanup_(failed);
+  std::function<void(int)> cleanup;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    cleanup = cleanup_;
+  }
+  if (cleanup) cleanup(failed);
   _exit(code);
 }
 
 void HubClient::run() {
-  const double hb = t_.heartbeat();
+  const double hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
   double last_heard = now_s(), last_sent = 0;
   uint32_t hub_step = 0;
+  uint64_t last_state = ~0ull;
   while (!stop_) {
     pollfd p{fd_, POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>(hb * 500) + 1);
+    ::poll(&p, 1, static_cast<int>(tick * 1000) + 1);
     if (stop_) return;
     bool open = true;
     if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -568,17 +593,21 @@ void HubClient::run() {
       lost_ = true;
       if (finalized_ || stop_) return;
       die(1, hub_rank_,
-          strprintf("pid %d (the job hub, at %s) died in superstep %u (killed or crashed: the hub connection closed)",
-                    hub_rank_, hub_where_.c_str(), hub_step));
+          strprintf("pid %d (%s; the job hub) died (killed or crashed: the hub connection closed); its last report: "
+                    "superstep %u", hub_rank_, hub_where_.c_str(), hub_step));
     }
     const double now = now_s();
-    if (now - last_sent >= hb) {
+    // A heartbeat every hb, and the superstep whenever it changed (at most
+    // every tick), so failure reports name a recent superstep.
+    uint64_t st = uint64_t{state_->step.load()} << 32 | state_->state.load();
+    if (now - last_sent >= hb || (st != last_state && now - last_sent >= tick)) {
       last_sent = now;
+      last_state = st;
       send(uint8_t(Msg::Heartbeat), u32s(state_->step.load(), state_->state.load()));
     }
     if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence())
       die(1, hub_rank_,
-          strprintf("pid %d (the job hub, at %s) has not been heard from for %.1f s, last in superstep %u: its host "
+          strprintf("pid %d (%s; the job hub) has not been heard from for %.1f s, last in superstep %u: its host "
                     "is down or cut off, or this host is",
                     hub_rank_, hub_where_.c_str(), now - last_heard, hub_step));
   }

@@ -49,6 +49,8 @@ struct HubTiming {
   // reach everyone, so all processes have ended within failure_timeout.
   double silence() const { return failure_timeout * 0.8; }
   double heartbeat() const;
+  // How often a changed superstep is reported (10 ms; more for big jobs).
+  double update_interval(int nprocs) const;
 };
 
 // This host's IPv4 addresses, non-loopback ones first, as dotted strings.
@@ -71,6 +73,11 @@ class HubServer {
   // Waits (at most the failure time-out) for every process to finalize, then stops.
   ~HubServer();
   uint16_t port() const { return port_; }
+  // After a failure: wait until every process of the job has been told (or
+  // refused at its hello), at most `secs`. A hub whose own process is ending
+  // calls this first, so processes still starting hear why instead of
+  // retrying a hub that is gone.
+  bool wait_informed(double secs);
 
  private:
   struct Conn;
@@ -95,6 +102,8 @@ class HubServer {
   int ngathered_ = 0;
   int nfinalized_ = 0;
   bool failed_ = false;
+  std::string report_;
+  std::atomic<int> informed_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;               // every process finalized, or the job failed
@@ -119,7 +128,10 @@ class HubClient {
   bool alive() const { return !lost_.load(); }
   // Called by the watchdog just before it ends the process (with the failed
   // pid, -1 if unknown): remove what the process leaves behind.
-  void on_fatal(std::function<void(int failed)> f) { cleanup_ = std::move(f); }
+  void on_fatal(std::function<void(int failed)> f) {
+    std::lock_guard<std::mutex> lk(mu_);
+    cleanup_ = std::move(f);
+  }
 
  private:
   void run();

@@ -81,7 +81,12 @@ class HubBacked : public Bootstrap {
     state_.state.store(static_cast<uint32_t>(st), std::memory_order_relaxed);
   }
   void on_fatal(std::function<void(int)> f) override {
-    if (client_) client_->on_fatal(std::move(f));
+    if (!client_) return;
+    HubServer* server = server_.get();
+    client_->on_fatal([f = std::move(f), server](int failed) {
+      if (f) f(failed);
+      if (server) server->wait_informed(5.0);
+    });
   }
 
  protected:
@@ -106,6 +111,7 @@ class HubBacked : public Bootstrap {
       pos = next;
     }
     client_ = std::make_unique<HubClient>(hosts, std::vector<uint16_t>{port}, rank_, size_, job_, timing_, &state_);
+    on_fatal(nullptr);
   }
   void stop_hub() {
     client_.reset();
@@ -151,6 +157,7 @@ class SlurmEnv final : public HubBacked {
       ports = {server_->port()};
     }
     client_ = std::make_unique<HubClient>(hosts, ports, rank_, size_, job_, timing_, &state_);
+    on_fatal(nullptr);
   }
   ~SlurmEnv() override { stop_hub(); }
   const char* kind() const override { return "slurm"; }

@@ -453,6 +453,47 @@ int early_finalize(int, char**) {
   return 0;
 }
 
+// A job that keeps communicating for `secs` seconds (argv[2], default 60):
+// every superstep each process sends its pid and superstep to every other and
+// checks what arrives, with 20 ms of "computation". Used by the cluster tests
+// to cut a host off, or kill a process from outside, in the middle of a run.
+int steady(int argc, char** argv) {
+  double secs = argc > 2 ? atof(argv[2]) : 60;
+  double t0 = bspk_time();
+  std::printf("steady pid %d os pid %d running\n", me, (int)getpid());
+  std::fflush(stdout);
+  int s = 0;
+  for (;; ++s) {
+    int go = bspk_time() - t0 < secs;  // pid 0 decides, so every process stops in the same superstep
+    bspk_ptr m = bspk_malloc("", 0, 3, sizeof(int));
+    CHECK(!bspk_is_null(m), "malloc: %s", bspk_error_string());
+    int* v = static_cast<int*>(bspk_elemP(m));
+    v[0] = me;
+    v[1] = s;
+    v[2] = go;
+    for (int d = 0; d < P; ++d)
+      if (d != me) OK(bspk_send(d, m, 3));
+    usleep(20000);
+    OK(bspk_expect(P - 1));
+    OK(bspk_sync());
+    OK(bspk_free(m));
+    int stop = 0;
+    for (int k = 0; k < P - 1; ++k) {
+      bspk_ptr r = bspk_recv();
+      CHECK(!bspk_is_null(r), "superstep %d: message %d missing", s, k);
+      int* w = static_cast<int*>(bspk_elemP(r));
+      CHECK(w[1] == s && w[0] == bspk_sender_id(r), "superstep %d: got (%d, %d) from pid %d", s, w[0], w[1],
+            bspk_sender_id(r));
+      if (w[0] == 0 && !w[2]) stop = 1;
+      OK(bspk_free(r));
+    }
+    if (me == 0 ? !go : stop) break;
+  }
+  std::printf("steady pid %d: %d supersteps ok\n", me, s + 1);
+  OK(bspk_finalize());
+  return 0;
+}
+
 int hello(int, char**) {
   // Output forwarding: every process prints; the launcher must pass every line.
   for (int k = 0; k < 3; ++k) std::printf("hello from pid %d line %d\n", me, k);
@@ -520,6 +561,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   else if (name == "sleep") return sleeper(argc, argv);
+  else if (name == "steady") return steady(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());
   return rc;

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# slurm_single.sh BUILD -- BSPk under a real single-node Slurm cluster
+# (slurmctld + slurmd + munged, started here and torn down by PID at exit,
+# also when a check fails): PMIx, PMI2 and plain-srun bootstraps running the
+# radix-sort and mp_template examples, an sbatch job, core binding, and the
+# failure cases (SIGKILL mid-superstep, exit without bspk_finalize, finalize
+# while others sync, bspk_abort, a process of another BSPk version).
+BUILD=${1:?usage: slurm_single.sh BUILD_DIR}
+source "$(dirname "$0")/lib.sh"
+need_slurm
+
+cleanup() { "$HERE/stop-slurm.sh" >/dev/null 2>&1; }
+trap cleanup EXIT
+"$HERE/start-slurm.sh" >/dev/null || { echo "FAIL: the test cluster did not start (log above)"; exit 1; }
+source "$SLURM_TEST_DIR/env.sh"
+export BSPK_VERBOSE=1
+SRUN=(srun --immediate=10 -n 4)   # never queue for ever
+
+# ---- bootstraps x examples ------------------------------------------------
+for mpi in pmix pmi2 none; do
+  kind=$mpi; [[ $mpi == none ]] && kind=slurm
+  run "radix_sort srun --mpi=$mpi" 120 "${SRUN[@]}" --mpi=$mpi "$RADIX" --n 2000000
+  expect_rc 0; expect "order ok, checksum ok"; expect "bootstrap $kind,"; expect "provider=shm"
+  run "mp_template srun --mpi=$mpi" 120 "${SRUN[@]}" --mpi=$mpi "$MPT" --steps 40 --mode counted
+  expect_rc 0; expect_count 4 "^mp_template pid=[0-3]: .*: ok$"; expect "bootstrap $kind,"
+done
+
+# BSPK_BOOTSTRAP overrides the automatic choice: plain Slurm under --mpi=pmix.
+run "BSPK_BOOTSTRAP=slurm under --mpi=pmix" 120 "${SRUN[@]}" --mpi=pmix env BSPK_BOOTSTRAP=slurm "$RADIX" --n 1000000
+expect_rc 0; expect "bootstrap slurm,"; expect "order ok, checksum ok"
+
+# ---- binding: 2 processes on this 2-core node get a core each ------------
+run "bindings" 60 srun --immediate=10 -n 2 --mpi=pmix env BSPK_REPORT_BINDINGS=1 "$SCEN" hello
+expect_rc 0
+pus=$(sed -n 's/^bspk: pid [01] .*: bound to PUs \([0-9,-]*\),.*/\1/p' <<<"$OUT" | sort -u | wc -l)
+if [[ $pus == 2 ]]; then pass "bindings: two processes, two different cores"; else bad "bindings: expected 2 distinct core sets, got $pus"; fi
+run "bindings oversubscribed" 60 srun --immediate=10 -n 4 --mpi=pmix env BSPK_REPORT_BINDINGS=1 "$SCEN" hello
+expect_rc 0; expect_count 4 "not bound, runs on PUs .*4 processes share 2 cores"
+
+# ---- sbatch: the deployment example, as a user submits it -----------------
+out=$BUILD/slurm-radix-test.out
+rm -f "$out"
+job=$(cd "$SRC" && BSPK_APP=$RADIX sbatch --parsable -N 1 -n 4 -o "$out" \
+        examples/slurm/radix_sort.sbatch --n 1000000)
+NAME="sbatch radix_sort.sbatch"
+t0=$(now); state=
+for ((k = 0; k < 600; k++)); do
+  state=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')
+  [[ $state == COMPLETED || $state == FAILED || $state == CANCELLED || $state == TIMEOUT ]] && break
+  sleep 0.1
+done
+OUT=$(cat "$out" 2>/dev/null)
+echo "--- $NAME: job $job $state in $(elapsed "$t0") s"; sed 's/^/    /' <<<"$OUT"
+[[ $state == COMPLETED ]] && pass "$NAME: job $job COMPLETED" || bad "$NAME: job $job ended $state"
+expect "order ok, checksum ok"; expect "1000000 keys on 4 processes"
+
+# ---- failures ---------------------------------------------------------------
+# SIGKILL in the middle of superstep 3 (pid 3 kills itself while the others
+# wait in bspk_sync): everyone else ends within 10 s naming pid 3 and the
+# superstep; srun exits non-zero.
+run "SIGKILL mid-superstep (pmix)" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" killed
+expect_fail; expect_within 10 "$SECS" "the whole job ended"
+expect_count 3 "^bspk: ending pid [0-2] \(superstep 3\): pid 3 \(os pid [0-9]+ on [^)]*\) died \(killed or crashed"
+run "SIGKILL mid-superstep (plain srun)" 60 "${SRUN[@]}" --mpi=none "$SCEN" killed
+expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect "ending pid [0-2] \(superstep 3\): pid 3 \(os pid [0-9]+ on [^)]*\) died"
+
+# A process killed from outside while it computes (not in a sync).
+log=$BUILD/slurm-kill.log
+timeout -k 5 60 "${SRUN[@]}" --mpi=pmi2 "$SCEN" steady 30 >"$log" 2>&1 &
+spid=$!
+mapfile -t pids < <(job_pids "$log" 4 20)
+sleep 1
+t0=$(now); kill -9 "${pids[1]}"
+gone=$(wait_gone 15 "${pids[@]}")
+wait $spid; RC=$?; NAME="kill -9 from outside (pmi2)"; OUT=$(cat "$log")
+echo "--- $NAME: killed os pid ${pids[1]}; all processes gone after $gone s; srun rc=$RC"; sed 's/^/    /' <<<"$OUT" | tail -8
+expect_within 10 "$gone" "every process ended"; expect_fail
+expect "^bspk: ending pid [0-3] \(superstep [0-9]+\): pid [0-3] \(os pid ${pids[1]} on [^)]*\) died .*its last report: superstep [0-9]+"
+
+# exit() without bspk_finalize in superstep 2.
+run "exit without bspk_finalize" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" no_finalize
+expect_fail; expect_within 10 "$SECS" "the whole job ended"
+expect "pid 3 \(os pid [0-9]+ on [^)]*\) exited without calling bspk_finalize in superstep 2"
+
+# BSPlib's Err_SYNC: pid 3 calls bspk_finalize while the others call bspk_sync.
+run "bspk_finalize while others sync" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" early_finalize
+expect_fail; expect "called bspk_finalize while others called bspk_sync"
+
+# bspk_abort ends everyone with the caller's message.
+run "bspk_abort" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" abort
+expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect "bspk_abort \(pid 3, superstep 1\): boom 42"
+expect_count 3 "^bspk: ending pid [0-2] .*boom 42"
+
+# A process built against another wire protocol is refused at start-up.
+for mpi in pmix none; do
+  run "version mismatch (--mpi=$mpi)" 60 "${SRUN[@]}" --mpi=$mpi sh -c \
+    '[ "$SLURM_PROCID" = 2 ] && export BSPK_TEST_WIRE_VERSION=99; exec "$0" hello' "$SCEN"
+  expect_fail; expect_within 10 "$SECS" "the job was refused"
+  expect "pid 2 \(os pid [0-9]+\) was built against another BSPk version \(bootstrap protocol [0-9]+, wire protocol 99"
+  expect_not "hello from pid"
+done
+
+# Nothing left behind: no shm regions of these jobs, no processes.
+left=$(ls /dev/shm 2>/dev/null | grep -c '^bspk\.slurm\.' || true)
+if [[ $left == 0 ]]; then pass "no /dev/shm regions left"; else bad "$left /dev/shm regions left: $(ls /dev/shm | grep '^bspk\.slurm\.' | head -3)"; fi
+finish
