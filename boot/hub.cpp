@@ -408,10 +408,25 @@ void HubServer::run() {
     if (t_.failure_timeout > 0)
       for (Conn* c : conns_)
         if (c->rank >= 0 && c->fd >= 0 && !c->finalized && !c->exiting && now - c->last > t_.silence()) {
-          fail_job(1, c->rank,
-                   strprintf("%s has not been heard from for %.1f s, last while %s in superstep %u: its host is "
-                             "down or cut off, or the process is stopped",
-                             who(c->rank).c_str(), now - c->last, state_name(c->state), c->step));
+          // If every process on another host is silent (and there are some),
+          // the likelier culprit is the hub's own host: say so.
+          int remote = 0, silent = 0;
+          const std::string me = hostname();
+          for (Conn* k : by_rank_)
+            if (k && k->host != me && !k->finalized) {
+              ++remote;
+              silent += now - k->last > t_.silence() / 2;
+            }
+          if (remote > 1 && silent == remote)
+            fail_job(1, -1,
+                     strprintf("no process on another host has been heard from for %.1f s (%d of them): this host "
+                               "(%s, where the job hub runs) is probably cut off",
+                               now - c->last, remote, me.c_str()));
+          else
+            fail_job(1, c->rank,
+                     strprintf("%s has not been heard from for %.1f s, last while %s in superstep %u: its host is "
+                               "down or cut off, or the process is stopped",
+                               who(c->rank).c_str(), now - c->last, state_name(c->state), c->step));
           break;
         }
   }

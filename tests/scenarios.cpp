@@ -460,7 +460,9 @@ int early_finalize(int, char**) {
 int steady(int argc, char** argv) {
   double secs = argc > 2 ? atof(argv[2]) : 60;
   double t0 = bspk_time();
-  std::printf("steady pid %d os pid %d running\n", me, (int)getpid());
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::printf("steady pid %d os pid %d on %s running\n", me, (int)getpid(), host);
   std::fflush(stdout);
   int s = 0;
   for (;; ++s) {

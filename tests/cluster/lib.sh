@@ -78,7 +78,7 @@ job_pids() {  # job_pids LOG N TIMEOUT
     ((n >= $2)) && break
     sleep 0.1
   done
-  sed -n 's/^steady pid [0-9]* os pid \([0-9]*\) running/\1/p' "$1"
+  sed -n 's/^steady pid [0-9]* os pid \([0-9]*\) on .* running/\1/p' "$1"
 }
 
 # Seconds until every pid in the list is gone (polls every 0.05 s), or LIMIT.
