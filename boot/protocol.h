@@ -65,6 +65,8 @@ static_assert(sizeof(StatusSlot) == 64);
 bool write_all(int fd, const void* buf, size_t len);
 bool read_all(int fd, void* buf, size_t len);
 bool send_msg(int fd, Msg type, const std::string& payload);
+// One message as bytes on the wire (length, type, payload).
+std::string frame(Msg type, const std::string& payload);
 // Reads one message; returns false on EOF/error.
 bool recv_msg(int fd, Msg* type, std::string* payload);
 

@@ -1,0 +1,275 @@
+// tests/test_boot.cpp -- unit tests of the Slurm bootstrap helpers, the job
+// hub (in-process, with forked "processes" for the failure paths) and
+// placement. The real Slurm runs are in tests/cluster/.
+#include <bspk.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/placement.h"
+#include "boot/hub.h"
+#include "boot/protocol.h"
+#include "boot/slurm.h"
+#include "comem/pool.h"
+#include "fabric/wire.h"
+
+using namespace bspk;
+using namespace bspk::boot;
+
+TEST(Slurm, FirstHostOfAHostlist) {
+  EXPECT_EQ(first_host("vm"), "vm");
+  EXPECT_EQ(first_host("h[0-2]"), "h0");
+  EXPECT_EQ(first_host("node[01-03,07],gpu5"), "node01");
+  EXPECT_EQ(first_host("a,b"), "a");
+  EXPECT_EQ(first_host("rack[3,5]-n[1-4]"), "rack3-n");  // only the first bracket expands
+  EXPECT_EQ(first_host("c[7]x"), "c7x");
+}
+
+TEST(Slurm, HubPortsAreDeterministicDistinctAndBelowTheEphemeralRange) {
+  unsetenv("BSPK_HUB_PORT");
+  auto a = hub_ports(1234, 0), b = hub_ports(1234, 0), c = hub_ports(1234, 1);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c) << "another step of the same job gets other ports";
+  EXPECT_EQ(std::set<uint16_t>(a.begin(), a.end()).size(), 8u);
+  for (uint16_t p : a) {
+    EXPECT_GE(p, 12000);
+    EXPECT_LT(p, 32768);
+  }
+  setenv("BSPK_HUB_PORT", "23456", 1);
+  EXPECT_EQ(hub_ports(1, 2), std::vector<uint16_t>{23456});
+  setenv("BSPK_HUB_PORT", "70000", 1);
+  EXPECT_THROW(hub_ports(1, 2), Error);
+  unsetenv("BSPK_HUB_PORT");
+}
+
+TEST(Protocol, HelloCarriesVersionsAndAMismatchIsExplained) {
+  HelloInfo h;
+  ASSERT_TRUE(parse_hello(hello_payload(3) + "tag", &h));
+  EXPECT_EQ(h.rank, 3);
+  EXPECT_EQ(h.os_pid, getpid());
+  EXPECT_EQ(h.wire, wire::kVersion);
+  EXPECT_EQ(h.rest, "tag");
+  EXPECT_EQ(version_mismatch(h), "");
+  setenv("BSPK_TEST_WIRE_VERSION", "99", 1);
+  ASSERT_TRUE(parse_hello(hello_payload(2), &h));
+  unsetenv("BSPK_TEST_WIRE_VERSION");
+  std::string why = version_mismatch(h);
+  EXPECT_NE(why.find("pid 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("wire protocol 99"), std::string::npos) << why;
+  h.wire = wire::kVersion;
+  h.bom = 0x04030201;
+  EXPECT_NE(version_mismatch(h).find("byte order"), std::string::npos);
+  EXPECT_FALSE(parse_hello("short", &h));
+}
+
+TEST(Protocol, FrameReaderReassemblesSplitMessages) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  std::string a = frame(Msg::Heartbeat, "abc"), b = frame(Msg::Finalized, std::string(100000, 'x'));
+  std::string all = a + b;
+  FrameReader rd;
+  Msg t;
+  std::string pl;
+  // Byte-by-byte for the first message, then the rest.
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_FALSE(rd.next(&t, &pl));
+    ASSERT_EQ(write(sv[0], &all[i], 1), 1);
+    ASSERT_TRUE(rd.fill(sv[1]));
+  }
+  ASSERT_TRUE(rd.next(&t, &pl));
+  EXPECT_EQ(t, Msg::Heartbeat);
+  EXPECT_EQ(pl, "abc");
+  std::thread w([&] { ASSERT_TRUE(write_all(sv[0], all.data() + a.size(), b.size())); });
+  while (!rd.next(&t, &pl)) ASSERT_TRUE(rd.fill(sv[1]) || true);
+  w.join();
+  EXPECT_EQ(t, Msg::Finalized);
+  EXPECT_EQ(pl.size(), 100000u);
+  close(sv[0]);
+  EXPECT_FALSE(rd.fill(sv[1])) << "end of stream";
+  close(sv[1]);
+}
+
+namespace {
+HubTiming fast() {
+  HubTiming t;
+  t.failure_timeout = 2;
+  t.start_timeout = 5;
+  return t;
+}
+
+// Runs f in a child process with stderr captured; returns (exit status, stderr).
+template <class F>
+std::pair<int, std::string> in_child(F f) {
+  int p[2];
+  if (pipe(p) != 0) return {-1, ""};
+  pid_t c = fork();
+  if (c == 0) {
+    dup2(p[1], 2);
+    close(p[0]);
+    f();
+    _exit(0);
+  }
+  close(p[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(p[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(p[0]);
+  int st = 0;
+  waitpid(c, &st, 0);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), out};
+}
+}  // namespace
+
+TEST(Hub, AllgatherAndOrderlyFinalize) {
+  LocalState s0, s1, s2;
+  HubServer server(3, "job", {0}, fast(), 0, &s0);
+  std::vector<std::vector<std::string>> got(3);
+  {
+    std::vector<std::thread> ts;
+    LocalState* st[3] = {&s0, &s1, &s2};
+    for (int r = 0; r < 3; ++r)
+      ts.emplace_back([&, r] {
+        HubClient c({"127.0.0.1"}, {server.port()}, r, 3, "job", fast(), st[r]);
+        got[static_cast<size_t>(r)] = c.allgather("blob" + std::to_string(r));
+        c.allgather("");  // a barrier
+        c.finalized();
+      });
+    for (auto& t : ts) t.join();
+  }
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], (std::vector<std::string>{"blob0", "blob1", "blob2"}));
+}
+
+// A process that vanishes (no goodbye) ends the others with a report naming
+// it; one that says it is exiting is reported as an exit without finalize.
+TEST(Hub, DeathAndExitWithoutFinalizeEndTheOthers) {
+  for (bool say_exiting : {false, true}) {
+    auto [status, err] = in_child([&] {
+      LocalState s0, s1;
+      HubServer server(2, "job", {0}, fast(), 0, &s0);
+      uint16_t port = server.port();
+      pid_t victim = fork();
+      if (victim == 0) {
+        HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1);
+        c.allgather("x");
+        s1.step = 7;
+        usleep(100000);  // long enough for the change to be reported
+        if (say_exiting) c.exiting(7);
+        _exit(0);  // no bspk_finalize
+      }
+      HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0);
+      c.allgather("y");
+      s0.step = 7;
+      sleep(10);  // the watchdog must end this process long before
+      _exit(3);
+    });
+    EXPECT_EQ(status, 1) << err;
+    EXPECT_NE(err.find("pid 1 (os pid"), std::string::npos) << err;
+    if (say_exiting) {
+      EXPECT_NE(err.find("exited without calling bspk_finalize in superstep 7"), std::string::npos) << err;
+    } else {
+      EXPECT_NE(err.find("died (killed or crashed"), std::string::npos) << err;
+    }
+    EXPECT_NE(err.find("bspk: ending pid 0 (superstep 7)"), std::string::npos) << err;
+  }
+}
+
+// A stopped process is silent: after 80% of the failure time-out the hub
+// declares it dead and the others end, within the time-out.
+TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {
+  auto [status, err] = in_child([&] {
+    LocalState s0, s1;
+    HubServer server(2, "job", {0}, fast(), 0, &s0);
+    uint16_t port = server.port();
+    pid_t victim = fork();
+    if (victim == 0) {
+      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1);
+      c.allgather("x");
+      raise(SIGSTOP);  // alive but silent (the parent kills it at the end)
+      _exit(0);
+    }
+    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0);
+    c.allgather("y");
+    double t0 = bspk_time();
+    c.on_fatal([&](int failed) {
+      std::fprintf(stderr, "fatal after %.2f s, failed pid %d\n", bspk_time() - t0, failed);
+      kill(victim, SIGKILL);
+    });
+    sleep(10);
+    _exit(3);
+  });
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_NE(err.find("pid 1 (os pid"), std::string::npos) << err;
+  EXPECT_NE(err.find("has not been heard from for"), std::string::npos) << err;
+  double after = 99;
+  auto k = err.find("fatal after ");
+  if (k != std::string::npos) after = std::atof(err.c_str() + k + 12);
+  EXPECT_LE(after, 2.0) << err;
+  EXPECT_GE(after, 1.5) << err;
+}
+
+TEST(Hub, RefusesAnotherBuildAndTellsTheOthers) {
+  auto [status, err] = in_child([&] {
+    LocalState s0, s1;
+    HubServer server(2, "job", {0}, fast(), 0, &s0);
+    HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0);
+    if (fork() == 0) {  // the other build, in its own process
+      setenv("BSPK_TEST_WIRE_VERSION", "99", 1);
+      try {
+        HubClient bad({"127.0.0.1"}, {server.port()}, 1, 2, "job", fast(), &s1);
+        std::fprintf(stderr, "NOT REFUSED\n");
+      } catch (const Error& e) {
+        std::fprintf(stderr, "refused: %s\n", e.what());
+      }
+      _exit(0);
+    }
+    sleep(10);
+    _exit(3);
+  });
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_NE(err.find("refused: the job hub at 127.0.0.1"), std::string::npos) << err;
+  EXPECT_NE(err.find("wire protocol 99"), std::string::npos) << err;
+  EXPECT_NE(err.find("bspk: ending pid 0 (superstep 0): refused a process at start-up"), std::string::npos) << err;
+}
+
+TEST(Hub, AnotherJobsProcessIsTurnedAwayAndTheClientGivesUpWithAClearError) {
+  LocalState s;
+  HubServer server(1, "job-A", {0}, fast(), 0, &s);
+  HubTiming t = fast();
+  t.start_timeout = 1;
+  try {
+    HubClient c({"127.0.0.1"}, {server.port()}, 0, 1, "job-B", t, &s);
+    FAIL() << "joined another job's hub";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot reach the job hub within 1 s"), std::string::npos) << e.what();
+  }
+  HubClient ok({"127.0.0.1"}, {server.port()}, 0, 1, "job-A", fast(), &s);
+  EXPECT_EQ(ok.allgather("z"), std::vector<std::string>{"z"});
+  ok.finalized();
+}
+
+TEST(Placement, FrameSlabsAreBoundToTheProcessNumaNode) {
+  placement::Result r = placement::place(0, 1, false);
+  EXPECT_FALSE(r.cpus.empty());
+  EXPECT_FALSE(r.numa.empty());
+  EXPECT_GT(r.host_pus, 0);
+  comem::FramePool pool(nullptr, 4096);
+  uintptr_t f = pool.alloc();
+  EXPECT_EQ(placement::memory_nodes(reinterpret_cast<void*>(f), 4096), r.numa)
+      << "the slab was bound to the process's NUMA node(s) " << r.numa;
+  pool.free(f);
+}
+
+TEST(Placement, BadBindModeIsAnError) {
+  setenv("BSPK_BIND", "socket", 1);
+  EXPECT_THROW(placement::place(0, 1, false), Error);
+  unsetenv("BSPK_BIND");
+}
