@@ -243,6 +243,8 @@ void at_exit() {
   if (rt && rt->boot) rt->boot->exiting(cur_step());
 }
 
+void start_runtime(Runtime& r, StartWatch& watch);
+
 void init_runtime(int* argc, char*** argv) {
   (void)argc;
   (void)argv;
@@ -255,6 +257,21 @@ void init_runtime(int* argc, char*** argv) {
   StartWatch watch(env::get_seconds("BSPK_START_TIMEOUT", 60));
   auto r = std::make_unique<Runtime>();
   r->boot = boot::make_bootstrap();
+  try {
+    start_runtime(*r, watch);
+  } catch (const std::exception& e) {
+    // The job cannot start without this process: tell the others why (under
+    // Slurm the hub ends them with this message), then return the error.
+    r->boot->init_failed(strprintf("bspk_init failed on pid %d: %s", r->pid, e.what()));
+    throw;
+  }
+  rt = r.release();
+  static bool registered = false;
+  if (!registered) registered = std::atexit(at_exit) == 0;
+}
+
+void start_runtime(Runtime& rr, StartWatch& watch) {
+  Runtime* r = &rr;
   r->pid = r->boot->rank();
   r->nprocs = r->boot->size();
   r->print_stats = env::get_bool("BSPK_STATS", false);
@@ -373,9 +390,6 @@ void init_runtime(int* argc, char*** argv) {
   if (env::get_bool("BSPK_VERBOSE", false) && r->pid == 0)
     std::fprintf(stderr, "bspk: %d processes on %d host%s, bootstrap %s, %s, frame %zu bytes\n", r->nprocs,
                  layout.nhosts, layout.nhosts > 1 ? "s" : "", r->boot->kind(), r->ep->describe().c_str(), fsz);
-  rt = r.release();
-  static bool registered = false;
-  if (!registered) registered = std::atexit(at_exit) == 0;
 }
 
 // Pool occupancy lives in the pools; copy it into the counters before they are read.

@@ -41,6 +41,9 @@ class Bootstrap {
   // Called from exit() when the process did not finalize: report it (in which
   // superstep) so the job ends with that message. bspkrun sees it by itself.
   virtual void exiting(uint32_t /*superstep*/) {}
+  // bspk_init failed here after the bootstrap started: tell the others why
+  // (under Slurm the hub ends the job with this message). Does not wait.
+  virtual void init_failed(const std::string& /*message*/) {}
   // Hook run just before the bootstrap's watchdog ends this process because the
   // job failed (argument: the failed pid, -1 if none): remove what the process
   // would leave behind.

@@ -201,8 +201,9 @@ HubServer::HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t
 
 bool HubServer::wait_informed(double secs) {
   const double end = now_s() + secs;
-  while (informed_.load() < nprocs_ && now_s() < end) usleep(10000);
-  return informed_.load() >= nprocs_;
+  auto all = [&] { return told_.load() && informed_.load() >= nprocs_; };
+  while (!all() && now_s() < end) usleep(2000);
+  return all();
 }
 
 HubServer::~HubServer() {
@@ -243,6 +244,7 @@ void HubServer::fail_job(int code, int failed, const std::string& report) {
   // stopped process that wakes up, a process that reported its own exit).
   for (Conn* k : conns_)
     if (k->rank >= 0 && !k->finalized) send_to(*k, uint8_t(Msg::Fail), pl);
+  told_ = true;
   std::lock_guard<std::mutex> lk(mu_);
   done_ = true;
   cv_.notify_all();
@@ -521,13 +523,13 @@ std::vector<std::string> HubClient::allgather(const std::string& mine) {
   return out;
 }
 
-void HubClient::abort(int code, const std::string& message) {
+void HubClient::abort(int code, const std::string& message, bool wait) {
   std::string p(4, '\0');
   int32_t c = code;
   std::memcpy(p.data(), &c, 4);
   self_reported_ = true;  // the caller printed the message
   send(uint8_t(Msg::Abort), p + message);
-  await_end();
+  if (wait) await_end();
 }
 
 void HubClient::exiting(uint32_t superstep) {
@@ -553,8 +555,7 @@ void HubClient::die(int code, int failed, const std::string& line) {
   if (dying.exchange(true))
     for (;;) pause();  // another thread is already ending the process
   std::fflush(stdout);
-  if (!(self_reported_ && failed == rank_))
-    std::fprintf(stderr, "bspk: ending pid %d (superstep %u): %s\n", rank_, state_->step.load(), line.c_str());
+  std::fprintf(stderr, "bspk: ending pid %d (superstep %u): %s\n", rank_, state_->step.load(), line.c_str());
   std::fflush(stderr);
   std::function<void(int)> cleanup;
   {
@@ -595,6 +596,12 @@ void HubClient::run() {
             std::memcpy(&code, &pl[0], 4);
             std::memcpy(&failed, &pl[4], 4);
             report = pl.substr(8);
+          }
+          if (self_reported_ && failed == rank_) {
+            // Our own abort or failed bspk_init, now known to everyone: the
+            // caller ends or returns; this thread's work is done.
+            lost_ = true;
+            return;
           }
           if (finalized_) {  // this process is done; say what happened, do not change its result
             std::fprintf(stderr, "bspk: pid %d (finalized): %s\n", rank_, report.c_str());

@@ -104,6 +104,7 @@ class HubServer {
   bool failed_ = false;
   std::string report_;
   std::atomic<int> informed_{0};
+  std::atomic<bool> told_{false};  // the failure has been sent to everyone connected
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;               // every process finalized, or the job failed
@@ -122,7 +123,9 @@ class HubClient {
   ~HubClient();
 
   std::vector<std::string> allgather(const std::string& mine);
-  void abort(int code, const std::string& message);
+  // Ends the job with `message` (the caller printed it). wait: stay until the
+  // hub has told everyone (the watchdog then ends this process).
+  void abort(int code, const std::string& message, bool wait = true);
   void exiting(uint32_t superstep);  // from atexit: reports, then waits for the job's end
   void finalized();
   bool alive() const { return !lost_.load(); }

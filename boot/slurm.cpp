@@ -68,9 +68,13 @@ class HubBacked : public Bootstrap {
   std::string job_id() const override { return job_; }
   void abort(int code, const std::string& message) override {
     if (client_) client_->abort(code, message);
+    if (server_) server_->wait_informed(5.0);  // the hub runs here: everyone heard before we go
   }
   void finalized() override {
     if (client_) client_->finalized();
+  }
+  void init_failed(const std::string& message) override {
+    if (client_) client_->abort(1, message, /*wait=*/false);
   }
   void exiting(uint32_t step) override {
     if (client_) client_->exiting(step);

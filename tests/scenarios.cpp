@@ -512,9 +512,11 @@ int sleeper(int, char**) {
   return 0;
 }
 
-int do_abort(int, char**) {
+int do_abort(int argc, char** argv) {
+  // argv[2]: which pid aborts (default the last one)
+  int who = argc > 2 ? atoi(argv[2]) : P - 1;
   OK(bspk_sync());
-  if (me == P - 1) bspk_abort("boom %d", 42);
+  if (me == who) bspk_abort("boom %d", 42);
   OK(bspk_sync());
   OK(bspk_finalize());
   return 0;

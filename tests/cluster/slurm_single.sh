@@ -90,6 +90,14 @@ expect_fail; expect "called bspk_finalize while others called bspk_sync"
 run "bspk_abort" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" abort
 expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect "bspk_abort \(pid 3, superstep 1\): boom 42"
 expect_count 3 "^bspk: ending pid [0-2] .*boom 42"
+run "bspk_abort by the hub's process" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" abort 0
+expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect_count 3 "^bspk: ending pid [1-3] .*bspk_abort \(pid 0, superstep 1\): boom 42"
+
+# bspk_init failing on one process after the bootstrap (a bad setting there).
+run "bspk_init fails on pid 2" 60 "${SRUN[@]}" --mpi=pmix sh -c \
+  '[ "$SLURM_PROCID" = 2 ] && export BSPK_FRAME_SIZE=3000; exec "$0" hello' "$SCEN"
+expect_fail; expect_within 10 "$SECS" "the whole job ended"
+expect_count 3 "^bspk: ending pid [013] \(superstep 0\): bspk_init failed on pid 2: frame size 3000"
 
 # A process built against another wire protocol is refused at start-up.
 for mpi in pmix none; do
