@@ -75,21 +75,7 @@ class Launcher final : public Bootstrap {
     if (t == Msg::Refused) fail(BSPK_ERR_BOOT, "the launcher refused this process: %s", p.c_str());
     if (t != Msg::AllgatherResult) fail(BSPK_ERR_BOOT, "unexpected message %d from the launcher", int(t));
     std::vector<std::string> out;
-    size_t pos = 0;
-    auto take = [&](void* dst, size_t n) {
-      if (pos + n > p.size()) fail(BSPK_ERR_BOOT, "truncated all-gather result from the launcher");
-      std::memcpy(dst, p.data() + pos, n);
-      pos += n;
-    };
-    uint32_t n = 0;
-    take(&n, 4);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t len = 0;
-      take(&len, 4);
-      if (pos + len > p.size()) fail(BSPK_ERR_BOOT, "truncated all-gather result from the launcher");
-      out.emplace_back(p.data() + pos, len);
-      pos += len;
-    }
+    if (!unpack_blobs(p, &out)) fail(BSPK_ERR_BOOT, "truncated all-gather result from the launcher");
     if (static_cast<int>(out.size()) != size_)
       fail(BSPK_ERR_BOOT, "all-gather returned %zu entries for %d processes", out.size(), size_);
     return out;

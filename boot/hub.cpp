@@ -311,14 +311,7 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
       gathered_[static_cast<size_t>(c.rank)] = true;
       gather_[static_cast<size_t>(c.rank)] = pl;
       if (++ngathered_ == nprocs_) {
-        std::string res(4, '\0');
-        uint32_t n = static_cast<uint32_t>(nprocs_);
-        std::memcpy(res.data(), &n, 4);
-        for (auto& b : gather_) {
-          uint32_t len = static_cast<uint32_t>(b.size());
-          res.append(reinterpret_cast<const char*>(&len), 4);
-          res += b;
-        }
+        std::string res = pack_blobs(gather_);
         for (Conn* k : by_rank_) send_to(*k, uint8_t(Msg::AllgatherResult), res);
         ngathered_ = 0;
         gathered_.assign(gathered_.size(), false);
@@ -510,14 +503,7 @@ std::vector<std::string> HubClient::allgather(const std::string& mine) {
     p = std::move(result_);
   }
   std::vector<std::string> out;
-  size_t pos = 4;
-  uint32_t n = u32_at(p, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t len = u32_at(p, pos);
-    if (pos + 4 + len > p.size()) fail(BSPK_ERR_BOOT, "truncated start-up exchange from the job hub");
-    out.emplace_back(p, pos + 4, len);
-    pos += 4 + len;
-  }
+  if (!unpack_blobs(p, &out)) fail(BSPK_ERR_BOOT, "truncated start-up exchange from the job hub");
   if (static_cast<int>(out.size()) != nprocs_)
     fail(BSPK_ERR_BOOT, "start-up exchange returned %zu entries for %d processes", out.size(), nprocs_);
   return out;

@@ -51,9 +51,11 @@ std::string version_mismatch(const HelloInfo& h) {
 }
 
 bool write_all(int fd, const void* buf, size_t len) {
+  // send(MSG_NOSIGNAL), not write(): a peer that is gone must be an error
+  // return, never a SIGPIPE that kills this process. Every fd here is a socket.
   const char* p = static_cast<const char*>(buf);
   while (len) {
-    ssize_t n = ::write(fd, p, len);
+    ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -92,21 +94,37 @@ std::string frame(Msg type, const std::string& payload) {
 }
 
 bool send_msg(int fd, Msg type, const std::string& payload) {
-  // send(MSG_NOSIGNAL), not write(): a peer that is gone must be an error
-  // return, never a SIGPIPE that kills this process.
   std::string buf = frame(type, payload);
-  const char* p = buf.data();
-  size_t len = buf.size();
-  while (len) {
-    ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    len -= static_cast<size_t>(n);
+  return write_all(fd, buf.data(), buf.size());
+}
+
+std::string pack_blobs(const std::vector<std::string>& blobs) {
+  std::string res(4, '\0');
+  uint32_t n = static_cast<uint32_t>(blobs.size());
+  std::memcpy(res.data(), &n, 4);
+  for (auto& b : blobs) {
+    uint32_t len = static_cast<uint32_t>(b.size());
+    res.append(reinterpret_cast<const char*>(&len), 4);
+    res += b;
   }
-  return true;
+  return res;
+}
+
+bool unpack_blobs(const std::string& p, std::vector<std::string>* out) {
+  out->clear();
+  uint32_t n = 0;
+  if (p.size() < 4) return false;
+  std::memcpy(&n, p.data(), 4);
+  size_t pos = 4;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t len = 0;
+    if (pos + 4 > p.size()) return false;
+    std::memcpy(&len, p.data() + pos, 4);
+    if (pos + 4 + len > p.size()) return false;
+    out->emplace_back(p, pos + 4, len);
+    pos += 4 + len;
+  }
+  return pos == p.size();
 }
 
 bool FrameReader::fill(int fd) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace bspk::boot {
 
@@ -67,6 +68,10 @@ bool read_all(int fd, void* buf, size_t len);
 bool send_msg(int fd, Msg type, const std::string& payload);
 // One message as bytes on the wire (length, type, payload).
 std::string frame(Msg type, const std::string& payload);
+// AllgatherResult payload: u32 n, then n x (u32 len, bytes).
+std::string pack_blobs(const std::vector<std::string>& blobs);
+// false if truncated or malformed.
+bool unpack_blobs(const std::string& payload, std::vector<std::string>* out);
 // Reads one message; returns false on EOF/error.
 bool recv_msg(int fd, Msg* type, std::string* payload);
 

@@ -299,14 +299,7 @@ void Launcher::handle_client(int fd) {
       gather_[rank] = pl;
       if (ngathered_ == 0) gather_started_ = now_s();
       if (++ngathered_ == nprocs) {
-        std::string res(4, '\0');
-        uint32_t n = static_cast<uint32_t>(nprocs);
-        std::memcpy(res.data(), &n, 4);
-        for (auto& g : gather_) {
-          uint32_t len = static_cast<uint32_t>(g.size());
-          res.append(reinterpret_cast<const char*>(&len), 4);
-          res += g;
-        }
+        std::string res = pack_blobs(gather_);
         for (auto& p : procs_)
           if (p.sock >= 0) send_msg(p.sock, Msg::AllgatherResult, res);
         ngathered_ = 0;
