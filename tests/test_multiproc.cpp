@@ -322,6 +322,16 @@ TEST(Launcher, TimeoutEndsTheJob) {
   EXPECT_LT(r.seconds, 15) << r.out;
 }
 
+// Processes of another BSPk build (another wire protocol) are refused at
+// start-up, before any superstep, with a message naming both versions.
+TEST(Launcher, RefusesAnotherBuildAtStartup) {
+  JobResult r = launch("-n 2", "hello", 30, "BSPK_TEST_WIRE_VERSION=99");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "was built against another BSPk version (bootstrap protocol 1, wire protocol 99")) << r.out;
+  EXPECT_FALSE(has(r.out, "hello from pid")) << r.out;
+  EXPECT_LT(r.seconds, 15) << r.out;
+}
+
 TEST(Launcher, BindsToCoresWithHwloc) {
   JobResult r = launch("-n 2 --bind core --report-bindings", "hello");
   ASSERT_EQ(r.status, 0) << r.out;

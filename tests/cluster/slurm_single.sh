@@ -40,7 +40,7 @@ expect_rc 0; expect_count 4 "not bound, runs on PUs .*4 processes share 2 cores"
 # ---- sbatch: the deployment example, as a user submits it -----------------
 out=$BUILD/slurm-radix-test.out
 rm -f "$out"
-job=$(cd "$SRC" && BSPK_APP=$RADIX sbatch --parsable -N 1 -n 4 -o "$out" \
+job=$(cd "$SRC" && BSPK_APP=$RADIX timeout 30 sbatch --parsable --time=2 -N 1 -n 4 -o "$out" \
         examples/slurm/radix_sort.sbatch --n 1000000)
 NAME="sbatch radix_sort.sbatch"
 t0=$(now); state=
