@@ -106,16 +106,6 @@ bool recv_timed(int fd, FrameReader& rd, Msg* t, std::string* pl, double timeout
   }
 }
 
-const char* state_name(uint32_t s) {
-  switch (static_cast<ProcState>(s)) {
-    case ProcState::Starting: return "starting";
-    case ProcState::Running: return "computing";
-    case ProcState::InSync: return "in bspk_sync";
-    case ProcState::Finalizing: return "in bspk_finalize";
-    case ProcState::Done: return "done";
-  }
-  return "?";
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/env.h"
+#include "boot/bootstrap.h"
 #include "fabric/wire.h"
 
 namespace bspk::boot {
@@ -25,6 +26,17 @@ std::string hello_payload(int rank) {
   std::memcpy(&hello[12], &wv, 4);
   std::memcpy(&hello[16], &bom, 4);
   return hello;
+}
+
+const char* state_name(uint32_t st) {
+  switch (static_cast<ProcState>(st)) {
+    case ProcState::Starting: return "starting";
+    case ProcState::Running: return "computing";
+    case ProcState::InSync: return "waiting in bspk_sync";
+    case ProcState::Finalizing: return "in bspk_finalize";
+    case ProcState::Done: return "finished";
+  }
+  return "in an unknown state";
 }
 
 bool parse_hello(const std::string& pl, HelloInfo* h) {

@@ -41,6 +41,9 @@ constexpr uint32_t kByteOrderMark = 0x01020304;
 uint32_t announced_wire_version();
 std::string hello_payload(int rank);
 
+// "computing", "waiting in bspk_sync", ... for a ProcState value (reports).
+const char* state_name(uint32_t state);
+
 struct HelloInfo {
   int32_t rank = -1, os_pid = 0;
   uint32_t protocol = 0, wire = 0, bom = 0;

@@ -58,16 +58,6 @@ struct Proc {
   int status = 0;
 };
 
-const char* state_name(uint32_t st) {
-  switch (static_cast<ProcState>(st)) {
-    case ProcState::Starting: return "starting";
-    case ProcState::Running: return "computing";
-    case ProcState::InSync: return "waiting in bspk_sync";
-    case ProcState::Finalizing: return "in bspk_finalize";
-    case ProcState::Done: return "finished";
-  }
-  return "unknown";
-}
 
 class Launcher {
  public:

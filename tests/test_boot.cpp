@@ -148,29 +148,42 @@ TEST(Hub, AllgatherAndOrderlyFinalize) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], (std::vector<std::string>{"blob0", "blob1", "blob2"}));
 }
 
+// A 2-process job in a child: the hub and pid 0 there, pid 1 in a grandchild.
+// After the start-up exchange pid 1 runs victim(client, state) and exits
+// without finalizing; pid 0 runs survivor(client, state, pid 1's os pid) and
+// then sleeps 10 s, which its watchdog must cut short.
+template <class V, class S>
+std::pair<int, std::string> two_process_job(V victim, S survivor) {
+  return in_child([&] {
+    LocalState s0, s1;
+    HubServer server(2, "job", {0}, fast(), 0, &s0);
+    uint16_t port = server.port();
+    pid_t vp = fork();
+    if (vp == 0) {
+      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1);
+      c.allgather("x");
+      victim(c, s1);
+      _exit(0);  // no bspk_finalize
+    }
+    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0);
+    c.allgather("y");
+    survivor(c, s0, vp);
+    sleep(10);
+    _exit(3);
+  });
+}
+
 // A process that vanishes (no goodbye) ends the others with a report naming
 // it; one that says it is exiting is reported as an exit without finalize.
 TEST(Hub, DeathAndExitWithoutFinalizeEndTheOthers) {
   for (bool say_exiting : {false, true}) {
-    auto [status, err] = in_child([&] {
-      LocalState s0, s1;
-      HubServer server(2, "job", {0}, fast(), 0, &s0);
-      uint16_t port = server.port();
-      pid_t victim = fork();
-      if (victim == 0) {
-        HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1);
-        c.allgather("x");
-        s1.step = 7;
-        usleep(100000);  // long enough for the change to be reported
-        if (say_exiting) c.exiting(7);
-        _exit(0);  // no bspk_finalize
-      }
-      HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0);
-      c.allgather("y");
-      s0.step = 7;
-      sleep(10);  // the watchdog must end this process long before
-      _exit(3);
-    });
+    auto [status, err] = two_process_job(
+        [&](HubClient& c, LocalState& s) {
+          s.step = 7;
+          usleep(100000);  // long enough for the change to be reported
+          if (say_exiting) c.exiting(7);
+        },
+        [](HubClient&, LocalState& s, pid_t) { s.step = 7; });
     EXPECT_EQ(status, 1) << err;
     EXPECT_NE(err.find("pid 1 (os pid"), std::string::npos) << err;
     if (say_exiting) {
@@ -185,27 +198,15 @@ TEST(Hub, DeathAndExitWithoutFinalizeEndTheOthers) {
 // A stopped process is silent: after 80% of the failure time-out the hub
 // declares it dead and the others end, within the time-out.
 TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {
-  auto [status, err] = in_child([&] {
-    LocalState s0, s1;
-    HubServer server(2, "job", {0}, fast(), 0, &s0);
-    uint16_t port = server.port();
-    pid_t victim = fork();
-    if (victim == 0) {
-      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1);
-      c.allgather("x");
-      raise(SIGSTOP);  // alive but silent (the parent kills it at the end)
-      _exit(0);
-    }
-    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0);
-    c.allgather("y");
-    double t0 = bspk_time();
-    c.on_fatal([&](int failed) {
-      std::fprintf(stderr, "fatal after %.2f s, failed pid %d\n", bspk_time() - t0, failed);
-      kill(victim, SIGKILL);
-    });
-    sleep(10);
-    _exit(3);
-  });
+  auto [status, err] = two_process_job([](HubClient&, LocalState&) { raise(SIGSTOP); },  // alive, silent
+                                       [](HubClient& c, LocalState&, pid_t victim) {
+                                         double t0 = bspk_time();
+                                         c.on_fatal([t0, victim](int failed) {
+                                           std::fprintf(stderr, "fatal after %.2f s, failed pid %d\n",
+                                                        bspk_time() - t0, failed);
+                                           kill(victim, SIGKILL);
+                                         });
+                                       });
   EXPECT_EQ(status, 1) << err;
   EXPECT_NE(err.find("pid 1 (os pid"), std::string::npos) << err;
   EXPECT_NE(err.find("has not been heard from for"), std::string::npos) << err;
