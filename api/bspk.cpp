@@ -11,11 +11,8 @@
 #include <bspk.h>
 #include <unistd.h>
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstring>
@@ -33,6 +30,7 @@
 #include "base/placement.h"
 #include "base/stats.h"
 #include "boot/bootstrap.h"
+#include "boot/protocol.h"
 #include "comem/pool.h"
 #include "comem/region.h"
 #include "fabric/fabric.h"
@@ -184,20 +182,6 @@ std::string choose_provider(const JobLayout& l) {
   return "tcp;ofi_rxm";
 }
 
-// Files in /dev/shm that the shm provider created for pid `rank` of this job
-// (its endpoint name is bspk.<job>.<rank>; see init_runtime).
-void remove_shm_regions(const std::string& job, int rank) {
-  std::string name = "bspk." + job + "." + std::to_string(rank);
-  DIR* d = opendir("/dev/shm");
-  if (!d) return;
-  while (dirent* e = readdir(d)) {
-    // exact name, or the name followed by a non-digit (never pid 1's for pid 10's)
-    if (std::strncmp(e->d_name, name.c_str(), name.size()) == 0 &&
-        !std::isdigit(static_cast<unsigned char>(e->d_name[name.size()])))
-      unlinkat(dirfd(d), e->d_name, 0);
-  }
-  closedir(d);
-}
 
 // bspk_init must not hang: if start-up (bootstrap, exchanges, fabric
 // connections) has not completed within BSPK_START_TIMEOUT (default 60 s),
@@ -295,16 +279,16 @@ void start_runtime(Runtime& rr, StartWatch& watch) {
   // pid may be reused) never blocks a new one; bspkrun, or the job hub's
   // failure path, removes the job's regions.
   const std::string job = r->boot->job_id();
-  cfg.shm_name = strprintf("bspk.%s.%d", job.c_str(), r->pid);
+  cfg.shm_name = boot::shm_name(job, r->pid);
   {
     // If the job fails, remove our regions and those of a dead peer on this host.
     std::vector<std::string> hosts = layout.hosts;
     int me = r->pid;
     r->boot->on_fatal([job, hosts, me](int failed) {
-      remove_shm_regions(job, me);
+      boot::remove_shm_regions(job, me);
       if (failed >= 0 && failed < static_cast<int>(hosts.size()) && failed != me &&
           hosts[static_cast<size_t>(failed)] == hosts[static_cast<size_t>(me)])
-        remove_shm_regions(job, failed);
+        boot::remove_shm_regions(job, failed);
     });
   }
   if (auto i = env::get("BSPK_IFACE")) cfg.iface = *i;

@@ -3,6 +3,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -11,6 +14,21 @@
 #include "fabric/wire.h"
 
 namespace bspk::boot {
+
+std::string shm_name(const std::string& job, int rank) { return "bspk." + job + "." + std::to_string(rank); }
+
+void remove_shm_regions(const std::string& job, int rank) {
+  std::string name = rank < 0 ? "bspk." + job + "." : shm_name(job, rank);
+  DIR* d = opendir("/dev/shm");
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    // the name, then (one rank) anything but a digit: never pid 10's for pid 1's
+    if (std::strncmp(e->d_name, name.c_str(), name.size()) == 0 &&
+        (rank < 0 || !std::isdigit(static_cast<unsigned char>(e->d_name[name.size()]))))
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}
 
 uint32_t announced_wire_version() {
   return static_cast<uint32_t>(env::get_int("BSPK_TEST_WIRE_VERSION", wire::kVersion, 0, UINT32_MAX));

@@ -65,6 +65,14 @@ struct StatusSlot {
 };
 static_assert(sizeof(StatusSlot) == 64);
 
+// The libfabric shm endpoint (and /dev/shm region) name of pid `rank` in job
+// `job`: "bspk.<job>.<rank>", unique per job so a region a killed process left
+// never blocks a new job.
+std::string shm_name(const std::string& job, int rank);
+// Remove what the shm provider left in /dev/shm for pid `rank` of `job`
+// (every pid's if rank < 0): killed processes leave their regions behind.
+void remove_shm_regions(const std::string& job, int rank);
+
 // Blocking helpers; return false on EOF or error (errno set).
 bool write_all(int fd, const void* buf, size_t len);
 bool read_all(int fd, void* buf, size_t len);

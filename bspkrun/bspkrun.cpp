@@ -12,7 +12,6 @@
 // too (BSPlib's Err_SYNC case). Exit status: the first non-zero status of a
 // process (128+signal for a signal), 124 when --timeout expires, else 0.
 #include <CLI/CLI.hpp>
-#include <dirent.h>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <poll.h>
@@ -82,7 +81,6 @@ class Launcher {
   void kill_all(int sig);
   std::string where(int rank) const;
 
-  void remove_shm_regions();
   std::string dir_, sock_path_, status_path_, jobid_;
   int listen_fd_ = -1;
   StatusSlot* status_ = nullptr;
@@ -366,18 +364,6 @@ void Launcher::reap() {
   }
 }
 
-// libfabric's shm provider keeps each endpoint's region in /dev/shm and removes
-// it when the process exits normally; a killed process leaves it behind. All of
-// this job's regions are named bspk.<jobid>.<rank>...: remove what is left.
-void Launcher::remove_shm_regions() {
-  std::string prefix = "bspk." + jobid_ + ".";
-  DIR* d = opendir("/dev/shm");
-  if (!d) return;
-  while (dirent* e = readdir(d))
-    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
-      unlinkat(dirfd(d), e->d_name, 0);
-  closedir(d);
-}
 
 int Launcher::run() {
   hwloc_topology_init(&topo_);
@@ -461,7 +447,8 @@ int Launcher::run() {
       }
     }
   }
-  remove_shm_regions();
+  // libfabric removes shm regions at a normal exit; a killed process leaves its own.
+  remove_shm_regions(jobid_, -1);
   unlink(sock_path_.c_str());
   unlink(status_path_.c_str());
   rmdir(dir_.c_str());

@@ -4,29 +4,22 @@
 #include <bspk.h>
 #include <string.h>
 
-/* Copy n doubles between a comem region and plain memory, frame by frame. */
-static void to_comem(bspk_ptr p, const double *src, size_t n) {
+/* Copy n doubles between a comem region and plain memory, frame by frame:
+ * into the region if to_region, else out of it. */
+static void comem_copy(bspk_ptr p, double *buf, size_t n, int to_region) {
     while (n) {
         void *base;
         size_t k = bspk_span(p, &base);
         if (k > n) k = n;
-        memcpy(base, src, k * sizeof(double));
-        src += k;
+        if (to_region) memcpy(base, buf, k * sizeof(double));
+        else memcpy(buf, base, k * sizeof(double));
+        buf += k;
         n -= k;
         p = bspk_incr(p, (ptrdiff_t)k);
     }
 }
-static void from_comem(double *dst, bspk_ptr p, size_t n) {
-    while (n) {
-        void *base;
-        size_t k = bspk_span(p, &base);
-        if (k > n) k = n;
-        memcpy(dst, base, k * sizeof(double));
-        dst += k;
-        n -= k;
-        p = bspk_incr(p, (ptrdiff_t)k);
-    }
-}
+static void to_comem(bspk_ptr p, const double *src, size_t n) { comem_copy(p, (double *)src, n, 1); }
+static void from_comem(double *dst, bspk_ptr p, size_t n) { comem_copy(p, dst, n, 0); }
 
 /* The largest of every process's x (NaN counts as largest), known at pid 0
  * after one superstep of message passing; other pids get their own x. */
