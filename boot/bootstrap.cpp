@@ -17,7 +17,6 @@
 #include "base/error.h"
 #include "boot/protocol.h"
 #include "boot/slurm.h"
-#include "fabric/wire.h"
 
 namespace bspk::boot {
 

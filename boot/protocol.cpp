@@ -11,7 +11,7 @@
 
 #include "base/env.h"
 #include "boot/bootstrap.h"
-#include "fabric/wire.h"
+#include "base/version.h"
 
 namespace bspk::boot {
 
@@ -31,7 +31,7 @@ void remove_shm_regions(const std::string& job, int rank) {
 }
 
 uint32_t announced_wire_version() {
-  return static_cast<uint32_t>(env::get_int("BSPK_TEST_WIRE_VERSION", wire::kVersion, 0, UINT32_MAX));
+  return static_cast<uint32_t>(env::get_int("BSPK_TEST_WIRE_VERSION", version::kWireVersion, 0, UINT32_MAX));
 }
 
 std::string hello_payload(int rank) {
@@ -72,11 +72,11 @@ std::string version_mismatch(const HelloInfo& h) {
   if (h.bom != kByteOrderMark)
     return "pid " + std::to_string(h.rank) + " runs on a machine of another byte order: BSPk jobs must be "
            "homogeneous";
-  if (h.protocol == kProtocolVersion && h.wire == wire::kVersion) return "";
+  if (h.protocol == kProtocolVersion && h.wire == version::kWireVersion) return "";
   return "pid " + std::to_string(h.rank) + " (os pid " + std::to_string(h.os_pid) +
          ") was built against another BSPk version (bootstrap protocol " + std::to_string(h.protocol) +
          ", wire protocol " + std::to_string(h.wire) + "; this side speaks " +
-         std::to_string(kProtocolVersion) + " and " + std::to_string(wire::kVersion) +
+         std::to_string(kProtocolVersion) + " and " + std::to_string(version::kWireVersion) +
          "): every process of a job must run the same BSPk build; rebuild or relink it";
 }
 

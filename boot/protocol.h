@@ -35,7 +35,7 @@ enum class Msg : uint8_t {
 constexpr size_t kHelloFixed = 20;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
-// The wire version this process announces at start-up: fabric/wire.h's, or
+// The wire version this process announces at start-up: base/version.h's, or
 // BSPK_TEST_WIRE_VERSION (a test hook that makes one process look like another
 // build, to exercise the refusal).
 uint32_t announced_wire_version();

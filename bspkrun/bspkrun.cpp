@@ -37,7 +37,6 @@
 #include "base/error.h"
 #include "boot/bootstrap.h"
 #include "boot/protocol.h"
-#include "fabric/wire.h"
 
 using namespace bspk;
 using namespace bspk::boot;

@@ -19,7 +19,7 @@ unsigned log2u(size_t x) {
 }
 }  // namespace
 
-FramePool::FramePool(fabric::Endpoint* ep, size_t frame_size, size_t limit_bytes, size_t min_slab)
+FramePool::FramePool(fabric::Transport* ep, size_t frame_size, size_t limit_bytes, size_t min_slab)
     : ep_(ep), frame_size_(frame_size), limit_(limit_bytes) {
   if (!is_pow2(frame_size) || frame_size < 64)
     fail(BSPK_ERR_ARG, "frame size %zu is not a power of two >= 64 (BSPK_FRAME_SIZE)", frame_size);

@@ -24,7 +24,7 @@ class FramePool {
   // frame_size: power of two >= 64. ep may be null (no registration: unit tests).
   // limit_bytes: most bytes of slabs to allocate (0 = no limit).
   // min_slab: smallest slab (a power of two); a slab holds at least 32 frames.
-  FramePool(fabric::Endpoint* ep, size_t frame_size, size_t limit_bytes = 0,
+  FramePool(fabric::Transport* ep, size_t frame_size, size_t limit_bytes = 0,
             size_t min_slab = size_t{8} << 20);
   ~FramePool();
   FramePool(const FramePool&) = delete;
@@ -62,7 +62,7 @@ class FramePool {
 
  private:
   void grow();
-  fabric::Endpoint* ep_;
+  fabric::Transport* ep_;
   size_t frame_size_, slab_size_, limit_;
   unsigned slab_shift_;
   struct Slab {

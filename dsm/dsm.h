@@ -17,11 +17,11 @@
 // elements go onto the wire at once, straight from the source frames, as
 // fragments of at most one frame, cut at source and destination frame
 // boundaries. With a remote src it is a *fetch*: a FetchReq goes to the
-// owner. Both are counted at their target like messages [issue 3 rule 5].
+// owner. Both are counted at their target like messages (bspk.h, DSM rule 5).
 // Both-local copies are queued. Copies whose pointer is a handle not yet
 // resolved are queued and issued when the sync resolves it.
 //
-// Boundary of superstep s on each process (sync::Engine::Boundary), in order:
+// Boundary of superstep s on each process (sync::Engine::on_boundary), in order:
 //   1. stores into this process's regions issued in s, by source pid and issue
 //      order: a fragment that covers a whole destination frame (or its tail up
 //      to the region's end) and arrived at the start of a frame is *flipped*
@@ -36,7 +36,11 @@
 //      them into their destinations.
 // So every copy issued in s takes effect at the boundary s -> s+1 of the
 // process owning its destination, never earlier; one arriving from a process
-// that is ahead is held in its own frames until then [issue 3 rules 1, 2, 6].
+// that is ahead is held in its own frames until then (bspk.h, DSM rules 1, 2, 6).
+//
+// Files: directory.cpp (names, lookups, the home's answers), copy.cpp
+// (issuing stores and fetches, arrivals), boundary.cpp (applying them at the
+// superstep boundary, checking mode), dsm.cpp (assembly, the sync hooks).
 //
 // Checking mode (BSPK_CHECK=1): the writes of step 1-4 are recorded, and
 // elements written in one superstep by two different issuing processes are
@@ -55,41 +59,15 @@
 
 #include "base/stats.h"
 #include "comem/region.h"
-#include "fabric/wire.h"
+#include "dsm/wire.h"
 #include "sync/engine.h"
+#include "sync/step_ring.h"
 
 namespace bspk::dsm {
 
 // Owner field of a pointer returned by bspk_lookup before the pair was
 // resolved; its region field is the handle number on this process.
 constexpr int32_t kHandleOwner = INT32_MIN;
-
-// Directory message (payload of wire::Kind::Dir).
-enum class DirOp : uint32_t {
-  Register = 1,    // owner -> home: (name, idx) is region `region` on `owner`
-  RegAck = 2,      // home -> owner: status 0 ok, 1 duplicate (owner/region: the other owner)
-  Unregister = 3,  // owner -> home: the region was freed
-  Lookup = 4,      // asker -> home: resolve (name, idx) for handle `handle`, used in `step`
-  LookupReply = 5, // home -> asker: status 0 found (owner, region, nelems, elem_size), 1 unknown
-  ProgQuery = 6,   // home -> all: "answer when you have entered the sync ending `step`"
-  ProgReply = 7,   // all -> home: done; `count` = Registers sent to that home so far
-  DupNotice = 8,   // home -> first owner: someone else registered your pair (text)
-  CopyError = 9,   // target -> issuer: a copy was refused (text)
-};
-
-struct DirRec {
-  uint32_t op;
-  int32_t idx;
-  int32_t owner;
-  uint32_t region;
-  uint64_t nelems;
-  uint32_t elem_size;
-  uint32_t handle;
-  uint32_t status;
-  uint32_t step;
-  uint64_t count;
-  char text[200];  // name (<= 63 bytes) or, for DupNotice/CopyError, the message
-};
 
 class Dsm {
  public:
@@ -142,11 +120,15 @@ class Dsm {
     uint32_t id = 0, region = 0, elem_size = 0, phase = 0;
     uint64_t off = 0, n = 0;
   };
-  struct Box {
-    uint32_t step = UINT32_MAX;
+  struct Box {  // copies targeting this process, issued in one superstep
     std::vector<Frag> stores;
     std::vector<FetchReq> fetches;
     std::unordered_map<uint64_t, uint32_t> partial;  // (src, seq) -> fragments so far
+    void reset() {
+      stores.clear();
+      fetches.clear();
+      partial.clear();
+    }
   };
   struct Fetch {  // one of this process's fetches in the current superstep
     uint32_t id = 0;
@@ -244,7 +226,7 @@ class Dsm {
   std::map<uint32_t, Round> rounds_;
 
   // copies
-  std::vector<Box> ring_;
+  sync::StepRing<Box> ring_;
   std::vector<Deferred> deferred_;
   std::vector<LocalCopy> local_;
   std::vector<Fetch> fetches_;  // this superstep's fetches (id = index + fetch_base_)

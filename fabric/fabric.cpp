@@ -1,6 +1,15 @@
 #include "fabric/fabric.h"
 
 #include <bspk.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdlib>
@@ -14,31 +23,6 @@ namespace bspk::fabric {
 std::string errstr(ssize_t rc) {
   int e = static_cast<int>(rc < 0 ? -rc : rc);
   return strprintf("%s (%d)", fi_strerror(e), e);
-}
-
-std::string canonical_provider(const std::string& name) {
-  if (name == "tcp" || name == "tcp;ofi_rxm") return "tcp;ofi_rxm";
-  if (name == "verbs" || name == "verbs;ofi_rxm") return "verbs;ofi_rxm";
-  if (name == "shm") return "shm";
-  if (name.find("sockets") != std::string::npos)
-    fail(BSPK_ERR_ARG,
-         "the libfabric 'sockets' provider is deprecated and lost messages in BSPk's tests; "
-         "use --provider tcp (or shm on one node, verbs on InfiniBand)");
-  fail(BSPK_ERR_ARG, "unknown or unsupported provider '%s' (BSPk supports tcp, shm, verbs)",
-       name.c_str());
-}
-
-bool provider_available(const std::string& name) {
-  fi_info* hints = fi_allocinfo();
-  if (!hints) return false;
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_RMA;
-  hints->fabric_attr->prov_name = strdup(name.c_str());
-  fi_info* list = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list);
-  fi_freeinfo(hints);
-  if (list) fi_freeinfo(list);
-  return rc == 0;
 }
 
 namespace {
@@ -117,6 +101,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   if (!info_) fail(BSPK_ERR_NOMEM, "fi_dupinfo failed");
 
   mr_mode_ = info_->domain_attr->mr_mode;
+  virt_addr_ = (mr_mode_ & FI_MR_VIRT_ADDR) != 0;
   inject_size_ = info_->tx_attr->inject_size;
   max_msg_size_ = info_->ep_attr->max_msg_size;
   cq_data_size_ = info_->domain_attr->cq_data_size;
@@ -185,9 +170,10 @@ std::vector<uint8_t> Endpoint::name() const {
 }
 
 void Endpoint::insert_peers(const std::vector<std::vector<uint8_t>>& names) {
+  static_assert(sizeof(fi_addr_t) == sizeof(uint64_t));
   addrs_.assign(names.size(), FI_ADDR_NOTAVAIL);
   for (size_t r = 0; r < names.size(); ++r) {
-    int n = fi_av_insert(av_, names[r].data(), 1, &addrs_[r], 0, nullptr);
+    int n = fi_av_insert(av_, names[r].data(), 1, reinterpret_cast<fi_addr_t*>(&addrs_[r]), 0, nullptr);
     if (n != 1) fab_fail("fi_av_insert", n < 0 ? n : -FI_EINVAL, strprintf("(pid %zu)", r));
     if (addrs_[r] != r)
       fail(BSPK_ERR_FABRIC, "fi_av_insert gave address %llu to pid %zu (expected %zu)",
@@ -213,7 +199,9 @@ void Endpoint::deregister(MemoryRegion& m) noexcept {
   m.mr = nullptr;
 }
 
-ssize_t Endpoint::post_recv(const iovec* iov, void** desc, size_t count, void* context, uint64_t tag) {
+static_assert(sizeof(OpContext) >= sizeof(fi_context2), "OpContext must hold libfabric's FI_CONTEXT2 space");
+
+bool Endpoint::post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) {
   fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
@@ -221,14 +209,14 @@ ssize_t Endpoint::post_recv(const iovec* iov, void** desc, size_t count, void* c
   msg.addr = FI_ADDR_UNSPEC;
   msg.tag = tag;
   msg.ignore = 0;
-  msg.context = context;
+  msg.context = ctx;
   ssize_t rc = fi_trecvmsg(ep_, &msg, FI_COMPLETION);
   if (rc && rc != -FI_EAGAIN) fab_fail("fi_trecvmsg", rc);
-  return rc;
+  return rc == 0;
 }
 
-ssize_t Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context,
-                              uint64_t tag, uint64_t flags) {
+bool Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context,
+                           uint64_t tag, uint64_t flags) {
   fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
@@ -239,16 +227,16 @@ ssize_t Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t co
   ssize_t rc = fi_tsendmsg(ep_, &msg, flags);
   if (rc && rc != -FI_EAGAIN)
     fab_fail(flags & FI_INJECT ? "fi_tsendmsg(FI_INJECT)" : "fi_tsendmsg", rc, strprintf("to pid %d", dest));
-  return rc;
+  return rc == 0;
 }
 
-ssize_t Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, void* context,
-                            uint64_t tag) {
-  return send_tagged(dest, iov, desc, count, context, tag, FI_COMPLETION);
+bool Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
+                         uint64_t tag) {
+  return send_tagged(dest, iov, desc, count, ctx, tag, FI_COMPLETION);
 }
 
-ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t raddr,
-                            uint64_t key, void* context) {
+bool Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
+                         OpContext* ctx) {
   iovec iov{local, len};
   fi_rma_iov riov{raddr, len, key};
   fi_msg_rma msg{};
@@ -258,13 +246,13 @@ ssize_t Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64
   msg.addr = addrs_.at(static_cast<size_t>(src));
   msg.rma_iov = &riov;
   msg.rma_iov_count = 1;
-  msg.context = context;
+  msg.context = ctx;
   ssize_t rc = fi_readmsg(ep_, &msg, FI_COMPLETION);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_read", rc, strprintf("from pid %d", src));
-  return rc;
+  if (rc && rc != -FI_EAGAIN) fab_fail("fi_readmsg", rc, strprintf("from pid %d", src));
+  return rc == 0;
 }
 
-ssize_t Endpoint::inject_msg(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
+bool Endpoint::inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
   return send_tagged(dest, iov, desc, count, nullptr, tag, FI_INJECT);
 }
 
@@ -276,30 +264,51 @@ ssize_t read_error(fid_cq* cq, CompletionError* err) {
     if (rc == -FI_EAGAIN) return 0;
     fab_fail("fi_cq_readerr", rc);
   }
-  err->context = e.op_context;
-  err->err = e.err;
+  err->context = static_cast<OpContext*>(e.op_context);
+  err->canceled = e.err == FI_ECANCELED;
   char buf[256];
   const char* s = fi_cq_strerror(cq, e.prov_errno, e.err_data, buf, sizeof buf);
   err->message = strprintf("%s (%s)", fi_strerror(e.err), s ? s : "");
   return -1;
 }
+
+constexpr size_t kCqBatch = 16;  // completions read per fi_cq_read
+
+// libfabric's completion entries as opaque Completions. Entries are ours only
+// (FI_SELECTIVE_COMPLETION: injected sends report nothing).
+ssize_t to_completions(const fi_cq_data_entry* e, ssize_t n, Completion* out) {
+  ssize_t k = 0;
+  for (ssize_t i = 0; i < n; ++i) {
+    Completion& c = out[k];
+    c.context = static_cast<OpContext*>(e[i].op_context);
+    c.len = e[i].len;
+    if (e[i].flags & FI_RECV) c.kind = CompletionKind::Received;
+    else if (e[i].flags & FI_READ) c.kind = CompletionKind::Read;
+    else if (e[i].flags & FI_SEND) c.kind = CompletionKind::Sent;
+    else continue;
+    ++k;
+  }
+  return k;
+}
 }  // namespace
 
-ssize_t Endpoint::poll(fi_cq_data_entry* out, size_t n, CompletionError* err) {
-  ssize_t rc = fi_cq_read(cq_, out, n);
-  if (rc >= 0) return rc;
+ssize_t Endpoint::poll(Completion* out, size_t n, CompletionError* err) {
+  fi_cq_data_entry e[kCqBatch];
+  ssize_t rc = fi_cq_read(cq_, e, std::min(n, kCqBatch));
   if (rc == -FI_EAGAIN || rc == -EINTR) return 0;
   if (rc == -FI_EAVAIL) return read_error(cq_, err);
-  fab_fail("fi_cq_read", rc);
+  if (rc < 0) fab_fail("fi_cq_read", rc);
+  return to_completions(e, rc, out);
 }
 
-ssize_t Endpoint::wait(fi_cq_data_entry* out, size_t n, int timeout_ms, CompletionError* err) {
+ssize_t Endpoint::wait(Completion* out, size_t n, int timeout_ms, CompletionError* err) {
   if (!can_block_) return poll(out, n, err);
-  ssize_t rc = fi_cq_sread(cq_, out, n, nullptr, timeout_ms);
-  if (rc >= 0) return rc;
+  fi_cq_data_entry e[kCqBatch];
+  ssize_t rc = fi_cq_sread(cq_, e, std::min(n, kCqBatch), nullptr, timeout_ms);
   if (rc == -FI_EAGAIN || rc == -EINTR || rc == -FI_ETIMEDOUT) return 0;
   if (rc == -FI_EAVAIL) return read_error(cq_, err);
-  fab_fail("fi_cq_sread", rc);
+  if (rc < 0) fab_fail("fi_cq_sread", rc);
+  return to_completions(e, rc, out);
 }
 
 std::string Endpoint::describe() const {

@@ -1,8 +1,15 @@
 // fabric/fabric.h -- the only part of BSPk that calls libfabric.
 //
-// One reliable-datagram endpoint (FI_EP_RDM) per process, one completion queue
-// for both directions, and an address vector of type FI_AV_TABLE filled in
-// rank order, so that the fi_addr_t of process r is r.
+// Layers above see a Transport: post a tagged send or receive of two iovecs,
+// a one-sided read, an injected send, and read back opaque completions
+// {context, sent | received | read, length}. No libfabric type, flag or call
+// is visible above this folder (this header includes no <rdma/...> header);
+// the one implementation over libfabric is Endpoint, and tests substitute an
+// in-process fake (tests/fake_fabric.h) to drive the engine deterministically.
+//
+// Endpoint: one reliable-datagram endpoint (FI_EP_RDM) per process, one
+// completion queue for both directions, and an address vector of type
+// FI_AV_TABLE filled in rank order, so that the fi_addr_t of process r is r.
 //
 // Memory registration follows one strict code path whatever the provider
 // (libfabric fi_mr(3)): we always register (one region per frame slab), always
@@ -18,13 +25,7 @@
 // own protocol work) happen only inside poll()/wait().
 #pragma once
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_rma.h>
-#include <rdma/fi_tagged.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <cstddef>
@@ -32,28 +33,45 @@
 #include <string>
 #include <vector>
 
+// libfabric's handles, opaque here (fabric.cpp includes <rdma/...>).
+struct fi_info;
+struct fid_fabric;
+struct fid_domain;
+struct fid_cq;
+struct fid_av;
+struct fid_ep;
+struct fid_mr;
+
 namespace bspk::fabric {
 
-// Map a user-facing provider name to libfabric's: "tcp" -> "tcp;ofi_rxm",
-// "verbs" -> "verbs;ofi_rxm", "shm" -> "shm"; full names pass through.
-// Throws BSPK_ERR_ARG for "sockets" (deprecated; it lost messages in our
-// tests) and for names BSPk has not been validated on.
-std::string canonical_provider(const std::string& name);
-
-// True if fi_getinfo offers an RDM endpoint of this provider on this host
-// (used to prefer verbs over tcp when InfiniBand is present).
-bool provider_available(const std::string& canonical_name);
-
-struct Config {
-  std::string provider;  // canonical name, see canonical_provider()
-  std::string iface;     // tcp/verbs: domain (interface) to use, "" = first IPv4 one
-  std::string shm_name;  // shm: endpoint name (its /dev/shm region); "" = libfabric's (the pid),
-                         // which collides with regions left by killed processes once pids are reused
-  int nprocs = 1;        // size of the address vector
-  bool off_host = false; // peers on other hosts: never pick a loopback interface by default
+// Where the provider keeps its per-operation state while an operation is in
+// flight (libfabric's FI_CONTEXT / FI_CONTEXT2 mode: the context pointer must
+// point at 64 bytes the provider may use). Every operation's context object
+// starts with one; the same pointer comes back in its Completion.
+struct alignas(8) OpContext {
+  unsigned char provider_space[64];
 };
 
-// One registered memory region (a frame slab or a small header pool).
+enum class CompletionKind : uint8_t {
+  Sent,      // a send posted with post_send left (its buffers are reusable)
+  Received,  // a posted receive was filled (`len` bytes in its iovecs)
+  Read,      // a post_read finished (the local buffer holds the data)
+};
+
+struct Completion {
+  OpContext* context = nullptr;  // the context the operation was posted with
+  CompletionKind kind = CompletionKind::Sent;
+  size_t len = 0;                // Received: bytes written into the iovecs
+};
+
+// Result of poll()/wait() when the completion queue reports an error.
+struct CompletionError {
+  OpContext* context = nullptr;  // the failed operation's context (may be null)
+  bool canceled = false;         // cancelled at close (FI_ECANCELED): not an error
+  std::string message;           // the provider's text (fi_cq_strerror)
+};
+
+// One registered memory region (a frame slab or a header pool).
 struct MemoryRegion {
   fid_mr* mr = nullptr;
   void* desc = nullptr;  // fi_mr_desc(): pass with every local buffer in it
@@ -62,19 +80,79 @@ struct MemoryRegion {
   size_t len = 0;
 };
 
-// Result of poll()/wait() when the CQ reports an error completion.
-struct CompletionError {
-  void* context = nullptr;  // op_context of the failed operation
-  int err = 0;              // positive FI_* errno
-  std::string message;      // fi_cq_strerror() text
+// What the engine needs of a fabric. All calls are made by one thread.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Register [base, base+len) for local and remote access. Throws
+  // bspk::Error(BSPK_ERR_FABRIC).
+  virtual MemoryRegion register_memory(void* base, size_t len) = 0;
+  virtual void deregister(MemoryRegion& mr) noexcept = 0;
+
+  // All BSPk traffic is tagged with a receive class, so that small messages
+  // land in small buffers and large ones in whole frames.
+
+  // Post a receive of up to `count` iovecs from any source for messages tagged
+  // `tag`. Returns false when the receive queue is full (progress and retry).
+  // Other errors throw BSPK_ERR_FABRIC.
+  virtual bool post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) = 0;
+
+  // Post a send tagged `tag` to rank dest; a Sent completion reports it.
+  // Returns false when the transmit queue is full (progress and retry).
+  virtual bool post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
+                         uint64_t tag) = 0;
+
+  // Send at once, with no completion: the buffers are reusable on return.
+  // Total length <= inject_size(). Returns false when the queue is full.
+  virtual bool inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) = 0;
+
+  // One-sided read of len bytes at remote address raddr (see remote_addr())
+  // under key from rank src into local (registered, desc); a Read completion
+  // reports it. Returns false when the queue is full.
+  virtual bool post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
+                         OpContext* ctx) = 0;
+
+  // Read up to n completions without blocking. Returns the count (>= 0), or -1
+  // with *err filled when the operation at the head of the queue failed.
+  virtual ssize_t poll(Completion* out, size_t n, CompletionError* err) = 0;
+
+  // Like poll(), but blocks up to timeout_ms when nothing is ready. Without a
+  // wait object (can_block() false, e.g. shm) it is poll(): the caller backs
+  // off itself.
+  virtual ssize_t wait(Completion* out, size_t n, int timeout_ms, CompletionError* err) = 0;
+
+  // Remote address of byte `offset` of a peer's region whose base (as the peer
+  // reported it) is remote_base: base + offset under FI_MR_VIRT_ADDR, else offset.
+  uint64_t remote_addr(uint64_t remote_base, uint64_t offset) const {
+    return (virt_addr_ ? remote_base : 0) + offset;
+  }
+  bool virt_addr() const { return virt_addr_; }
+  size_t inject_size() const { return inject_size_; }
+  bool can_block() const { return can_block_; }
+
+ protected:
+  bool virt_addr_ = false;   // remote addresses are virtual addresses (FI_MR_VIRT_ADDR)
+  size_t inject_size_ = 0;   // largest inject() (header + payload)
+  bool can_block_ = true;    // wait() blocks on a file descriptor
 };
 
-class Endpoint {
+// How to open the endpoint (fabric/select.h computes it).
+struct Config {
+  std::string provider;  // libfabric provider name ("tcp;ofi_rxm", "shm", ...)
+  std::string iface;     // network providers: domain (interface) to use, "" = first IPv4 one
+  std::string shm_name;  // shm: endpoint name (its /dev/shm region); "" = libfabric's (the pid),
+                         // which collides with regions left by killed processes once pids are reused
+  int nprocs = 1;        // size of the address vector
+  bool off_host = false; // peers on other hosts: never pick a loopback interface by default
+};
+
+class Endpoint final : public Transport {
  public:
   // fi_getinfo + fi_fabric + fi_domain + fi_cq_open + fi_av_open + fi_endpoint,
   // bind, fi_enable. Throws bspk::Error(BSPK_ERR_FABRIC) naming the failing call.
   explicit Endpoint(const Config& cfg);
-  ~Endpoint();
+  ~Endpoint() override;
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
@@ -90,50 +168,21 @@ class Endpoint {
   void insert_peers(const std::vector<std::vector<uint8_t>>& names);
 
   // fi_mr_reg with every access flag BSPk uses (send, recv, read, write, remote
-  // read/write). Throws BSPK_ERR_FABRIC.
-  MemoryRegion register_memory(void* base, size_t len);
-  void deregister(MemoryRegion& mr) noexcept;
+  // read/write).
+  MemoryRegion register_memory(void* base, size_t len) override;
+  void deregister(MemoryRegion& mr) noexcept override;
 
-  // All BSPk traffic is tagged (FI_TAGGED) with a receive class, so that small
-  // messages land in small buffers and large ones in whole frames.
-
-  // Post a receive of up to count iovecs from any source for messages tagged
-  // `tag` (fi_trecvmsg). Returns 0, or -FI_EAGAIN when the receive queue is
-  // full. Other errors throw.
-  ssize_t post_recv(const iovec* iov, void** desc, size_t count, void* context, uint64_t tag);
-
-  // Post a send tagged `tag` to rank dest (fi_tsendmsg, FI_COMPLETION). Returns
-  // 0 or -FI_EAGAIN (transmit queue full: progress and retry). Other errors throw.
-  ssize_t post_send(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag);
-
-  // One-sided read of len bytes at remote address raddr (see remote_addr())
-  // under key from rank src into local (registered, desc). FI_COMPLETION.
-  // Returns 0 or -FI_EAGAIN.
-  ssize_t post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
-                    void* context);
-
-  // fi_sendmsg with FI_INJECT and no FI_COMPLETION: the buffers are reusable
-  // at once and no completion is generated (the CQ is bound with
-  // FI_SELECTIVE_COMPLETION). Total length <= inject_size(). Returns 0 or -FI_EAGAIN.
-  ssize_t inject_msg(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag);
-
-  // Non-blocking fi_cq_read of up to n entries. Returns the count read (>= 0),
-  // or -1 with *err filled when an error completion was read.
-  ssize_t poll(fi_cq_data_entry* out, size_t n, CompletionError* err);
-
-  // Like poll(), but blocks on the CQ's file descriptor (fi_cq_sread) for up
-  // to timeout_ms when nothing is ready. Without a wait object (can_block()
-  // false, e.g. shm) it is poll(): the caller backs off itself.
-  ssize_t wait(fi_cq_data_entry* out, size_t n, int timeout_ms, CompletionError* err);
-
-  // Remote address of byte `offset` of a peer's region whose base (as the peer
-  // reported it) is remote_base: base + offset under FI_MR_VIRT_ADDR, else offset.
-  uint64_t remote_addr(uint64_t remote_base, uint64_t offset) const {
-    return ((mr_mode_ & FI_MR_VIRT_ADDR) ? remote_base : 0) + offset;
-  }
+  bool post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) override;  // fi_trecvmsg
+  bool post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
+                 uint64_t tag) override;  // fi_tsendmsg(FI_COMPLETION)
+  bool inject(int dest, const iovec* iov, void** desc, size_t count,
+              uint64_t tag) override;  // fi_tsendmsg(FI_INJECT), no completion (FI_SELECTIVE_COMPLETION)
+  bool post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
+                 OpContext* ctx) override;  // fi_readmsg(FI_COMPLETION)
+  ssize_t poll(Completion* out, size_t n, CompletionError* err) override;              // fi_cq_read
+  ssize_t wait(Completion* out, size_t n, int timeout_ms, CompletionError* err) override;  // fi_cq_sread
 
   uint64_t mr_mode() const { return mr_mode_; }
-  size_t inject_size() const { return inject_size_; }
   size_t max_msg_size() const { return max_msg_size_; }
   size_t cq_data_size() const { return cq_data_size_; }
   size_t iov_limit() const { return iov_limit_; }
@@ -141,14 +190,13 @@ class Endpoint {
   size_t rx_size() const { return rx_size_; }
   const std::string& provider() const { return provider_; }
   const std::string& domain_name() const { return domain_name_; }
-  bool can_block() const { return can_block_; }
 
   // Human-readable summary for BSPK_VERBOSE / bench headers.
   std::string describe() const;
 
  private:
-  ssize_t send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag,
-                      uint64_t flags);
+  bool send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag,
+                   uint64_t flags);
 
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
@@ -156,13 +204,12 @@ class Endpoint {
   fid_cq* cq_ = nullptr;
   fid_av* av_ = nullptr;
   fid_ep* ep_ = nullptr;
-  std::vector<fi_addr_t> addrs_;
+  std::vector<uint64_t> addrs_;  // fi_addr_t by rank
   uint64_t mr_mode_ = 0;
   uint64_t next_key_ = 1;
-  size_t inject_size_ = 0, max_msg_size_ = 0, cq_data_size_ = 0, iov_limit_ = 1;
+  size_t max_msg_size_ = 0, cq_data_size_ = 0, iov_limit_ = 1;
   size_t tx_size_ = 0, rx_size_ = 0;
   std::string provider_, domain_name_;
-  bool can_block_ = true;
 };
 
 // Text of a libfabric error code (fi_strerror of its absolute value).

@@ -57,6 +57,7 @@ extern "C" {
 #define BSPK_ERR_UNSUPPORTED -13 /* not available (yet) in this build                        */
 #define BSPK_ERR_NAME        -14 /* (name, idx) registered twice, or unknown to bspk_lookup   */
 #define BSPK_ERR_CONFLICT    -15 /* BSPK_CHECK=1: two processes wrote the same elements      */
+#define BSPK_ERR_INTERNAL    -16 /* a fault inside BSPk itself (a bug: please report it)     */
 
 /* ---- Comem pointers [BSPk §4, Fig. 2] ---------------------------------------
  * A small value naming one element of a communicable-memory region: the owner
@@ -327,8 +328,22 @@ typedef struct bspk_stats {
     uint64_t frames_flipped; /* copy fragments that became a destination frame     */
 } bspk_stats;
 
-/* Fill *out with this process's counters. Errors: BSPK_ERR_ARG, BSPK_ERR_STATE. */
-BSPK_API int bspk_get_stats(bspk_stats *out);
+/* Fill *out with this process's counters.
+ *
+ * Call it as bspk_get_stats(&s) or bspk_get_stats(&s, sizeof s): both pass the
+ * size of the caller's struct to bspk_get_stats_sized, so a program built
+ * against this header keeps working with a later libbspk whose bspk_stats has
+ * grown (it gets the fields it knows), and one built against a later header
+ * gets zeros in fields this library lacks. New fields are only ever appended.
+ * Errors: BSPK_ERR_ARG (NULL, size < 8), BSPK_ERR_STATE. */
+BSPK_API int bspk_get_stats_sized(bspk_stats *out, size_t size);
+/* The same for sizeof(bspk_stats) of this header (the symbol behind the
+ * one-argument macro form, for callers that cannot use macros). */
+BSPK_API int (bspk_get_stats)(bspk_stats *out);
+#define BSPK_GET_STATS_PICK_(a, b, name, ...) name
+#define BSPK_GET_STATS_1_(out) bspk_get_stats_sized((out), sizeof *(out))
+#define bspk_get_stats(...) \
+    BSPK_GET_STATS_PICK_(__VA_ARGS__, bspk_get_stats_sized, BSPK_GET_STATS_1_, unused)(__VA_ARGS__)
 
 #ifdef __cplusplus
 }

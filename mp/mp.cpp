@@ -7,13 +7,10 @@
 namespace bspk::mp {
 
 MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats& stats)
-    : engine_(engine), comem_(comem), stats_(stats) {
-  ring_.resize(sync::ring_size(engine.options().max_ahead));
+    : engine_(engine), comem_(comem), stats_(stats), ring_(engine.options().max_ahead) {
   seq_.assign(static_cast<size_t>(engine.nprocs()), 0);
-  engine_.set_data_handler(
-      [this](const wire::Header& h, uintptr_t f, size_t len, bool small) { return on_data(h, f, len, small); });
-  engine_.set_advance([this](uint32_t s) { on_advance(s); });
-  engine_.set_send_done([this](uint32_t region) { comem_.send_done(region); });
+  engine_.on(kData, [this](const sync::Engine::Incoming& in) { return on_data(in.h, in.buf, in.len, in.small); });
+  engine_.on_advance([this](uint32_t s) { on_advance(s); });
 }
 
 void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
@@ -33,7 +30,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
   if (n == 0) {
     // An empty message: a header alone.
     h.nframes = 0;
-    engine_.send_data(dest, h, nullptr, 0, nullptr, 0);
+    engine_.send_frame(dest, kData, h, nullptr, 0, nullptr, 0, sync::Engine::class_tag(h, 0));
   } else {
     uint64_t f0, skew;
     r.locate(p.offset, &f0, &skew);
@@ -45,8 +42,9 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
       uint64_t cnt = std::min<uint64_t>(r.span(i), left);
       auto* addr = static_cast<char*>(r.elem(i));
       h.frame = k;
-      in_flight += engine_.send_data(dest, h, addr, cnt * r.elem_size,
-                                     comem_.desc(r, reinterpret_cast<uintptr_t>(addr)), p.region);
+      in_flight += engine_.send_frame(dest, kData, h, addr, cnt * r.elem_size,
+                                      comem_.desc(r, reinterpret_cast<uintptr_t>(addr)), p.region,
+                                      sync::Engine::class_tag(h, cnt * r.elem_size));
       i += cnt;
       left -= cnt;
     }
@@ -68,15 +66,10 @@ bspk_ptr MessagePassing::recv() {
 }
 
 MessagePassing::Box& MessagePassing::box(uint32_t step) {
-  Box& b = ring_[step & (ring_.size() - 1)];  // size is a power of two
-  if (b.step != step) {
-    for (auto& m : b.done) drop(m);
-    for (auto& [k, m] : b.partial) drop(m);
-    b.done.clear();
-    b.partial.clear();
-    b.step = step;
-  }
-  return b;
+  return ring_.at(step, engine_.step(), [this](Box& old) {
+    for (auto& m : old.done) drop(m);
+    for (auto& [k, m] : old.partial) drop(m);
+  });
 }
 
 void MessagePassing::drop(Msg& m) {

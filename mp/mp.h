@@ -21,7 +21,9 @@
 
 #include "base/stats.h"
 #include "comem/region.h"
+#include "mp/wire.h"
 #include "sync/engine.h"
+#include "sync/step_ring.h"
 
 namespace bspk::mp {
 
@@ -48,10 +50,13 @@ class MessagePassing {
     std::vector<uintptr_t> frames;  // the frames of a multi-frame message
     const uintptr_t* frame_list() const { return nframes == 1 ? &frame0 : frames.data(); }
   };
-  struct Box {
-    uint32_t step = UINT32_MAX;
+  struct Box {  // arrivals of one superstep
     std::vector<Msg> done;
     std::unordered_map<uint64_t, Msg> partial;  // key: src << 32 | seq
+    void reset() {
+      done.clear();
+      partial.clear();
+    }
   };
 
   bool on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small);
@@ -63,7 +68,7 @@ class MessagePassing {
   sync::Engine& engine_;
   comem::Comem& comem_;
   Stats& stats_;
-  std::vector<Box> ring_;
+  sync::StepRing<Box> ring_;
   std::vector<Msg> inbox_;
   size_t inbox_pos_ = 0;
   std::vector<uint32_t> seq_;  // next message number per destination, this superstep

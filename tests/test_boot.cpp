@@ -19,7 +19,7 @@
 #include "boot/protocol.h"
 #include "boot/slurm.h"
 #include "comem/pool.h"
-#include "fabric/wire.h"
+#include "base/version.h"
 
 using namespace bspk;
 using namespace bspk::boot;
@@ -55,7 +55,7 @@ TEST(Protocol, HelloCarriesVersionsAndAMismatchIsExplained) {
   ASSERT_TRUE(parse_hello(hello_payload(3) + "tag", &h));
   EXPECT_EQ(h.rank, 3);
   EXPECT_EQ(h.os_pid, getpid());
-  EXPECT_EQ(h.wire, wire::kVersion);
+  EXPECT_EQ(h.wire, version::kWireVersion);
   EXPECT_EQ(h.rest, "tag");
   EXPECT_EQ(version_mismatch(h), "");
   setenv("BSPK_TEST_WIRE_VERSION", "99", 1);
@@ -64,7 +64,7 @@ TEST(Protocol, HelloCarriesVersionsAndAMismatchIsExplained) {
   std::string why = version_mismatch(h);
   EXPECT_NE(why.find("pid 2"), std::string::npos) << why;
   EXPECT_NE(why.find("wire protocol 99"), std::string::npos) << why;
-  h.wire = wire::kVersion;
+  h.wire = version::kWireVersion;
   h.bom = 0x04030201;
   EXPECT_NE(version_mismatch(h).find("byte order"), std::string::npos);
   EXPECT_FALSE(parse_hello("short", &h));

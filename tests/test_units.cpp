@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "comem/pool.h"
 #include "comem/region.h"
-#include "fabric/wire.h"
+#include "sync/wire.h"
 
 using namespace bspk;
 
@@ -204,7 +204,7 @@ TEST(Wire, HeaderLayoutIsFixed) {
   EXPECT_EQ(offsetof(wire::Header, step), 8u);
   EXPECT_EQ(offsetof(wire::Header, nelems), 32u);
   EXPECT_EQ(offsetof(wire::Header, u32), 48u);
-  EXPECT_NE(wire::magic_word(), wire::kMagic) << "version is folded into the magic word";
+  EXPECT_NE(wire::magic_word(), version::kWireMagic) << "version is folded into the magic word";
 }
 
 TEST(Wire, CqDataFitsVerbs32BitsAndRoundTrips) {

@@ -1,6 +1,8 @@
-// fabric/wire.h -- what BSPk puts on the wire.
+// sync/wire.h -- the engine's wire format: the header every BSPk message
+// starts with, the message-kind number space, the engine's own kinds and the
+// receive classes.
 //
-// Every message BSPk sends is one fi_sendmsg of two iovecs: a 64-byte header
+// Every message BSPk sends is one fi_tsendmsg of two iovecs: a 64-byte header
 // from a small registered header pool, then (optionally) the payload straight
 // out of one comem frame. The receiver posts the same two-iovec shape, a header
 // slot and a whole free frame, so the payload lands in a frame that becomes part
@@ -10,42 +12,36 @@
 // process that is ahead never corrupts one that is behind [RBS §5]: arrivals
 // are counted per superstep, never "since I started waiting".
 //
-// DSM copies travel as Store / FetchReply fragments of at most one frame each
-// (dsm/dsm.h), by the same two-iovec sends. A future RMA path (fi_writedata into
-// frames the target announced) must fit its remote CQ data in 32 bits because
-// verbs gives only 4 bytes; the layout is fixed here so counting covers it:
-//   bits 31..29  kind (CqKind)
-//   bits 28..16  superstep modulo 2^13 (unambiguous: processes exchanging data
-//                are never more than kMaxAheadLimit < 2^12 supersteps apart)
-//   bits 15..0   sender pid modulo 2^16 (together with the source address)
+// Message kinds. The engine dispatches each arrival by its kind through a table
+// that the owning layer fills (Engine::on). The number space is split so that
+// each layer defines its kinds in its own wire header:
+//   1          mp   (mp/wire.h)
+//   2..6       sync (below)
+//   7..10      dsm  (dsm/wire.h)
+//   11..255    free for layers above (collectives, BSPlib, ...)
+// Changing any kind's number or meaning is a wire change (base/version.h).
 //
 // All multi-byte fields are in the sender's byte order; the bootstrap refuses
 // to mix byte orders or wire versions in one job.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
+
+#include "base/version.h"
 
 namespace bspk::wire {
 
-constexpr uint32_t kMagic = 0x4B505342u;  // "BSPK" little-endian
-constexpr uint32_t kVersion = 2;          // bump on any layout or protocol change
+using Kind = uint8_t;
 
-enum class Kind : uint8_t {
-  Data = 1,        // one frame (or the only, empty part) of an MP message
-  CollUp = 2,      // will_send / counted reduction: child -> parent (payload: counts)
-  CollDown = 3,    // reduction result: parent -> child (payload: counts)
-  StepQuery = 4,   // flow control: "tell me when you reach superstep `value`"
-  StepNotice = 5,  // flow control: "I have reached superstep `value`"
-  Hello = 6,       // start-up/shutdown barrier round `value` (not superstep-tagged)
-  // DSM (dsm/dsm.h). Store and FetchReq are counted arrivals at their target
-  // [issue 3 rule 5]; FetchReply is tracked by the fetcher; Dir is control.
-  Store = 7,       // one fragment (<= one frame) of a bspk_copy into a remote region
-  FetchReq = 8,    // "send me n elements of your region r from offset o at the end of `step`"
-  FetchReply = 9,  // one fragment of the answer, sent straight from the owner's frames
-  Dir = 10,        // directory of named regions (payload: dsm::DirRec)
+// The engine's own kinds: control traffic, not counted by bspk_expect.
+enum : Kind {
+  kCollUp = 2,      // tree reduction: child -> parent (payload: a vector; u32[]: meta words)
+  kCollDown = 3,    // tree result: parent -> child (payload: a vector; u32[]: meta words)
+  kStepQuery = 4,   // flow control: "tell me when you reach superstep u32[0]"
+  kStepNotice = 5,  // flow control: "I have reached superstep u32[0]"
+  kHello = 6,       // start-up/shutdown barrier: epoch u32[0], round u32[1] (not superstep-tagged)
 };
-constexpr bool is_dsm_kind(uint8_t k) { return k >= 7 && k <= 10; }
+constexpr Kind kFirstFreeKind = 11;  // kinds below belong to sync, mp and dsm
 
 // Receive classes, carried as the libfabric tag of every message: a message
 // whose payload fits kSmallPayload bytes is tagged kTagSmall and lands in a
@@ -55,7 +51,8 @@ constexpr uint64_t kTagLarge = 1;
 constexpr uint64_t kTagSmall = 2;
 constexpr uint32_t kSmallPayload = 4096;
 
-// Reduction flags carried in CollUp/CollDown (which kinds of sync took part).
+// Which kinds of sync took part in a count exchange (meta word 0 of kCollUp /
+// kCollDown in the count tree).
 enum : uint32_t {
   kSyncExpect = 1u << 0,
   kSyncWillSend = 1u << 1,
@@ -63,28 +60,35 @@ enum : uint32_t {
   kSyncFinalize = 1u << 3,
 };
 
+// The fields after `src` are the owning layer's (their names are those of an
+// mp message, which uses them all; other layers document their own use).
 struct Header {
-  uint32_t magic;      // kMagic ^ kVersion
+  uint32_t magic;      // version::kWireMagic ^ version::kWireVersion
   uint8_t kind;        // Kind
   uint8_t flags;       // reserved, 0
   uint16_t reserved;   // 0
   uint32_t step;       // sender's superstep when the message was issued
   int32_t src;         // sender pid
-  uint32_t seq;        // Data: message number from src to this dest in `step`
-  uint32_t frame;      // Data: index of this frame within the message
-  uint32_t nframes;    // Data: frames in the message (0 for an empty message)
-  uint32_t skew;       // Data: slot of element 0 within the message's first frame
-  uint64_t nelems;     // Data: elements in the message; Coll: payload count
-  uint32_t elem_size;  // Data: bytes per element
+  uint32_t seq;        // message number from src to this dest in `step`
+  uint32_t frame;      // index of this frame within the message
+  uint32_t nframes;    // frames in the message (0 for an empty message)
+  uint32_t skew;       // slot of element 0 within the message's first frame
+  uint64_t nelems;     // elements in the message; tree: vector length
+  uint32_t elem_size;  // bytes per element
   uint32_t payload;    // bytes of payload following the header
-  // Control payload that fits in the header (Coll: kinds + first pids; Step*: value)
-  uint32_t u32[4];
+  uint32_t u32[4];     // control words that fit in the header
 };
 static_assert(sizeof(Header) == 64, "wire header must stay 64 bytes");
 
-constexpr uint32_t magic_word() { return kMagic ^ kVersion; }
+constexpr uint32_t magic_word() { return version::kWireMagic ^ version::kWireVersion; }
 
-// Remote CQ data (32 bits, see above).
+// Remote CQ data of a future one-sided path (fi_writedata into frames the
+// target announced). It must fit 32 bits because verbs gives only 4 bytes, and
+// is laid out here so that counting covers it:
+//   bits 31..29  kind (CqKind)
+//   bits 28..16  superstep modulo 2^13 (unambiguous: processes exchanging data
+//                are never more than kMaxAheadLimit < 2^12 supersteps apart)
+//   bits 15..0   sender pid modulo 2^16 (together with the source address)
 enum class CqKind : uint32_t { Store = 1, FetchReply = 2 };
 constexpr uint32_t kCqStepBits = 13;
 constexpr uint32_t kCqPidBits = 16;

@@ -1,0 +1,318 @@
+// api/init.cpp -- start-up and shutdown: the runtime is assembled bottom-up
+// (bootstrap, placement, provider selection, endpoint, pools, engine, mp,
+// dsm), proves its memory registration with one fi_read per process, and is
+// torn down top-down after the final collective superstep.
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/runtime.h"
+#include "base/env.h"
+#include "base/placement.h"
+#include "boot/protocol.h"
+#include "fabric/select.h"
+#include "sync/wire.h"
+
+namespace bspk::api {
+
+namespace {
+
+constexpr uint64_t kProbeMagic = 0xB5B0000000000000ull;
+
+// Where the job's processes run: one host-name exchange gives whether the job
+// is on one host, how many of its processes share this host and our index
+// among them (for binding).
+struct JobLayout {
+  std::vector<std::string> hosts;  // by pid
+  bool all_local = true;
+  int local_procs = 0, local_rank = 0;
+  int nhosts = 0;
+};
+
+JobLayout job_layout(boot::Bootstrap& boot, int pid) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  JobLayout l;
+  l.hosts = boot.allgather(host);
+  std::vector<std::string> seen;
+  for (int r = 0; r < static_cast<int>(l.hosts.size()); ++r) {
+    const std::string& h = l.hosts[static_cast<size_t>(r)];
+    if (h != l.hosts[0]) l.all_local = false;
+    if (h == host) {
+      if (r < pid) ++l.local_rank;
+      ++l.local_procs;
+    }
+    if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+  }
+  l.nhosts = static_cast<int>(seen.size());
+  return l;
+}
+
+// bspk_init must not hang: if start-up (bootstrap, exchanges, fabric
+// connections) has not completed within BSPK_START_TIMEOUT (default 60 s),
+// say where it was stuck and end the process (a PMIx fence or a peer that never
+// comes cannot be interrupted otherwise).
+class StartWatch {
+ public:
+  explicit StartWatch(double limit) : limit_(limit), thread_([this] { run(); }) {}
+  ~StartWatch() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void phase(const char* what) {
+    std::lock_guard<std::mutex> lk(mu_);
+    phase_ = what;
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (cv_.wait_for(lk, std::chrono::duration<double>(limit_), [&] { return done_; })) return;
+    std::fflush(stdout);
+    std::fprintf(stderr, "bspk: bspk_init (os pid %d): start-up did not complete within %.0f s (stuck in: %s); "
+                 "ending this process (BSPK_START_TIMEOUT sets the limit)\n", (int)getpid(), limit_, phase_);
+    std::fflush(stderr);
+    _exit(1);
+  }
+  double limit_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  const char* phase_ = "the bootstrap";
+  std::thread thread_;
+};
+
+void at_exit() {
+  // exit() without bspk_finalize: tell the job (under Slurm the hub reports
+  // it, naming the superstep; bspkrun sees it by itself).
+  if (rt && rt->boot) rt->boot->exiting(rt->engine ? rt->engine->step() : 0);
+}
+
+// The start-up record each process publishes: its endpoint address, plus the
+// base, key and offset of a probe word in its first frame slab (fi_mr_key is
+// always exchanged, whatever mr_mode says; see fabric/fabric.h).
+struct PeerRecord {
+  uint64_t base, key, offset;
+  std::vector<uint8_t> address;
+};
+
+std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
+  const fabric::MemoryRegion& mr = r.frames->region_of(probe);
+  uint64_t meta[3] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base};
+  std::string blob(sizeof meta, '\0');
+  std::memcpy(blob.data(), meta, sizeof meta);
+  auto name = r.ep->name();
+  blob.append(name.begin(), name.end());
+  std::vector<PeerRecord> out;
+  for (auto& b : r.boot->allgather(blob)) {
+    if (b.size() <= sizeof meta) fail(BSPK_ERR_BOOT, "malformed start-up record from a peer");
+    PeerRecord p;
+    std::memcpy(meta, b.data(), sizeof meta);
+    p.base = meta[0];
+    p.key = meta[1];
+    p.offset = meta[2];
+    p.address.assign(b.begin() + sizeof meta, b.end());
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void start_runtime(Runtime& r, StartWatch& watch) {
+  r.pid = r.boot->rank();
+  r.nprocs = r.boot->size();
+  r.print_stats = env::get_bool("BSPK_STATS", false);
+  const bool verbose = env::get_bool("BSPK_VERBOSE", false) && r.pid == 0;
+  watch.phase("the host-name exchange");
+  JobLayout layout = job_layout(*r.boot, r.pid);
+  r.local_procs = layout.local_procs;
+  const std::string job = r.boot->job_id();
+  fabric::JobFacts facts;
+  facts.nprocs = r.nprocs;
+  facts.all_local = layout.all_local;
+  facts.shm_name = boot::shm_name(job, r.pid);
+  facts.header_bytes = sizeof(wire::Header);
+  fabric::Selection sel = fabric::select(facts);
+  // Bind before anything is allocated, so pools land on our NUMA node.
+  placement::Result placed =
+      placement::place(layout.local_rank, layout.local_procs, std::string(r.boot->kind()) == "bspkrun");
+  if (env::get_bool("BSPK_REPORT_BINDINGS", false) && std::string(r.boot->kind()) != "bspkrun")
+    std::fprintf(stderr, "bspk: pid %d (os pid %d on %s): %s PUs %s, frames on NUMA node %s; %s\n", r.pid,
+                 (int)getpid(), layout.hosts[static_cast<size_t>(r.pid)].c_str(),
+                 placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
+                 placed.how.c_str());
+  sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus);
+  {
+    // If the job fails, remove our shared-memory regions and those of a dead
+    // peer on this host (bspkrun, or the job hub's failure path, calls this).
+    std::vector<std::string> hosts = layout.hosts;
+    int me = r.pid;
+    r.boot->on_fatal([job, hosts, me](int failed) {
+      boot::remove_shm_regions(job, me);
+      if (failed >= 0 && failed < static_cast<int>(hosts.size()) && failed != me &&
+          hosts[static_cast<size_t>(failed)] == hosts[static_cast<size_t>(me)])
+        boot::remove_shm_regions(job, failed);
+    });
+  }
+  watch.phase("opening the fabric endpoint");
+  r.ep = std::make_unique<fabric::Endpoint>(sel.config);
+  size_t fsz = env::get_size("BSPK_FRAME_SIZE", sel.default_frame_size);
+  size_t limit = env::get_size("BSPK_POOL_LIMIT", 0);
+  r.frames = std::make_unique<comem::FramePool>(r.ep.get(), fsz, limit);
+  r.small = std::make_unique<comem::FramePool>(r.ep.get(), wire::kSmallPayload, limit, size_t{1} << 20);
+  r.comem = std::make_unique<comem::Comem>(r.pid, *r.frames, r.index, r.small.get());
+  r.engine = std::make_unique<sync::Engine>(r.pid, r.nprocs, *r.ep, *r.frames, *r.small, *r.boot, r.stats, opt);
+  r.engine->on_send_done([c = r.comem.get()](uint32_t region) { c->send_done(region); });
+  r.mp = std::make_unique<mp::MessagePassing>(*r.engine, *r.comem, r.stats);
+  r.dsm = std::make_unique<dsm::Dsm>(*r.engine, *r.comem, r.stats, env::get_bool("BSPK_CHECK", false));
+
+  uintptr_t probe = r.frames->alloc();
+  *reinterpret_cast<uint64_t*>(probe) = kProbeMagic | static_cast<uint64_t>(r.pid);
+  watch.phase("the endpoint-address exchange");
+  std::vector<PeerRecord> peers = exchange_records(r, probe);
+  std::vector<std::vector<uint8_t>> addrs;
+  for (auto& p : peers) addrs.push_back(p.address);
+  r.ep->insert_peers(addrs);
+  r.engine->start();
+  watch.phase("connecting to every peer over the fabric");
+  // Out-of-band barrier before the first fabric message: shm peers must all
+  // exist before anyone sends (libfabric 1.17 connection set-up race).
+  r.boot->barrier();
+  // From here on every wait progresses the fabric: a provider whose first
+  // contact with a peer needs that peer to progress (a process blocked in the
+  // bootstrap would stall it) gets every connection opened now, all at once.
+  r.engine->fabric_barrier(sel.connect_all_pairs);
+  // Registration check: read the right neighbour's probe word one-sidedly,
+  // addressed per mr_mode (base + offset under FI_MR_VIRT_ADDR, else offset).
+  int nb = (r.pid + 1) % r.nprocs;
+  const PeerRecord& pn = peers[static_cast<size_t>(nb)];
+  uint64_t got = r.engine->read_word(nb, pn.base, pn.offset, pn.key);
+  if (got != (kProbeMagic | static_cast<uint64_t>(nb)))
+    fail(BSPK_ERR_FABRIC,
+         "registration check failed: fi_readmsg of pid %d's probe word returned %#llx, expected %#llx "
+         "(provider %s, mr_mode %#llx)",
+         nb, (unsigned long long)got, (unsigned long long)(kProbeMagic | static_cast<uint64_t>(nb)),
+         r.ep->provider().c_str(), (unsigned long long)r.ep->mr_mode());
+  r.engine->fabric_barrier(false);  // every probe has been read
+  r.frames->free(probe);
+  if (verbose)
+    std::fprintf(stderr,
+                 "bspk: registration check ok: fi_readmsg of pid %d at remote address %#llx (%s), key %#llx\n",
+                 nb, (unsigned long long)r.ep->remote_addr(pn.base, pn.offset),
+                 r.ep->virt_addr() ? "virtual address" : "offset into the region", (unsigned long long)pn.key);
+  r.boot->set_state(0, boot::ProcState::Running);
+  if (verbose)
+    std::fprintf(stderr, "bspk: %d processes on %d host%s, bootstrap %s, %s (%s), frame %zu bytes\n", r.nprocs,
+                 layout.nhosts, layout.nhosts > 1 ? "s" : "", r.boot->kind(), r.ep->describe().c_str(),
+                 sel.reason.c_str(), fsz);
+}
+
+// Pool occupancy lives in the pools; copy it into the counters before they are read.
+void refresh_pool_stats(Runtime& r) {
+  r.stats.frames_peak = r.frames->peak();
+  r.stats.small_peak = r.small->peak();
+  r.stats.pool_bytes = r.frames->bytes() + r.small->bytes();
+}
+
+}  // namespace
+
+Runtime::~Runtime() {
+  // Close the endpoint first (no more writes into frames), then the layers
+  // above it, then the registered pools, then the domain.
+  if (ep) ep->close_endpoint();
+  dsm.reset();
+  mp.reset();
+  engine.reset();
+  comem.reset();
+  frames.reset();
+  small.reset();
+  ep.reset();
+}
+
+void init_runtime(int* argc, char*** argv) {
+  (void)argc;
+  (void)argv;
+  StartWatch watch(env::get_seconds("BSPK_START_TIMEOUT", 60));
+  auto r = std::make_unique<Runtime>();
+  r->boot = boot::make_bootstrap();
+  try {
+    start_runtime(*r, watch);
+  } catch (const std::exception& e) {
+    // The job cannot start without this process: tell the others why (under
+    // Slurm the hub ends them with this message), then return the error.
+    r->boot->init_failed(strprintf("bspk_init failed on pid %d: %s", r->pid, e.what()));
+    throw;
+  }
+  rt = r.release();
+  static bool registered = false;
+  if (!registered) registered = std::atexit(at_exit) == 0;
+}
+
+int finalize_runtime() {
+  int late = 0;  // an error found at the final superstep's boundary (DSM), reported after shutdown
+  Runtime& r = need();
+  r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
+  r.dsm->before_sync();
+  r.engine->sync(/*finalizing=*/true);
+  std::string msg;
+  if (int c = r.dsm->take_error(&msg)) late = record("bspk_finalize", c, msg.c_str());
+  r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it
+  r.engine->quiesce();               // our last control messages have left
+  if (r.print_stats) {
+    refresh_pool_stats(r);
+    // stdout, so that `bspkrun ... | grep bspk-stats` finds it (the user asked for it).
+    std::fflush(stdout);
+    std::fprintf(stdout, "%s\n", r.stats.line(r.pid).c_str());
+    std::fflush(stdout);
+  }
+  r.boot->set_state(r.engine->step(), boot::ProcState::Done);
+  r.boot->finalized();
+  delete rt;
+  rt = nullptr;
+  finalized = true;
+  return late;
+}
+
+void fill_stats(bspk_stats* out, size_t size) {
+  refresh_pool_stats(*rt);
+  const Stats& s = rt->stats;
+  bspk_stats o{};
+  o.supersteps = s.supersteps;
+  o.msgs_sent = s.msgs_sent;
+  o.bytes_sent = s.bytes_sent;
+  o.msgs_recv = s.msgs_recv;
+  o.bytes_recv = s.bytes_recv;
+  o.bytes_copied = s.bytes_copied;
+  o.ctrl_sent = s.ctrl_sent;
+  o.flow_waits = s.flow_waits;
+  o.frames_in_use = rt->frames->in_use();
+  o.frames_peak = s.frames_peak;
+  o.frame_size = rt->frames->frame_size();
+  o.pool_bytes = s.pool_bytes;
+  o.small_in_use = rt->small->in_use();
+  o.small_peak = s.small_peak;
+  o.sync_wait_s = s.sync_wait_s;
+  o.copies = s.copies;
+  o.bytes_stored = s.bytes_stored;
+  o.bytes_fetched = s.bytes_fetched;
+  o.frames_flipped = s.frames_flipped;
+  // A caller built against an older header gets the fields it knows; one
+  // built against a newer header gets zeros in the fields this build lacks.
+  std::memcpy(out, &o, std::min(size, sizeof o));
+  if (size > sizeof o) std::memset(reinterpret_cast<char*>(out) + sizeof o, 0, size - sizeof o);
+}
+
+}  // namespace bspk::api

@@ -1,0 +1,82 @@
+// api/runtime.h -- the assembled runtime behind the C API (internal to api/).
+//
+// One Runtime per process between bspk_init and bspk_finalize: the bootstrap,
+// the fabric endpoint, the comem pools, the engine and the mp / dsm layers,
+// built bottom-up by api/init.cpp and torn down top-down. Entry points
+// (api/bspk.cpp) run their work through guarded(), which turns bspk::Error
+// into a BSPK_ERR_* return code and records the message for
+// bspk_error_string(), prefixed with the call, the pid and the superstep.
+#pragma once
+
+#include <bspk.h>
+
+#include <memory>
+#include <string>
+
+#include "base/error.h"
+#include "base/stats.h"
+#include "boot/bootstrap.h"
+#include "comem/pool.h"
+#include "comem/region.h"
+#include "dsm/dsm.h"
+#include "fabric/fabric.h"
+#include "mp/mp.h"
+#include "sync/engine.h"
+
+namespace bspk::api {
+
+struct Runtime {
+  std::unique_ptr<boot::Bootstrap> boot;
+  std::unique_ptr<fabric::Endpoint> ep;
+  std::unique_ptr<comem::FramePool> frames;
+  std::unique_ptr<comem::FramePool> small;  // 4 KiB receive buffers for small messages
+  comem::IndexPool index;
+  std::unique_ptr<comem::Comem> comem;
+  std::unique_ptr<sync::Engine> engine;
+  std::unique_ptr<mp::MessagePassing> mp;
+  std::unique_ptr<dsm::Dsm> dsm;
+  Stats stats;
+  int pid = 0, nprocs = 1;
+  int local_procs = 1;  // processes of the job on this host
+  bool print_stats = false;
+
+  ~Runtime();
+};
+
+extern Runtime* rt;      // null before bspk_init and after bspk_finalize
+extern bool finalized;   // bspk_finalize has run
+
+// The runtime, or BSPK_ERR_STATE naming why there is none.
+Runtime& need();
+
+// Record an error of `call` (for bspk_error_string, printed or fatal per
+// BSPK_ERRORS); returns code.
+int record(const char* call, int code, const char* msg);
+// "call (pid P, superstep S)".
+std::string where(const char* call);
+// End the whole job with `line` (printed once) and exit status `code`.
+[[noreturn]] void abort_job(const std::string& line, int code);
+
+// Run f, mapping exceptions to error codes recorded for bspk_error_string().
+template <class F>
+int guarded(const char* call, F&& f) {
+  try {
+    f();
+    return BSPK_OK;
+  } catch (const Error& e) {
+    return record(call, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return record(call, BSPK_ERR_NOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return record(call, BSPK_ERR_INTERNAL, e.what());
+  }
+}
+
+// bspk_init's work (api/init.cpp).
+void init_runtime(int* argc, char*** argv);
+// bspk_finalize's work; returns an error found at the final boundary (or 0).
+int finalize_runtime();
+// Copy this process's counters into a bspk_stats of `size` bytes.
+void fill_stats(bspk_stats* out, size_t size);
+
+}  // namespace bspk::api

@@ -1,0 +1,19 @@
+// base/version.h -- the protocol versions a BSPk build speaks.
+//
+// Every process of a job must speak the same versions: the bootstrap exchange
+// refuses a process of another build at start-up (boot/protocol.h), and every
+// fabric message carries kWireMagic ^ kWireVersion in its header (sync/wire.h),
+// so a stray message from another build is reported, never misread.
+#pragma once
+
+#include <cstdint>
+
+namespace bspk::version {
+
+// Layout and meaning of every fabric message: the engine's header and kinds
+// (sync/wire.h) and those of the layers above it (mp/wire.h, dsm/wire.h).
+// Bump on any change to any of them.
+constexpr uint32_t kWireVersion = 2;
+constexpr uint32_t kWireMagic = 0x4B505342u;  // "BSPK" little-endian
+
+}  // namespace bspk::version

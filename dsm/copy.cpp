@@ -1,0 +1,268 @@
+// dsm/copy.cpp -- issuing copies (stores straight from the source frames,
+// fetch requests, answers to fetches) and holding the copies that arrive until
+// the boundary of their superstep (see dsm.h).
+#include <bspk.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "dsm/dsm.h"
+
+namespace bspk::dsm {
+
+using wire::Header;
+
+void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+  if (dst.region == 0) fail(BSPK_ERR_PTR, "destination pointer is BSPK_NULL");
+  if (src.region == 0) fail(BSPK_ERR_PTR, "source pointer is BSPK_NULL");
+  bspk_ptr d = resolve(dst), s = resolve(src);
+  if (is_handle(d) || is_handle(s)) {
+    for (const bspk_ptr* p : {&d, &s}) {
+      if (!is_handle(*p)) continue;
+      if (p->region >= handles_.size()) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
+      // Unknown at an earlier sync: ask again for this superstep.
+      if (handles_[p->region].state == Handle::Unknown) ask(p->region);
+    }
+    // A local side must be valid now (its frames are read or written later).
+    if (!is_handle(d) && d.owner == pid_) comem_.local(d);
+    if (!is_handle(s) && s.owner == pid_) comem_.local(s);
+    deferred_.push_back(Deferred{dst, src, n});
+    return;
+  }
+  issue(d, s, n);
+}
+
+void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n) {
+  const bool dl = d.owner == pid_, sl = s.owner == pid_;
+  for (const bspk_ptr* p : {&d, &s})
+    if (p->owner < 0 || p->owner >= nprocs_)
+      fail(BSPK_ERR_PTR, "%s pointer names pid %d, outside [0, %d)", p == &d ? "destination" : "source",
+           p->owner, nprocs_);
+  if (!dl && !sl)
+    fail(BSPK_ERR_ARG,
+         "both regions are remote (destination on pid %d, source on pid %d): a copy stores from a "
+         "local region into a remote one, or fetches from a remote region into a local one",
+         d.owner, s.owner);
+  uint64_t dn = d.nelems, sn = s.nelems;
+  uint32_t des = d.elem_size, ses = s.elem_size;
+  if (dl) {
+    comem::Region& r = comem_.local(d);
+    dn = r.nelems;
+    des = r.elem_size;
+  }
+  if (sl) {
+    comem::Region& r = comem_.local(s);
+    sn = r.nelems;
+    ses = r.elem_size;
+  }
+  if (des != ses)
+    fail(BSPK_ERR_ARG, "element sizes differ: destination %u bytes, source %u bytes", des, ses);
+  if (d.offset > dn || n > dn - d.offset)
+    fail(BSPK_ERR_RANGE, "destination: %llu elements from element %llu run past the end of the region (%llu elements on pid %d)",
+         (unsigned long long)n, (unsigned long long)d.offset, (unsigned long long)dn, d.owner);
+  if (s.offset > sn || n > sn - s.offset)
+    fail(BSPK_ERR_RANGE, "source: %llu elements from element %llu run past the end of the region (%llu elements on pid %d)",
+         (unsigned long long)n, (unsigned long long)s.offset, (unsigned long long)sn, s.owner);
+  if (n == 0) return;
+  stats_.copies++;
+  if (dl && sl) local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n});
+  else if (!dl) store(d, s, n);
+  else fetch(d, s, n);
+}
+
+// Send n elements of local region r from element i as fragments of at most one
+// frame, cut at r's frame boundaries and at the destination's, whose element
+// for i is d (destination regions are taken as unskewed: named regions are).
+// Each header carries the fragment's destination element minus `base`. A
+// fragment that fills a destination frame (or its part up to d_end, the
+// destination's end) is sent to land in a whole frame, so that it can be
+// flipped in; others go by size class. Returns the sends still reading r.
+uint32_t Dsm::send_fragments(int dest, wire::Kind kind, Header h, comem::Region& r, uint32_t region, uint64_t i,
+                             uint64_t d, uint64_t base, uint64_t n, uint64_t d_end) {
+  const uint32_t es = r.elem_size;
+  const uint64_t epf = r.epf;
+  frag_scratch_.clear();
+  for (uint64_t left = n; left;) {
+    uint64_t c = std::min({r.span(i), epf - d % epf, left});
+    Frag f;
+    f.off = d;
+    f.cnt = c;
+    f.buf = reinterpret_cast<uintptr_t>(r.elem(i));
+    frag_scratch_.push_back(f);
+    i += c;
+    d += c;
+    left -= c;
+  }
+  h.nframes = static_cast<uint32_t>(frag_scratch_.size());
+  uint32_t inflight = 0;
+  for (uint32_t k = 0; k < h.nframes; ++k) {
+    const Frag& f = frag_scratch_[k];
+    h.frame = k;
+    h.u32[1] = static_cast<uint32_t>(f.off - base);
+    h.u32[2] = static_cast<uint32_t>((f.off - base) >> 32);
+    bool whole = f.off % epf == 0 && (f.cnt == epf || f.off + f.cnt == d_end);
+    uint64_t tag = whole || f.cnt * es > wire::kSmallPayload ? wire::kTagLarge : wire::kTagSmall;
+    inflight += engine_.send_frame(dest, kind, h, reinterpret_cast<void*>(f.buf), f.cnt * es,
+                                   comem_.desc(r, f.buf), region, tag);
+  }
+  return inflight;
+}
+
+void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+  comem::Region& r = comem_.local(src);
+  const int dest = dst.owner;
+  if (store_seq_[static_cast<size_t>(dest)] == 0) store_seq_used_.push_back(dest);
+  Header h{};
+  h.seq = store_seq_[static_cast<size_t>(dest)]++;
+  h.nelems = n;
+  h.elem_size = r.elem_size;
+  h.u32[0] = dst.region;
+  uint32_t inflight = send_fragments(dest, kStore, h, r, src.region, src.offset, dst.offset, 0, n, dst.nelems);
+  comem_.send_started(r, inflight);
+  engine_.count_sent(dest);
+  stats_.bytes_stored += n * r.elem_size;
+}
+
+void Dsm::fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+  comem::Region& r = comem_.local(dst);
+  Fetch f;
+  f.id = fetch_base_ + static_cast<uint32_t>(fetches_.size());
+  f.owner = src.owner;
+  f.dst_region = dst.region;
+  f.dst_off = dst.offset;
+  f.n = n;
+  uint64_t fr, phase;
+  r.locate(dst.offset, &fr, &phase);
+  Header h{};
+  h.seq = f.id;
+  h.nelems = n;
+  h.elem_size = r.elem_size;
+  h.skew = static_cast<uint32_t>(phase);
+  h.u32[0] = src.region;
+  h.u32[1] = static_cast<uint32_t>(src.offset);
+  h.u32[2] = static_cast<uint32_t>(src.offset >> 32);
+  fetches_.push_back(std::move(f));
+  fetches_left_++;
+  engine_.send_frame(src.owner, kFetchReq, h, nullptr, 0, nullptr, 0, wire::kTagSmall);
+  engine_.count_sent(src.owner);
+}
+
+// Answer a fetch request at the boundary, straight from the region's frames.
+void Dsm::serve(const FetchReq& q) {
+  std::string err;
+  comem::Region* r = target(q.region, q.elem_size, q.off, q.n, &err);
+  if (!r) {
+    DirRec e = dir_rec(DirOp::CopyError, strprintf("bspk_copy (fetch) by pid %d: the source: %s; nothing fetched",
+                                                   q.src, err.c_str()));
+    e.status = 2;
+    e.handle = q.id;
+    send_dir(q.src, e);
+    return;
+  }
+  Header h{};
+  h.seq = q.id;
+  h.nelems = q.n;
+  h.elem_size = r->elem_size;
+  uint32_t inflight = send_fragments(q.src, kFetchReply, h, *r, q.region, q.off, q.phase, q.phase, q.n, q.phase + q.n);
+  comem_.send_started(*r, inflight);
+  stats_.bytes_fetched += q.n * r->elem_size;
+}
+
+// ---------------------------------------------------------------- arrivals
+
+Dsm::Box& Dsm::box(uint32_t step) {
+  return ring_.at(step, engine_.step(), [this](Box& old) {
+    for (Frag& f : old.stores) free_buf(f.buf, f.small);
+  });
+}
+
+void Dsm::free_buf(uintptr_t buf, bool small) {
+  if (buf) (small ? *comem_.small_pool() : comem_.frames()).free(buf);
+}
+
+bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
+  const wire::Kind kind = h.kind;
+  if (kind == kDir) {
+    if (len != sizeof(DirRec)) {
+      engine_.raise_async(BSPK_ERR_FABRIC, strprintf("malformed directory message from pid %d", h.src));
+      return false;
+    }
+    DirRec r;
+    std::memcpy(&r, reinterpret_cast<const void*>(buf), sizeof r);
+    r.text[sizeof r.text - 1] = 0;
+    on_dir(h.src, r);
+    return false;
+  }
+  if (h.elem_size == 0 || h.elem_size > comem_.frame_size() || len % h.elem_size) {
+    engine_.raise_async(BSPK_ERR_FABRIC, strprintf("malformed copy fragment from pid %d (superstep %u)", h.src, h.step));
+    return false;
+  }
+  const uint64_t off = uint64_t{h.u32[1]} | (uint64_t{h.u32[2]} << 32);
+  if (kind == kFetchReply) {
+    uint32_t k = h.seq - fetch_base_;
+    if (h.seq < fetch_base_ || k >= fetches_.size()) {
+      engine_.raise_async(BSPK_ERR_FABRIC,
+                          strprintf("a fetch reply from pid %d (superstep %u) matches no fetch of this process", h.src, h.step));
+      return false;
+    }
+    Fetch& f = fetches_[k];
+    Frag g;
+    g.src = h.src;
+    g.seq = h.seq;
+    g.k = h.frame;
+    g.region = f.dst_region;
+    g.off = f.dst_off + off;
+    g.cnt = len / h.elem_size;
+    g.elem_size = h.elem_size;
+    g.buf = buf;
+    g.small = small;
+    f.frags.push_back(g);
+    f.got += g.cnt;
+    if (f.got == f.n) fetches_left_--;
+    return true;
+  }
+  if (h.step < engine_.step()) {
+    // Later than its superstep: counted (and reported) as an excess arrival.
+    engine_.message_arrived(h.step, h.src);
+    return false;
+  }
+  Box& b = box(h.step);
+  if (kind == kFetchReq) {
+    FetchReq q;
+    q.src = h.src;
+    q.id = h.seq;
+    q.region = h.u32[0];
+    q.elem_size = h.elem_size;
+    q.phase = h.skew;
+    q.off = off;
+    q.n = h.nelems;
+    b.fetches.push_back(q);
+    engine_.message_arrived(h.step, h.src);
+    return false;
+  }
+  // Store fragment: held in its own buffer until the boundary of its superstep.
+  Frag g;
+  g.src = h.src;
+  g.seq = h.seq;
+  g.k = h.frame;
+  g.region = h.u32[0];
+  g.off = off;
+  g.cnt = len / h.elem_size;
+  g.elem_size = h.elem_size;
+  g.buf = buf;
+  g.small = small;
+  b.stores.push_back(g);
+  if (h.nframes <= 1) {
+    engine_.message_arrived(h.step, h.src);
+  } else {
+    uint64_t key = (uint64_t(uint32_t(h.src)) << 32) | h.seq;
+    if (++b.partial[key] == h.nframes) {
+      b.partial.erase(key);
+      engine_.message_arrived(h.step, h.src);
+    }
+  }
+  return true;
+}
+
+}  // namespace bspk::dsm

@@ -1,0 +1,276 @@
+// dsm/directory.cpp -- named regions: registration with the pair's home,
+// lookups and their handles, and the home's answers (see dsm.h).
+#include <bspk.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "dsm/dsm.h"
+
+namespace bspk::dsm {
+
+using wire::Header;
+
+int Dsm::home(const std::string& name, int idx) const {
+  uint64_t x = 1469598103934665603ull;  // FNV-1a over the name and the index
+  for (unsigned char c : name) x = (x ^ c) * 1099511628211ull;
+  for (int b = 0; b < 4; ++b) x = (x ^ ((static_cast<uint32_t>(idx) >> (8 * b)) & 0xff)) * 1099511628211ull;
+  return static_cast<int>(x % static_cast<uint64_t>(nprocs_));
+}
+
+std::string Dsm::pair_text(const std::string& name, int idx) const {
+  return strprintf("(\"%s\", %d)", name.c_str(), idx);
+}
+
+void Dsm::send_dir(int dest, const DirRec& r) { engine_.send_control(dest, kDir, &r, sizeof r); }
+
+void Dsm::registered(const bspk_ptr& p, const char* name, int idx) {
+  DirRec r = dir_rec(DirOp::Register, name);
+  r.idx = idx;
+  r.owner = pid_;
+  r.region = p.region;
+  r.nelems = p.nelems;
+  r.elem_size = p.elem_size;
+  r.step = engine_.step();
+  int h = home(name, idx);
+  regs_sent_[static_cast<size_t>(h)]++;
+  acks_waiting_++;
+  send_dir(h, r);
+}
+
+void Dsm::freeing(uint32_t region) {
+  const auto* nm = comem_.name_of(region);
+  if (!nm) return;
+  DirRec r = dir_rec(DirOp::Unregister, nm->first);
+  r.idx = nm->second;
+  r.owner = pid_;
+  r.region = region;
+  unregisters_.push_back(r);
+}
+
+bspk_ptr Dsm::lookup(const char* name, int idx) {
+  if (!name || !*name) fail(BSPK_ERR_ARG, "the name is NULL or empty (anonymous regions cannot be looked up)");
+  std::string nm(name);
+  if (nm.size() > 63) fail(BSPK_ERR_ARG, "name '%.20s...' is longer than 63 bytes", name);
+  bspk_ptr mine = comem_.find_named(nm, idx);
+  if (mine.region) return mine;
+  uint32_t id;
+  auto it = handle_of_.find({nm, idx});
+  if (it != handle_of_.end()) {
+    id = it->second;
+    Handle& h = handles_[id];
+    if (h.state == Handle::Found) return resolve(bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner});
+    if (h.state == Handle::Pending) return bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner};
+  } else {
+    id = static_cast<uint32_t>(handles_.size());
+    handles_.push_back(Handle{});
+    handles_[id].name = nm;
+    handles_[id].idx = idx;
+    handle_of_[{nm, idx}] = id;
+  }
+  ask(id);  // again, if the home said "unknown" in an earlier superstep
+  return bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner};
+}
+
+// Ask the pair's home to resolve handle `id` for the current superstep.
+void Dsm::ask(uint32_t id) {
+  Handle& h = handles_[id];
+  h.state = Handle::Pending;
+  h.asked = engine_.step();
+  lookups_waiting_++;
+  DirRec r = dir_rec(DirOp::Lookup, h.name);
+  r.idx = h.idx;
+  r.handle = id;
+  r.step = h.asked;
+  send_dir(home(h.name, h.idx), r);
+}
+
+bspk_ptr Dsm::resolve(const bspk_ptr& p) const {
+  if (!is_handle(p) || p.region >= handles_.size()) return p;
+  const Handle& h = handles_[p.region];
+  if (h.state != Handle::Found) return p;
+  return bspk_ptr{p.offset, h.nelems, h.region, h.owner, h.elem_size, h.owner};
+}
+
+void Dsm::answer_lookup(const Unresolved& u, const Entry* e) {
+  DirRec r = dir_rec(DirOp::LookupReply, u.name);
+  r.idx = u.idx;
+  r.handle = u.handle;
+  r.step = u.step;
+  r.status = e ? 0 : 1;
+  if (e) {
+    r.owner = e->owner;
+    r.region = e->region;
+    r.nelems = e->nelems;
+    r.elem_size = e->elem_size;
+  }
+  send_dir(u.asker, r);
+}
+
+// A progress round for superstep s is complete when every process has entered
+// the sync ending s and every Register it sent here by then has arrived: a pair
+// unknown now was not registered in any superstep <= s.
+void Dsm::home_try_resolve() {
+  for (auto it = rounds_.begin(); it != rounds_.end();) {
+    Round& rd = it->second;
+    bool done = rd.replies == nprocs_;
+    for (int q = 0; done && q < nprocs_; ++q)
+      done = regs_recv_[static_cast<size_t>(q)] >= static_cast<uint64_t>(rd.announced[static_cast<size_t>(q)]);
+    if (!done) {
+      ++it;
+      continue;
+    }
+    const uint32_t s = it->first;
+    for (size_t i = 0; i < unresolved_.size();) {
+      Unresolved& u = unresolved_[i];
+      if (u.step <= s) {
+        auto e = dir_.find({u.name, u.idx});
+        answer_lookup(u, e == dir_.end() ? nullptr : &e->second);
+        unresolved_[i] = std::move(unresolved_.back());
+        unresolved_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    it = rounds_.erase(it);
+  }
+}
+
+void Dsm::answer_progress() {
+  for (size_t i = 0; i < prog_waiting_.size();) {
+    auto [h, s] = prog_waiting_[i];
+    if (entered_ >= static_cast<int64_t>(s)) {
+      DirRec r = dir_rec(DirOp::ProgReply, "");
+      r.step = s;
+      r.count = regs_sent_[static_cast<size_t>(h)];
+      send_dir(h, r);
+      prog_waiting_[i] = prog_waiting_.back();
+      prog_waiting_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Dsm::on_dir(int src, const DirRec& r) {
+  std::string name(r.text, strnlen(r.text, sizeof r.text));
+  switch (static_cast<DirOp>(r.op)) {
+    case DirOp::Register: {
+      regs_recv_[static_cast<size_t>(src)]++;
+      auto key = std::make_pair(name, r.idx);
+      auto it = dir_.find(key);
+      DirRec ack = dir_rec(DirOp::RegAck, name);
+      ack.idx = r.idx;
+      if (it != dir_.end() && it->second.owner != src) {
+        // Keep the first owner; both are told.
+        ack.status = 1;
+        ack.owner = it->second.owner;
+        ack.region = it->second.region;
+        ack.step = r.step;
+        send_dir(src, ack);
+        DirRec n = dir_rec(DirOp::DupNotice,
+                           strprintf("the region %s registered by this process is also registered by pid %d "
+                                     "(bspk_malloc in its superstep %u): names must be unique in the whole job",
+                                     pair_text(name, r.idx).c_str(), src, r.step));
+        send_dir(it->second.owner, n);
+      } else {
+        // New, or the same owner registering the pair again after freeing it.
+        dir_[key] = Entry{src, r.region, r.nelems, r.elem_size};
+        send_dir(src, ack);
+        const Entry& e = dir_[key];
+        for (size_t i = 0; i < unresolved_.size();) {
+          if (unresolved_[i].name == name && unresolved_[i].idx == r.idx) {
+            answer_lookup(unresolved_[i], &e);
+            unresolved_[i] = std::move(unresolved_.back());
+            unresolved_.pop_back();
+          } else {
+            ++i;
+          }
+        }
+      }
+      home_try_resolve();
+      break;
+    }
+    case DirOp::RegAck:
+      if (acks_waiting_) acks_waiting_--;
+      if (r.status)
+        post_error(BSPK_ERR_NAME,
+                   strprintf("bspk_malloc%s: the pair is already registered by pid %d, so pid %d cannot "
+                             "register it too (names are unique in the whole job; this region stays "
+                             "allocated but has no job-wide name)",
+                             pair_text(name, r.idx).c_str(), r.owner, pid_));
+      break;
+    case DirOp::Unregister: {
+      auto it = dir_.find({name, r.idx});
+      if (it != dir_.end() && it->second.owner == src && it->second.region == r.region) dir_.erase(it);
+      break;
+    }
+    case DirOp::Lookup: {
+      auto it = dir_.find({name, r.idx});
+      Unresolved u{src, r.handle, r.step, name, r.idx};
+      if (it != dir_.end()) {
+        answer_lookup(u, &it->second);
+        break;
+      }
+      unresolved_.push_back(u);
+      if (rounds_.lower_bound(r.step) == rounds_.end()) {
+        Round& rd = rounds_[r.step];
+        rd.announced.assign(static_cast<size_t>(nprocs_), -1);
+        DirRec q = dir_rec(DirOp::ProgQuery, "");
+        q.step = r.step;
+        for (int d = 0; d < nprocs_; ++d) send_dir(d, q);
+      }
+      break;
+    }
+    case DirOp::LookupReply: {
+      if (r.handle == 0 || r.handle >= handles_.size()) break;
+      Handle& h = handles_[r.handle];
+      if (h.state != Handle::Pending) break;
+      if (r.status == 0) {
+        h.state = Handle::Found;
+        h.owner = r.owner;
+        h.region = r.region;
+        h.nelems = r.nelems;
+        h.elem_size = r.elem_size;
+      } else {
+        h.state = Handle::Unknown;
+      }
+      if (lookups_waiting_) lookups_waiting_--;
+      break;
+    }
+    case DirOp::ProgQuery:
+      prog_waiting_.emplace_back(src, r.step);
+      answer_progress();
+      break;
+    case DirOp::ProgReply: {
+      auto it = rounds_.find(r.step);
+      if (it == rounds_.end()) break;
+      auto& a = it->second.announced[static_cast<size_t>(src)];
+      if (a < 0) it->second.replies++;
+      a = static_cast<int64_t>(r.count);
+      home_try_resolve();
+      break;
+    }
+    case DirOp::DupNotice:
+      post_error(BSPK_ERR_NAME, name);
+      break;
+    case DirOp::CopyError: {
+      if (r.status == 2) {  // a fetch of ours was refused: it is complete (with nothing)
+        uint32_t k = r.handle - fetch_base_;
+        if (r.handle >= fetch_base_ && k < fetches_.size() && fetches_[k].got < fetches_[k].n) {
+          fetches_[k].got = fetches_[k].n;
+          fetches_[k].error = name;
+          fetches_left_--;
+        }
+        break;
+      }
+      post_error(r.idx, name);
+      break;
+    }
+    default:
+      engine_.raise_async(BSPK_ERR_FABRIC, strprintf("directory message of unknown type %u from pid %d", r.op, src));
+  }
+}
+
+}  // namespace bspk::dsm

@@ -1,0 +1,65 @@
+// dsm/wire.h -- distributed shared memory's wire vocabulary [BSPk §3, §6.2].
+//
+// Store and FetchReq are counted arrivals at their target (bspk.h, DSM rule
+// 5); FetchReply is tracked by the fetcher; Dir is control traffic (not
+// counted). Header fields (sync/wire.h) as used here:
+//   Store      seq = store number from src to this target in the superstep,
+//              frame / nframes = fragment index / count, nelems, elem_size,
+//              u32[0] = destination region, u32[1..2] = destination element
+//   FetchReq   seq = fetch id, nelems, elem_size, skew = the fetcher's slot of
+//              its first destination element, u32[0] = source region,
+//              u32[1..2] = source element
+//   FetchReply seq = fetch id, frame / nframes, nelems, elem_size,
+//              u32[1..2] = element offset of the fragment within the fetch
+//   Dir        payload: one DirRec
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "sync/wire.h"
+
+namespace bspk::dsm {
+
+constexpr wire::Kind kStore = 7;       // one fragment (<= one frame) of a bspk_copy into a remote region
+constexpr wire::Kind kFetchReq = 8;    // "send me n elements of your region r from offset o at the end of `step`"
+constexpr wire::Kind kFetchReply = 9;  // one fragment of the answer, sent straight from the owner's frames
+constexpr wire::Kind kDir = 10;        // directory of named regions (payload: DirRec)
+
+// Directory message (payload of kDir).
+enum class DirOp : uint32_t {
+  Register = 1,    // owner -> home: (name, idx) is region `region` on `owner`
+  RegAck = 2,      // home -> owner: status 0 ok, 1 duplicate (owner/region: the other owner)
+  Unregister = 3,  // owner -> home: the region was freed
+  Lookup = 4,      // asker -> home: resolve (name, idx) for handle `handle`, used in `step`
+  LookupReply = 5, // home -> asker: status 0 found (owner, region, nelems, elem_size), 1 unknown
+  ProgQuery = 6,   // home -> all: "answer when you have entered the sync ending `step`"
+  ProgReply = 7,   // all -> home: done; `count` = Registers sent to that home so far
+  DupNotice = 8,   // home -> first owner: someone else registered your pair (text)
+  CopyError = 9,   // target -> issuer: a copy was refused (text; idx = error code, status 2 = a fetch)
+};
+
+struct DirRec {
+  uint32_t op;
+  int32_t idx;
+  int32_t owner;
+  uint32_t region;
+  uint64_t nelems;
+  uint32_t elem_size;
+  uint32_t handle;
+  uint32_t status;
+  uint32_t step;
+  uint64_t count;
+  char text[200];  // name (<= 63 bytes) or, for DupNotice/CopyError, the message
+};
+
+// A record of `op` whose text is `text` (truncated to fit), other fields 0.
+inline DirRec dir_rec(DirOp op, const std::string& text) {
+  DirRec r{};
+  r.op = static_cast<uint32_t>(op);
+  std::snprintf(r.text, sizeof r.text, "%s", text.c_str());
+  return r;
+}
+
+}  // namespace bspk::dsm

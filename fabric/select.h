@@ -1,0 +1,51 @@
+// fabric/select.h -- which libfabric provider a job uses, and how it is tuned.
+//
+// The one place that knows provider names. The caller states the job-layout
+// facts (how many processes, whether they share this host, what every message
+// carries in front of its payload); select() returns how to open the endpoint
+// and the provider-dependent defaults. Rules, in order:
+//   1. BSPK_PROVIDER, else FI_PROVIDER, if set (short names: tcp, shm, verbs);
+//   2. shm when every process is on this host;
+//   3. across hosts never shm: verbs;ofi_rxm when this host offers it
+//      (InfiniBand), else tcp;ofi_rxm, never on the loopback interface.
+// The deprecated sockets provider is refused (it lost messages in our tests).
+// BSPK_IFACE (else FI_TCP_IFACE) picks the network interface; a job whose
+// processes are all on this host uses "lo" for network providers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "fabric/fabric.h"
+
+namespace bspk::fabric {
+
+struct JobFacts {
+  int nprocs = 1;
+  bool all_local = true;     // every process of the job runs on this host
+  std::string shm_name;      // endpoint name for a shared-memory provider (unique per job and rank)
+  size_t header_bytes = 0;   // bytes every message carries before its payload
+};
+
+struct Selection {
+  Config config;                  // how to open the Endpoint
+  size_t default_frame_size = 0;  // comem frame size when BSPK_FRAME_SIZE is unset
+  bool connect_all_pairs = false; // open every connection at start-up, all at once
+  std::string reason;             // why this provider (printed with BSPK_VERBOSE=1)
+};
+
+// Choose and tune the provider for this job. Sets the libfabric environment
+// the choice needs before any fi_getinfo (FI_PROVIDER, FI_UNIVERSE_SIZE and,
+// for rxm, FI_OFI_RXM_BUFFER_SIZE / FI_OFI_RXM_SAR_LIMIT unless set by the
+// user). Throws bspk::Error(BSPK_ERR_ARG) for an unknown or refused provider.
+Selection select(const JobFacts& facts);
+
+// libfabric's name for a user-facing one: "tcp" -> "tcp;ofi_rxm", "verbs" ->
+// "verbs;ofi_rxm", "shm" -> "shm"; full names pass through. Throws
+// BSPK_ERR_ARG for "sockets" and for names BSPk has not been validated on.
+std::string canonical_provider(const std::string& name);
+
+// True if fi_getinfo offers an RDM endpoint of this provider on this host.
+bool provider_available(const std::string& canonical_name);
+
+}  // namespace bspk::fabric

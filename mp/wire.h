@@ -1,0 +1,17 @@
+// mp/wire.h -- message passing's wire vocabulary [BSPk §6.1].
+//
+// One kind: a Data message is one frame (or the only, empty part) of a
+// bspk_send. Its header (sync/wire.h) carries seq (message number from src to
+// this destination in the superstep), frame / nframes (this frame's index and
+// the message's frame count, 0 for an empty message), skew (slot of element 0
+// within the first frame), nelems and elem_size. Data messages are counted
+// arrivals: one per complete message.
+#pragma once
+
+#include "sync/wire.h"
+
+namespace bspk::mp {
+
+constexpr wire::Kind kData = 1;
+
+}  // namespace bspk::mp

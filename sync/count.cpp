@@ -1,0 +1,153 @@
+// sync/count.cpp -- how many messages a process waits for in a superstep:
+// bspk_expect (declared, no traffic), bspk_will_send (declared vectors summed
+// over the count tree), or counted (the actual send counts summed over the
+// same tree); and the diagnosis of processes mixing those kinds [BSPk §5].
+#include <bspk.h>
+
+#include "base/error.h"
+#include "sync/engine.h"
+#include "sync/tree.h"
+
+namespace bspk::sync {
+
+void Engine::expect(int64_t n) {
+  throw_pending();
+  if (n < 0) fail(BSPK_ERR_ARG, "negative message count %lld", (long long)n);
+  if (mode_ != Mode::None)
+    fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
+         mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
+  StepState& st = state(step_);
+  if (counts_->status(step_).children_got > 0 || st.have_result)
+    fail(BSPK_ERR_MODE,
+         "superstep %u: other processes are already summing send counts for "
+         "this superstep (they used bspk_will_send or no declaration): kinds may not be mixed",
+         step_);
+  mode_ = Mode::Expect;
+  declared_expect_ = n;
+  if (st.arrived > static_cast<uint64_t>(n))
+    fail(BSPK_ERR_COUNT, "more messages than declared: bspk_expect(%lld), but %llu messages for this superstep have already arrived",
+         (long long)n, (unsigned long long)st.arrived);
+}
+
+void Engine::will_send(const int* v) {
+  throw_pending();
+  if (!v) fail(BSPK_ERR_ARG, "NULL array");
+  for (int j = 0; j < nprocs_; ++j)
+    if (v[j] < 0) fail(BSPK_ERR_ARG, "negative count %d for pid %d", v[j], j);
+  if (mode_ != Mode::None)
+    fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
+         mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
+  mode_ = Mode::WillSend;
+  for (int j = 0; j < nprocs_; ++j) declared_vec_[static_cast<size_t>(j)] = static_cast<uint64_t>(v[j]);
+}
+
+// Join the count exchange of superstep s with this process's vector: the
+// declared one (will_send) or the actual send counts. The meta words say which
+// kind of sync this process used (and its pid, for the mixing diagnosis).
+void Engine::join_count_exchange(uint32_t s, bool finalizing) {
+  const auto& mine = (mode_ == Mode::WillSend) ? declared_vec_ : sent_;
+  Tree::Meta meta = {0, uint32_t(-1), uint32_t(-1), uint32_t(-1)};
+  int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
+  meta[0] = finalizing ? wire::kSyncFinalize : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
+  meta[1 + b] = static_cast<uint32_t>(pid_);
+  counts_->contribute(s, mine.data(), meta);
+}
+
+// A tree message for superstep s, before it is used: a sender summing counts
+// for a superstep in which this process used bspk_expect (or has already left
+// it) mixed kinds.
+bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
+  if (s < step_ || (s == step_ && mode_ == Mode::Expect && !counts_->status(s).joined)) {
+    int32_t first[3] = {int32_t(meta[1]), int32_t(meta[2]), int32_t(meta[3])};
+    raise_async(BSPK_ERR_MODE,
+                strprintf("mixed synchronisation kinds in superstep %u: this process used "
+                          "bspk_expect, but pid %d took part in a %s exchange (%s)",
+                          s, src, (meta[0] & wire::kSyncWillSend) ? "bspk_will_send" : "counted",
+                          kinds_text(meta[0] | wire::kSyncExpect, first).c_str()));
+    return false;
+  }
+  return true;
+}
+
+void Engine::count_result(uint32_t s, const uint64_t* total, const Tree::Meta& meta) {
+  StepState& st = state(s);
+  st.have_result = true;
+  st.result = total[pid_];
+  st.kinds = meta[0];
+  for (int b = 0; b < 3; ++b) st.first[b] = static_cast<int32_t>(meta[1 + b]);
+}
+
+// The wait condition of bspk_sync for superstep s; throws on a detected error.
+bool Engine::counts_complete(uint32_t s) {
+  StepState& st = state(s);
+  if (mode_ != Mode::Expect && st.have_result) {
+    uint32_t k = st.kinds;
+    if (__builtin_popcount(k) > 1) {
+      if (k & wire::kSyncFinalize)
+        fail(BSPK_ERR_PEER,
+             "in superstep %u some processes called bspk_finalize while others called "
+             "bspk_sync (%s): every process must finalize in the same superstep",
+             s, kinds_text(k, st.first).c_str());
+      fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s, kinds_text(k, st.first).c_str());
+    }
+  }
+  if (mode_ != Mode::Expect) {
+    Tree::Status ts = counts_->status(s);
+    if (!ts.sent_up) {
+      // A child that shows activity in a later superstep without having
+      // contributed to this one left it some other way: it used bspk_expect.
+      const auto& ch = counts_->children();
+      for (size_t c = 0; c < ch.size(); ++c)
+        if (!(ts.child_mask & (1u << c)) && known_[ch[c]] > s)
+          fail(BSPK_ERR_MODE,
+               "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
+               "%s count exchange (it must have used bspk_expect)",
+               s, ch[c], mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+    }
+  }
+  bool known = (mode_ == Mode::Expect) || st.have_result;
+  uint64_t due = (mode_ == Mode::Expect) ? static_cast<uint64_t>(declared_expect_) : st.result;
+  if (known && st.arrived > due) {
+    fail(BSPK_ERR_COUNT, "more messages than declared: %llu arrived in superstep %u but %llu were %s",
+         (unsigned long long)st.arrived, s, (unsigned long long)due,
+         mode_ == Mode::Expect ? "declared with bspk_expect" : "sent to this process");
+  }
+  return known && st.arrived == due && st.outstanding == 0;
+}
+
+std::string Engine::waiting_for(uint32_t s) {
+  const StepState& st = state(s);
+  std::string w;
+  if (mode_ == Mode::Expect) {
+    w = strprintf("bspk_expect(%lld) declared, %llu message(s) arrived", (long long)declared_expect_,
+                  (unsigned long long)st.arrived);
+  } else if (st.have_result) {
+    w = strprintf("%llu message(s) due (summed %s), %llu arrived", (unsigned long long)st.result,
+                  mode_ == Mode::WillSend ? "from bspk_will_send" : "from actual send counts",
+                  (unsigned long long)st.arrived);
+  } else {
+    std::string missing;
+    for (int c : counts_->children()) missing += strprintf(" %d", c);
+    w = strprintf("the %s count exchange has not completed (this process has %d of %zu child "
+                  "contributions; children:%s; parent: %d)",
+                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", counts_->status(s).children_got,
+                  counts_->children().size(), missing.empty() ? " none" : missing.c_str(), counts_->parent());
+  }
+  if (st.outstanding) w += strprintf("; %llu own send(s) not complete", (unsigned long long)st.outstanding);
+  return w + flow_text();
+}
+
+std::string Engine::kinds_text(uint32_t kinds, const int32_t* first) const {
+  std::string s;
+  auto add = [&](const char* what, int pid) {
+    if (!s.empty()) s += ", ";
+    s += pid >= 0 ? strprintf("%s (pid %d)", what, pid) : std::string(what);
+  };
+  if (kinds & wire::kSyncExpect) add("bspk_expect", -1);
+  if (kinds & wire::kSyncWillSend) add("bspk_will_send", first[0]);
+  if (kinds & wire::kSyncCounted) add("no declaration", first[1]);
+  if (kinds & wire::kSyncFinalize) add("bspk_finalize", first[2]);
+  return s;
+}
+
+}  // namespace bspk::sync

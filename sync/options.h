@@ -1,0 +1,21 @@
+// sync/options.h -- the engine's settings (BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT,
+// BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH).
+#pragma once
+
+#include <cstdint>
+
+namespace bspk::sync {
+
+struct Options {
+  uint32_t max_ahead = 16;       // W: supersteps a sender may run ahead of a receiver
+  double timeout_s = 60;         // no-progress time-out in bspk_sync
+  double spin_s = 200e-6;        // busy-poll before blocking (0 when processes outnumber CPUs)
+  uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
+  uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
+  // From the environment. local_procs: processes of the job on this host;
+  // host_cpus: CPUs they may use here (0: this process's affinity). No busy
+  // spinning if the processes outnumber the CPUs.
+  static Options from_env(int local_procs, int host_cpus = 0);
+};
+
+}  // namespace bspk::sync

@@ -1,0 +1,113 @@
+// sync/rx.cpp -- receiving: the posted receive slots (a header slot plus a
+// whole frame or a small buffer each), validation of every arrival, dispatch
+// through the kind table, and arrival counting per superstep.
+#include <bspk.h>
+
+#include "base/error.h"
+#include "sync/engine.h"
+
+namespace bspk::sync {
+
+using wire::Header;
+
+void Engine::start() {
+  slots_.resize(opt_.rx_depth + opt_.small_rx_depth);  // never resized again: slots are contexts
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    RecvSlot& s = slots_[i];
+    s.small = i >= opt_.rx_depth;
+    s.hdr = new_header();
+    s.frame = (s.small ? small_ : frames_).alloc();
+    post_slot(&s);
+  }
+}
+
+void Engine::post_slot(RecvSlot* slot) {
+  comem::FramePool& pool = slot->small ? small_ : frames_;
+  iovec iov[2] = {{slot->hdr, sizeof(Header)},
+                  {reinterpret_cast<void*>(slot->frame), slot->small ? wire::kSmallPayload : pool.frame_size()}};
+  void* desc[2] = {headers_.desc(reinterpret_cast<uintptr_t>(slot->hdr)), pool.desc(slot->frame)};
+  uint64_t tag = slot->small ? wire::kTagSmall : wire::kTagLarge;
+  while (!ep_.post_recv(iov, desc, 2, &slot->ctx, tag)) {
+    // Receive queue full: cannot happen with rx_depth <= rx_size, but be safe.
+    fabric::Completion c[8];
+    fabric::CompletionError err;
+    ssize_t n = ep_.poll(c, 8, &err);
+    if (n < 0) handle_error(err);
+    for (ssize_t i = 0; i < n; ++i) dispatch(c[i]);
+  }
+}
+
+void Engine::flush_reposts() {
+  // post_slot may progress the CQ (receive queue full), which can add to
+  // repost_: work on a detached list.
+  std::vector<RecvSlot*> now;
+  now.swap(repost_);
+  for (RecvSlot* slot : now) post_slot(slot);
+  if (repost_.empty()) {  // keep the capacity for next time
+    now.clear();
+    repost_.swap(now);
+  }
+}
+
+void Engine::dispatch(const fabric::Completion& c) {
+  switch (c.kind) {
+    case fabric::CompletionKind::Received:
+      on_recv(recv_slot_of(c.context), c.len);
+      return;
+    case fabric::CompletionKind::Sent:
+    case fabric::CompletionKind::Read:
+      complete_op(send_op_of(c.context));
+      return;
+  }
+}
+
+void Engine::on_recv(RecvSlot* slot, size_t len) {
+  // The slot (and its header) is reposted only before this process next waits.
+  const Header& h = *slot->hdr;
+  if (len < sizeof(Header) || h.magic != wire::magic_word() || h.payload != len - sizeof(Header)) {
+    raise_async(BSPK_ERR_FABRIC,
+                strprintf("received a malformed message (%zu bytes, magic %#x): mismatched BSPk "
+                          "versions in one job?",
+                          len, h.magic));
+    post_slot(slot);
+    return;
+  }
+  if (h.src < 0 || h.src >= nprocs_) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("received a message from unknown pid %d", h.src));
+    post_slot(slot);
+    return;
+  }
+  // Every message but the flow-control ones proves its sender's superstep.
+  if (h.kind != wire::kStepQuery && h.kind != wire::kStepNotice) note_peer_step(h.src, h.step);
+  const Handler& handle = handlers_[h.kind];
+  if (!handle) {
+    raise_async(BSPK_ERR_FABRIC,
+                strprintf("received a message of unknown kind %u from pid %d", unsigned(h.kind), h.src));
+  } else if (handle(Incoming{h, slot->frame, h.payload, slot->small})) {
+    slot->frame = (slot->small ? small_ : frames_).alloc();  // the handler kept the buffer
+  }
+  // Repost later (before this process next waits): keeps fi_trecvmsg off the
+  // path between a message's arrival and the program seeing it.
+  repost_.push_back(slot);
+}
+
+void Engine::message_arrived(uint32_t s, int src) {
+  ++progress_events_;
+  if (s < step_) {
+    raise_async(BSPK_ERR_COUNT,
+                strprintf("more messages than declared: a message sent by pid %d in superstep %u "
+                          "arrived after this process had left that superstep",
+                          src, s));
+    return;
+  }
+  StepState& st = state(s);
+  st.arrived++;
+  if (s == step_ && mode_ == Mode::Expect && st.arrived > static_cast<uint64_t>(declared_expect_)) {
+    raise_async(BSPK_ERR_COUNT,
+                strprintf("more messages than declared: bspk_expect(%lld) in superstep %u, but "
+                          "%llu messages have arrived (the latest from pid %d)",
+                          (long long)declared_expect_, s, (unsigned long long)st.arrived, src));
+  }
+}
+
+}  // namespace bspk::sync

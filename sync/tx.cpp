@@ -1,0 +1,156 @@
+// sync/tx.cpp -- sending: operation pool, injection of small messages, posting,
+// the backlog of sends the provider refused for now, control messages, and
+// completion of our operations.
+#include <bspk.h>
+
+#include <cstring>
+
+#include "base/error.h"
+#include "sync/engine.h"
+
+namespace bspk::sync {
+
+using wire::Header;
+
+SendOp* Engine::new_op() {
+  if (op_pool_.empty()) {
+    auto* op = new SendOp();
+    all_ops_.push_back(op);
+    return op;
+  }
+  SendOp* op = op_pool_.back();
+  op_pool_.pop_back();
+  return op;
+}
+
+void Engine::free_op(SendOp* op) {
+  if (op->hdr) headers_.free(reinterpret_cast<uintptr_t>(op->hdr));
+  if (op->ctrl_frame) (op->ctrl_small ? small_ : frames_).free(op->ctrl_frame);
+  *op = SendOp{};
+  op_pool_.push_back(op);
+}
+
+Header* Engine::new_header() { return reinterpret_cast<Header*>(headers_.alloc()); }
+
+bool Engine::try_post(SendOp* op) {
+  return ep_.post_send(op->dest, op->iov, op->desc, op->iov_count, &op->ctx, op->tag);
+}
+
+// A message tagged with a superstep: through the flow-control window.
+void Engine::post(SendOp* op) {
+  if (!window_open(op->dest, op->step)) {
+    hold_for_window(op);
+    return;
+  }
+  post_or_queue(op);
+}
+
+void Engine::retry_backlog() {
+  while (!backlog_.empty()) {
+    if (!try_post(backlog_.front())) return;
+    backlog_.pop_front();
+  }
+}
+
+bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payload, size_t len, void* desc,
+                        uint32_t region, uint64_t tag) {
+  Header hh = h;
+  hh.magic = wire::magic_word();
+  hh.kind = kind;
+  hh.step = step_;
+  hh.src = pid_;
+  hh.payload = static_cast<uint32_t>(len);
+  // Small message, nothing queued ahead of it, window open: inject it.
+  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
+    iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
+    void* descs[2] = {nullptr, desc};  // injected buffers need no registration
+    if (ep_.inject(dest, iov, descs, len ? 2 : 1, tag)) return false;
+  }
+  SendOp* op = new_op();
+  op->hdr = new_header();
+  *op->hdr = hh;
+  op->dest = dest;
+  op->step = step_;
+  op->region = region;
+  op->counted = true;
+  op->tag = tag;
+  op->iov[0] = {op->hdr, sizeof(Header)};
+  op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
+  op->iov_count = 1;
+  if (len) {
+    op->iov[1] = {payload, len};
+    op->desc[1] = desc;
+    op->iov_count = 2;
+  }
+  state(step_).outstanding++;
+  post(op);
+  return true;
+}
+
+// A control message's send operation: header stamped, no payload yet.
+SendOp* Engine::ctrl_op(int dest, wire::Kind kind, uint32_t step) {
+  SendOp* op = new_op();
+  op->hdr = new_header();
+  Header& h = *op->hdr;
+  h = Header{};
+  h.magic = wire::magic_word();
+  h.kind = kind;
+  h.step = step;
+  h.src = pid_;
+  op->dest = dest;
+  op->step = step;
+  op->tag = wire::kTagSmall;
+  op->iov[0] = {op->hdr, sizeof(Header)};
+  op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
+  op->iov_count = 1;
+  return op;
+}
+
+// Copy a control payload into a buffer of its own (small if it fits).
+void Engine::attach_payload(SendOp* op, const void* bytes, size_t len) {
+  if (!len) return;
+  op->ctrl_small = len <= wire::kSmallPayload;
+  comem::FramePool& pool = op->ctrl_small ? small_ : frames_;
+  if (len > pool.frame_size()) fail(BSPK_ERR_INTERNAL, "control payload of %zu bytes", len);
+  op->ctrl_frame = pool.alloc();
+  std::memcpy(reinterpret_cast<void*>(op->ctrl_frame), bytes, len);
+  op->hdr->payload = static_cast<uint32_t>(len);
+  op->iov[1] = {reinterpret_cast<void*>(op->ctrl_frame), len};
+  op->desc[1] = pool.desc(op->ctrl_frame);
+  op->iov_count = 2;
+  if (!op->ctrl_small) op->tag = wire::kTagLarge;
+}
+
+void Engine::send_control(int dest, wire::Kind kind, const void* bytes, size_t len) {
+  SendOp* op = ctrl_op(dest, kind, step_);
+  attach_payload(op, bytes, len);
+  stats_.ctrl_sent++;
+  post_or_queue(op);
+}
+
+void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
+                       size_t nvec, bool flow_controlled) {
+  SendOp* op = ctrl_op(dest, kind, step);
+  if (inl) std::memcpy(op->hdr->u32, inl, sizeof op->hdr->u32);
+  if (vec) {
+    attach_payload(op, vec, nvec * sizeof(uint64_t));
+    op->hdr->nelems = nvec;
+  }
+  stats_.ctrl_sent++;
+  if (flow_controlled) post(op);
+  else post_or_queue(op);
+}
+
+// An operation of ours finished (successfully or not): settle its bookkeeping.
+void Engine::complete_op(SendOp* op) {
+  if (op->done) *op->done = true;
+  if (op->counted) {
+    StepState& st = state(op->step);
+    if (st.outstanding) st.outstanding--;
+    ++progress_events_;
+  }
+  if (op->region && send_done_) send_done_(op->region);
+  free_op(op);
+}
+
+}  // namespace bspk::sync
