@@ -5,7 +5,7 @@
 namespace bspk {
 
 std::string Stats::line(int pid) const {
-  // The keys the issue names come first, in its order; extras follow.
+  // The documented keys first (README, BSPK_STATS), in that order; extras follow.
   return strprintf(
       "bspk-stats pid=%d supersteps=%llu msgs_sent=%llu bytes_sent=%llu bytes_copied=%llu "
       "sync_wait_s=%.6f msgs_recv=%llu bytes_recv=%llu ctrl_sent=%llu flow_waits=%llu "

@@ -40,24 +40,39 @@ extern "C" {
 #define BSPK_VERSION_MINOR 1
 #define BSPK_VERSION_PATCH 0
 
-/* ---- Return codes ----------------------------------------------------------- */
+/* ---- Return codes -------------------------------------------------------------
+ * What state each error leaves, so that a program knows what it may do next:
+ *   [call]  the call had no effect; the superstep and the job go on as if it
+ *           had not been made.
+ *   [step]  returned by bspk_sync after the superstep ended: every other
+ *           effect of the superstep took place, the named copies did not (or
+ *           only as the message says); the job goes on.
+ *   [over]  the job cannot continue consistently: the superstep did not end
+ *           on this process and other processes may be waiting for it. End the
+ *           job (bspk_abort, or BSPK_ERRORS=abort to have it done at the first
+ *           error); later calls return an error too (usually the same code or
+ *           BSPK_ERR_TIMEOUT) and never hang.
+ * A code can carry different states from different calls; the list names them. */
 #define BSPK_OK               0
-#define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)      */
-#define BSPK_ERR_PID         -2  /* process id outside [0, bspk_nprocs())                  */
-#define BSPK_ERR_PTR         -3  /* NULL, stale (freed) or non-local comem pointer          */
-#define BSPK_ERR_RANGE       -4  /* element range runs past the end of a region             */
-#define BSPK_ERR_NOMEM       -5  /* frame or index pool could not grow                       */
-#define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, ...)     */
-#define BSPK_ERR_MODE        -7  /* sync declarations mixed or repeated within a superstep  */
-#define BSPK_ERR_COUNT       -8  /* more/fewer messages than declared                       */
-#define BSPK_ERR_TIMEOUT     -9  /* waited longer than BSPK_SYNC_TIMEOUT without progress   */
-#define BSPK_ERR_FABRIC     -10  /* libfabric reported an error                              */
-#define BSPK_ERR_BOOT       -11  /* launcher / bootstrap failure                             */
-#define BSPK_ERR_PEER       -12  /* another process failed, aborted or finalised early       */
-#define BSPK_ERR_UNSUPPORTED -13 /* not available (yet) in this build                        */
-#define BSPK_ERR_NAME        -14 /* (name, idx) registered twice, or unknown to bspk_lookup   */
-#define BSPK_ERR_CONFLICT    -15 /* BSPK_CHECK=1: two processes wrote the same elements      */
-#define BSPK_ERR_INTERNAL    -16 /* a fault inside BSPk itself (a bug: please report it)     */
+#define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)    [call]  */
+#define BSPK_ERR_PID         -2  /* process id outside [0, bspk_nprocs())                [call]  */
+#define BSPK_ERR_PTR         -3  /* NULL, stale (freed) or non-local comem pointer        [call]; from
+                                    bspk_sync: a copy refused by its target           [step]  */
+#define BSPK_ERR_RANGE       -4  /* element range runs past the end of a region           [call]  */
+#define BSPK_ERR_NOMEM       -5  /* frame or index pool could not grow                    [call]  */
+#define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, ...)   [call]  */
+#define BSPK_ERR_MODE        -7  /* sync declarations: repeated (bspk_expect/will_send)   [call];
+                                    kinds mixed between processes (bspk_sync)         [over]  */
+#define BSPK_ERR_COUNT       -8  /* more/fewer messages than declared                     [over]  */
+#define BSPK_ERR_TIMEOUT     -9  /* waited longer than BSPK_SYNC_TIMEOUT without progress [over]  */
+#define BSPK_ERR_FABRIC     -10  /* libfabric reported an error, or a malformed message  [over]  */
+#define BSPK_ERR_BOOT       -11  /* launcher / bootstrap failure                           [over]  */
+#define BSPK_ERR_PEER       -12  /* another process failed, aborted or finalised early     [over]  */
+#define BSPK_ERR_UNSUPPORTED -13 /* not available (yet) in this build                      [call]  */
+#define BSPK_ERR_NAME        -14 /* (name, idx) registered twice, or unknown to bspk_lookup:
+                                    from bspk_malloc/bspk_lookup [call], from bspk_sync [step] */
+#define BSPK_ERR_CONFLICT    -15 /* BSPK_CHECK=1: two processes wrote the same elements    [step]  */
+#define BSPK_ERR_INTERNAL    -16 /* a fault inside BSPk itself (a bug: please report it)   [over]  */
 
 /* ---- Comem pointers [BSPk §4, Fig. 2] ---------------------------------------
  * A small value naming one element of a communicable-memory region: the owner

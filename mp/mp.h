@@ -1,7 +1,7 @@
 // mp/mp.h -- bulk-synchronous message passing on comem frames [BSPk §6.1, Fig. 4].
 //
 // bspk_send(dest, p, n): the n elements from p are sent frame by frame, each
-// frame straight from the region's memory (one fi_sendmsg of header + frame
+// frame straight from the region's memory (one fi_tsendmsg of header + frame
 // slice per frame, through the sync engine). Nothing is copied.
 //
 // Receiving: each frame lands in a free frame posted by the engine; this layer
