@@ -2,6 +2,7 @@
 //
 //   bspkrun -n P [--provider tcp|shm|verbs] [--bind core|none] [--timeout S]
 //           [--tag-output] [--report-bindings] prog args...
+//   bspkrun --info[=markdown]     every BSPK_* setting (base/config_defs.h)
 //
 // Starts P processes, runs the bootstrap exchange they use to find each other
 // (a Unix socket, see boot/protocol.h), forwards their output line by line,
