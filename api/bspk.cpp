@@ -18,7 +18,7 @@
 
 #include "api/runtime.h"
 #include "base/clock.h"
-#include "base/env.h"
+#include "base/config.h"
 
 using namespace bspk;
 using namespace bspk::api;
@@ -78,12 +78,8 @@ int bspk_init(int* argc, char*** argv) {
   return guarded("bspk_init", [&] {
     if (rt) fail(BSPK_ERR_STATE, "bspk_init was already called");
     if (finalized) fail(BSPK_ERR_STATE, "bspk_init after bspk_finalize is not supported");
-    if (auto v = env::get("BSPK_ERRORS")) {
-      if (*v == "print") policy = ErrorPolicy::Print;
-      else if (*v == "quiet") policy = ErrorPolicy::Quiet;
-      else if (*v == "abort") policy = ErrorPolicy::Abort;
-      else fail(BSPK_ERR_ARG, "BSPK_ERRORS='%s' is not one of print, quiet, abort", v->c_str());
-    }
+    std::string e = config::get_enum(config::Var::ERRORS);
+    policy = e == "quiet" ? ErrorPolicy::Quiet : e == "abort" ? ErrorPolicy::Abort : ErrorPolicy::Print;
     init_runtime(argc, argv);
   });
 }

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "api/runtime.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/placement.h"
 #include "boot/protocol.h"
 #include "fabric/select.h"
@@ -134,8 +134,8 @@ std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
 void start_runtime(Runtime& r, StartWatch& watch) {
   r.pid = r.boot->rank();
   r.nprocs = r.boot->size();
-  r.print_stats = env::get_bool("BSPK_STATS", false);
-  const bool verbose = env::get_bool("BSPK_VERBOSE", false) && r.pid == 0;
+  r.print_stats = config::get_bool(config::Var::STATS);
+  const bool verbose = config::get_bool(config::Var::VERBOSE) && r.pid == 0;
   watch.phase("the host-name exchange");
   JobLayout layout = job_layout(*r.boot, r.pid);
   r.local_procs = layout.local_procs;
@@ -149,7 +149,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   // Bind before anything is allocated, so pools land on our NUMA node.
   placement::Result placed =
       placement::place(layout.local_rank, layout.local_procs, std::string(r.boot->kind()) == "bspkrun");
-  if (env::get_bool("BSPK_REPORT_BINDINGS", false) && std::string(r.boot->kind()) != "bspkrun")
+  if (config::get_bool(config::Var::REPORT_BINDINGS) && std::string(r.boot->kind()) != "bspkrun")
     std::fprintf(stderr, "bspk: pid %d (os pid %d on %s): %s PUs %s, frames on NUMA node %s; %s\n", r.pid,
                  (int)getpid(), layout.hosts[static_cast<size_t>(r.pid)].c_str(),
                  placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
@@ -169,15 +169,15 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   }
   watch.phase("opening the fabric endpoint");
   r.ep = std::make_unique<fabric::Endpoint>(sel.config);
-  size_t fsz = env::get_size("BSPK_FRAME_SIZE", sel.default_frame_size);
-  size_t limit = env::get_size("BSPK_POOL_LIMIT", 0);
+  size_t fsz = config::get_size(config::Var::FRAME_SIZE, sel.default_frame_size);
+  size_t limit = config::get_size(config::Var::POOL_LIMIT);
   r.frames = std::make_unique<comem::FramePool>(r.ep.get(), fsz, limit);
   r.small = std::make_unique<comem::FramePool>(r.ep.get(), wire::kSmallPayload, limit, size_t{1} << 20);
   r.comem = std::make_unique<comem::Comem>(r.pid, *r.frames, r.index, r.small.get());
   r.engine = std::make_unique<sync::Engine>(r.pid, r.nprocs, *r.ep, *r.frames, *r.small, *r.boot, r.stats, opt);
   r.engine->on_send_done([c = r.comem.get()](uint32_t region) { c->send_done(region); });
   r.mp = std::make_unique<mp::MessagePassing>(*r.engine, *r.comem, r.stats);
-  r.dsm = std::make_unique<dsm::Dsm>(*r.engine, *r.comem, r.stats, env::get_bool("BSPK_CHECK", false));
+  r.dsm = std::make_unique<dsm::Dsm>(*r.engine, *r.comem, r.stats, config::get_bool(config::Var::CHECK));
 
   uintptr_t probe = r.frames->alloc();
   *reinterpret_cast<uint64_t*>(probe) = kProbeMagic | static_cast<uint64_t>(r.pid);
@@ -245,7 +245,7 @@ Runtime::~Runtime() {
 void init_runtime(int* argc, char*** argv) {
   (void)argc;
   (void)argv;
-  StartWatch watch(env::get_seconds("BSPK_START_TIMEOUT", 60));
+  StartWatch watch(config::get_seconds(config::Var::START_TIMEOUT));
   auto r = std::make_unique<Runtime>();
   r->boot = boot::make_bootstrap();
   try {

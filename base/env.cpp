@@ -63,6 +63,12 @@ double get_seconds(const char* name, double def) {
   return x;
 }
 
+double get_seconds_or_off(const char* name, double def) {
+  auto v = get(name);
+  if (v && (*v == "0" || *v == "off")) return 0;
+  return get_seconds(name, def);
+}
+
 bool get_bool(const char* name, bool def) {
   auto v = get(name);
   if (!v) return def;
@@ -72,6 +78,21 @@ bool get_bool(const char* name, bool def) {
   if (!strcasecmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
     return false;
   fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a boolean (use 1 or 0)", name, s);
+}
+
+std::string get_choice(const char* name, const std::string& def, const char* choices) {
+  auto v = get(name);
+  if (!v) return def;
+  std::string all(choices), listed;
+  for (size_t s = 0;;) {
+    size_t e = all.find('|', s);
+    std::string word = all.substr(s, e == std::string::npos ? std::string::npos : e - s);
+    if (word == *v) return word;
+    listed += (listed.empty() ? "" : ", ") + word;
+    if (e == std::string::npos) break;
+    s = e + 1;
+  }
+  fail(BSPK_ERR_ARG, "%s='%s' is not one of %s", name, v->c_str(), listed.c_str());
 }
 
 }  // namespace bspk::env

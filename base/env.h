@@ -22,7 +22,14 @@ uint64_t get_size(const char* name, uint64_t def);
 // Seconds as a decimal number (e.g. "0.5"), def when unset; must be > 0.
 double get_seconds(const char* name, double def);
 
+// Seconds as get_seconds, except that "0" or "off" give 0 (= disabled).
+double get_seconds_or_off(const char* name, double def);
+
 // Boolean: 1/0, yes/no, true/false, on/off; def when unset.
 bool get_bool(const char* name, bool def);
+
+// One of the words in choices ("a|b|c"), def when unset. Throws BSPK_ERR_ARG
+// naming the variable and the choices otherwise.
+std::string get_choice(const char* name, const std::string& def, const char* choices);
 
 }  // namespace bspk::env

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 
 namespace bspk::placement {
@@ -30,9 +30,7 @@ std::string list(hwloc_const_bitmap_t s) {
 
 Result place(int local_rank, int local_procs, bool launcher_binds) {
   Result r;
-  std::string mode = env::get("BSPK_BIND").value_or("auto");
-  if (mode != "auto" && mode != "core" && mode != "none")
-    fail(BSPK_ERR_ARG, "BSPK_BIND='%s' is not one of auto, core, none", mode.c_str());
+  std::string mode = config::get_enum(config::Var::BIND);  // auto, core or none
   if (!topo) {
     if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
       if (topo) hwloc_topology_destroy(topo);

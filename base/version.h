@@ -16,4 +16,9 @@ namespace bspk::version {
 constexpr uint32_t kWireVersion = 2;
 constexpr uint32_t kWireMagic = 0x4B505342u;  // "BSPK" little-endian
 
+// Most supersteps one process may run ahead of another (BSPK_MAX_AHEAD's
+// upper bound): superstep numbers in a 32-bit remote CQ datum keep 13 bits,
+// unambiguous within 2^12 - 1 supersteps (sync/wire.h checks the layout).
+constexpr uint32_t kMaxAheadLimit = (1u << 12) - 1;
+
 }  // namespace bspk::version

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "boot/protocol.h"
@@ -50,7 +51,7 @@ class Launcher final : public Bootstrap {
     std::string hello = hello_payload(rank);
     if (!send_msg(fd_, Msg::Hello, hello))
       fail(BSPK_ERR_BOOT, "lost the launcher while saying hello: %s", strerror(errno));
-    if (auto sf = env::get("BSPK_STATUS_FILE")) map_status(*sf);
+    if (auto sf = config::get_string(config::Var::STATUS_FILE)) map_status(*sf);
   }
   ~Launcher() override {
     if (fd_ >= 0) ::close(fd_);
@@ -60,7 +61,7 @@ class Launcher final : public Bootstrap {
   int size() const override { return size_; }
   const char* kind() const override { return "bspkrun"; }
   std::string job_id() const override {
-    auto j = env::get("BSPK_JOBID");
+    auto j = config::get_string(config::Var::JOBID);
     return j ? *j : strprintf("bspkrun-%d", (int)getppid());
   }
 
@@ -126,11 +127,9 @@ class Launcher final : public Bootstrap {
 }  // namespace
 
 std::string bootstrap_kind() {
-  if (auto k = env::get("BSPK_BOOTSTRAP")) {
-    if (*k == "bspkrun" || *k == "pmix" || *k == "pmi2" || *k == "slurm" || *k == "singleton") return *k;
-    fail(BSPK_ERR_ARG, "BSPK_BOOTSTRAP='%s' is not one of bspkrun, pmix, pmi2, slurm, singleton", k->c_str());
-  }
-  if (env::get("BSPK_BOOT_SOCKET")) return "bspkrun";
+  using config::Var;
+  if (config::is_set(Var::BOOTSTRAP)) return config::get_enum(Var::BOOTSTRAP, "");  // validated
+  if (config::is_set(Var::BOOT_SOCKET)) return "bspkrun";
   if (env::get("PMIX_RANK") && env::get("PMIX_NAMESPACE")) return "pmix";
   if (env::get("PMI_FD")) return "pmi2";
   if (env::get("SLURM_STEP_ID") && env::get("SLURM_PROCID")) return "slurm";
@@ -141,10 +140,11 @@ std::unique_ptr<Bootstrap> make_bootstrap() {
   std::string kind = bootstrap_kind();
   if (kind == "singleton") return std::make_unique<Singleton>();
   if (kind != "bspkrun") return make_slurm_bootstrap(kind);
-  auto sock = env::get("BSPK_BOOT_SOCKET");
+  using config::Var;
+  auto sock = config::get_string(Var::BOOT_SOCKET);
   if (!sock) fail(BSPK_ERR_BOOT, "BSPK_BOOTSTRAP=bspkrun but BSPK_BOOT_SOCKET is not set: start the program with bspkrun");
-  int size = static_cast<int>(env::get_int("BSPK_NPROCS", -1, 1, 1 << 20));
-  int rank = static_cast<int>(env::get_int("BSPK_RANK", -1, 0, size - 1));
+  int size = static_cast<int>(config::get_int(Var::NPROCS, -1));  // in [1, 2^20]
+  int rank = size < 1 ? -1 : static_cast<int>(config::get_int(Var::RANK, -1, 0, size - 1));
   if (size < 1 || rank < 0)
     fail(BSPK_ERR_BOOT, "BSPK_BOOT_SOCKET is set but BSPK_RANK/BSPK_NPROCS are missing");
   return std::make_unique<Launcher>(*sock, rank, size);

@@ -18,7 +18,7 @@
 #include <cstring>
 
 #include "base/clock.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "boot/protocol.h"
 
@@ -111,10 +111,8 @@ bool recv_timed(int fd, FrameReader& rd, Msg* t, std::string* pl, double timeout
 
 HubTiming HubTiming::from_env() {
   HubTiming t;
-  auto v = env::get("BSPK_FAILURE_TIMEOUT");
-  if (v && (*v == "0" || *v == "off")) t.failure_timeout = 0;
-  else t.failure_timeout = env::get_seconds("BSPK_FAILURE_TIMEOUT", t.failure_timeout);
-  t.start_timeout = env::get_seconds("BSPK_START_TIMEOUT", t.start_timeout);
+  t.failure_timeout = config::get_seconds(config::Var::FAILURE_TIMEOUT, t.failure_timeout);  // 0 / off: never
+  t.start_timeout = config::get_seconds(config::Var::START_TIMEOUT, t.start_timeout);
   return t;
 }
 

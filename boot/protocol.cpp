@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "boot/bootstrap.h"
 #include "base/version.h"
 
@@ -31,7 +31,7 @@ void remove_shm_regions(const std::string& job, int rank) {
 }
 
 uint32_t announced_wire_version() {
-  return static_cast<uint32_t>(env::get_int("BSPK_TEST_WIRE_VERSION", version::kWireVersion, 0, UINT32_MAX));
+  return static_cast<uint32_t>(config::get_int(config::Var::TEST_WIRE_VERSION));
 }
 
 std::string hello_payload(int rank) {

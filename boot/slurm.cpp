@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "boot/bootstrap.h"
@@ -39,8 +40,8 @@ std::string first_host(const std::string& list) {
 }
 
 std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step) {
-  if (auto p = env::get("BSPK_HUB_PORT"))
-    return {static_cast<uint16_t>(env::get_int("BSPK_HUB_PORT", 0, 1, 65535))};
+  if (config::is_set(config::Var::HUB_PORT))
+    return {static_cast<uint16_t>(config::get_int(config::Var::HUB_PORT, 0))};  // in [1, 65535]
   // Below Linux's ephemeral range (32768+) so outgoing connections never hold
   // it; 8 candidates in case another job's hub holds one (hellos carry the job
   // tag, so a process never joins another job's hub).
@@ -97,7 +98,7 @@ class HubBacked : public Bootstrap {
   // PMIx/PMI2: pid 0 runs the hub on any free port and publishes where.
   void start_hub_published() {
     std::string rec;
-    auto ports = env::get("BSPK_HUB_PORT") ? hub_ports(0, 0) : std::vector<uint16_t>{0};
+    auto ports = config::is_set(config::Var::HUB_PORT) ? hub_ports(0, 0) : std::vector<uint16_t>{0};
     if (rank_ == 0) {
       server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, 0, &state_);
       rec = std::to_string(server_->port());

@@ -2,6 +2,7 @@
 //
 //   bspkrun -n P [--provider tcp|shm|verbs] [--bind core|none] [--timeout S]
 //           [--tag-output] [--report-bindings] prog args...
+//   bspkrun --info[=markdown]     every BSPK_* setting (base/config_defs.h)
 //
 // Starts P processes, runs the bootstrap exchange they use to find each other
 // (a Unix socket, see boot/protocol.h), forwards their output line by line,
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "boot/bootstrap.h"
 #include "boot/protocol.h"
@@ -162,12 +164,13 @@ void Launcher::spawn(int rank) {
       int dn = open("/dev/null", O_RDONLY);
       if (dn >= 0) dup2(dn, 0);
     }
-    setenv("BSPK_BOOT_SOCKET", sock_path_.c_str(), 1);
-    setenv("BSPK_JOBID", jobid_.c_str(), 1);
-    setenv("BSPK_RANK", std::to_string(rank).c_str(), 1);
-    setenv("BSPK_NPROCS", std::to_string(nprocs).c_str(), 1);
-    if (status_) setenv("BSPK_STATUS_FILE", status_path_.c_str(), 1);
-    if (!provider.empty()) setenv("BSPK_PROVIDER", provider.c_str(), 1);
+    using config::Var;
+    setenv(config::name(Var::BOOT_SOCKET), sock_path_.c_str(), 1);
+    setenv(config::name(Var::JOBID), jobid_.c_str(), 1);
+    setenv(config::name(Var::RANK), std::to_string(rank).c_str(), 1);
+    setenv(config::name(Var::NPROCS), std::to_string(nprocs).c_str(), 1);
+    if (status_) setenv(config::name(Var::STATUS_FILE), status_path_.c_str(), 1);
+    if (!provider.empty()) setenv(config::name(Var::PROVIDER), provider.c_str(), 1);
     if (set) {
       if (hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_PROCESS) != 0)
         std::fprintf(stderr, "bspkrun: warning: could not bind pid %d: %s\n", rank, strerror(errno));
@@ -470,12 +473,29 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--tag-output", L.tag, "prefix every output line with [pid]");
   app.add_flag("--report-bindings", L.report_bindings, "print each process's core binding");
+  // --info needs no -n or program: its validator ends the parse (CLI11 runs
+  // option callbacks before it checks required options).
+  std::string info_format;
+  app.add_flag("--info{text}", info_format,
+               "print every BSPK_* setting (its value here, default and meaning) and exit; "
+               "--info=markdown: the README's Environment table")
+      ->check(CLI::IsMember({"text", "markdown"}))
+      ->option_text("[=text|markdown]")
+      ->each([&info_format](const std::string& f) {
+        info_format = f;
+        throw CLI::Success();
+      });
   app.prefix_command();  // the first positional is the program; everything after it is its own
   app.footer("Everything from the program name on is passed to the program unchanged.\n"
-             "Environment: BSPK_SYNC_TIMEOUT, BSPK_FRAME_SIZE, BSPK_STATS, BSPK_VERBOSE, ... (see README).");
+             "Environment: BSPK_SYNC_TIMEOUT, BSPK_FRAME_SIZE, BSPK_STATS, BSPK_VERBOSE, ... (bspkrun --info "
+             "lists them all).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (!info_format.empty()) {
+      std::fputs((info_format == "markdown" ? config::markdown_table() : config::info_text()).c_str(), stdout);
+      return 0;
+    }
     return app.exit(e);
   }
   L.cmd = app.remaining();
@@ -483,13 +503,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
     return 2;
   }
-  if (const char* st = std::getenv("BSPK_SYNC_TIMEOUT")) {
-    char* end = nullptr;
-    double v = std::strtod(st, &end);
-    if (end && *end == '\0' && v > 0) L.exchange_timeout = v;
+  // A malformed value is left for the processes to report (each does, in bspk_init).
+  try {
+    L.exchange_timeout = config::get_seconds(config::Var::SYNC_TIMEOUT, L.exchange_timeout);
+  } catch (const bspk::Error&) {
   }
-  if (std::getenv("BSPK_REPORT_BINDINGS") && std::string(std::getenv("BSPK_REPORT_BINDINGS")) == "1")
-    L.report_bindings = true;
+  try {
+    if (config::get_bool(config::Var::REPORT_BINDINGS)) L.report_bindings = true;
+  } catch (const bspk::Error&) {
+  }
   if (!L.provider.empty()) {
     // nothing else to check: the runtime maps the name and refuses sockets
   } else if (const char* fp = std::getenv("FI_PROVIDER"); fp && std::strstr(fp, "sockets")) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
 
@@ -75,7 +76,7 @@ bool provider_available(const std::string& name) {
 Selection select(const JobFacts& f) {
   Selection s;
   Config& c = s.config;
-  if (auto p = env::get("BSPK_PROVIDER")) {
+  if (auto p = config::get_string(config::Var::PROVIDER)) {
     c.provider = canonical_provider(*p);
     s.reason = "BSPK_PROVIDER=" + *p;
   } else if (auto p2 = env::get("FI_PROVIDER")) {
@@ -96,7 +97,7 @@ Selection select(const JobFacts& f) {
   // Unique per job and rank, so a region left behind by a killed process (whose
   // pid may be reused) never blocks a new one.
   c.shm_name = f.shm_name;
-  if (auto i = env::get("BSPK_IFACE")) c.iface = *i;
+  if (auto i = config::get_string(config::Var::IFACE)) c.iface = *i;
   else if (auto i2 = env::get("FI_TCP_IFACE")) c.iface = *i2;
   else if (f.all_local && c.provider != "shm") c.iface = "lo";
   c.off_host = !f.all_local;

@@ -1,5 +1,6 @@
 // sync/options.h -- the engine's settings (BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT,
-// BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH).
+// BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH; ranges and defaults in
+// base/config_defs.h).
 #pragma once
 
 #include <cstdint>

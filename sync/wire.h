@@ -92,7 +92,8 @@ constexpr uint32_t magic_word() { return version::kWireMagic ^ version::kWireVer
 enum class CqKind : uint32_t { Store = 1, FetchReply = 2 };
 constexpr uint32_t kCqStepBits = 13;
 constexpr uint32_t kCqPidBits = 16;
-constexpr uint32_t kMaxAheadLimit = (1u << (kCqStepBits - 1)) - 1;
+constexpr uint32_t kMaxAheadLimit = version::kMaxAheadLimit;
+static_assert(kMaxAheadLimit == (1u << (kCqStepBits - 1)) - 1, "steps apart must fit the CQ data step bits");
 
 constexpr uint32_t cq_data(CqKind k, uint32_t step, uint32_t pid) {
   return (static_cast<uint32_t>(k) << 29) | ((step & ((1u << kCqStepBits) - 1)) << kCqPidBits) |

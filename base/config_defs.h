@@ -1,0 +1,91 @@
+// base/config_defs.h -- every BSPK_* environment variable BSPk reads, one row
+// each (an X-macro, as Sandia OpenSHMEM's shmem_env_defs.h). base/config.h
+// turns it into config::Var and the typed accessors; `bspkrun --info` prints it
+// and `bspkrun --info=markdown` the README's Environment table (the User rows).
+// A new setting is one row here, then config::get_*(Var::ID) where it is read.
+//
+// BSPK_CONFIG_VAR(ID, NAME, TYPE, CATEGORY, DEFAULT, LO, HI, CHOICES, DEFAULT_TEXT, HELP)
+//   ID            config::Var::ID
+//   NAME          the environment variable
+//   TYPE          Int (decimal, within [LO, HI]), Size (bytes; K, M, G suffixes),
+//                 Seconds (> 0), SecondsOrOff (> 0, or 0 / off = never),
+//                 Bool (1/0, yes/no, true/false, on/off), String, Enum (one of CHOICES)
+//   CATEGORY      User: documented in the README; Launcher: set by bspkrun for the
+//                 processes it starts; Test: test hooks
+//   DEFAULT       the default, typed; kNoDefault when it depends on the job (the
+//                 reader passes it: config::get_*(Var, runtime_default))
+//   LO, HI        Int rows: the allowed range (0, 0 for other types)
+//   CHOICES       Enum rows: "a|b|c" (nullptr otherwise)
+//   DEFAULT_TEXT  the default as documented; nullptr: printed from DEFAULT
+//   HELP          one line, Markdown (README table and --info)
+// The FI_* fallbacks (FI_TCP_IFACE, FI_PROVIDER) are libfabric's variables,
+// named only in the help of the BSPK_ variable they stand in for.
+//
+// No include guard: included once per expansion, with BSPK_CONFIG_VAR defined.
+// DEFAULT, LO and HI are expanded only in base/config.cpp (they may name
+// version:: constants).
+
+// ---- user settings (README "Environment", in this order) ----
+BSPK_CONFIG_VAR(FRAME_SIZE, "BSPK_FRAME_SIZE", Size, User, kNoDefault, 0, 0, nullptr,
+                "64K on shm, 256K on tcp/verbs",
+                "frame size in bytes (power of two ≥ 64; K/M suffixes). Larger frames move large messages "
+                "faster; every message occupies at least one frame on its receiver until freed")
+BSPK_CONFIG_VAR(SYNC_TIMEOUT, "BSPK_SYNC_TIMEOUT", Seconds, User, 60.0, 0, 0, nullptr, nullptr,
+                "seconds without progress before a sync reports `BSPK_ERR_TIMEOUT`; also how long bspkrun "
+                "lets processes wait for a late one in `bspk_init`")
+BSPK_CONFIG_VAR(MAX_AHEAD, "BSPK_MAX_AHEAD", Int, User, 16, 1, version::kMaxAheadLimit, nullptr, nullptr,
+                "supersteps a sender may run ahead of a receiver")
+BSPK_CONFIG_VAR(STATS, "BSPK_STATS", Bool, User, false, 0, 0, nullptr, nullptr,
+                "`1`: one `bspk-stats pid=... supersteps=... msgs_sent=... bytes_sent=... bytes_copied=... "
+                "sync_wait_s=...` line per process at finalize (stdout)")
+BSPK_CONFIG_VAR(ERRORS, "BSPK_ERRORS", Enum, User, "print", 0, 0, "print|quiet|abort", nullptr,
+                "`print` errors to stderr too, `quiet`, or `abort` the job on the first error")
+BSPK_CONFIG_VAR(CHECK, "BSPK_CHECK", Bool, User, false, 0, 0, nullptr, nullptr,
+                "`1`: report elements written by two processes in one superstep (`BSPK_ERR_CONFLICT`)")
+BSPK_CONFIG_VAR(VERBOSE, "BSPK_VERBOSE", Bool, User, false, 0, 0, nullptr, nullptr,
+                "`1`: pid 0 prints the provider, its mr_mode and the registration check")
+BSPK_CONFIG_VAR(POOL_LIMIT, "BSPK_POOL_LIMIT", Size, User, uint64_t{0}, 0, 0, nullptr, "none",
+                "most bytes of slabs per process (frames, and separately 4 KiB buffers)")
+BSPK_CONFIG_VAR(SPIN_US, "BSPK_SPIN_US", Int, User, 200, 0, 10'000'000, nullptr, "200 (0 if oversubscribed)",
+                "busy-poll time before blocking")
+BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
+                "receive frames kept posted")
+BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,
+                "4 KiB receive buffers kept posted (for messages of up to 4 KiB)")
+BSPK_CONFIG_VAR(IFACE, "BSPK_IFACE", String, User, kNoDefault, 0, 0, nullptr,
+                "`lo` when all local, else the first non-loopback IPv4",
+                "network interface for tcp (when unset: `FI_TCP_IFACE`, if set)")
+BSPK_CONFIG_VAR(BOOTSTRAP, "BSPK_BOOTSTRAP", Enum, User, kNoDefault, 0, 0, "bspkrun|pmix|pmi2|slurm|singleton",
+                "from the environment", "`pmix`, `pmi2`, `slurm` (plain srun), `bspkrun` or `singleton`")
+BSPK_CONFIG_VAR(PROVIDER, "BSPK_PROVIDER", String, User, kNoDefault, 0, 0, nullptr,
+                "see \"Running on a cluster\"",
+                "`tcp`, `shm` or `verbs` (as bspkrun `--provider`; when unset: `FI_PROVIDER`, if set)")
+BSPK_CONFIG_VAR(FAILURE_TIMEOUT, "BSPK_FAILURE_TIMEOUT", SecondsOrOff, User, 10.0, 0, 0, nullptr, nullptr,
+                "seconds within which every process has exited after a host or process went silent (Slurm "
+                "jobs); `0` = never declare a silent peer dead")
+BSPK_CONFIG_VAR(START_TIMEOUT, "BSPK_START_TIMEOUT", Seconds, User, 60.0, 0, 0, nullptr, nullptr,
+                "seconds `bspk_init` may take (bootstrap, exchanges, connections) before it ends the process "
+                "naming the stuck phase")
+BSPK_CONFIG_VAR(HUB_PORT, "BSPK_HUB_PORT", Int, User, kNoDefault, 1, 65535, nullptr, "derived from the job id",
+                "TCP port of the job hub (plain srun: where every process finds it)")
+BSPK_CONFIG_VAR(BIND, "BSPK_BIND", Enum, User, "auto", 0, 0, "auto|core|none", nullptr,
+                "`auto`, `core` or `none` (see Placement)")
+BSPK_CONFIG_VAR(REPORT_BINDINGS, "BSPK_REPORT_BINDINGS", Bool, User, false, 0, 0, nullptr, nullptr,
+                "`1`: one line per process with its PUs and NUMA node")
+
+// ---- set by bspkrun for the processes it starts (not for users) ----
+BSPK_CONFIG_VAR(BOOT_SOCKET, "BSPK_BOOT_SOCKET", String, Launcher, kNoDefault, 0, 0, nullptr, "set by bspkrun",
+                "bspkrun's bootstrap socket (its presence selects the bspkrun bootstrap)")
+BSPK_CONFIG_VAR(NPROCS, "BSPK_NPROCS", Int, Launcher, kNoDefault, 1, 1 << 20, nullptr, "set by bspkrun",
+                "number of processes of the job")
+BSPK_CONFIG_VAR(RANK, "BSPK_RANK", Int, Launcher, kNoDefault, 0, (1 << 20) - 1, nullptr, "set by bspkrun",
+                "this process's pid in the job (below `BSPK_NPROCS`)")
+BSPK_CONFIG_VAR(JOBID, "BSPK_JOBID", String, Launcher, kNoDefault, 0, 0, nullptr,
+                "set by bspkrun (else bspkrun-<parent's os pid>)",
+                "the job's id (names its shm regions, which bspkrun removes after the job)")
+BSPK_CONFIG_VAR(STATUS_FILE, "BSPK_STATUS_FILE", String, Launcher, kNoDefault, 0, 0, nullptr, "set by bspkrun",
+                "file where each process records its superstep and state for bspkrun's failure reports")
+
+// ---- test hooks ----
+BSPK_CONFIG_VAR(TEST_WIRE_VERSION, "BSPK_TEST_WIRE_VERSION", Int, Test, version::kWireVersion, 0, UINT32_MAX, nullptr,
+                nullptr, "test hook: announce another wire version at start-up (to exercise the refusal)")
