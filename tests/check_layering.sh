@@ -1,0 +1,44 @@
+#!/bin/bash
+# tests/check_layering.sh SRC -- the layering rules of README "Layout and
+# layering", checked on the source tree:
+#   1. each folder includes only the folders listed for it below (no edge
+#      points up, none skips to a layer it must not know);
+#   2. libfabric (an <rdma/...> include, an fi_ / FI_ identifier in code) appears
+#      only in fabric/ (comments may name the calls).
+set -u
+src=${1:?usage: check_layering.sh SRC}
+cd "$src" || exit 2
+declare -A allowed=(
+  [base]="base"
+  [fabric]="base fabric"
+  [comem]="base fabric comem"
+  [boot]="base boot"
+  [sync]="base boot comem fabric sync"
+  [mp]="base comem sync mp"
+  [dsm]="base comem sync dsm"
+  [api]="base boot comem fabric sync mp dsm api"
+  [bspkrun]="base boot"
+)
+bad=0
+for dir in "${!allowed[@]}"; do
+  for f in $(ls "$dir"/*.h "$dir"/*.cpp 2>/dev/null); do
+    while IFS= read -r inc; do
+      top=${inc%%/*}
+      case " ${allowed[$dir]} " in
+        *" $top "*) ;;
+        *) echo "FAIL: $f includes \"$inc\": $dir/ may include only: ${allowed[$dir]}"; bad=1 ;;
+      esac
+    done < <(sed -n 's/^#include "\([a-z_]*\/[^"]*\)".*/\1/p' "$f")
+    if [ "$dir" != fabric ]; then
+      # code only: drop // comments and string literals (messages may name the calls)
+      if sed 's|//.*||; s|"[^"]*"||g' "$f" | grep -nE '#include <rdma/|\bfi_[a-z_]+\b|\bFI_[A-Z_]+\b|\bfid_[a-z_]+\b' \
+           | grep -vE 'FI_PROVIDER|FI_TCP_IFACE|FI_UNIVERSE_SIZE|FI_OFI_RXM' >/tmp/layering.$$; then
+        sed "s|^|FAIL: $f: libfabric above fabric/: |" /tmp/layering.$$
+        bad=1
+      fi
+      rm -f /tmp/layering.$$
+    fi
+  done
+done
+[ $bad = 0 ] && echo "layering ok: ${!allowed[*]}"
+exit $bad
