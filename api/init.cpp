@@ -143,7 +143,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   fabric::JobFacts facts;
   facts.nprocs = r.nprocs;
   facts.all_local = layout.all_local;
-  facts.shm_name = boot::shm_name(job, r.pid);
+  facts.local_name = boot::shm_name(job, r.pid);
   facts.header_bytes = sizeof(wire::Header);
   fabric::Selection sel = fabric::select(facts);
   // Bind before anything is allocated, so pools land on our NUMA node.
@@ -188,8 +188,9 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   r.ep->insert_peers(addrs);
   r.engine->start();
   watch.phase("connecting to every peer over the fabric");
-  // Out-of-band barrier before the first fabric message: shm peers must all
-  // exist before anyone sends (libfabric 1.17 connection set-up race).
+  // Out-of-band barrier before the first fabric message: every peer's
+  // endpoint must exist before anyone sends (libfabric 1.17's shm provider
+  // races otherwise).
   r.boot->barrier();
   // From here on every wait progresses the fabric: a provider whose first
   // contact with a peer needs that peer to progress (a process blocked in the

@@ -96,7 +96,7 @@ Selection select(const JobFacts& f) {
   c.nprocs = f.nprocs;
   // Unique per job and rank, so a region left behind by a killed process (whose
   // pid may be reused) never blocks a new one.
-  c.shm_name = f.shm_name;
+  c.shm_name = f.local_name;
   if (auto i = config::get_string(config::Var::IFACE)) c.iface = *i;
   else if (auto i2 = env::get("FI_TCP_IFACE")) c.iface = *i2;
   else if (f.all_local && c.provider != "shm") c.iface = "lo";

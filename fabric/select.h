@@ -23,7 +23,8 @@ namespace bspk::fabric {
 struct JobFacts {
   int nprocs = 1;
   bool all_local = true;     // every process of the job runs on this host
-  std::string shm_name;      // endpoint name for a shared-memory provider (unique per job and rank)
+  std::string local_name;    // unique per job and rank: names the endpoint of a provider that
+                             // keeps it in a named shared-memory region (its clean-up finds it by it)
   size_t header_bytes = 0;   // bytes every message carries before its payload
 };
 
