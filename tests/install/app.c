@@ -1,7 +1,25 @@
 /* A user program built outside the tree, as in the README:
  *   cc app.c $(pkg-config --cflags --libs bspk) && bspkrun -n 4 ./a.out */
 #include <bspk.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+
+/* bspk_get_stats in its three forms: (&s), (&s, sizeof s), and a caller built
+ * against an older, shorter bspk_stats (only its fields are written). */
+static int stats_ok(void) {
+    bspk_stats a, b;
+    if (bspk_get_stats(&a) != BSPK_OK || bspk_get_stats(&b, sizeof b) != BSPK_OK) return 0;
+    if (a.supersteps != 1 || b.supersteps != 1 || a.frame_size == 0 || b.frame_size != a.frame_size) return 0;
+    bspk_stats older;
+    unsigned char *old = (unsigned char *)&older;
+    memset(old, 0xAB, sizeof older);
+    size_t old_size = offsetof(bspk_stats, bytes_sent);  /* supersteps, msgs_sent */
+    if (bspk_get_stats_sized(&older, old_size) != BSPK_OK) return 0;
+    for (size_t i = old_size; i < sizeof older; i++)
+        if (old[i] != 0xAB) return 0; /* wrote past the caller's struct */
+    return older.supersteps == 1 && bspk_get_stats(&a, 4) == BSPK_ERR_ARG;
+}
 
 int main(int argc, char **argv) {
     if (bspk_init(&argc, &argv) != BSPK_OK) return 1;
@@ -14,6 +32,10 @@ int main(int argc, char **argv) {
     bspk_ptr r = bspk_recv();
     int got = bspk_is_null(r) ? -1 : *(int *)bspk_elemP(r);
     int want = (me + p - 1) % p;
+    if (!stats_ok()) {
+        printf("pid %d: bspk_get_stats forms: WRONG\n", me);
+        got = -2;
+    }
     printf("pid %d of %d received %d: %s\n", me, p, got, got == want ? "ok" : "WRONG");
     bspk_free(r);
     bspk_free(m);
