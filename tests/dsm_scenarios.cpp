@@ -1,9 +1,11 @@
 // tests/dsm_scenarios.cpp -- multi-process checks of the DSM rules (issue 3),
 // through the public C API only. Run as `bspkrun -n P dsm_scenarios NAME
 // [args]`; each scenario verifies its results and ends the job with bspk_abort
-// on the first violation. tests/test_multiproc.cpp runs them for p = 1..8 on
-// tcp and shm. Delays are injected so that stores arrive while their owner is
-// a superstep behind and while it is still reading the region.
+// on the first violation. Delays are injected so that stores arrive while
+// their owner is a superstep behind and while it is still reading the region.
+// What each run must end with is in the SCENARIO_ROW next to the scenario
+// (tests/scenario_table.h); `dsm_scenarios --list` prints the table and
+// tests/test_multiproc.cpp runs it (p = 1..8, tcp and shm).
 #include <bspk.h>
 #include <unistd.h>
 
@@ -13,9 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "scenario_table.h"
 #include "scenario_util.h"
 
 namespace {
+
+using namespace scen;
 
 // Element k of a uint64 region.
 uint64_t& at(bspk_ptr p, uint64_t k) {
@@ -43,6 +48,19 @@ void declare(const std::string& mode, const std::vector<int>& to, int expect_n) 
 // checks, after a delay that lets its left neighbour run ahead and store the
 // next values already, that the region still holds exactly the previous
 // superstep's data (and elements before `off` were never written).
+// Stores counted by bspk_expect / bspk_will_send / the counted mode at the
+// target; whole-frame stores (offset 0), misaligned ones (offset 7), a region
+// of 3 elements stored from element 1.
+SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_Expect",
+              .args = "ring expect 100000 0 10", .out = once_per_process("dsm ring ok")});
+SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_WillSend",
+              .args = "ring will_send 100000 0 10", .out = once_per_process("dsm ring ok")});
+SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_Counted",
+              .args = "ring counted 100000 0 10", .out = once_per_process("dsm ring ok")});
+SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_Misaligned",
+              .args = "ring expect 100000 7 8", .out = once_per_process("dsm ring ok")});
+SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_TinyRegion",
+              .args = "ring expect 3 1 8", .out = once_per_process("dsm ring ok")});
 int ring(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "expect";
   uint64_t N = argc > 3 ? strtoull(argv[3], nullptr, 10) : 100000;
@@ -96,6 +114,15 @@ int ring(int argc, char** argv) {
 // neighbour's region. The fetch must return the left region as its owner left
 // t: [0, K) from the store by i-2, [K, N) the owner's own writes of t. The
 // target of both operations counts them: bspk_expect(2).
+SCENARIO_ROW({.test = "DsmFetchFollowsStoresAndOwnerWrites_Expect",
+              .args = "fetch expect 50000 20001 8", .out = once_per_process("dsm fetch ok")});
+SCENARIO_ROW({.test = "DsmFetchFollowsStoresAndOwnerWrites_WillSend",
+              .args = "fetch will_send 50000 20001 8", .out = once_per_process("dsm fetch ok")});
+SCENARIO_ROW({.test = "DsmFetchFollowsStoresAndOwnerWrites_Counted",
+              .args = "fetch counted 50000 20001 8", .out = once_per_process("dsm fetch ok")});
+// 4 KiB frames: regions of a few frames, whole regions stored and fetched.
+SCENARIO_ROW({.test = "DsmFetchFollowsStoresAndOwnerWrites_4KiBFrames", .args = "fetch expect 300 300 6",
+              .env = "BSPK_FRAME_SIZE=4096", .out = once_per_process("dsm fetch ok")});
 int fetch(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "expect";
   uint64_t N = argc > 3 ? strtoull(argv[3], nullptr, 10) : 50000;
@@ -151,6 +178,8 @@ int fetch(int argc, char** argv) {
 // pointer in that same superstep, counted (superstep 0) and with bspk_expect
 // (superstep 1, a second name). The owner's registration may reach the home
 // after the lookup does.
+SCENARIO_ROW({.test = "DsmLookupInTheSuperstepOfRegistration", .args = "samestep",
+              .out = once_per_process("dsm samestep ok")});
 int samestep(int, char**) {
   const int right = (me + 1) % P, left = (me + P - 1) % P;
   const uint64_t N = 1000;
@@ -183,6 +212,10 @@ int samestep(int, char**) {
 // holds one writer's value entirely. With BSPK_CHECK=1 and p >= 2: pid 0's
 // sync reports the conflict with two pids and the superstep. Disjoint stores
 // in the next superstep are not reported.
+SCENARIO_ROW({.test = "DsmConflictingStoresLeaveWholeElements", .args = "conflict",
+              .out = once_per_process("dsm conflict ok")});
+SCENARIO_ROW({.test = "DsmConflictingStoresAreReportedWithBspkCheck", .args = "conflict check", .env = "BSPK_CHECK=1",
+              .out = [](int p) { return p > 1 ? Matches{has("conflicting writes in superstep 1")} : Matches{}; }});
 int conflict(int argc, char** argv) {
   bool checking = argc > 2 && std::string(argv[2]) == "check";
   const uint64_t N = 64, E = 64;
@@ -227,6 +260,9 @@ void expect_err(int rc, int code, const char* what, const char* needle) {
   CHECK(std::strstr(bspk_error_string(), needle), "%s: message '%s' lacks '%s'", what, bspk_error_string(), needle);
 }
 
+// Duplicate registration (both owners named), unknown pair, both-remote copy,
+// out-of-range, element-size mismatch, copies into freed regions.
+SCENARIO_ROW({.test = "DsmErrors", .args = "errors", .out = once_per_process("dsm errors ok")});
 int errors(int, char**) {
   const int right = (me + 1) % P;
   bspk_ptr e = bspk_malloc("e", me, 10, 8);
@@ -310,9 +346,10 @@ int errors(int, char**) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: dsm_scenarios NAME [args]\n");
+    std::fprintf(stderr, "usage: dsm_scenarios NAME [args] | dsm_scenarios --list\n");
     return 2;
   }
+  if (std::string(argv[1]) == "--list") return scen::print_table(stdout);  // before any bspk call
   if (bspk_init(&argc, &argv) != BSPK_OK) {
     std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
     return 1;

@@ -1,8 +1,9 @@
 // tests/scenarios.cpp -- multi-process checks of BSPk semantics, through the
 // public C API only. Run as `bspkrun -n P scenarios NAME [args]`; each scenario
 // verifies its own results and ends the job with bspk_abort (non-zero exit) on
-// the first violation. tests/test_multiproc.cpp runs them for p = 1..8 on tcp
-// and shm and checks exit status and output.
+// the first violation. What each run must end with (exit status, output, time)
+// is in the SCENARIO_ROW next to the scenario (tests/scenario_table.h);
+// `scenarios --list` prints the table and tests/test_multiproc.cpp runs it.
 #include <bspk.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,9 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "scenario_table.h"
 #include "scenario_util.h"
 
 namespace {
+
+using namespace scen;
 
 // ---------------------------------------------------------------- traffic
 // Random h-relations with deterministic content, sizes around frame and
@@ -49,6 +53,40 @@ std::vector<Planned> plan(uint64_t seed, int src, int step, size_t frame) {
   }
   return out;
 }
+
+// The hand-written MultiProc.ModesAgreeOnRandomTraffic (tests/test_multiproc.cpp)
+// runs `traffic MODE 8` for the four modes and compares the checksums of the
+// four jobs: not a table row, as it relates values across jobs.
+
+// BSPK_STATS=1: one greppable line per process at finalize, zero runtime copies.
+SCENARIO_ROW({.test = "StatsLinePerProcess", .args = "traffic expect 4", .env = "BSPK_STATS=1", .out = [](int p) {
+                const std::string any = "bspk-stats pid=\\d+ supersteps=\\d+ msgs_sent=\\d+ bytes_sent=\\d+ "
+                                        "bytes_copied=\\d+ sync_wait_s=[0-9.]+ msgs_recv=\\d+ bytes_recv=\\d+";
+                Matches m = {exactly(p, Re{any})};
+                // Each pid's line: 4 supersteps + the final one, no user byte copied by the runtime.
+                for (int k = 0; k < p; ++k)
+                  m.push_back(exactly(1, Re{"bspk-stats pid=" + std::to_string(k) +
+                                            " supersteps=5 msgs_sent=\\d+ bytes_sent=\\d+ bytes_copied=0 "
+                                            "sync_wait_s=[0-9.]+ msgs_recv=\\d+ bytes_recv=\\d+"}));
+                return m;
+              }});
+
+// Frames smaller and larger than the default: 4 KiB frames make every large
+// message many frames; 256 KiB frames push single frames past tcp's 128 KiB
+// rendezvous threshold.
+SCENARIO_ROW({.test = "TrafficOver4KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=4096"});
+SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=262144"});
+
+// Both registration branches: tcp addresses remote frames by offset into the
+// registered region (no mr_mode bits), shm by virtual address (FI_MR_VIRT_ADDR).
+// The start-up fi_read probe proves the key exchange and the addressing.
+SCENARIO_ROW({.test = "RegistrationFollowsProviderMrMode", .args = "traffic expect 2", .providers = {"tcp"},
+              .env = "BSPK_VERBOSE=1",
+              .out = {has("bspk: registration check ok"), has("mr_mode=none (offset addressing)"),
+                      has("(offset into the region)")}});
+SCENARIO_ROW({.test = "RegistrationFollowsProviderMrMode", .args = "traffic expect 2", .providers = {"shm"},
+              .env = "BSPK_VERBOSE=1",
+              .out = {has("bspk: registration check ok"), has("mr_mode=VIRT_ADDR"), has("(virtual address)")}});
 
 int traffic(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "cycle";
@@ -120,6 +158,14 @@ int traffic(int argc, char** argv) {
 // j = 0 (mod 3) in superstep 1, j = 2 (mod 3) race ahead and send in superstep
 // 2; everyone j > 0 also sends in superstep 2. Each message must be received
 // exactly in the superstep after it was sent.
+SCENARIO_ROW({.test = "DeliveryInTheRightSuperstepUnderSkew", .args = "skew", .out = {exactly(1, "skew ok")}});
+// bspkrun: --provider wins over FI_PROVIDER=sockets; without it, the deprecated
+// sockets provider is refused.
+SCENARIO_ROW({.test = "ProviderOptionWinsOverFiProvider", .args = "skew", .procs = p_list({2}), .providers = {"tcp"},
+              .env = "FI_PROVIDER=sockets", .limit_s = 30, .suite = "Launcher"});
+SCENARIO_ROW({.test = "RefusesTheSocketsProvider", .args = "skew", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "FI_PROVIDER=sockets", .status = fails(),
+              .out = {has("sockets provider is deprecated")}, .limit_s = 30, .suite = "Launcher"});
 int skew(int, char**) {
   const int S = 4;
   auto send_step = [](int j) { return j % 3 == 1 ? 0 : (j % 3 == 0 ? 1 : 2); };
@@ -168,6 +214,8 @@ int skew(int, char**) {
 // Messages not received by the next sync are destroyed and their frames
 // recycled: only the previous superstep's messages are ever visible, and the
 // number of frames in use does not grow.
+SCENARIO_ROW({.test = "UnclaimedMessagesAreDestroyed", .args = "unclaimed 300",
+              .out = once_per_process("unclaimed ok")});
 int unclaimed(int argc, char** argv) {
   int steps = argc > 2 ? atoi(argv[2]) : 300;
   uint64_t frames_at_10 = 0;
@@ -211,6 +259,13 @@ int unclaimed(int argc, char** argv) {
 // A producer that only sends (expect(0)) for N supersteps while its consumer
 // is slow: flow control must hold it back, so the consumer's memory stays
 // bounded. Pairs (even pid -> next odd pid); an unpaired last pid idles.
+// With 10,000 supersteps the bounds (checked in the scenario) hold because
+// every producer (one per pair: p / 2 of them) was held back (flow_waits > 0).
+SCENARIO_ROW({.test = "RunawayProducerHasBoundedMemory", .args = "runaway 10000",
+              .out = [](int p) {
+                return Matches{exactly(p / 2, "role=producer frames_peak=\\d+ small_peak=\\d+ flow_waits=[1-9]"_re)};
+              },
+              .limit_s = 240});
 int runaway(int argc, char** argv) {
   int steps = argc > 2 ? atoi(argv[2]) : 10000;
   bool producer = me % 2 == 0 && me + 1 < P;
@@ -284,6 +339,7 @@ int runaway(int argc, char** argv) {
 
 // ---------------------------------------------------------------- errors
 // Bad input returns a clear error naming the call, the pid and the superstep.
+SCENARIO_ROW({.test = "BadArgumentsGiveClearErrors", .args = "errors", .out = {exactly(1, "errors ok")}});
 int errors(int, char**) {
   auto expect_err = [](int rc, int code, const char* call, const char* what) {
     CHECK(rc == code, "%s returned %d, expected %d", what, rc, code);
@@ -339,6 +395,11 @@ int errors(int, char**) {
 
 // ---------------------------------------------------------------- failing jobs
 // Each of these is expected to end the job with a clear message.
+// Depending on timing the extra message is seen by bspk_expect (already
+// there), by bspk_sync, or after pid 0 left the superstep (it came late);
+// always reported by pid 0 with the same phrase.
+SCENARIO_ROW({.test = "MoreArrivalsThanExpectedIsAnError", .args = "err_expect_more", .status = fails(),
+              .out = {has("(pid 0, superstep "), has("more messages than declared"), has("pid 0 called bspk_abort")}});
 int err_expect_more(int, char**) {
   // pid 0 declares P messages but P+1 arrive.
   bspk_ptr m = bspk_malloc("", 0, 1, 8);
@@ -351,6 +412,14 @@ int err_expect_more(int, char**) {
   return 0;
 }
 
+SCENARIO_ROW({.test = "FewerArrivalsThanExpectedTimesOutWithDiagnosis", .args = "err_expect_fewer",
+              .env = "BSPK_SYNC_TIMEOUT=2", .status = fails(),
+              .out = [](int p) {
+                return Matches{has("no progress for 2 s in superstep 0"),
+                               has("bspk_expect(" + std::to_string(p + 1) + ") declared, " + std::to_string(p) +
+                                   " message(s) arrived")};
+              },
+              .within_s = 30});
 int err_expect_fewer(int, char**) {
   // pid 0 declares P+1 messages but only P come: a time-out, not a hang.
   bspk_ptr m = bspk_malloc("", 0, 1, 8);
@@ -363,6 +432,28 @@ int err_expect_fewer(int, char**) {
   return 0;
 }
 
+// With p = 1 there is nothing to mix with: the job succeeds. Otherwise the
+// mix is reported, and not only by the sync time-out (20 s).
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongCounted", .args = "err_mixed counted first",
+              .procs = p_list({1}), .env = "BSPK_SYNC_TIMEOUT=20"});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongCounted", .args = "err_mixed counted first",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongWillSend", .args = "err_mixed will_send first",
+              .procs = p_list({1}), .env = "BSPK_SYNC_TIMEOUT=20"});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongWillSend", .args = "err_mixed will_send first",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongCounted", .args = "err_mixed counted last",
+              .procs = p_list({1}), .env = "BSPK_SYNC_TIMEOUT=20"});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongCounted", .args = "err_mixed counted last",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend", .args = "err_mixed will_send last",
+              .procs = p_list({1}), .env = "BSPK_SYNC_TIMEOUT=20"});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend", .args = "err_mixed will_send last",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
 int err_mixed(int argc, char** argv) {
   // One process declares with bspk_expect, the others use `other` (will_send or
   // counted); `who` picks the odd one out (root 0 or the last pid, a leaf).
@@ -381,6 +472,8 @@ int err_mixed(int argc, char** argv) {
   return 0;
 }
 
+SCENARIO_ROW({.test = "WillSendMismatchIsAnError", .args = "err_will_send", .status = fails(),
+              .out = {has("bspk_will_send declared 2 message(s) to pid"), has("but 1 were sent")}});
 int err_will_send(int, char**) {
   std::vector<int> v(static_cast<size_t>(P), 0);
   v[static_cast<size_t>((me + 1) % P)] = 2;
@@ -393,6 +486,12 @@ int err_will_send(int, char**) {
   return 0;
 }
 
+SCENARIO_ROW({.test = "KilledProcessEndsTheJob", .args = "killed", .status = fails_before_limit(),
+              .out = [](int p) {
+                return Matches{has("pid " + std::to_string(p - 1) + " (os pid"), has("killed by signal 9"),
+                               has("in superstep 3")};
+              },
+              .limit_s = 60, .within_s = 20});
 int killed(int, char**) {
   // The last pid kills itself mid-superstep 3 while the others wait in sync.
   for (int s = 0; s < 6; ++s) {
@@ -403,6 +502,12 @@ int killed(int, char**) {
   return 0;
 }
 
+SCENARIO_ROW({.test = "ExitWithoutFinalizeEndsTheJob", .args = "no_finalize", .status = fails(),
+              .out = [](int p) {
+                return Matches{has("pid " + std::to_string(p - 1) + " (os pid"),
+                               has("exited without calling bspk_finalize in superstep 2")};
+              },
+              .limit_s = 60, .within_s = 20});
 int no_finalize(int, char**) {
   for (int s = 0; s < 3; ++s) {
     if (s == 2 && me == P - 1) std::exit(0);  // leaves without bspk_finalize
@@ -414,6 +519,7 @@ int no_finalize(int, char**) {
 
 // Many tiny messages per superstep: K one-element messages from every process
 // to every process, received in (sender, send order), for several supersteps.
+SCENARIO_ROW({.test = "ManySmallMessagesPerSuperstep", .args = "many 1000", .out = {exactly(1, "many ok")}});
 int many(int argc, char** argv) {
   int K = argc > 2 ? atoi(argv[2]) : 1000;
   for (int s = 0; s < 3; ++s) {
@@ -444,6 +550,17 @@ int many(int argc, char** argv) {
   return 0;
 }
 
+// BSPlib's Err_SYNC, reported by the count exchange, not by a time-out. With
+// p = 1 nobody else syncs: the job succeeds.
+SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported", .args = "early_finalize", .procs = p_list({1}),
+              .env = "BSPK_SYNC_TIMEOUT=30", .limit_s = 60});
+SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported", .args = "early_finalize", .procs = p_range(2, 8),
+              .env = "BSPK_SYNC_TIMEOUT=30", .status = fails(),
+              .out = [](int p) {
+                return Matches{has("called bspk_finalize while others called bspk_sync"),
+                               has("bspk_finalize (pid " + std::to_string(p - 1) + ")")};
+              },
+              .limit_s = 60, .within_s = 20});
 int early_finalize(int, char**) {
   // Err_SYNC: the last pid finalizes in superstep 1 while the others sync.
   OK(bspk_sync());
@@ -457,6 +574,13 @@ int early_finalize(int, char**) {
 // every superstep each process sends its pid and superstep to every other and
 // checks what arrives, with 20 ms of "computation". Used by the cluster tests
 // to cut a host off, or kill a process from outside, in the middle of a run.
+// (A short run here; the cluster tests run it longer and interrupt it.)
+SCENARIO_ROW({.test = "SteadyJobStopsTogether", .args = "steady 1", .procs = p_list({3}), .out = [](int p) {
+                Matches m;
+                for (int k = 0; k < p; ++k)
+                  m.push_back(exactly(1, Re{"steady pid " + std::to_string(k) + ": \\d+ supersteps ok"}));
+                return m;
+              }});
 int steady(int argc, char** argv) {
   double secs = argc > 2 ? atof(argv[2]) : 60;
   double t0 = bspk_time();
@@ -496,6 +620,34 @@ int steady(int argc, char** argv) {
   return 0;
 }
 
+// bspkrun --tag-output passes every line of every process, stdout and stderr.
+SCENARIO_ROW({.test = "ForwardsEveryLineOfEveryProcess", .args = "hello", .procs = p_list({4}),
+              .providers = {kDefaultProvider}, .env = "", .bspkrun = "--tag-output",
+              .out = [](int p) {
+                Matches m;
+                for (int q = 0; q < p; ++q) {
+                  std::string tag = "[" + std::to_string(q) + "] ";
+                  for (int k = 0; k < 3; ++k)
+                    m.push_back(has(tag + "hello from pid " + std::to_string(q) + " line " + std::to_string(k) + "\n"));
+                  m.push_back(has(tag + "stderr from pid " + std::to_string(q)));
+                }
+                return m;
+              },
+              .limit_s = 60, .suite = "Launcher"});
+// Processes of another BSPk build (another wire protocol) are refused at
+// start-up, before any superstep, with a message naming both versions.
+SCENARIO_ROW({.test = "RefusesAnotherBuildAtStartup", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_TEST_WIRE_VERSION=99", .status = fails(),
+              .out = {has("was built against another BSPk version (bootstrap protocol 1, wire protocol 99"),
+                      lacks("hello from pid")},
+              .limit_s = 30, .within_s = 15, .suite = "Launcher"});
+SCENARIO_ROW({.test = "BindsToCoresWithHwloc", .args = "hello", .procs = p_list({2}), .providers = {kDefaultProvider},
+              .env = "", .bspkrun = "--bind core --report-bindings",
+              .out = {has("bspkrun: pid 0 bound to cpu "), has("bspkrun: pid 1 bound to cpu ")}, .limit_s = 60,
+              .suite = "Launcher"});
+SCENARIO_ROW({.test = "ReportsUnboundProcesses", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "", .bspkrun = "--report-bindings", .status = any_status(),
+              .out = {has("pid 0 not bound")}, .limit_s = 60, .suite = "Launcher"});
 int hello(int, char**) {
   // Output forwarding: every process prints; the launcher must pass every line.
   for (int k = 0; k < 3; ++k) std::printf("hello from pid %d line %d\n", me, k);
@@ -506,12 +658,21 @@ int hello(int, char**) {
   return 0;
 }
 
+SCENARIO_ROW({.test = "TimeoutEndsTheJob", .args = "sleep", .procs = p_list({3}), .providers = {kDefaultProvider},
+              .env = "", .bspkrun = "--timeout 2", .status = exits(124), .out = {has("time limit of 2 s reached")},
+              .limit_s = 60, .within_s = 15, .suite = "Launcher"});
 int sleeper(int, char**) {
   sleep(60);  // outlives bspkrun --timeout
   OK(bspk_finalize());
   return 0;
 }
 
+SCENARIO_ROW({.test = "AbortPrintsOnceAndEndsTheJob", .args = "abort", .status = exits(1),
+              .out = [](int p) {
+                return Matches{
+                    exactly(1, "bspk_abort (pid " + std::to_string(p - 1) + ", superstep 1): boom 42")};
+              },
+              .limit_s = 60, .within_s = 20});
 int do_abort(int argc, char** argv) {
   // argv[2]: which pid aborts (default the last one)
   int who = argc > 2 ? atoi(argv[2]) : P - 1;
@@ -522,14 +683,22 @@ int do_abort(int argc, char** argv) {
   return 0;
 }
 
+// late_init (in main): pid 1 never reaches bspk_init in time; the others do
+// not wait forever in the start-up exchange.
+SCENARIO_ROW({.test = "ProcessMissingFromStartupIsReported", .args = "late_init", .procs = p_list({3}),
+              .providers = {kDefaultProvider}, .env = "BSPK_SYNC_TIMEOUT=2", .status = fails(),
+              .out = {has("waited 2 s in the start-up exchange (bspk_init) for pid(s) 1;")}, .limit_s = 60,
+              .within_s = 15, .suite = "Launcher"});
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: scenarios NAME [args]\n");
+    std::fprintf(stderr, "usage: scenarios NAME [args] | scenarios --list\n");
     return 2;
   }
   std::string name = argv[1];
+  if (name == "--list") return scen::print_table(stdout);  // the table of this file, before any bspk call
   // Calls before bspk_init fail cleanly.
   if (name == "errors") {
     CHECK(bspk_sync() == BSPK_ERR_STATE, "sync before init");
