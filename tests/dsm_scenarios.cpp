@@ -1,4 +1,4 @@
-// tests/dsm_scenarios.cpp -- multi-process checks of the DSM rules (issue 3),
+// tests/dsm_scenarios.cpp -- multi-process checks of the DSM rules (include/bspk.h),
 // through the public C API only. Run as `bspkrun -n P dsm_scenarios NAME
 // [args]`; each scenario verifies its results and ends the job with bspk_abort
 // on the first violation. Delays are injected so that stores arrive while
