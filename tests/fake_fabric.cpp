@@ -107,13 +107,17 @@ struct FakeNetwork::Impl {
     i.pair_seq = pair_seq[static_cast<size_t>(src * static_cast<int>(eps.size()) + dest)]++;
     i.injected = injected;
     // The header, gathered from the iovecs (it is the first 64 bytes).
-    char* h = reinterpret_cast<char*>(&i.hdr);
+    // The header and the payload's first word, gathered from the iovecs (the
+    // header is the first 64 bytes).
+    char head[sizeof(wire::Header) + sizeof(uint32_t)] = {};
     size_t got = 0;
-    for (size_t k = 0; k < count && got < sizeof i.hdr; ++k) {
-      size_t c = std::min(iov[k].iov_len, sizeof i.hdr - got);
-      std::memcpy(h + got, iov[k].iov_base, c);
+    for (size_t k = 0; k < count && got < sizeof head; ++k) {
+      size_t c = std::min(iov[k].iov_len, sizeof head - got);
+      std::memcpy(head + got, iov[k].iov_base, c);
       got += c;
     }
+    std::memcpy(&i.hdr, head, sizeof i.hdr);
+    if (got == sizeof head) std::memcpy(&i.word0, head + sizeof i.hdr, sizeof i.word0);
     return i;
   }
   // Index into me.inbound of the message the policy delivers next, or -1.

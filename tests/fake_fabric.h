@@ -83,6 +83,7 @@ struct MsgInfo {
   uint64_t tag = 0;
   wire::Header hdr{};      // its first 64 bytes as posted (every BSPk message starts with a header)
   size_t len = 0;          // header + payload bytes
+  uint32_t word0 = 0;      // the payload's first 4 bytes (0 if shorter), e.g. a DSM DirRec's op
   uint64_t id = 0;         // global send order (1-based)
   uint64_t pair_seq = 0;   // send order within (src, dest) (0-based)
   bool injected = false;
