@@ -119,14 +119,15 @@ struct Proc {
     engine.sync();
     if (dsm) dsm->after_sync();
   }
-  // One kTest message of len payload bytes (from the pattern frame) to dest.
-  void send_test(int dest, uint32_t seq, size_t len) {
+  // One kTest message of len payload bytes (from the pattern frame) to dest,
+  // in its receive class (or tagged `tag`).
+  void send_test(int dest, uint32_t seq, size_t len, uint64_t tag = 0) {
     wire::Header h{};
     h.seq = seq;
     h.u32[0] = engine.step();
     h.nelems = len;
     engine.send_frame(dest, kTest, h, len ? reinterpret_cast<void*>(pattern) : nullptr, len,
-                      len ? frames.desc(pattern) : nullptr, 0, Engine::class_tag(h, len));
+                      len ? frames.desc(pattern) : nullptr, 0, tag ? tag : Engine::class_tag(h, len));
     engine.count_sent(dest);
   }
   // Progress (without blocking) until cond() holds; throws BSPK_ERR_TIMEOUT after limit_s.
@@ -666,6 +667,72 @@ INSTANTIATE_TEST_SUITE_P(Mix, ModeMixing,
                            return strprintf("p%d_expect_on_%d_%s", std::get<0>(info.param), std::get<1>(info.param),
                                             std::get<2>(info.param) ? "will_send" : "counted");
                          });
+
+// bspk_will_send on one process, no declaration on the others: both kinds go
+// through the count exchange, so every process learns of the mix and fails
+// with BSPK_ERR_MODE naming both kinds. Finalizing on one process while the
+// others sync: every process fails with BSPK_ERR_PEER.
+TEST(ModeMixingInTheExchange, WillSendWithCountedIsModeEverywhere) {
+  Cluster c(config(3, Order::Random, 3));
+  c.run([&](Proc& me) {
+    if (me.pid == 1) {
+      int v[3] = {0, 0, 0};
+      me.engine.will_send(v);
+    }
+    me.sync();
+  });
+  for (auto& up : c.procs) {
+    EXPECT_EQ(up->code, BSPK_ERR_MODE) << "pid " << up->pid << ": " << up->msg;
+    EXPECT_NE(up->msg.find("bspk_will_send (pid 1)"), std::string::npos) << up->msg;
+  }
+}
+
+TEST(ModeMixingInTheExchange, FinalizeWithSyncIsPeerEverywhere) {
+  Cluster c(config(3, Order::Random, 4));
+  c.run([&](Proc& me) { me.engine.sync(/*finalizing=*/me.pid == 2); });
+  for (auto& up : c.procs) EXPECT_EQ(up->code, BSPK_ERR_PEER) << "pid " << up->pid << ": " << up->msg;
+}
+
+// A receive that completes with an error (here: a message longer than the
+// frame it landed in) is reported by the next sync as BSPK_ERR_FABRIC with the
+// provider's text (that sync does not end the superstep: calling it again
+// does), and its slot is posted again: later traffic still arrives.
+TEST(EngineErrors, FailedReceiveIsReportedAndItsSlotReposted) {
+  Layers su;
+  su.frame_size = 4096;
+  su.opt.rx_depth = 1;  // one frame slot: lost unless reposted
+  Cluster c(config(2), su);
+  c.run([&](Proc& me) {
+    if (me.pid == 0) {
+      me.engine.expect(0);
+      wire::Header h{};
+      h.nelems = 6000;
+      uintptr_t big = me.frames.alloc(), big2 = me.frames.alloc();
+      (void)big2;  // frames are consecutive: 6000 bytes from big stay in the pool
+      me.engine.send_frame(1, kTest, h, reinterpret_cast<void*>(big), 6000, nullptr, 0, wire::kTagLarge);
+      me.sync();
+      me.engine.expect(0);
+      for (uint32_t k = 0; k < 5; ++k) me.send_test(1, k, 4000, wire::kTagLarge);  // through the one frame slot
+      me.sync();
+      return;
+    }
+    me.engine.expect(0);
+    me.progress_until([&] { return c.net.counters().truncated == 1; });
+    try {
+      me.sync();
+      me.check(false, "the failed receive went unreported");
+    } catch (const Error& e) {
+      me.check(e.code() == BSPK_ERR_FABRIC && std::string(e.what()).find("truncated") != std::string::npos,
+               std::string("wrong error: ") + e.what());
+    }
+    me.check(me.engine.step() == 0, "the failing sync ended the superstep");
+    me.sync();
+    me.engine.expect(5);
+    me.sync();
+    me.check(me.arrived_of_step(1) == 5, "later messages lost");
+  });
+  c.expect_clean();
+}
 
 // ---------------------------------------------------------------- skew
 
