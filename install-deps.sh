@@ -6,11 +6,11 @@ set -eu
 # GoogleTest, CLI11. Cluster tests (tests/cluster/): a private Slurm cluster
 # (slurmctld, slurmd, srun, munge), network namespaces and fault injection
 # (iproute2, nftables, ping, nsenter/unshare from util-linux). Benchmarks
-# (bench/suite.sh): Open MPI as the baseline, gnuplot for the plots.
+# (bench/suite.sh): Open MPI as the baseline, gnuplot and python3 for the tables and plots.
 PKGS="build-essential cmake pkg-config libfabric-dev libfabric-bin libhwloc-dev hwloc \
       libgtest-dev googletest libcli11-dev libpmix-dev libpmi2-0-dev \
       slurmctld slurmd slurm-client munge iproute2 nftables iputils-ping util-linux procps \
-      openmpi-bin libopenmpi-dev gnuplot-nox"
+      openmpi-bin libopenmpi-dev gnuplot-nox python3"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

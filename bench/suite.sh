@@ -1,0 +1,127 @@
+#!/bin/sh
+# bench/suite.sh -- BSPk next to Open MPI on the As, Mult and Rdx suites of
+# "Remote memory access: a case for portable, efficient and library independent
+# parallel programming" (../shared/seeds/rma-portable-bsp-benchmarks.txt), in one
+# invocation: for every provider and p, each round runs the BSPk twins and the
+# MPI twins one after the other (alternating which goes first), so both see the
+# same machine state.
+#
+#   bench/suite.sh [--provider shm,tcp] [--procs 2,4,8] [--rounds R] [--quick]
+#                  [--build DIR] [--out DIR] [--suites As,Mult,Rdx]
+#
+#   --provider  BSPk provider / Open MPI transport pairs to compare: shm (BSPk's
+#               libfabric shm against Open MPI's vader BTL) and tcp (libfabric tcp
+#               against the TCP BTL, with osc pt2pt for one-sided)
+#   --procs     process counts for As and Rdx (default 2,4,8); Mult runs on the
+#               square counts 1, 4 and 9 (4 only with --quick)
+#   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
+#               the median over rounds
+#   --quick     fewer repetitions, h up to 2^16 words, small Mult/Rdx inputs
+#               (about 3 minutes); the full run takes about 25 minutes
+#   --out       where suite.csv, tables.md and the PNG plots go
+#               (default BUILD/suite-results)
+#
+# Each program prints lines "csv,suite,test,library,variant,p,h,n,max_median_s,
+# avg_s,reps,ok" (bench/suite/kernels.h); this script prefixes provider and
+# round and bench/suite/report.py turns them into the tables and plots.
+# p above the number of cores is oversubscribed (both sides unbound then).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROVIDERS=shm,tcp
+PROCS=2,4,8
+ROUNDS=
+QUICK=0
+BUILD="$ROOT/build"
+OUT=
+SUITES=As,Mult,Rdx
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --provider) PROVIDERS=$2; shift 2 ;;
+    --procs) PROCS=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    --build) BUILD=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --suites) SUITES=$2; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "suite.sh: unknown option $1" >&2; usage 2 >&2 ;;
+  esac
+done
+[ -n "$ROUNDS" ] || { [ $QUICK = 1 ] && ROUNDS=1 || ROUNDS=3; }
+[ -n "$OUT" ] || OUT="$BUILD/suite-results"
+command -v mpirun >/dev/null || { echo "suite.sh: mpirun not found: run ./install-deps.sh (openmpi-bin)" >&2; exit 2; }
+
+# Build what is needed (Release unless the build directory says otherwise).
+[ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j2 --target bspkrun as_bspk as_mpi mult_bspk mult_mpi rdx_bspk rdx_mpi >/dev/null
+BIN="$BUILD/bench/suite"
+mkdir -p "$OUT"
+RAW="$OUT/raw.csv"
+: >"$RAW"
+NCORES=$(nproc)
+
+if [ $QUICK = 1 ]; then QARG=--quick; else QARG=; fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# run_bspk PROVIDER P PROGRAM ARGS...
+run_bspk() {
+  prov=$1 p=$2; shift 2
+  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
+  timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
+}
+# run_mpi PROVIDER P PROGRAM ARGS...
+run_mpi() {
+  prov=$1 p=$2; shift 2
+  if [ "$p" -le "$NCORES" ]; then bind="--bind-to core"; else bind="--bind-to none --oversubscribe"; fi
+  case $prov in
+    shm) mca="--mca pml ob1 --mca btl self,vader" ;;
+    tcp) mca="--mca pml ob1 --mca btl self,tcp --mca osc pt2pt" ;;
+  esac
+  # shellcheck disable=SC2086
+  timeout 900 mpirun -n "$p" $bind $mca "$@"
+}
+# one PROVIDER ROUND LIB P PROGRAM ARGS...: run it, keep its csv lines.
+one() {
+  prov=$1 round=$2 lib=$3 p=$4; shift 4
+  echo "suite.sh: $prov p=$p round $round: $lib $(basename "$1") ${2:-}" >&2
+  if ! "run_$lib" "$prov" "$p" "$@" >"$OUT/last.out" 2>"$OUT/last.err"; then
+    echo "suite.sh: FAILED: $lib $* on $prov p=$p (stderr below)" >&2
+    tail -20 "$OUT/last.err" >&2
+    FAILED=1
+  fi
+  grep '^csv,' "$OUT/last.out" | sed "s/^csv,/$prov,$round,/" >>"$RAW" || true
+}
+# pair PROVIDER ROUND P PROGRAM-STEM ARGS...: BSPk and MPI, order alternating by round.
+pair() {
+  prov=$1 round=$2 p=$3 stem=$4; shift 4
+  if [ $((round % 2)) = 1 ]; then
+    one "$prov" "$round" bspk "$p" "$BIN/${stem}_bspk" "$@"
+    one "$prov" "$round" mpi "$p" "$BIN/${stem}_mpi" "$@"
+  else
+    one "$prov" "$round" mpi "$p" "$BIN/${stem}_mpi" "$@"
+    one "$prov" "$round" bspk "$p" "$BIN/${stem}_bspk" "$@"
+  fi
+}
+
+has() { case ",$SUITES," in *",$1,"*) return 0 ;; esac; return 1; }
+FAILED=0
+START=$(date +%s)
+IFS_SAVE=$IFS
+for prov in $(echo "$PROVIDERS" | tr , ' '); do
+  for round in $(seq 1 "$ROUNDS"); do
+    for p in $(echo "$PROCS" | tr , ' '); do
+      has As && pair "$prov" "$round" "$p" as $QARG
+      has Rdx && pair "$prov" "$round" "$p" rdx $QARG
+    done
+    if has Mult; then
+      if [ $QUICK = 1 ]; then MP="4"; else MP="1 4 9"; fi
+      for p in $MP; do pair "$prov" "$round" "$p" mult $QARG; done
+    fi
+  done
+done
+IFS=$IFS_SAVE
+echo "suite.sh: measured in $(( $(date +%s) - START )) s" >&2
+python3 "$ROOT/bench/suite/report.py" --raw "$RAW" --out "$OUT"
+echo "suite.sh: tables in $OUT/tables.md, raw numbers in $OUT/suite.csv, plots $OUT/*.png" >&2
+exit $FAILED

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""bench/suite/report.py -- turn bench/suite.sh's raw lines into the tables and plots.
+
+Input (--raw): lines "provider,round,suite,test,library,variant,p,h,n,
+max_median_s,avg_s,reps,ok" (bench/suite/kernels.h describes the fields).
+Output (--out DIR):
+  suite.csv   the raw numbers with a header line;
+  tables.md   per provider and p: each test's best BSPk variant declared
+              (bspk_expect) and undeclared (counted), the best Open MPI variant,
+              and the ratios BSPk / MPI (below 1: BSPk is faster); then every
+              variant's time. A cell is the median over rounds.
+  gh_<provider>_p<p>.png, as_<provider>_p<p>.png   plots (gnuplot).
+Times are per superstep (As) or per run (Mult, Rdx): max over processes per
+repetition, median over repetitions; "avg" is the timed loop's mean.
+"""
+import argparse
+import collections
+import csv
+import os
+import statistics
+import subprocess
+import sys
+
+FIELDS = ["provider", "round", "suite", "test", "library", "variant", "p", "h", "n",
+          "max_median_s", "avg_s", "reps", "ok"]
+AS_TESTS = ["Empty", "Comp", "Full", "Simple", "Scatter"]
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) != len(FIELDS):
+                continue
+            r = dict(zip(FIELDS, parts))
+            for k in ("round", "p", "h", "n", "reps", "ok"):
+                r[k] = int(r[k])
+            for k in ("max_median_s", "avg_s"):
+                r[k] = float(r[k])
+            rows.append(r)
+    return rows
+
+
+def declared(variant):
+    return "expect" in variant
+
+
+def us(x):
+    if x is None:
+        return "-"
+    x *= 1e6
+    return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def summarize(rows):
+    """(provider, p, suite, test, h, n) -> {(library, variant): (median t, median avg, all ok)}"""
+    acc = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in rows:
+        key = (r["provider"], r["p"], r["suite"], r["test"], r["h"], r["n"])
+        acc[key][(r["library"], r["variant"])].append(r)
+    out = {}
+    for key, variants in acc.items():
+        out[key] = {v: (statistics.median(x["max_median_s"] for x in rs),
+                        statistics.median(x["avg_s"] for x in rs),
+                        all(x["ok"] for x in rs), len(rs))
+                    for v, rs in variants.items()}
+    return out
+
+
+def best(cells, pred):
+    cand = [(t, v) for (lib, v), (t, a, ok, n) in cells.items() if pred(lib, v) and ok]
+    return min(cand) if cand else (None, None)
+
+
+def test_label(suite, test, h, n):
+    if suite == "As" and test == "Total":
+        return f"As Total h={h}"
+    if suite == "As":
+        return f"As {test}"
+    return f"{suite} {test} n={n}"
+
+
+def order(key):
+    prov, p, suite, test, h, n = key
+    s = ["As", "Mult", "Rdx"].index(suite) if suite in ("As", "Mult", "Rdx") else 9
+    t = AS_TESTS.index(test) if test in AS_TESTS else len(AS_TESTS)
+    return (prov, p, s, t, h, n)
+
+
+def tables(summary):
+    lines = ["# BSPk next to Open MPI (bench/suite.sh)", "",
+             "Times in microseconds: per repetition the maximum over processes, median over "
+             "repetitions, median over rounds (loop average in parentheses). Ratio = BSPk / best "
+             "Open MPI variant (below 1.00x BSPk is faster). \"declared\": BSPk variants with "
+             "bspk_expect; \"counted\": no declaration.", ""]
+    failed = [(k, v) for k, cells in summary.items() for v, c in cells.items() if not c[2]]
+    if failed:
+        lines += ["**Verification failed:** " + "; ".join(
+            f"{test_label(*k[2:])} {v[0]} {v[1]} ({k[0]} p={k[1]})" for k, v in failed), ""]
+    groups = collections.defaultdict(list)
+    for key in sorted(summary, key=order):
+        groups[(key[0], key[1])].append(key)
+    for (prov, p), keys in groups.items():
+        lines += [f"## {prov}, p = {p}", "",
+                  "| test | BSPk declared | BSPk counted | Open MPI best | declared / MPI | counted / MPI |",
+                  "|---|---|---|---|---|---|"]
+        for key in keys:
+            cells = summary[key]
+            td, vd = best(cells, lambda l, v: l == "bspk" and declared(v))
+            tc, vc = best(cells, lambda l, v: l == "bspk" and not declared(v))
+            tm, vm = best(cells, lambda l, v: l == "mpi")
+
+            def cell(t, v, lib):
+                if t is None:
+                    return "-"
+                return f"{us(t)} ({us(cells[(lib, v)][1])}) {v}"
+            lines.append(f"| {test_label(*key[2:])} | {cell(td, vd, 'bspk')} | {cell(tc, vc, 'bspk')} | "
+                         f"{cell(tm, vm, 'mpi')} | {ratio(td, tm)} | {ratio(tc, tm)} |")
+        lines.append("")
+    lines += ["## Every variant", "",
+              "| provider | p | test | library | variant | time (us) | loop avg (us) | rounds | verified |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(summary, key=order):
+        for (lib, v), (t, a, ok, n) in sorted(summary[key].items()):
+            lines.append(f"| {key[0]} | {key[1]} | {test_label(*key[2:])} | {lib} | {v} | {us(t)} | {us(a)} | "
+                         f"{n} | {'yes' if ok else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def plots(summary, out):
+    try:
+        subprocess.run(["gnuplot", "--version"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        print("report.py: gnuplot not found (./install-deps.sh installs gnuplot-nox): no plots", file=sys.stderr)
+        return
+    by = collections.defaultdict(dict)
+    for key, cells in summary.items():
+        by[(key[0], key[1])][key] = cells
+    for (prov, p), keys in by.items():
+        # g(h): microseconds per word against h, one line per library/variant.
+        series = collections.defaultdict(list)
+        for key, cells in keys.items():
+            if key[2] == "As" and key[3] == "Total":
+                for (lib, v), (t, a, ok, n) in cells.items():
+                    series[f"{lib} {v}"].append((key[4], t * 1e6 / key[4]))
+        if series:
+            dat = os.path.join(out, f"gh_{prov}_p{p}.dat")
+            with open(dat, "w") as f:
+                for name, pts in sorted(series.items()):
+                    f.write(f"# {name}\n")
+                    for h, y in sorted(pts):
+                        f.write(f"{h} {y}\n")
+                    f.write("\n\n")
+            plot = ", ".join(f"'{dat}' index {i} with linespoints title '{name}'"
+                             for i, name in enumerate(sorted(series)))
+            script = (f"set terminal pngcairo size 900,600 noenhanced; set output '{out}/gh_{prov}_p{p}.png';"
+                      f"set title 'Total exchange g(h), {prov}, p={p}'; set logscale xy; "
+                      f"set xlabel 'h (32-bit words per process)'; set ylabel 'us per word'; "
+                      f"set key outside right; set grid; plot {plot}")
+            subprocess.run(["gnuplot", "-e", script], check=False)
+        # As tests: microseconds per superstep, one point per variant.
+        series = collections.defaultdict(list)
+        for key, cells in keys.items():
+            if key[2] == "As" and key[3] in AS_TESTS:
+                for (lib, v), (t, a, ok, n) in cells.items():
+                    series[f"{lib} {v}"].append((AS_TESTS.index(key[3]), t * 1e6))
+        if series:
+            dat = os.path.join(out, f"as_{prov}_p{p}.dat")
+            with open(dat, "w") as f:
+                for name, pts in sorted(series.items()):
+                    f.write(f"# {name}\n")
+                    for x, y in sorted(pts):
+                        f.write(f"{x} {y}\n")
+                    f.write("\n\n")
+            tics = ", ".join(f"'{t}' {i}" for i, t in enumerate(AS_TESTS))
+            plot = ", ".join(f"'{dat}' index {i} with linespoints title '{name}'"
+                             for i, name in enumerate(sorted(series)))
+            script = (f"set terminal pngcairo size 900,600 noenhanced; set output '{out}/as_{prov}_p{p}.png';"
+                      f"set title 'As suite, {prov}, p={p}'; set logscale y; set xtics ({tics}); "
+                      f"set xrange [-0.5:{len(AS_TESTS) - 0.5}]; set ylabel 'us per superstep'; "
+                      f"set key outside right; set grid; plot {plot}")
+            subprocess.run(["gnuplot", "-e", script], check=False)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    rows = load(a.raw)
+    if not rows:
+        print(f"report.py: no result lines in {a.raw}", file=sys.stderr)
+        return 1
+    with open(os.path.join(a.out, "suite.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    summary = summarize(rows)
+    with open(os.path.join(a.out, "tables.md"), "w") as f:
+        f.write(tables(summary))
+    plots(summary, a.out)
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
