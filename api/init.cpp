@@ -21,6 +21,7 @@
 #include "base/placement.h"
 #include "boot/protocol.h"
 #include "fabric/select.h"
+#include "sync/board.h"
 #include "sync/wire.h"
 
 namespace bspk::api {
@@ -131,6 +132,30 @@ std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
   return out;
 }
 
+// Counted and bspk_will_send supersteps sum the send counts through a
+// shared-memory board when every process is on one host (sync/board.h), else
+// over the message tree. Collective (two bootstrap exchanges when a board is
+// used): pid 0 creates it under a random name, the others open it, and pid 0
+// removes the name once everyone has it mapped.
+void setup_count_exchange(Runtime& r, bool all_local, const std::string& job) {
+  std::string how = config::get_enum(config::Var::COUNT_EXCHANGE);
+  if (how == "board" && !all_local)
+    fail(BSPK_ERR_ARG, "BSPK_COUNT_EXCHANGE=board needs every process on one host; this job spans several "
+                       "(use tree or auto)");
+  if (r.nprocs == 1 || !all_local || how == "tree") return;
+  std::unique_ptr<sync::Board> board;
+  std::string name;
+  if (r.pid == 0) {
+    board.reset(sync::Board::create(boot::shm_name(job, 0), 0, r.nprocs));
+    name = board->name();
+  }
+  std::vector<std::string> names = r.boot->allgather(name);
+  if (r.pid != 0) board.reset(sync::Board::open(names[0], r.pid, r.nprocs));
+  r.boot->barrier();
+  if (r.pid == 0) board->unlink();
+  r.engine->use_board(std::move(board));
+}
+
 void start_runtime(Runtime& r, StartWatch& watch) {
   r.pid = r.boot->rank();
   r.nprocs = r.boot->size();
@@ -186,6 +211,8 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   std::vector<std::vector<uint8_t>> addrs;
   for (auto& p : peers) addrs.push_back(p.address);
   r.ep->insert_peers(addrs);
+  watch.phase("setting up the count exchange");
+  setup_count_exchange(r, layout.all_local, job);
   r.engine->start();
   watch.phase("connecting to every peer over the fabric");
   // Out-of-band barrier before the first fabric message: every peer's

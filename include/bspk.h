@@ -193,9 +193,13 @@ BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL     
  * need no data from each other do not wait for each other. The number of
  * messages to wait for comes from, in this order:
  *   bspk_expect(m)     -- declared; no network traffic beyond the data (cost 0);
- *   bspk_will_send(v)  -- element-wise sum of all v in 2*ceil(log2 p) rounds;
+ *   bspk_will_send(v)  -- element-wise sum of all v over the processes;
  *   neither            -- the runtime sums the actual send counts the same way
  *                         (the cost of an ordinary barrier, L).
+ * The sum goes through a shared-memory board when every process is on one
+ * host (a few atomic operations, like a shared-memory barrier), else over a
+ * binomial tree of messages (2*ceil(log2 p) rounds); BSPK_COUNT_EXCHANGE
+ * chooses.
  * Every message carries its superstep number [RBS §5]: a message from a process
  * that is ahead is held (in its own frames) until this process gets there.
  * Messages received in superstep s but not claimed by bspk_recv are destroyed
@@ -219,7 +223,7 @@ BSPK_API int bspk_expect(int nmsgs);
 
 /* Declare that this process will send nmsgs[j] messages to process j during the
  * current superstep (array of bspk_nprocs() ints). The runtime sums the vectors
- * over all processes at bspk_sync (reduce then broadcast, O(log p) rounds).
+ * over all processes at bspk_sync (as the counted mode does, see bspk_sync).
  * Errors: BSPK_ERR_ARG (NULL or negative entry), BSPK_ERR_MODE. */
 BSPK_API int bspk_will_send(const int *nmsgs);
 

@@ -5,6 +5,7 @@
 #include <bspk.h>
 
 #include "base/error.h"
+#include "sync/board.h"
 #include "sync/engine.h"
 #include "sync/tree.h"
 
@@ -46,6 +47,15 @@ void Engine::will_send(const int* v) {
 // kind of sync this process used (and its pid, for the mixing diagnosis).
 void Engine::join_count_exchange(uint32_t s, bool finalizing) {
   const auto& mine = (mode_ == Mode::WillSend) ? declared_vec_ : sent_;
+  if (board_) {
+    Board::Kind k = finalizing ? Board::Finalize : (mode_ == Mode::WillSend ? Board::WillSend : Board::Counted);
+    if (mode_ == Mode::WillSend)
+      board_->join(s, k, mine.data(), nullptr, 0);
+    else
+      board_->join(s, k, mine.data(), sent_used_.data(), sent_used_.size());
+    board_polls_ = 0;
+    return;
+  }
   Tree::Meta meta = {0, uint32_t(-1), uint32_t(-1), uint32_t(-1)};
   int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
   meta[0] = finalizing ? wire::kSyncFinalize : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
@@ -77,9 +87,41 @@ void Engine::count_result(uint32_t s, const uint64_t* total, const Tree::Meta& m
   for (int b = 0; b < 3; ++b) st.first[b] = static_cast<int32_t>(meta[1 + b]);
 }
 
+// The board's result for superstep s, once every process has joined; throws
+// if a process joined from another superstep or left s without joining.
+bool Engine::board_complete(uint32_t s) {
+  Board::Result r;
+  if (!board_->poll(r)) {
+    // Now and then (not on every spin): has a process left s some other way?
+    if ((++board_polls_ & 255) == 0) {
+      int j = board_->left_without_joining(s);
+      if (j >= 0)
+        fail(BSPK_ERR_MODE,
+             "mixed synchronisation kinds in superstep %u: pid %d left it without joining the %s count "
+             "exchange (it must have used bspk_expect)",
+             s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+    }
+    return false;
+  }
+  note_progress();
+  if (!r.same_step)
+    fail(BSPK_ERR_MODE,
+         "mixed synchronisation kinds in superstep %u: pid %d joined the count exchange in superstep %u, "
+         "pid %d only in superstep %u (it used bspk_expect in between while others did not declare or "
+         "used bspk_will_send)",
+         r.min_step, r.min_pid, r.min_step, r.later_pid, r.later_step);
+  StepState& st = state(s);
+  st.have_result = true;
+  st.result = r.total;
+  st.kinds = r.kinds << 1;  // Board::Kind bit b is wire::kSyncWillSend << b
+  for (int b = 0; b < 3; ++b) st.first[b] = r.first[b];
+  return true;
+}
+
 // The wait condition of bspk_sync for superstep s; throws on a detected error.
 bool Engine::counts_complete(uint32_t s) {
   StepState& st = state(s);
+  if (board_ && mode_ != Mode::Expect && !st.have_result && !board_complete(s)) return false;
   if (mode_ != Mode::Expect && st.have_result) {
     uint32_t k = st.kinds;
     if (__builtin_popcount(k) > 1) {
@@ -91,7 +133,7 @@ bool Engine::counts_complete(uint32_t s) {
       fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s, kinds_text(k, st.first).c_str());
     }
   }
-  if (mode_ != Mode::Expect) {
+  if (mode_ != Mode::Expect && !board_) {
     Tree::Status ts = counts_->status(s);
     if (!ts.sent_up) {
       // A child that shows activity in a later superstep without having
@@ -121,6 +163,9 @@ std::string Engine::waiting_for(uint32_t s) {
   if (mode_ == Mode::Expect) {
     w = strprintf("bspk_expect(%lld) declared, %llu message(s) arrived", (long long)declared_expect_,
                   (unsigned long long)st.arrived);
+  } else if (board_ && !st.have_result) {
+    w = strprintf("the shared-memory %s count exchange has not completed (%d of %d processes joined it)",
+                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", board_->joined_so_far(), nprocs_);
   } else if (st.have_result) {
     w = strprintf("%llu message(s) due (summed %s), %llu arrived", (unsigned long long)st.result,
                   mode_ == Mode::WillSend ? "from bspk_will_send" : "from actual send counts",

@@ -57,6 +57,7 @@
 namespace bspk::sync {
 
 class Tree;
+class Board;
 
 enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 
@@ -143,6 +144,10 @@ class Engine {
 
   // Post the initial receive slots. Call once after the peers are inserted.
   void start();
+  // Count exchange through shared memory instead of the tree (sync/board.h);
+  // before start(), on every process or none.
+  void use_board(std::unique_ptr<Board> board);
+  Board* board() const { return board_.get(); }
   // Report that a complete message tagged `step` from `src` arrived.
   void message_arrived(uint32_t step, int src);
 
@@ -232,6 +237,7 @@ class Engine {
   // count.cpp
   void join_count_exchange(uint32_t s, bool finalizing);
   bool counts_complete(uint32_t s);
+  bool board_complete(uint32_t s);
   bool admit_count(uint32_t s, int src, const std::array<uint32_t, 4>& meta);
   void count_result(uint32_t s, const uint64_t* total, const std::array<uint32_t, 4>& meta);
   std::string waiting_for(uint32_t s);
@@ -269,6 +275,8 @@ class Engine {
   std::vector<uint64_t> sent_;     // messages sent per destination this superstep
   std::vector<int> sent_used_;     // destinations with sent_ != 0 (reset in O(touched))
   std::unique_ptr<Tree> counts_;   // the count exchange's tree
+  std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
+  uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)
 
   // sending
   std::deque<SendOp*> backlog_;    // sends refused with "queue full"

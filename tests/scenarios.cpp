@@ -454,6 +454,15 @@ SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend", 
 SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend", .args = "err_mixed will_send last",
               .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
               .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+// The same over the message tree (the count exchange across hosts; on one
+// host the shared-memory board is the default).
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongCounted_Tree", .args = "err_mixed counted first",
+              .procs = p_list({3, 8}), .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=tree", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend_Tree",
+              .args = "err_mixed will_send last", .procs = p_list({3, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=tree", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
 int err_mixed(int argc, char** argv) {
   // One process declares with bspk_expect, the others use `other` (will_send or
   // counted); `who` picks the odd one out (root 0 or the last pid, a leaf).
@@ -556,6 +565,13 @@ SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported", .args = "early_finali
               .env = "BSPK_SYNC_TIMEOUT=30", .limit_s = 60});
 SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported", .args = "early_finalize", .procs = p_range(2, 8),
               .env = "BSPK_SYNC_TIMEOUT=30", .status = fails(),
+              .out = [](int p) {
+                return Matches{has("called bspk_finalize while others called bspk_sync"),
+                               has("bspk_finalize (pid " + std::to_string(p - 1) + ")")};
+              },
+              .limit_s = 60, .within_s = 20});
+SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported_Tree", .args = "early_finalize", .procs = p_list({2, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=30 BSPK_COUNT_EXCHANGE=tree", .status = fails(),
               .out = [](int p) {
                 return Matches{has("called bspk_finalize while others called bspk_sync"),
                                has("bspk_finalize (pid " + std::to_string(p - 1) + ")")};

@@ -1,0 +1,178 @@
+// sync/board.cpp -- the shared-memory count exchange (see board.h).
+#include "sync/board.h"
+
+#include <bspk.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "base/error.h"
+
+namespace bspk::sync {
+
+namespace {
+constexpr uint64_t kMagic = 0xB5B0A2D000000000ull;
+}
+
+size_t Board::bytes(int nprocs) {
+  return 2 * sizeof(Line) + 2 * static_cast<size_t>(nprocs) * sizeof(Line) +
+         static_cast<size_t>(nprocs) * sizeof(Record);
+}
+
+Board::Board(void* base, size_t len, std::string name, int pid, int nprocs)
+    : base_(base), len_(len), name_(std::move(name)), pid_(pid), nprocs_(nprocs) {}
+
+Board::~Board() { munmap(base_, len_); }
+
+Board* Board::create(const std::string& prefix, int pid, int nprocs) {
+  unsigned char rnd[8];
+  if (getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd))
+    fail(BSPK_ERR_BOOT, "count board: getrandom: %s", std::strerror(errno));
+  std::string name = "/" + prefix + ".board.";
+  for (unsigned char c : rnd) name += strprintf("%02x", c);
+  size_t len = bytes(nprocs);
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) fail(BSPK_ERR_BOOT, "count board: shm_open(%s): %s", name.c_str(), std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    int e = errno;
+    close(fd);
+    shm_unlink(name.c_str());
+    fail(BSPK_ERR_BOOT, "count board: ftruncate(%s, %zu): %s", name.c_str(), len, std::strerror(e));
+  }
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (m == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    fail(BSPK_ERR_BOOT, "count board: mmap(%s): %s", name.c_str(), std::strerror(e));
+  }
+  // ftruncate zero-filled it: every counter starts at 0.
+  auto* b = new Board(m, len, name, pid, nprocs);
+  b->line(0).v.store(kMagic | static_cast<uint64_t>(nprocs), std::memory_order_release);
+  return b;
+}
+
+Board* Board::open(const std::string& name, int pid, int nprocs) {
+  size_t len = bytes(nprocs);
+  int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) fail(BSPK_ERR_BOOT, "count board: shm_open(%s): %s", name.c_str(), std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != len) {
+    close(fd);
+    fail(BSPK_ERR_BOOT, "count board %s: size %lld, expected %zu", name.c_str(), (long long)st.st_size, len);
+  }
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (m == MAP_FAILED) fail(BSPK_ERR_BOOT, "count board: mmap(%s): %s", name.c_str(), std::strerror(e));
+  auto* b = new Board(m, len, name, pid, nprocs);
+  if (b->line(0).v.load(std::memory_order_acquire) != (kMagic | static_cast<uint64_t>(nprocs))) {
+    delete b;
+    fail(BSPK_ERR_BOOT, "count board %s: not made for %d processes", name.c_str(), nprocs);
+  }
+  return b;
+}
+
+void Board::unlink() { shm_unlink(name_.c_str()); }
+
+void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, size_t ndests) {
+  const int par = static_cast<int>(k_ & 1);
+  if (dests) {
+    for (size_t i = 0; i < ndests; ++i)
+      count(par, dests[i]).v.fetch_add(v[dests[i]], std::memory_order_relaxed);
+  } else {
+    for (int d = 0; d < nprocs_; ++d)
+      if (v[d]) count(par, d).v.fetch_add(v[d], std::memory_order_relaxed);
+  }
+  Hot& h = hot();
+  h.step_sum[par].fetch_add(s, std::memory_order_relaxed);
+  h.kind_sum[par].fetch_add(uint64_t{1} << (16 * kind), std::memory_order_relaxed);
+  rec(pid_).kind.store(kind, std::memory_order_relaxed);
+  rec(pid_).from.store(s, std::memory_order_relaxed);
+  rec(pid_).joined.store(static_cast<uint32_t>(k_ + 1), std::memory_order_relaxed);
+  h.arrived.fetch_add(1, std::memory_order_release);  // publishes the adds above
+  step_ = s;
+  pending_ = true;
+}
+
+bool Board::poll(Result& r) {
+  if (!pending_) return false;
+  const uint64_t target = static_cast<uint64_t>(nprocs_) * (k_ + 1);
+  Hot& h = hot();
+  if (h.arrived.load(std::memory_order_acquire) < target) return false;
+  const int par = static_cast<int>(k_ & 1);
+  uint64_t c = count(par, pid_).v.load(std::memory_order_relaxed);
+  uint64_t st = h.step_sum[par].load(std::memory_order_relaxed);
+  uint64_t ks = h.kind_sum[par].load(std::memory_order_relaxed);
+  r.total = c - last_count_[par];
+  r.same_step = st - last_steps_[par] == static_cast<uint64_t>(nprocs_) * step_;
+  uint64_t kd = ks - last_kinds_[par];
+  r.kinds = 0;
+  for (int b = 0; b < static_cast<int>(NumKinds); ++b) {
+    r.per_kind[b] = static_cast<uint32_t>((kd >> (16 * b)) & 0xFFFF);
+    if (r.per_kind[b]) r.kinds |= 1u << b;
+  }
+  for (int b = 0; b < static_cast<int>(NumKinds); ++b) r.first[b] = -1;
+  if (__builtin_popcount(r.kinds) > 1)  // the error path: who used which kind
+    for (int j = 0; j < nprocs_; ++j) {
+      const Record& rj = rec(j);
+      if (rj.joined.load(std::memory_order_relaxed) != k_ + 1) continue;
+      uint32_t b = rj.kind.load(std::memory_order_relaxed);
+      if (b < NumKinds && r.first[b] < 0) r.first[b] = j;
+    }
+  r.min_step = step_;
+  r.min_pid = pid_;
+  r.later_pid = -1;
+  r.later_step = step_;
+  if (!r.same_step) {  // the error path: which supersteps were joined from
+    for (int j = 0; j < nprocs_; ++j) {
+      const Record& rj = rec(j);
+      if (rj.joined.load(std::memory_order_relaxed) != k_ + 1) continue;
+      uint32_t f = rj.from.load(std::memory_order_relaxed);
+      if (f < r.min_step) {
+        r.min_step = f;
+        r.min_pid = j;
+      }
+    }
+    for (int j = 0; j < nprocs_; ++j) {
+      const Record& rj = rec(j);
+      uint32_t f = rj.from.load(std::memory_order_relaxed);
+      if (rj.joined.load(std::memory_order_relaxed) == k_ + 1 && f > r.min_step) {
+        r.later_pid = j;
+        r.later_step = f;
+        break;
+      }
+    }
+  }
+  last_count_[par] = c;
+  last_steps_[par] = st;
+  last_kinds_[par] = ks;
+  ++k_;
+  pending_ = false;
+  return true;
+}
+
+int Board::joined_so_far() const {
+  uint64_t a = hot().arrived.load(std::memory_order_acquire);
+  uint64_t base = static_cast<uint64_t>(nprocs_) * k_;
+  return a > base ? static_cast<int>(a - base) : 0;
+}
+
+int Board::left_without_joining(uint32_t s) const {
+  for (int j = 0; j < nprocs_; ++j) {
+    if (j == pid_) continue;
+    Record& r = rec(j);
+    // step is stored with release after joined: a process seen past s shows
+    // every collective it joined before leaving s.
+    if (r.step.load(std::memory_order_acquire) > s && r.joined.load(std::memory_order_relaxed) < k_ + 1) return j;
+  }
+  return -1;
+}
+
+}  // namespace bspk::sync
