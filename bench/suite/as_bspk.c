@@ -155,10 +155,11 @@ static int as_parse(int argc, char **argv, as_opts *o, const char *const *vnames
 }
 
 static const char *as_usage =
-    "usage: as_* [--tests Empty,Comp,Full,Simple,Scatter,Total] [--variants LIST]\n"
-    "            [--hmin H] [--hmax H] [--reps R] [--quick]\n"
+    "usage: as_bspk|as_mpi [--tests Empty,Comp,Full,Simple,Scatter,Total] [--variants LIST]\n"
+    "                     [--hmin H] [--hmax H] [--reps R] [--quick]\n"
     "  Total runs h = p*2^k words per process with hmin <= h <= hmax (default 2^20, --quick 2^16);\n"
-    "  --reps fixes the timed repetitions (default 2000*64/max(h,64) in [20,2000], --quick /10).\n";
+    "  --reps fixes the timed repetitions (default 2000*64/max(h,64) in [20,2000];\n"
+    "  --quick: 200*64/max(h,64) in [5,200]). Warm-up: a tenth of the repetitions, 2..100.\n";
 
 /* ---- BSPk side ----------------------------------------------------------------- */
 
