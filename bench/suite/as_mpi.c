@@ -1,0 +1,395 @@
+/*
+ * as_mpi -- the As suite [RMA §3] on Open MPI, with 32-bit words: the twin of
+ * as_bspk.c (same tests, data, verification and timing; see its header).
+ *
+ *   mpirun -n P ... as_mpi [--tests LIST] [--variants LIST] [--hmin H] [--hmax H]
+ *                          [--reps R] [--quick]
+ *
+ * Variants (the superstep's communication and its end):
+ *   isend-barrier       MPI_Irecv of every incoming block, MPI_Isend of every
+ *                       outgoing one, MPI_Waitall, then MPI_Barrier (the
+ *                       superstep's barrier, as [RMA §3] times it); for Empty
+ *                       and Comp the variant is called "barrier": MPI_Barrier alone;
+ *   put-fence-allocate  window from MPI_Win_allocate, one MPI_Put per destination
+ *                       (at offset from*(h/p) of its window), MPI_Win_fence(0, win)
+ *                       ends the superstep; Empty and Comp: MPI_Win_fence alone;
+ *   put-fence-create    the same on a window from MPI_Win_create over malloc'd
+ *                       memory (skipped, with a note on stderr, where Open MPI
+ *                       cannot create one: p = 1 with btl self,vader needs
+ *                       --mca osc ^ucx to let osc pt2pt in);
+ *   alltoall            Total only: MPI_Alltoall of h/p words per pair (no
+ *                       barrier: the collective is the superstep).
+ * The put-fence windows hold two copies of the destination blocks and
+ * repetition r puts into copy r % 2: a fence ends one epoch and opens the next,
+ * so a fast process may put its repetition r+1 data while the target still
+ * verifies repetition r (in BSPk a store of superstep s+1 only takes effect at
+ * the end of s+1, so as_bspk needs no second copy).
+ * Blocks are sent in the same staggered order as as_bspk (itself first, then
+ * me+1, me+2, ...). Timing: W warm-up and R timed repetitions after an
+ * MPI_Barrier; t_r runs from before the first communication call to the return
+ * of the call ending the superstep; verification follows, outside t_r but in
+ * the loop time. MPI_Gather of the t_r at pid 0, MPI_Reduce of loop time (max)
+ * and of the verification flag (min). Output: kernels.h's csv lines on stdout
+ * (pid 0), diagnostics on stderr; exit status 1 if any verification failed.
+ * Run as /work/shared/reference/mpi/NOTES.md says (shm: --mca pml ob1 --mca btl
+ * self,vader; tcp: --mca pml ob1 --mca btl self,tcp --mca osc pt2pt).
+ */
+#include <mpi.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* ---- Shared with as_bspk.c (keep identical) ------------------------------------- */
+
+enum { T_EMPTY, T_COMP, T_FULL, T_SIMPLE, T_SCATTER, T_TOTAL, NTESTS };
+static const char *const test_names[NTESTS] = {"Empty", "Comp", "Full", "Simple", "Scatter", "Total"};
+
+#define AS_STAMP 16384L        /* a repetition stamp every 16384 words (64 KiB, the default frame) */
+#define AS_FULLCHECK 65536L    /* totals h up to this are verified word by word */
+#define AS_HMAX (1L << 20)     /* default largest h of Total (words per process) */
+#define AS_HMAX_QUICK (1L << 16)
+
+typedef struct {
+    unsigned tests, variants; /* bit sets */
+    long hmin, hmax;
+    int reps, quick;
+} as_opts;
+
+static int as_stamped(long i, long b) { return i % AS_STAMP == 0 || i == b - 1; }
+/* The stamped position after i in a block of b words (b or more at the end):
+ * for (i = 0; i < b; i = as_next_stamp(i, b)) visits exactly the stamped ones. */
+static long as_next_stamp(long i, long b) { return i + AS_STAMP < b - 1 || i == b - 1 ? i + AS_STAMP : b - 1; }
+
+/* Word i of the block of b words sent from `from` to `to` in repetition r. */
+static uint32_t as_block_word(int from, int to, long i, long b, long r) {
+    return as_stamped(i, b) ? suite_as_word(from, to, r) + (uint32_t)i : suite_as_word(from, to, -1 - i);
+}
+
+/* Timed repetitions: --reps, else scaled with h (2000 for h <= 64, at least 20;
+ * --quick: 200, at least 5). Warm-up: a tenth, 2..100. */
+static int as_reps(const as_opts *o, long h) {
+    if (o->reps > 0) return o->reps;
+    long base = o->quick ? 200 : 2000, lo = o->quick ? 5 : 20;
+    long r = base * 64 / (h > 64 ? h : 64);
+    return (int)(r < lo ? lo : r > base ? base : r);
+}
+static int as_warmup(int reps) {
+    int w = reps / 10;
+    return w < 2 ? 2 : w > 100 ? 100 : w;
+}
+
+/* Does process `from` send a block to process `to` in test t? */
+static int as_sends(int t, int from, int to, int p) {
+    switch (t) {
+    case T_FULL: case T_TOTAL: return 1;
+    case T_SIMPLE: return from == 0 && to == p - 1;
+    case T_SCATTER: return from == 0 && to != 0;
+    default: return 0;
+    }
+}
+
+/* Parse a comma-separated list of names into a bit set; -1 on an unknown name. */
+static long as_parse_list(const char *s, const char *const *names, int n, const char *alias, int alias_bit) {
+    long set = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int k = -1;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tok, names[i])) k = i;
+        if (k < 0 && alias && !strcmp(tok, alias)) k = alias_bit;
+        if (k < 0) return -1;
+        set |= 1L << k;
+    }
+    return set;
+}
+
+/* 0 on success, 1 for --help, -1 on a bad option (message in err). */
+static int as_parse(int argc, char **argv, as_opts *o, const char *const *vnames, int nv, const char *alias,
+                    int alias_bit, char *err, size_t errlen) {
+    memset(o, 0, sizeof *o);
+    o->tests = (1u << NTESTS) - 1;
+    o->variants = (1u << nv) - 1;
+    long hmax = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long set;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
+        if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
+        if (!v) { snprintf(err, errlen, "unknown option or missing value: %s", a); return -1; }
+        if (!strcmp(a, "--tests")) {
+            if ((set = as_parse_list(v, test_names, NTESTS, NULL, 0)) <= 0) {
+                snprintf(err, errlen, "--tests: unknown test in '%s'", v);
+                return -1;
+            }
+            o->tests = (unsigned)set;
+        } else if (!strcmp(a, "--variants")) {
+            if ((set = as_parse_list(v, vnames, nv, alias, alias_bit)) <= 0) {
+                snprintf(err, errlen, "--variants: unknown variant in '%s'", v);
+                return -1;
+            }
+            o->variants = (unsigned)set;
+        } else if (!strcmp(a, "--hmin")) o->hmin = atol(v);
+        else if (!strcmp(a, "--hmax")) hmax = atol(v);
+        else if (!strcmp(a, "--reps")) {
+            if ((o->reps = atoi(v)) <= 0) { snprintf(err, errlen, "--reps must be positive"); return -1; }
+        } else { snprintf(err, errlen, "unknown option: %s", a); return -1; }
+        i++;
+    }
+    o->hmax = hmax > 0 ? hmax : o->quick ? AS_HMAX_QUICK : AS_HMAX;
+    return 0;
+}
+
+static const char *as_usage =
+    "usage: as_bspk|as_mpi [--tests Empty,Comp,Full,Simple,Scatter,Total] [--variants LIST]\n"
+    "                     [--hmin H] [--hmax H] [--reps R] [--quick]\n"
+    "  Total runs h = p*2^k words per process with hmin <= h <= hmax (default 2^20, --quick 2^16);\n"
+    "  --reps fixes the timed repetitions (default 2000*64/max(h,64) in [20,2000];\n"
+    "  --quick: 200*64/max(h,64) in [5,200]). Warm-up: a tenth of the repetitions, 2..100.\n";
+
+/* ---- MPI side ------------------------------------------------------------------ */
+
+enum { V_ISEND, V_FENCE_ALLOCATE, V_FENCE_CREATE, V_ALLTOALL, NVARIANTS };
+static const char *const variant_names[NVARIANTS] = {"isend-barrier", "put-fence-allocate", "put-fence-create",
+                                                     "alltoall"};
+
+static int me, P;
+static long as_rep;             /* repetition stamp: counts every repetition run, identical on all pids */
+static volatile double comp_sink;
+static long bad_words;          /* verification failures on this process (all measurements) */
+static int bad_reported;
+
+/* Count one verification failure; the first 20 are described on stderr. */
+static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...) {
+    bad_words++;
+    if (bad_reported++ < 20) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "as_mpi: pid %d %s/%s h=%ld rep %ld: ", me, test, variant, h, as_rep - 1);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+}
+
+/* Verify the b-word block w from `from`, rep r: all words when full, else the
+ * stamped ones. fixed[i] holds the words that do not depend on r. */
+static long check_block(const uint32_t *w, long b, int from, long r, const uint32_t *fixed, int full,
+                        const char *test, const char *variant, long h) {
+    long bad = 0;
+    uint32_t s = suite_as_word(from, me, r);
+    if (full) {
+        for (long i = 0; i < b; i++) {
+            uint32_t e = as_stamped(i, b) ? s + (uint32_t)i : fixed[i];
+            if (w[i] != e) {
+                if (!bad) as_fail(test, variant, h, "word %ld from pid %d is 0x%08x, expected 0x%08x", i, from, w[i], e);
+                bad++;
+            }
+        }
+    } else {
+        for (long i = 0; i < b; i = as_next_stamp(i, b))
+            if (w[i] != s + (uint32_t)i) {
+                if (!bad)
+                    as_fail(test, variant, h, "word %ld from pid %d is 0x%08x, expected 0x%08x", i, from, w[i],
+                            s + (uint32_t)i);
+                bad++;
+            }
+    }
+    return bad;
+}
+
+typedef struct {
+    int t, v;
+    long h, b;        /* h: csv column (Total); b: words per block */
+    uint32_t *src;    /* p blocks of b words, block j for process j */
+    uint32_t *dst;    /* received blocks: block k from process k (put-fence: two copies of p blocks) */
+    long nw;          /* words of p blocks */
+    MPI_Win win;      /* put-fence variants */
+    MPI_Request *req; /* isend-barrier: 2p requests */
+    uint32_t **fixed; /* fixed[k]: the r-independent words of the block from k (NULL if none) */
+    int full;         /* verify every word */
+    const char *vname;
+} as_run;
+
+/* One repetition; returns t_r (seconds). */
+static double one_rep(as_run *m) {
+    const char *tn = test_names[m->t];
+    long r = as_rep++;
+    const MPI_Datatype U32 = MPI_UINT32_T;
+    int fence = m->v == V_FENCE_ALLOCATE || m->v == V_FENCE_CREATE;
+    long half = fence ? (r & 1) * m->nw : 0; /* the window copy this repetition puts into */
+    if (m->t >= T_FULL) /* stamps for this repetition, before the clock */
+        for (int j = 0; j < P; j++) {
+            if (!as_sends(m->t, me, j, P)) continue;
+            uint32_t s = suite_as_word(me, j, r);
+            for (long i = 0; i < m->b; i = as_next_stamp(i, m->b)) m->src[j * m->b + i] = s + (uint32_t)i;
+        }
+    double t0 = suite_now();
+    if (m->t == T_COMP) comp_sink = suite_comp(comp_sink);
+    switch (m->v) {
+    case V_ISEND: {
+        int n = 0;
+        if (m->t >= T_FULL) {
+            for (int k = 0; k < P; k++)
+                if (as_sends(m->t, k, me, P))
+                    MPI_Irecv(m->dst + k * m->b, (int)m->b, U32, k, 0, MPI_COMM_WORLD, &m->req[n++]);
+            for (int k = 0; k < P; k++) {
+                int j = (me + k) % P;
+                if (as_sends(m->t, me, j, P))
+                    MPI_Isend(m->src + j * m->b, (int)m->b, U32, j, 0, MPI_COMM_WORLD, &m->req[n++]);
+            }
+            MPI_Waitall(n, m->req, MPI_STATUSES_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    }
+    case V_FENCE_ALLOCATE:
+    case V_FENCE_CREATE:
+        if (m->t >= T_FULL)
+            for (int k = 0; k < P; k++) {
+                int j = (me + k) % P;
+                if (as_sends(m->t, me, j, P))
+                    MPI_Put(m->src + j * m->b, (int)m->b, U32, j, (MPI_Aint)(half + me * m->b), (int)m->b, U32,
+                            m->win);
+            }
+        MPI_Win_fence(0, m->win);
+        break;
+    case V_ALLTOALL:
+        MPI_Alltoall(m->src, (int)m->b, U32, m->dst, (int)m->b, U32, MPI_COMM_WORLD);
+        break;
+    }
+    double t1 = suite_now();
+    if (m->t >= T_FULL)
+        for (int k = 0; k < P; k++)
+            if (as_sends(m->t, k, me, P))
+                check_block(m->dst + half + k * m->b, m->b, k, r, m->fixed[k], m->full, tn, m->vname, m->h);
+    return t1 - t0;
+}
+
+/* One (test, variant, h) measurement: set up, warm up, time, gather, emit. */
+static void measure(const as_opts *o, int t, int v, long h) {
+    as_run m;
+    memset(&m, 0, sizeof m);
+    m.t = t;
+    m.v = v;
+    m.h = t == T_TOTAL ? h : 0;
+    m.b = t == T_TOTAL ? h / P : 1;
+    m.full = t != T_TOTAL || h <= AS_FULLCHECK;
+    m.vname = v == V_ISEND && t < T_FULL ? "barrier" : variant_names[v];
+    long nw = (long)P * m.b, bad0 = bad_words;
+    int fence = v == V_FENCE_ALLOCATE || v == V_FENCE_CREATE;
+    MPI_Aint bytes = (MPI_Aint)nw * (MPI_Aint)sizeof(uint32_t), wbytes = fence ? 2 * bytes : bytes;
+    m.nw = nw;
+
+    m.fixed = calloc((size_t)P, sizeof *m.fixed);
+    m.req = malloc(2 * (size_t)P * sizeof *m.req);
+    m.src = malloc((size_t)bytes);
+    for (int j = 0; j < P; j++)
+        for (long i = 0; i < m.b; i++) m.src[j * m.b + i] = as_block_word(me, j, i, m.b, -1);
+    if (t >= T_FULL)
+        for (int k = 0; k < P; k++)
+            if (m.full && as_sends(t, k, me, P)) {
+                m.fixed[k] = malloc((size_t)m.b * sizeof(uint32_t));
+                for (long i = 0; i < m.b; i++) m.fixed[k][i] = as_block_word(k, me, i, m.b, -1);
+            }
+    if (v == V_FENCE_ALLOCATE) {
+        MPI_Win_allocate(wbytes, (int)sizeof(uint32_t), MPI_INFO_NULL, MPI_COMM_WORLD, &m.dst, &m.win);
+    } else {
+        m.dst = malloc((size_t)wbytes);
+        if (v == V_FENCE_CREATE) {
+            /* Open MPI may refuse (osc rdma at p = 1 on vader): skip, do not abort */
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            int rc = MPI_Win_create(m.dst, wbytes, (int)sizeof(uint32_t), MPI_INFO_NULL, MPI_COMM_WORLD, &m.win);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+            int failed = rc != MPI_SUCCESS, anyfailed = 0;
+            MPI_Allreduce(&failed, &anyfailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            if (anyfailed) {
+                char msg[MPI_MAX_ERROR_STRING] = "";
+                int len = 0;
+                if (failed) MPI_Error_string(rc, msg, &len);
+                if (me == 0)
+                    fprintf(stderr, "as_mpi: %s/%s h=%ld skipped: MPI_Win_create failed (%s)%s\n", test_names[t],
+                            m.vname, m.h, failed ? msg : "on another process",
+                            P == 1 ? "; at p = 1 add --mca osc ^ucx" : "");
+                for (int k = 0; k < P; k++) free(m.fixed[k]);
+                free(m.fixed);
+                free(m.req);
+                free(m.src);
+                if (failed) free(m.dst); /* else a window exists here only: not freeable alone, left */
+                return;
+            }
+        }
+    }
+    memset(m.dst, 0, (size_t)wbytes);
+    if (fence) MPI_Win_fence(0, m.win); /* opens the first epoch */
+
+    int R = as_reps(o, h), W = as_warmup(R);
+    double *tr = malloc((size_t)R * sizeof *tr);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int w = 0; w < W; w++) one_rep(&m);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double l0 = suite_now();
+    for (int r = 0; r < R; r++) tr[r] = one_rep(&m);
+    double loop = suite_now() - l0;
+
+    /* gather (untimed) */
+    double *all = me == 0 ? malloc((size_t)P * (size_t)R * sizeof *all) : NULL, maxloop = 0;
+    int ok = bad_words == bad0, allok = 0;
+    MPI_Gather(tr, R, MPI_DOUBLE, all, R, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&loop, &maxloop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&ok, &allok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
+    if (me == 0) {
+        for (int r = 0; r < R; r++)
+            for (int q = 1; q < P; q++)
+                if (all[(size_t)q * R + r] > all[r]) all[r] = all[(size_t)q * R + r];
+        suite_emit("As", test_names[t], "mpi", m.vname, P, m.h, 0, suite_median(all, R), maxloop / R, R, allok);
+        if (!allok) bad_words += bad_words == bad0; /* pid 0 exits non-zero when any process failed */
+        free(all);
+    }
+    if (fence) MPI_Win_free(&m.win);
+    if (v != V_FENCE_ALLOCATE) free(m.dst);
+    for (int k = 0; k < P; k++) free(m.fixed[k]);
+    free(m.fixed);
+    free(m.req);
+    free(m.src);
+    free(tr);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    as_opts o;
+    char err[256];
+    int rc = as_parse(argc, argv, &o, variant_names, NVARIANTS, "barrier", V_ISEND, err, sizeof err);
+    if (rc != 0) {
+        if (me == 0) {
+            if (rc < 0) fprintf(stderr, "as_mpi: %s\n", err);
+            fprintf(stderr, "%s  variants: isend-barrier (alias barrier),put-fence-allocate,put-fence-create,alltoall\n",
+                    as_usage);
+        }
+        MPI_Finalize();
+        return rc < 0 ? 2 : 0;
+    }
+    comp_sink = 1.0;
+    for (int t = 0; t < NTESTS; t++) {
+        if (!(o.tests >> t & 1)) continue;
+        for (int v = 0; v < NVARIANTS; v++) {
+            if (!(o.variants >> v & 1)) continue;
+            if (v == V_ALLTOALL && t != T_TOTAL) continue;
+            if (t != T_TOTAL) { measure(&o, t, v, 0); continue; }
+            for (long h = P; h <= o.hmax; h *= 2)
+                if (h >= o.hmin) measure(&o, t, v, h);
+        }
+    }
+    MPI_Finalize();
+    if (bad_words) fprintf(stderr, "as_mpi: pid %d: verification FAILED (%ld)\n", me, bad_words);
+    return bad_words ? 1 : 0;
+}
