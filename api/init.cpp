@@ -142,7 +142,7 @@ void setup_count_exchange(Runtime& r, bool all_local, const std::string& job) {
   if (how == "board" && !all_local)
     fail(BSPK_ERR_ARG, "BSPK_COUNT_EXCHANGE=board needs every process on one host; this job spans several "
                        "(use tree or auto)");
-  if (r.nprocs == 1 || !all_local || how == "tree") return;
+  if (r.nprocs == 1 || !all_local || how == "tree" || how == "direct") return;
   std::unique_ptr<sync::Board> board;
   std::string name;
   if (r.pid == 0) {
@@ -179,7 +179,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                  (int)getpid(), layout.hosts[static_cast<size_t>(r.pid)].c_str(),
                  placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
                  placed.how.c_str());
-  sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus);
+  sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus, r.nprocs);
   {
     // If the job fails, remove our shared-memory regions and those of a dead
     // peer on this host (bspkrun, or the job hub's failure path, calls this).

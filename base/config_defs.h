@@ -48,10 +48,11 @@ BSPK_CONFIG_VAR(POOL_LIMIT, "BSPK_POOL_LIMIT", Size, User, uint64_t{0}, 0, 0, nu
                 "most bytes of slabs per process (frames, and separately 4 KiB buffers)")
 BSPK_CONFIG_VAR(SPIN_US, "BSPK_SPIN_US", Int, User, 200, 0, 10'000'000, nullptr, "200 (0 if oversubscribed)",
                 "busy-poll time before blocking")
-BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0, "auto|board|tree", nullptr,
+BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0, "auto|board|direct|tree", nullptr,
                 "how counted and `bspk_will_send` supersteps sum the send counts: `board` (shared memory, "
-                "every process on one host), `tree` (messages, 2 ceil(log2 p) rounds); `auto`: `board` when "
-                "every process is on one host")
+                "every process on one host), `direct` (one round of p-1 messages per process), `tree` "
+                "(2 ceil(log2 p) rounds of one message); `auto`: `board` on one host, else `direct` up to "
+                "16 processes, `tree` above")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
                 "receive frames kept posted")
 BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "sync/board.h"
+#include "sync/direct.h"
 #include "sync/engine.h"
 #include "sync/tree.h"
 
@@ -18,10 +19,10 @@ void Engine::expect(int64_t n) {
     fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
          mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
   StepState& st = state(step_);
-  if (counts_->status(step_).children_got > 0 || st.have_result)
+  if (exchange_got(step_) > 0 || st.have_result)
     fail(BSPK_ERR_MODE,
-         "superstep %u: other processes are already summing send counts for "
-         "this superstep (they used bspk_will_send or no declaration): kinds may not be mixed",
+         "mixed synchronisation kinds in superstep %u: other processes are already summing send counts "
+         "for it (they used bspk_will_send or no declaration): kinds may not be mixed",
          step_);
   mode_ = Mode::Expect;
   declared_expect_ = n;
@@ -60,14 +61,17 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
   int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
   meta[0] = finalizing ? wire::kSyncFinalize : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
   meta[1 + b] = static_cast<uint32_t>(pid_);
-  counts_->contribute(s, mine.data(), meta);
+  if (opt_.count_direct)
+    direct_->contribute(s, mine.data(), meta);
+  else
+    counts_->contribute(s, mine.data(), meta);
 }
 
 // A tree message for superstep s, before it is used: a sender summing counts
 // for a superstep in which this process used bspk_expect (or has already left
 // it) mixed kinds.
 bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
-  if (s < step_ || (s == step_ && mode_ == Mode::Expect && !counts_->status(s).joined)) {
+  if (s < step_ || (s == step_ && mode_ == Mode::Expect && !exchange_joined(s))) {
     int32_t first[3] = {int32_t(meta[1]), int32_t(meta[2]), int32_t(meta[3])};
     raise_async(BSPK_ERR_MODE,
                 strprintf("mixed synchronisation kinds in superstep %u: this process used "
@@ -79,10 +83,18 @@ bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
   return true;
 }
 
-void Engine::count_result(uint32_t s, const uint64_t* total, const Tree::Meta& meta) {
+bool Engine::exchange_joined(uint32_t s) {
+  return opt_.count_direct ? direct_->status(s).joined : counts_->status(s).joined;
+}
+
+int Engine::exchange_got(uint32_t s) {
+  return opt_.count_direct ? direct_->status(s).got : counts_->status(s).children_got;
+}
+
+void Engine::count_result(uint32_t s, uint64_t mine, const Tree::Meta& meta) {
   StepState& st = state(s);
   st.have_result = true;
-  st.result = total[pid_];
+  st.result = mine;
   st.kinds = meta[0];
   for (int b = 0; b < 3; ++b) st.first[b] = static_cast<int32_t>(meta[1 + b]);
 }
@@ -133,7 +145,17 @@ bool Engine::counts_complete(uint32_t s) {
       fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s, kinds_text(k, st.first).c_str());
     }
   }
-  if (mode_ != Mode::Expect && !board_) {
+  if (mode_ != Mode::Expect && !board_ && opt_.count_direct && !st.have_result) {
+    // A peer that shows activity in a later superstep without having sent its
+    // count for this one left it some other way: it used bspk_expect.
+    for (int j = 0; j < nprocs_; ++j)
+      if (j != pid_ && known_[static_cast<size_t>(j)] > s && !direct_->has(s, j))
+        fail(BSPK_ERR_MODE,
+             "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
+             "%s count exchange (it must have used bspk_expect)",
+             s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+  }
+  if (mode_ != Mode::Expect && !board_ && !opt_.count_direct) {
     Tree::Status ts = counts_->status(s);
     if (!ts.sent_up) {
       // A child that shows activity in a later superstep without having
@@ -166,6 +188,14 @@ std::string Engine::waiting_for(uint32_t s) {
   } else if (board_ && !st.have_result) {
     w = strprintf("the shared-memory %s count exchange has not completed (%d of %d processes joined it)",
                   mode_ == Mode::WillSend ? "bspk_will_send" : "message", board_->joined_so_far(), nprocs_);
+  } else if (opt_.count_direct && !st.have_result) {
+    std::string missing;
+    for (int j = 0; j < nprocs_; ++j)
+      if (j != pid_ && !direct_->has(s, j)) missing += strprintf(" %d", j);
+    w = strprintf("the %s count exchange has not completed (counts from %d of %d other processes arrived; "
+                  "missing:%s)",
+                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", direct_->status(s).got, nprocs_ - 1,
+                  missing.c_str());
   } else if (st.have_result) {
     w = strprintf("%llu message(s) due (summed %s), %llu arrived", (unsigned long long)st.result,
                   mode_ == Mode::WillSend ? "from bspk_will_send" : "from actual send counts",

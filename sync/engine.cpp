@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "sync/board.h"
+#include "sync/direct.h"
 #include "sync/tree.h"
 
 namespace bspk::sync {
@@ -49,17 +50,21 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
     on_hello(in.h);
     return false;
   });
+  auto merge = [](Tree::Meta& acc, const Tree::Meta& in) {
+    acc[0] |= in[0];  // kinds of sync seen
+    for (int b = 1; b < 4; ++b) {  // lowest pid per kind (-1: none)
+      auto a = static_cast<int32_t>(acc[b]), x = static_cast<int32_t>(in[b]);
+      if (x >= 0 && (a < 0 || x < a)) acc[b] = in[b];
+    }
+  };
+  auto admit = [this](uint32_t s, int src, const Tree::Meta& meta) { return admit_count(s, src, meta); };
   counts_ = std::make_unique<Tree>(
-      *this, wire::kCollUp, wire::kCollDown, p,
-      [](Tree::Meta& acc, const Tree::Meta& in) {
-        acc[0] |= in[0];  // kinds of sync seen
-        for (int b = 1; b < 4; ++b) {  // lowest pid per kind (-1: none)
-          auto a = static_cast<int32_t>(acc[b]), x = static_cast<int32_t>(in[b]);
-          if (x >= 0 && (a < 0 || x < a)) acc[b] = in[b];
-        }
-      },
-      [this](uint32_t s, const uint64_t* total, const Tree::Meta& meta) { count_result(s, total, meta); },
-      [this](uint32_t s, int src, const Tree::Meta& meta) { return admit_count(s, src, meta); });
+      *this, wire::kCollUp, wire::kCollDown, p, merge,
+      [this](uint32_t s, const uint64_t* total, const Tree::Meta& meta) { count_result(s, total[pid_], meta); },
+      admit);
+  direct_ = std::make_unique<Direct>(
+      *this, wire::kCountDirect, merge,
+      [this](uint32_t s, uint64_t total, const Direct::Meta& meta) { count_result(s, total, meta); }, admit);
 }
 
 Engine::~Engine() {

@@ -58,6 +58,7 @@ namespace bspk::sync {
 
 class Tree;
 class Board;
+class Direct;
 
 enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 
@@ -239,7 +240,9 @@ class Engine {
   bool counts_complete(uint32_t s);
   bool board_complete(uint32_t s);
   bool admit_count(uint32_t s, int src, const std::array<uint32_t, 4>& meta);
-  void count_result(uint32_t s, const uint64_t* total, const std::array<uint32_t, 4>& meta);
+  void count_result(uint32_t s, uint64_t mine, const std::array<uint32_t, 4>& meta);
+  bool exchange_joined(uint32_t s);
+  int exchange_got(uint32_t s);
   std::string waiting_for(uint32_t s);
   std::string kinds_text(uint32_t kinds, const int32_t* first) const;
   // startup.cpp
@@ -275,6 +278,7 @@ class Engine {
   std::vector<uint64_t> sent_;     // messages sent per destination this superstep
   std::vector<int> sent_used_;     // destinations with sent_ != 0 (reset in O(touched))
   std::unique_ptr<Tree> counts_;   // the count exchange's tree
+  std::unique_ptr<Direct> direct_; // or its direct exchange (opt_.count_direct)
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)
 

@@ -2,11 +2,13 @@
 
 #include <sched.h>
 
+#include <string>
+
 #include "base/config.h"
 
 namespace bspk::sync {
 
-Options Options::from_env(int local_procs, int host_cpus) {
+Options Options::from_env(int local_procs, int host_cpus, int nprocs) {
   Options o;
   int ncpu = host_cpus;
   if (ncpu <= 0) {
@@ -22,6 +24,8 @@ Options Options::from_env(int local_procs, int host_cpus) {
   o.spin_s = 1e-6 * static_cast<double>(config::get_int(Var::SPIN_US, static_cast<int64_t>(o.spin_s * 1e6)));
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
+  std::string how = config::get_enum(Var::COUNT_EXCHANGE);
+  o.count_direct = how == "direct" || ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs);
   return o;
 }
 

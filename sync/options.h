@@ -5,6 +5,11 @@
 
 #include <cstdint>
 
+// Up to this many processes BSPK_COUNT_EXCHANGE=auto exchanges counts directly
+// (p-1 messages per process in one round) when there is no board; above, over
+// the tree (2 ceil(log2 p) rounds of one message).
+constexpr int kDirectMaxProcs = 16;
+
 namespace bspk::sync {
 
 struct Options {
@@ -13,10 +18,13 @@ struct Options {
   double spin_s = 200e-6;        // busy-poll before blocking (0 when processes outnumber CPUs)
   uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
+  // Message-based count exchange (when there is no shared-memory board):
+  // direct (one round, p-1 messages each) or the binomial tree.
+  bool count_direct = true;
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy
   // spinning if the processes outnumber the CPUs.
-  static Options from_env(int local_procs, int host_cpus = 0);
+  static Options from_env(int local_procs, int host_cpus = 0, int nprocs = 1);
 };
 
 }  // namespace bspk::sync

@@ -130,6 +130,27 @@ void Engine::send_control(int dest, wire::Kind kind, const void* bytes, size_t l
 
 void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
                        size_t nvec, bool flow_controlled) {
+  // Small enough, nothing queued ahead, window open: inject it (no operation,
+  // no registered buffers, no completion to wait for).
+  const size_t len = vec ? nvec * sizeof(uint64_t) : 0;
+  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && (!flow_controlled || window_open(dest, step))) {
+    Header h{};
+    h.magic = wire::magic_word();
+    h.kind = kind;
+    h.step = step;
+    h.src = pid_;
+    if (inl) std::memcpy(h.u32, inl, sizeof h.u32);
+    if (vec) {
+      h.nelems = nvec;
+      h.payload = static_cast<uint32_t>(len);
+    }
+    iovec iov[2] = {{&h, sizeof(Header)}, {const_cast<uint64_t*>(vec), len}};
+    void* descs[2] = {nullptr, nullptr};
+    if (ep_.inject(dest, iov, descs, len ? 2 : 1, wire::kTagSmall)) {
+      stats_.ctrl_sent++;
+      return;
+    }
+  }
   SendOp* op = ctrl_op(dest, kind, step);
   if (inl) std::memcpy(op->hdr->u32, inl, sizeof op->hdr->u32);
   if (vec) {

@@ -16,9 +16,9 @@
 // that the owning layer fills (Engine::on). The number space is split so that
 // each layer defines its kinds in its own wire header:
 //   1          mp   (mp/wire.h)
-//   2..6       sync (below)
+//   2..6, 11  sync (below)
 //   7..10      dsm  (dsm/wire.h)
-//   11..255    free for layers above (collectives, BSPlib, ...)
+//   12..255    free for layers above (collectives, BSPlib, ...)
 // Changing any kind's number or meaning is a wire change (base/version.h).
 //
 // All multi-byte fields are in the sender's byte order; the bootstrap refuses
@@ -40,8 +40,9 @@ enum : Kind {
   kStepQuery = 4,   // flow control: "tell me when you reach superstep u32[0]"
   kStepNotice = 5,  // flow control: "I have reached superstep u32[0]"
   kHello = 6,       // start-up/shutdown barrier: epoch u32[0], round u32[1] (not superstep-tagged)
+  kCountDirect = 11,  // direct count exchange: sender -> every peer (payload: one count; u32[]: meta words)
 };
-constexpr Kind kFirstFreeKind = 11;  // kinds below belong to sync, mp and dsm
+constexpr Kind kFirstFreeKind = 12;  // kinds below belong to sync, mp and dsm
 
 // Receive classes, carried as the libfabric tag of every message: a message
 // whose payload fits kSmallPayload bytes is tagged kTagSmall and lands in a

@@ -205,10 +205,11 @@ class ModesAgreeOnRandomTraffic : public ::testing::Test {
   ModesAgreeOnRandomTraffic(std::string prov, int np) : prov_(std::move(prov)), np_(np) {}
   void TestBody() override {
     std::map<int, std::set<std::string>> per_pid;
-    // "cycle" twice: with the count exchange the job's layout picks (the
-    // shared-memory board here) and over the message tree.
+    // "cycle" three times: with the count exchange the job's layout picks
+    // (the shared-memory board here), over the message tree and direct.
     const std::pair<const char*, const char*> runs[] = {
-        {"expect", ""}, {"will_send", ""}, {"counted", ""}, {"cycle", ""}, {"cycle", " BSPK_COUNT_EXCHANGE=tree"}};
+        {"expect", ""}, {"will_send", ""}, {"counted", ""}, {"cycle", ""}, {"cycle", " BSPK_COUNT_EXCHANGE=tree"},
+        {"cycle", " BSPK_COUNT_EXCHANGE=direct"}};
     for (auto [mode, more_env] : runs) {
       JobResult r = shell(job_command(SCENARIOS_PATH, np_, prov_, "", std::string("traffic ") + mode + " 8",
                                       std::string("BSPK_SYNC_TIMEOUT=60") + more_env, 120));
