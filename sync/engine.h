@@ -249,7 +249,7 @@ class Engine {
   void on_hello(const wire::Header& h);
   // wait.cpp
   void handle_error(const fabric::CompletionError& err);
-  bool wait_once(double spin_until, int block_ms);
+  bool wait_once(double spin_until, int block_ms, double now = 0);
   void backoff(double idle_s);
   // engine.cpp
   void advance();
