@@ -20,6 +20,7 @@
 #include "base/config.h"
 #include "base/placement.h"
 #include "boot/protocol.h"
+#include "fabric/local.h"
 #include "fabric/select.h"
 #include "sync/board.h"
 #include "sync/wire.h"
@@ -132,28 +133,50 @@ std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
   return out;
 }
 
-// Counted and bspk_will_send supersteps sum the send counts through a
-// shared-memory board when every process is on one host (sync/board.h), else
-// over the message tree. Collective (two bootstrap exchanges when a board is
-// used): pid 0 creates it under a random name, the others open it, and pid 0
-// removes the name once everyone has it mapped.
-void setup_count_exchange(Runtime& r, bool all_local, const std::string& job) {
+// Shared-memory segments of a job on one host (base/shm_segment.h): the count
+// board (sync/board.h) unless BSPK_COUNT_EXCHANGE says otherwise, and the
+// small-message rings (fabric/local.h) unless BSPK_SHM_RINGS=off. Collective
+// (two bootstrap exchanges when any is used): pid 0 creates them under random
+// names, the others open them, and pid 0 removes the names once everyone has
+// them mapped.
+struct LocalSegments {
+  std::unique_ptr<sync::Board> board;
+  SharedSegment rings;
+};
+
+LocalSegments setup_local_segments(Runtime& r, bool all_local, const std::string& job) {
+  LocalSegments out;
   std::string how = config::get_enum(config::Var::COUNT_EXCHANGE);
+  std::string rings = config::get_enum(config::Var::SHM_RINGS);
   if (how == "board" && !all_local)
     fail(BSPK_ERR_ARG, "BSPK_COUNT_EXCHANGE=board needs every process on one host; this job spans several "
-                       "(use tree or auto)");
-  if (r.nprocs == 1 || !all_local || how == "tree" || how == "direct") return;
-  std::unique_ptr<sync::Board> board;
-  std::string name;
+                       "(use direct, tree or auto)");
+  if (rings == "on" && !all_local)
+    fail(BSPK_ERR_ARG, "BSPK_SHM_RINGS=on needs every process on one host; this job spans several (use auto or off)");
+  const bool one = all_local && r.nprocs > 1;
+  const bool want_board = one && (how == "auto" || how == "board");
+  const bool want_rings = all_local && (rings == "on" || (rings == "auto" && r.nprocs <= 16));
+  if (!want_board && !want_rings) return out;
+  std::string names;
   if (r.pid == 0) {
-    board.reset(sync::Board::create(boot::shm_name(job, 0), 0, r.nprocs));
-    name = board->name();
+    std::string prefix = boot::shm_name(job, 0);
+    if (want_board) out.board.reset(sync::Board::create(prefix, 0, r.nprocs));
+    if (want_rings) out.rings = fabric::LocalTransport::create_segment(prefix, r.nprocs);
+    names = (out.board ? out.board->name() : std::string()) + "\n" + out.rings.name();
   }
-  std::vector<std::string> names = r.boot->allgather(name);
-  if (r.pid != 0) board.reset(sync::Board::open(names[0], r.pid, r.nprocs));
+  std::string all = r.boot->allgather(names)[0];
+  size_t nl = all.find('\n');
+  if (nl == std::string::npos) fail(BSPK_ERR_BOOT, "malformed shared-segment names from pid 0");
+  if (r.pid != 0) {
+    if (want_board) out.board.reset(sync::Board::open(all.substr(0, nl), r.pid, r.nprocs));
+    if (want_rings) out.rings = SharedSegment::open(all.substr(nl + 1), fabric::LocalTransport::segment_bytes(r.nprocs));
+  }
   r.boot->barrier();
-  if (r.pid == 0) board->unlink();
-  r.engine->use_board(std::move(board));
+  if (r.pid == 0) {
+    if (out.board) out.board->unlink();
+    if (want_rings) out.rings.unlink();
+  }
+  return out;
 }
 
 void start_runtime(Runtime& r, StartWatch& watch) {
@@ -199,7 +222,15 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   r.frames = std::make_unique<comem::FramePool>(r.ep.get(), fsz, limit);
   r.small = std::make_unique<comem::FramePool>(r.ep.get(), wire::kSmallPayload, limit, size_t{1} << 20);
   r.comem = std::make_unique<comem::Comem>(r.pid, *r.frames, r.index, r.small.get());
-  r.engine = std::make_unique<sync::Engine>(r.pid, r.nprocs, *r.ep, *r.frames, *r.small, *r.boot, r.stats, opt);
+  watch.phase("setting up shared memory (count board, rings)");
+  LocalSegments seg = setup_local_segments(r, layout.all_local, job);
+  r.transport = r.ep.get();
+  if (seg.rings.base()) {
+    r.local = std::make_unique<fabric::LocalTransport>(*r.ep, std::move(seg.rings), r.pid, r.nprocs, wire::kTagSmall);
+    r.transport = r.local.get();
+  }
+  r.engine = std::make_unique<sync::Engine>(r.pid, r.nprocs, *r.transport, *r.frames, *r.small, *r.boot, r.stats, opt);
+  if (seg.board) r.engine->use_board(std::move(seg.board));
   r.engine->on_send_done([c = r.comem.get()](uint32_t region) { c->send_done(region); });
   r.mp = std::make_unique<mp::MessagePassing>(*r.engine, *r.comem, r.stats);
   r.dsm = std::make_unique<dsm::Dsm>(*r.engine, *r.comem, r.stats, config::get_bool(config::Var::CHECK));
@@ -211,8 +242,6 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   std::vector<std::vector<uint8_t>> addrs;
   for (auto& p : peers) addrs.push_back(p.address);
   r.ep->insert_peers(addrs);
-  watch.phase("setting up the count exchange");
-  setup_count_exchange(r, layout.all_local, job);
   r.engine->start();
   watch.phase("connecting to every peer over the fabric");
   // Out-of-band barrier before the first fabric message: every peer's
@@ -264,6 +293,7 @@ Runtime::~Runtime() {
   dsm.reset();
   mp.reset();
   engine.reset();
+  local.reset();
   comem.reset();
   frames.reset();
   small.reset();

@@ -28,6 +28,8 @@ namespace bspk::api {
 struct Runtime {
   std::unique_ptr<boot::Bootstrap> boot;
   std::unique_ptr<fabric::Endpoint> ep;
+  std::unique_ptr<fabric::Transport> local;  // same-host ring fast path over ep (fabric/local.h), or null
+  fabric::Transport* transport = nullptr;   // what the engine uses: local, else ep
   std::unique_ptr<comem::FramePool> frames;
   std::unique_ptr<comem::FramePool> small;  // 4 KiB receive buffers for small messages
   comem::IndexPool index;

@@ -53,6 +53,9 @@ BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0,
                 "every process on one host), `direct` (one round of p-1 messages per process), `tree` "
                 "(2 ceil(log2 p) rounds of one message); `auto`: `board` on one host, else `direct` up to "
                 "16 processes, `tree` above")
+BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
+                "messages of up to 496 bytes (header included) through shared-memory rings instead of the "
+                "provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
                 "receive frames kept posted")
 BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,

@@ -2,15 +2,9 @@
 #include "sync/board.h"
 
 #include <bspk.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <new>
+
+#include <utility>
 
 #include "base/error.h"
 
@@ -25,61 +19,24 @@ size_t Board::bytes(int nprocs) {
          static_cast<size_t>(nprocs) * sizeof(Record);
 }
 
-Board::Board(void* base, size_t len, std::string name, int pid, int nprocs)
-    : base_(base), len_(len), name_(std::move(name)), pid_(pid), nprocs_(nprocs) {}
-
-Board::~Board() { munmap(base_, len_); }
+Board::Board(SharedSegment seg, int pid, int nprocs)
+    : seg_(std::move(seg)), base_(seg_.base()), pid_(pid), nprocs_(nprocs) {}
 
 Board* Board::create(const std::string& prefix, int pid, int nprocs) {
-  unsigned char rnd[8];
-  if (getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd))
-    fail(BSPK_ERR_BOOT, "count board: getrandom: %s", std::strerror(errno));
-  std::string name = "/" + prefix + ".board.";
-  for (unsigned char c : rnd) name += strprintf("%02x", c);
-  size_t len = bytes(nprocs);
-  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) fail(BSPK_ERR_BOOT, "count board: shm_open(%s): %s", name.c_str(), std::strerror(errno));
-  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
-    int e = errno;
-    close(fd);
-    shm_unlink(name.c_str());
-    fail(BSPK_ERR_BOOT, "count board: ftruncate(%s, %zu): %s", name.c_str(), len, std::strerror(e));
-  }
-  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int e = errno;
-  close(fd);
-  if (m == MAP_FAILED) {
-    shm_unlink(name.c_str());
-    fail(BSPK_ERR_BOOT, "count board: mmap(%s): %s", name.c_str(), std::strerror(e));
-  }
-  // ftruncate zero-filled it: every counter starts at 0.
-  auto* b = new Board(m, len, name, pid, nprocs);
+  // Zero-filled: every counter starts at 0.
+  auto* b = new Board(SharedSegment::create(prefix + ".board", bytes(nprocs)), pid, nprocs);
   b->line(0).v.store(kMagic | static_cast<uint64_t>(nprocs), std::memory_order_release);
   return b;
 }
 
 Board* Board::open(const std::string& name, int pid, int nprocs) {
-  size_t len = bytes(nprocs);
-  int fd = shm_open(name.c_str(), O_RDWR, 0);
-  if (fd < 0) fail(BSPK_ERR_BOOT, "count board: shm_open(%s): %s", name.c_str(), std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != len) {
-    close(fd);
-    fail(BSPK_ERR_BOOT, "count board %s: size %lld, expected %zu", name.c_str(), (long long)st.st_size, len);
-  }
-  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int e = errno;
-  close(fd);
-  if (m == MAP_FAILED) fail(BSPK_ERR_BOOT, "count board: mmap(%s): %s", name.c_str(), std::strerror(e));
-  auto* b = new Board(m, len, name, pid, nprocs);
+  auto* b = new Board(SharedSegment::open(name, bytes(nprocs)), pid, nprocs);
   if (b->line(0).v.load(std::memory_order_acquire) != (kMagic | static_cast<uint64_t>(nprocs))) {
     delete b;
     fail(BSPK_ERR_BOOT, "count board %s: not made for %d processes", name.c_str(), nprocs);
   }
   return b;
 }
-
-void Board::unlink() { shm_unlink(name_.c_str()); }
 
 void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, size_t ndests) {
   const int par = static_cast<int>(k_ & 1);

@@ -21,16 +21,16 @@
 // different supersteps (one used bspk_expect) are caught from per-parity sums
 // of kinds and superstep numbers, and from each process's published superstep.
 //
-// The segment is created by pid 0 under a random name (O_EXCL, mode 0600),
-// opened by the others after the name went through the bootstrap, and unlinked
-// as soon as every process has mapped it (api/init.cpp), so nothing is left in
-// /dev/shm and no later process can open it.
+// The segment is a base/shm_segment.h SharedSegment: created by pid 0 under a
+// random name, opened by the others, unlinked once all have mapped it.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "base/shm_segment.h"
 
 namespace bspk::sync {
 
@@ -44,13 +44,12 @@ class Board {
   static Board* create(const std::string& prefix, int pid, int nprocs);
   // Others: open the segment pid 0 created. Errors: BSPK_ERR_BOOT.
   static Board* open(const std::string& name, int pid, int nprocs);
-  ~Board();
   Board(const Board&) = delete;
   Board& operator=(const Board&) = delete;
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return seg_.name(); }
   // Remove the name from /dev/shm (pid 0, once every process has opened it).
-  void unlink();
+  void unlink() const { seg_.unlink(); }
 
   // Join this process's next collective, for superstep s, with kind `kind`:
   // add v[d] for each d in dests[0..ndests) (or for every d when dests is null).
@@ -96,7 +95,7 @@ class Board {
     std::atomic<uint32_t> kind;    // Kind of the last one
     std::atomic<uint32_t> from;    // superstep it was joined from
   };
-  Board(void* base, size_t len, std::string name, int pid, int nprocs);
+  Board(SharedSegment seg, int pid, int nprocs);
   static size_t bytes(int nprocs);
   // Layout in 64-byte lines: [0] magic and p, [1] the hot line, then
   // counts[2][p] (one line each: processes add to different ones), then records[p].
@@ -107,9 +106,8 @@ class Board {
     return reinterpret_cast<Record*>(&line(2 + 2 * static_cast<size_t>(nprocs_)))[j];
   }
 
+  SharedSegment seg_;
   void* base_;
-  size_t len_;
-  std::string name_;
   int pid_, nprocs_;
   uint64_t k_ = 0;          // collectives joined by this process
   uint32_t step_ = 0;       // superstep of the current collective

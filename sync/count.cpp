@@ -4,6 +4,7 @@
 // same tree); and the diagnosis of processes mixing those kinds [BSPk §5].
 #include <bspk.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "sync/board.h"
 #include "sync/direct.h"
@@ -147,13 +148,24 @@ bool Engine::counts_complete(uint32_t s) {
   }
   if (mode_ != Mode::Expect && !board_ && opt_.count_direct && !st.have_result) {
     // A peer that shows activity in a later superstep without having sent its
-    // count for this one left it some other way: it used bspk_expect.
-    for (int j = 0; j < nprocs_; ++j)
-      if (j != pid_ && known_[static_cast<size_t>(j)] > s && !direct_->has(s, j))
-        fail(BSPK_ERR_MODE,
-             "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
-             "%s count exchange (it must have used bspk_expect)",
-             s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+    // count for this one has either left it some other way (it used
+    // bspk_expect) or its count is still on the way: a peer may leave s as
+    // soon as it has the others' counts, and the provider need not deliver
+    // its messages in order. So only a count still missing a second after the
+    // peer was seen ahead is a mixed-kinds error.
+    int ahead = -1;
+    for (int j = 0; j < nprocs_ && ahead < 0; ++j)
+      if (j != pid_ && known_[static_cast<size_t>(j)] > s && !direct_->has(s, j)) ahead = j;
+    if (ahead < 0) {
+      suspect_since_ = 0;
+    } else if (suspect_since_ == 0) {
+      suspect_since_ = now_s();
+    } else if (now_s() - suspect_since_ > kMixedGraceS) {
+      fail(BSPK_ERR_MODE,
+           "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
+           "%s count exchange (it must have used bspk_expect)",
+           s, ahead, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+    }
   }
   if (mode_ != Mode::Expect && !board_ && !opt_.count_direct) {
     Tree::Status ts = counts_->status(s);

@@ -135,6 +135,7 @@ void Engine::advance() {
   if (mode_ == Mode::WillSend) std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
   mode_ = Mode::None;
   declared_expect_ = 0;
+  suspect_since_ = 0;
   for (int d : sent_used_) sent_[static_cast<size_t>(d)] = 0;  // O(destinations used), not O(p)
   sent_used_.clear();
   boot_.set_state(step_, boot::ProcState::Running);

@@ -279,6 +279,10 @@ class Engine {
   std::vector<int> sent_used_;     // destinations with sent_ != 0 (reset in O(touched))
   std::unique_ptr<Tree> counts_;   // the count exchange's tree
   std::unique_ptr<Direct> direct_; // or its direct exchange (opt_.count_direct)
+  // Direct exchange: since when a peer seen in a later superstep has sent no
+  // count for this one (0: none); an error after kMixedGraceS.
+  double suspect_since_ = 0;
+  static constexpr double kMixedGraceS = 1.0;
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)
 

@@ -392,7 +392,9 @@ CountRun run_counts(const fake::Config& cfg, const Traffic& t, bool scramble, La
   return r;
 }
 
-enum class Net { Fifo, RandomSenders, Random, Reverse, Eagain, AtDelivery, Window1 };
+// Tree*: the same over the binomial tree (the count exchange's default is the
+// direct exchange up to 16 processes).
+enum class Net { Fifo, RandomSenders, Random, Reverse, Eagain, AtDelivery, Window1, TreeRandom, TreeReverse };
 const char* net_name(Net n) {
   switch (n) {
     case Net::Fifo: return "fifo";
@@ -402,6 +404,8 @@ const char* net_name(Net n) {
     case Net::Eagain: return "eagain";
     case Net::AtDelivery: return "at_delivery";
     case Net::Window1: return "window1";
+    case Net::TreeRandom: return "tree_random";
+    case Net::TreeReverse: return "tree_reverse";
   }
   return "?";
 }
@@ -457,6 +461,16 @@ TEST_P(CountExchange, EveryProcessLeavesWithExactlyItsMessages) {
       cfg.seed += 51 + p;
       su.opt.max_ahead = 1;
       break;
+    case Net::TreeRandom:
+      cfg.order = Order::Random;
+      cfg.stall_prob = 0.3;
+      cfg.seed += 67 + p;
+      su.opt.count_direct = false;
+      break;
+    case Net::TreeReverse:
+      cfg.order = Order::Reverse;
+      su.opt.count_direct = false;
+      break;
   }
   Traffic t = random_traffic(p, 16, 1000 + static_cast<uint64_t>(p) * 10 + static_cast<uint64_t>(n));
   CountRun r = run_counts(cfg, t, scramble, su);
@@ -477,7 +491,8 @@ TEST_P(CountExchange, EveryProcessLeavesWithExactlyItsMessages) {
 INSTANTIATE_TEST_SUITE_P(P, CountExchange,
                          ::testing::Combine(::testing::Values(1, 2, 3, 4, 5, 8),
                                             ::testing::Values(Net::Fifo, Net::RandomSenders, Net::Random, Net::Reverse,
-                                                              Net::Eagain, Net::AtDelivery, Net::Window1)),
+                                                              Net::Eagain, Net::AtDelivery, Net::Window1,
+                                                              Net::TreeRandom, Net::TreeReverse)),
                          [](const auto& info) {
                            return strprintf("p%d_%s", std::get<0>(info.param), net_name(std::get<1>(info.param)));
                          });

@@ -1,0 +1,81 @@
+#include "base/shm_segment.h"
+
+#include <bspk.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "base/error.h"
+
+namespace bspk {
+
+SharedSegment& SharedSegment::operator=(SharedSegment&& o) noexcept {
+  if (this != &o) {
+    if (base_) munmap(base_, len_);
+    base_ = std::exchange(o.base_, nullptr);
+    len_ = std::exchange(o.len_, 0);
+    name_ = std::move(o.name_);
+  }
+  return *this;
+}
+
+SharedSegment::~SharedSegment() {
+  if (base_) munmap(base_, len_);
+}
+
+SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
+  unsigned char rnd[8];
+  if (getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd))
+    fail(BSPK_ERR_BOOT, "shared segment: getrandom: %s", std::strerror(errno));
+  std::string name = "/" + prefix + ".";
+  for (unsigned char c : rnd) name += strprintf("%02x", c);
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) fail(BSPK_ERR_BOOT, "shared segment: shm_open(%s): %s", name.c_str(), std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    int e = errno;
+    close(fd);
+    shm_unlink(name.c_str());
+    fail(BSPK_ERR_BOOT, "shared segment: ftruncate(%s, %zu): %s", name.c_str(), len, std::strerror(e));
+  }
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (m == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    fail(BSPK_ERR_BOOT, "shared segment: mmap(%s): %s", name.c_str(), std::strerror(e));
+  }
+  SharedSegment s;
+  s.base_ = m;
+  s.len_ = len;
+  s.name_ = name;
+  return s;
+}
+
+SharedSegment SharedSegment::open(const std::string& name, size_t len) {
+  int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) fail(BSPK_ERR_BOOT, "shared segment: shm_open(%s): %s", name.c_str(), std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != len) {
+    close(fd);
+    fail(BSPK_ERR_BOOT, "shared segment %s: size %lld, expected %zu", name.c_str(), (long long)st.st_size, len);
+  }
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  close(fd);
+  if (m == MAP_FAILED) fail(BSPK_ERR_BOOT, "shared segment: mmap(%s): %s", name.c_str(), std::strerror(e));
+  SharedSegment s;
+  s.base_ = m;
+  s.len_ = len;
+  s.name_ = name;
+  return s;
+}
+
+void SharedSegment::unlink() const { shm_unlink(name_.c_str()); }
+
+}  // namespace bspk

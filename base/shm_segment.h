@@ -1,0 +1,43 @@
+// base/shm_segment.h -- a POSIX shared-memory segment that the processes of a
+// job on one host map: created by one process under a fresh random name
+// (O_CREAT | O_EXCL, mode 0600, so no other user can open it and nobody can
+// have created it first), opened by the others once the name has reached them
+// through the bootstrap, and unlinked as soon as everyone has it mapped, so
+// nothing is left in /dev/shm and no later process can open it. Zero-filled
+// at creation. Used by sync/board.h and fabric/rings.h.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace bspk {
+
+class SharedSegment {
+ public:
+  // Create len bytes under "/<prefix>.<16 random hex digits>".
+  // Errors: BSPK_ERR_BOOT (getrandom, shm_open, ftruncate, mmap).
+  static SharedSegment create(const std::string& prefix, size_t len);
+  // Open a segment another process created; its size must be len.
+  // Errors: BSPK_ERR_BOOT.
+  static SharedSegment open(const std::string& name, size_t len);
+
+  SharedSegment() = default;
+  SharedSegment(SharedSegment&& o) noexcept { *this = std::move(o); }
+  SharedSegment& operator=(SharedSegment&& o) noexcept;
+  SharedSegment(const SharedSegment&) = delete;
+  SharedSegment& operator=(const SharedSegment&) = delete;
+  ~SharedSegment();
+
+  void* base() const { return base_; }
+  size_t size() const { return len_; }
+  const std::string& name() const { return name_; }
+  // Remove the name (the creator, once every process has opened it).
+  void unlink() const;
+
+ private:
+  void* base_ = nullptr;
+  size_t len_ = 0;
+  std::string name_;
+};
+
+}  // namespace bspk
