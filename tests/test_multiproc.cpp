@@ -254,5 +254,8 @@ int main(int argc, char** argv) {
   register_hand_written(names);
   register_table("Scenarios", SCENARIOS_PATH, names);
   register_table("DsmScenarios", DSM_SCENARIOS_PATH, names);
+#ifdef CONTIG_SCENARIOS_PATH
+  register_table("ContigScenarios", CONTIG_SCENARIOS_PATH, names);
+#endif
   return RUN_ALL_TESTS();
 }
