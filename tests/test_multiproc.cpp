@@ -1,5 +1,5 @@
 // tests/test_multiproc.cpp -- runs the multi-process scenarios
-// (tests/scenarios.cpp, tests/dsm_scenarios.cpp) through bspkrun and checks
+// (tests/scenarios.cpp, tests/dsm_scenarios.cpp, tests/contig_scenarios.cpp) through bspkrun and checks
 // exit status and output.
 //
 // What to run and what to expect is not written here: each scenario states it
