@@ -175,7 +175,7 @@ size_t bspk_span(bspk_ptr p, void** base) {
     if (comem::Region* r = rt->comem->find(p.region); r && p.offset <= r->nelems) {
       if (p.offset < r->nelems) {
         b = r->elem(p.offset);
-        n = r->span(p.offset);
+        n = r->contiguous_span(p.offset);
       }
       if (base) *base = b;
       return n;
@@ -203,6 +203,31 @@ size_t bspk_elem_size(bspk_ptr p) {
 int bspk_owner(bspk_ptr p) {
   p = canon(p);
   return p.region && !dsm::Dsm::is_handle(p) ? p.owner : -1;
+}
+
+// ---- Contiguous regions: one run of consecutive frames (comem::FramePool::alloc_run).
+
+bspk_ptr bspk_malloc_contiguous(const char* name, int idx, size_t n, size_t elem_size) {
+  bspk_ptr p = BSPK_NULL;
+  guarded("bspk_malloc_contiguous", [&] {
+    Runtime& r = need();
+    p = r.comem->create(name, idx, n, elem_size, true);
+    if (name && *name) r.dsm->registered(p, name, idx);
+  });
+  return p;
+}
+
+int bspk_is_contiguous(bspk_ptr p) {
+  p = canon(p);
+  if (!rt || p.region == 0 || p.owner != rt->pid) return 0;
+  const comem::Region* r = rt->comem->find(p.region);
+  return r && (r->contiguous || r->nframes <= 1) ? 1 : 0;
+}
+
+bspk_ptr bspk_recv_contiguous(void) {
+  bspk_ptr p = BSPK_NULL;
+  guarded("bspk_recv_contiguous", [&] { p = need().mp->recv_contiguous(); });
+  return p;
 }
 
 int bspk_sync(void) {

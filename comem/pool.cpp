@@ -3,6 +3,8 @@
 #include <bspk.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include "base/error.h"
@@ -33,6 +35,10 @@ FramePool::FramePool(fabric::Transport* ep, size_t frame_size, size_t limit_byte
 
 FramePool::~FramePool() {
   for (auto& s : slabs_) {
+    if (ep_) ep_->deregister(s.mr);
+    std::free(s.base);
+  }
+  for (auto& [b, s] : runs_) {
     if (ep_) ep_->deregister(s.mr);
     std::free(s.base);
   }
@@ -69,13 +75,67 @@ void FramePool::grow() {
   for (size_t i = n; i-- > 0;) free_.push_back(b + i * frame_size_);
 }
 
-bool FramePool::owns(uintptr_t a) const { return by_base_.count(a >> slab_shift_) != 0; }
+// A run: one slab of exactly k frames, aligned to a frame, registered on the
+// same path as grow()'s slabs (NUMA binding before first touch, then
+// register_memory). Its addresses never fall in an ordinary slab's window
+// (address >> slab_shift_), since ordinary slabs fill their whole window.
+uintptr_t FramePool::alloc_run(size_t k) {
+  if (k == 0) fail(BSPK_ERR_ARG, "internal: a run of 0 frames");
+  if (k > (SIZE_MAX >> 1) / frame_size_)
+    fail(BSPK_ERR_NOMEM, "a run of %zu frames of %zu bytes is too large", k, frame_size_);
+  const size_t len = k * frame_size_;
+  if (limit_ && bytes() + len > limit_)
+    fail(BSPK_ERR_NOMEM,
+         "frame pool limit reached: a contiguous run of %zu frames (%zu bytes) does not fit; %zu frames of %zu bytes "
+         "in use, %zu bytes of slabs (BSPK_POOL_LIMIT=%zu); free regions you no longer need",
+         k, len, in_use_, frame_size_, bytes(), limit_);
+  void* base = nullptr;
+  if (posix_memalign(&base, std::max<size_t>(frame_size_, 4096), len) != 0 || !base)
+    fail(BSPK_ERR_NOMEM, "could not allocate a contiguous run of %zu frames (%zu bytes; %zu frames in use)", k, len,
+         in_use_);
+  placement::bind_memory(base, len);
+  Slab s{base, {}, len};
+  if (ep_) {
+    try {
+      s.mr = ep_->register_memory(base, len);
+    } catch (...) {
+      std::free(base);
+      throw;
+    }
+  }
+  uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  runs_.emplace(b, s);
+  run_bytes_ += len;
+  in_use_ += k;
+  if (in_use_ > peak_) peak_ = in_use_;
+  return b;
+}
+
+void FramePool::free_run(uintptr_t base) {
+  auto it = runs_.find(base);
+  if (it == runs_.end()) fail(BSPK_ERR_INTERNAL, "internal: %#lx is not the start of a frame run", (unsigned long)base);
+  Slab& s = it->second;
+  if (ep_) ep_->deregister(s.mr);
+  std::free(s.base);
+  run_bytes_ -= s.len;
+  in_use_ -= s.len / frame_size_;
+  runs_.erase(it);
+}
+
+const FramePool::Slab* FramePool::run_of(uintptr_t a) const {
+  auto it = runs_.upper_bound(a);
+  if (it == runs_.begin()) return nullptr;
+  --it;
+  return a - it->first < it->second.len ? &it->second : nullptr;
+}
+
+bool FramePool::owns(uintptr_t a) const { return by_base_.count(a >> slab_shift_) != 0 || run_of(a) != nullptr; }
 
 const fabric::MemoryRegion& FramePool::region_of(uintptr_t a) const {
   auto it = by_base_.find(a >> slab_shift_);
-  if (it == by_base_.end())
-    fail(BSPK_ERR_PTR, "address %#lx is not inside a registered frame slab", (unsigned long)a);
-  return slabs_[it->second].mr;
+  if (it != by_base_.end()) return slabs_[it->second].mr;
+  if (const Slab* r = run_of(a)) return r->mr;
+  fail(BSPK_ERR_PTR, "address %#lx is not inside a registered frame slab", (unsigned long)a);
 }
 
 void* FramePool::desc(uintptr_t a) const { return ep_ ? region_of(a).desc : nullptr; }

@@ -6,12 +6,17 @@
 // message ever costs a registration. alloc() and free() are O(1) (a stack of
 // free frames) and take no lock: the runtime is single-threaded per process.
 //
+// Runs (bspk_malloc_contiguous): k consecutive frames of one dedicated slab of
+// exactly k frames, registered like any slab and deregistered and released
+// when the run is freed. They count in in_use() and bytes() like other frames.
+//
 // IndexPool: the small index arrays of regions, in power-of-two size classes
 // (1, 2, 4, ... entries), each with its own free list: O(1) allocation too.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +51,15 @@ class FramePool {
     --in_use_;
   }
 
+  // k >= 1 consecutive frames in one newly registered slab of k frames (the
+  // address of the first); one registration per run. Throws
+  // bspk::Error(BSPK_ERR_NOMEM) past the limit or when memory runs out.
+  uintptr_t alloc_run(size_t k);
+  // Return a run obtained from alloc_run() (its first frame's address): the
+  // slab is deregistered and released at once.
+  void free_run(uintptr_t base);
+  size_t runs() const { return runs_.size(); }
+
   // Memory-registration descriptor of the slab holding address a (must be
   // inside a frame of this pool), to pass with every data call.
   void* desc(uintptr_t a) const;
@@ -57,7 +71,7 @@ class FramePool {
   size_t slab_size() const { return slab_size_; }
   size_t in_use() const { return in_use_; }
   size_t peak() const { return peak_; }
-  size_t bytes() const { return slabs_.size() * slab_size_; }
+  size_t bytes() const { return slabs_.size() * slab_size_ + run_bytes_; }
   size_t nfree() const { return free_.size(); }
 
  private:
@@ -68,11 +82,17 @@ class FramePool {
   struct Slab {
     void* base;
     fabric::MemoryRegion mr;
+    size_t len = 0;  // runs only (ordinary slabs are slab_size_ long)
   };
   std::vector<Slab> slabs_;
   std::unordered_map<uintptr_t, size_t> by_base_;  // (address >> slab_shift) -> slab
   std::vector<uintptr_t> free_;
   size_t in_use_ = 0, peak_ = 0;
+  // Runs by start address (not slab-aligned: found by an ordered search when
+  // the slab lookup above misses, so ordinary frames pay nothing for them).
+  std::map<uintptr_t, Slab> runs_;
+  size_t run_bytes_ = 0;
+  const Slab* run_of(uintptr_t a) const;
 };
 
 class IndexPool {

@@ -64,7 +64,7 @@ Region& Comem::init_slot(uint32_t slot, uint64_t n, uint32_t nframes, uint32_t s
   return r;
 }
 
-bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size) {
+bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size, bool contiguous) {
   if (elem_size == 0) fail(BSPK_ERR_ARG, "element size is 0");
   if (elem_size > frames_.frame_size())
     fail(BSPK_ERR_ARG,
@@ -95,10 +95,20 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   Region& r = init_slot(slot, n, nframes, 0, static_cast<uint32_t>(elem_size), pid_);
   uint8_t gen = r.gen;
   r.named = !nm.empty();
+  r.contiguous = contiguous;
   uint32_t got = 0;
   try {
     r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
-    for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
+    if (contiguous && nframes > 1) {
+      // One run of consecutive frames holding the n elements back to back;
+      // frames[f] is the address of element f*epf (see region.h).
+      uint64_t bytes = n * elem_size;
+      uintptr_t base = frames_.alloc_run(static_cast<size_t>((bytes + frames_.frame_size() - 1) / frames_.frame_size()));
+      r.run = true;
+      for (uint32_t f = 0; f < nframes; ++f) r.frames[f] = base + uint64_t{f} * r.epf * elem_size;
+    } else {
+      for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
+    }
   } catch (...) {
     for (uint32_t k = 0; k < got; ++k) frames_.free(r.frames[k]);
     if (r.frames) index_.free(r.frames, r.idx_class);
@@ -156,7 +166,10 @@ Region& Comem::local(const bspk_ptr& p) {
 void Comem::destroy(uint32_t slot) {
   Region& r = table_[slot];
   FramePool& pool = r.small ? *small_ : frames_;
-  for (uint32_t k = 0; k < r.nframes; ++k) pool.free(r.frame_start(k));
+  if (r.run)
+    frames_.free_run(r.frames[0]);
+  else
+    for (uint32_t k = 0; k < r.nframes; ++k) pool.free(r.frame_start(k));
   if (r.frames) index_.free(r.frames, r.idx_class);
   if (r.named) {
     auto it = name_of_.find(slot);

@@ -9,6 +9,15 @@
 // start of the receiver's frame, and the index array stores that frame's
 // address minus skew*S ("biased"), so the formula above stays O(1) and uniform.
 //
+// Contiguous regions (bspk_malloc_contiguous, bspk_recv_contiguous) keep the
+// same geometry, so everything that cuts a region into frame-sized pieces for
+// the wire (mp sends, dsm fragments) works on them unchanged: but their
+// elements lie back to back from frame_start(0), and frames[f] is simply the
+// address of element f*epf (a *logical* frame). Of several frames they live
+// in one run of consecutive frames (FramePool::alloc_run; `run` set); of at
+// most one frame, in an ordinary frame. Their frames are never replaced (no
+// frame flips), so their addresses stay valid until the region is freed.
+//
 // A bspk_ptr names (owner pid, region id, element offset); the region id is a
 // slot in this process's region table plus an 8-bit generation, so pointers to
 // freed regions are detected instead of silently reaching reused memory.
@@ -48,6 +57,8 @@ struct Region {
   uint32_t inflight = 0;      // sends from this region not yet complete
   bool named = false;         // has an entry in Comem's name table
   bool small = false;         // its one frame is a small buffer (received small message)
+  bool contiguous = false;    // elements back to back in memory; never flipped (see above)
+  bool run = false;           // frames come from one FramePool run starting at frames[0]
 
   // Unbiased start address of frame f.
   uintptr_t frame_start(uint32_t f) const {
@@ -69,13 +80,17 @@ struct Region {
     locate(i, &f, &s);
     return reinterpret_cast<void*>(frames[f] + s * elem_size);
   }
-  // Contiguous elements from i to the end of its frame (and of the region).
+  // Elements from i to the end of its frame (and of the region): the unit in
+  // which regions are cut for the wire, contiguous regions included.
   uint64_t span(uint64_t i) const {
     uint64_t f, s;
     locate(i, &f, &s);
     uint64_t n = epf - s, left = nelems - i;
     return n < left ? n : left;
   }
+  // Elements lying contiguously in memory from i (bspk_span): to the end of
+  // the region for a contiguous region, else to the end of i's frame.
+  uint64_t contiguous_span(uint64_t i) const { return contiguous ? nelems - i : span(i); }
 };
 
 class Comem {
@@ -95,7 +110,9 @@ class Comem {
   size_t frame_size() const { return frames_.frame_size(); }
 
   // A new local region of n elements (bspk_malloc). Throws on bad arguments.
-  bspk_ptr create(const char* name, int idx, uint64_t n, uint64_t elem_size);
+  // contiguous: the elements lie back to back in memory (bspk_malloc_contiguous):
+  // one run of consecutive frames when they need more than one frame.
+  bspk_ptr create(const char* name, int idx, uint64_t n, uint64_t elem_size, bool contiguous = false);
 
   // A new region made of frames the caller already owns (received messages).
   // `frames_in` are unbiased frame start addresses; ownership passes to the region.

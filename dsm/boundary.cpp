@@ -46,7 +46,9 @@ bool Dsm::apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintpt
   r->locate(off, &f, &slot);
   // Frame flip: the fragment fills destination frame f (or its used part) and
   // sits at the start of a whole frame; nothing else reads the old frame.
-  if (!small && !r->small && slot == 0 && (cnt == r->epf || off + cnt == r->nelems) && r->inflight == 0) {
+  // Never into a contiguous region: its frames must stay one run (and its
+  // addresses valid), so whole frames are copied into place like partial ones.
+  if (!small && !r->small && !r->contiguous && slot == 0 && (cnt == r->epf || off + cnt == r->nelems) && r->inflight == 0) {
     comem_.frames().free(r->frames[f]);  // slot == 0 implies an unbiased frame
     r->frames[f] = buf;
     stats_.frames_flipped++;

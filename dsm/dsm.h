@@ -26,7 +26,9 @@
 //      order: a fragment that covers a whole destination frame (or its tail up
 //      to the region's end) and arrived at the start of a frame is *flipped*
 //      into the region's index array, the old frame going back to the pool;
-//      anything else is copied (counted in bytes_copied);
+//      anything else, and every fragment into a contiguous region
+//      (bspk_malloc_contiguous: its frames stay one run), is copied (counted
+//      in bytes_copied);
 //   2. this process's both-local copies of s;
 //   3. fetch requests for s are answered from the regions as they now are
 //      (fetches logically follow stores [BSPk §3]), straight from the frames;

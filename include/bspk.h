@@ -159,7 +159,8 @@ BSPK_API bspk_ptr bspk_malloc(const char *name, int idx, size_t n, size_t elem_s
 BSPK_API int bspk_free(bspk_ptr p);
 
 /* Address of the one element p points to. No pointer arithmetic on the result:
- * the next element may live in another frame (use bspk_incr or bspk_span).
+ * the next element may live in another frame (use bspk_incr or bspk_span;
+ * contiguous regions, below, are the exception).
  * The address is valid until the next bspk_sync: a copy into the region may
  * replace its frames at the superstep boundary (frame flip). O(1). Returns NULL (and sets the error) for NULL, stale, remote or
  * one-past-the-end pointers. */
@@ -172,7 +173,9 @@ BSPK_API bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount);
 
 /* Beyond the paper: store the address of p's element in *base and return how
  * many elements, starting with it, lie contiguously in its frame (and in the
- * region). Loop "for (k = 0; k < len; k++) base[k]" then bspk_incr(p, len).
+ * region); in a contiguous region (see "Contiguous regions") all the rest of
+ * the region: bspk_nelems(p). Loop "for (k = 0; k < len; k++) base[k]" then
+ * bspk_incr(p, len).
  * Returns 0 (and *base = NULL) at the end of the region or on error. O(1). */
 BSPK_API size_t bspk_span(bspk_ptr p, void **base);
 
@@ -184,6 +187,74 @@ BSPK_API int    bspk_is_null(bspk_ptr p);   /* 1 if p is BSPK_NULL              
 BSPK_API size_t bspk_nelems(bspk_ptr p);    /* elements from p to the end of its region  */
 BSPK_API size_t bspk_elem_size(bspk_ptr p); /* bytes per element                         */
 BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL              */
+
+/* ---- Contiguous regions (beyond the paper) ------------------------------------
+ * A region from bspk_malloc is contiguous only within a frame. A *contiguous*
+ * region holds its elements back to back in memory: element k at
+ * base + k * elem_size, with base = bspk_elemP of element 0, and bspk_span
+ * from element k returns all the n - k elements left, so array kernels (a
+ * block matrix multiply, a local sort) run on it directly. Of more than one
+ * frame it is one run of consecutive frames: a slab of exactly those frames,
+ * registered with the fabric when it is allocated and deregistered and
+ * released when the region is freed (counted in frames_in_use and pool_bytes
+ * meanwhile; BSPK_POOL_LIMIT applies). Of at most one frame it is one
+ * ordinary frame.
+ * Everything that takes a region takes a contiguous one: bspk_elemP,
+ * bspk_incr, bspk_span, bspk_send, bspk_copy (either side, named regions and
+ * bspk_lookup included), bspk_free, the accessors, and rules 1-6 of
+ * "Distributed shared memory" hold unchanged. What stays zero-copy:
+ *   - bspk_send from it: the frames go onto the wire from the region's memory;
+ *   - bspk_copy with it as source: stores and fetch replies travel straight
+ *     from its memory;
+ *   - receiving: see bspk_recv_contiguous.
+ * What is copied: a bspk_copy into a contiguous region (a store, a fetch or a
+ * local copy) is applied at the boundary by copying into place, whole frames
+ * included (counted in bytes_copied): frame flips do not apply to contiguous
+ * targets, so the region stays one run and its addresses stay valid until
+ * bspk_free (not only until the next bspk_sync, as for other regions). */
+
+/* A region of n elements of elem_size bytes lying contiguously in memory, as
+ * described above; otherwise exactly bspk_malloc: the same naming and
+ * job-wide registration under (name, idx) (name "" or NULL: anonymous), the
+ * same limits (elem_size <= frame size, as every region is cut into frames
+ * for the wire; an element may straddle two frames of the run) and the same
+ * errors, reported as from "bspk_malloc_contiguous". Element 0 starts on a
+ * frame boundary (aligned to the frame size). n == 0 makes an empty region.
+ * Cost O(F) as bspk_malloc, plus, for more than one frame of data, a fresh
+ * allocation and one memory registration (fi_mr_reg) here and one
+ * deregistration at bspk_free: allocate long-lived regions, not one per
+ * superstep. Errors (BSPK_NULL returned): BSPK_ERR_ARG (elem_size 0 or >
+ * frame size, name longer than 63 bytes), BSPK_ERR_NAME, BSPK_ERR_NOMEM
+ * (memory or BSPK_POOL_LIMIT), BSPK_ERR_FABRIC (the provider refused the
+ * registration; nothing is allocated), BSPK_ERR_STATE. */
+BSPK_API bspk_ptr bspk_malloc_contiguous(const char *name, int idx, size_t n, size_t elem_size);
+
+/* 1 if p points into a live local region lying in one piece of memory (so
+ * that bspk_span from its first element returns all of it): every region
+ * from bspk_malloc_contiguous or bspk_recv_contiguous, and any region of at
+ * most one frame (a one-frame region from bspk_malloc or bspk_recv is
+ * contiguous, but a frame flip may still move it at a boundary). 0 otherwise,
+ * and for BSPK_NULL, freed and remote pointers (a pointer does not carry the
+ * layout of a remote region). Sets no error. O(1). */
+BSPK_API int bspk_is_contiguous(bspk_ptr p);
+
+/* The next message, as bspk_recv would return it (the same queue and order:
+ * the two calls may be mixed), but as a contiguous region:
+ *   - a message that arrived in a single frame or 4 KiB buffer (one that fits
+ *     in one frame counted from its first element's place in the sender's
+ *     frame: e.g. at most a frame sent from element 0 of a region) is
+ *     returned as it is, made of that frame: no copy, O(1);
+ *   - a message of several frames is copied into a fresh contiguous region
+ *     (one run, as bspk_malloc_contiguous, with its allocation and
+ *     registration) and its frames return to the pool: the message's bytes
+ *     are added to bytes_copied, O(bytes).
+ * Either way the region is never flipped and is the caller's: free it with
+ * bspk_free; bspk_sender_id names its sender. Returns BSPK_NULL when no
+ * message is left (not an error). Errors (BSPK_NULL returned): BSPK_ERR_NOMEM,
+ * BSPK_ERR_FABRIC (no run could be allocated or registered; the message stays
+ * first in the queue, for bspk_recv or a later bspk_recv_contiguous),
+ * BSPK_ERR_STATE. */
+BSPK_API bspk_ptr bspk_recv_contiguous(void);
 
 /* ---- Synchronisation: lazy barriers [BSPk §5] -------------------------------- */
 

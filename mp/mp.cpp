@@ -1,6 +1,7 @@
 #include "mp/mp.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 
@@ -63,6 +64,34 @@ bspk_ptr MessagePassing::recv() {
   m.frame0 = 0;
   m.nframes = 0;
   return p;
+}
+
+bspk_ptr MessagePassing::recv_contiguous() {
+  if (inbox_pos_ >= inbox_.size()) return BSPK_NULL;
+  const Msg& m = inbox_[inbox_pos_];
+  if (m.nframes <= 1) {
+    // Already in one piece of memory: hand over its frame, no copy.
+    bspk_ptr p = recv();
+    comem_.local(p).contiguous = true;  // and keep it one piece (no frame flips)
+    return p;
+  }
+  // Allocate first: if that fails, the message is still there for bspk_recv.
+  bspk_ptr c = comem_.create(nullptr, 0, m.nelems, m.elem_size, true);
+  bspk_ptr p = recv();
+  comem::Region& from = comem_.local(p);
+  comem::Region& to = comem_.local(c);
+  auto* dst = static_cast<char*>(to.elem(0));
+  const uint64_t es = from.elem_size;
+  for (uint64_t i = 0; i < from.nelems;) {
+    uint64_t k = from.span(i);
+    std::memcpy(dst + i * es, from.elem(i), k * es);
+    i += k;
+  }
+  stats_.bytes_copied += from.nelems * es;
+  to.sender = from.sender;
+  c.sender = from.sender;
+  comem_.release(p.region);  // its frames go back to the pool
+  return c;
 }
 
 MessagePassing::Box& MessagePassing::box(uint32_t step) {

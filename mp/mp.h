@@ -35,6 +35,12 @@ class MessagePassing {
   void send(int dest, const bspk_ptr& p, uint64_t n);
   // bspk_recv: BSPK_NULL when the inbox is empty.
   bspk_ptr recv();
+  // bspk_recv_contiguous: the next message as a contiguous region. A message
+  // in at most one frame (or small buffer) is that frame, as recv() gives it;
+  // one of several frames is copied into a fresh run of consecutive frames
+  // (bytes_copied) and its frames recycled. If that allocation fails the
+  // message stays next in the inbox.
+  bspk_ptr recv_contiguous();
 
  private:
   struct Msg {

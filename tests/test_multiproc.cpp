@@ -1,5 +1,5 @@
 // tests/test_multiproc.cpp -- runs the multi-process scenarios
-// (tests/scenarios.cpp, tests/dsm_scenarios.cpp) through bspkrun and checks
+// (tests/scenarios.cpp, tests/dsm_scenarios.cpp, tests/contig_scenarios.cpp) through bspkrun and checks
 // exit status and output.
 //
 // What to run and what to expect is not written here: each scenario states it
@@ -254,5 +254,8 @@ int main(int argc, char** argv) {
   register_hand_written(names);
   register_table("Scenarios", SCENARIOS_PATH, names);
   register_table("DsmScenarios", DSM_SCENARIOS_PATH, names);
+#ifdef CONTIG_SCENARIOS_PATH
+  register_table("ContigScenarios", CONTIG_SCENARIOS_PATH, names);
+#endif
   return RUN_ALL_TESTS();
 }

@@ -224,3 +224,82 @@ TEST(Wire, CqDataFitsVerbs32BitsAndRoundTrips) {
     }
   }
 }
+
+// ---- Contiguous regions (bspk_malloc_contiguous): one run of frames.
+
+TEST(FramePool, RunsAreConsecutiveFramesOfOneSlabAndGoAwayWhenFreed) {
+  comem::FramePool pool(nullptr, 4096);
+  uintptr_t f = pool.alloc();  // an ordinary slab exists
+  const size_t slab_bytes = pool.bytes();
+  uintptr_t a = pool.alloc_run(7);
+  EXPECT_EQ(a % 4096, 0u) << "a run starts on a frame boundary";
+  EXPECT_EQ(pool.in_use(), 8u);
+  EXPECT_EQ(pool.bytes(), slab_bytes + 7 * 4096);
+  EXPECT_EQ(pool.runs(), 1u);
+  for (uintptr_t x : {a, a + 4095, a + 3 * 4096 + 17, a + 7 * 4096 - 1}) EXPECT_TRUE(pool.owns(x)) << x - a;
+  EXPECT_FALSE(pool.owns(a + 7 * 4096)) << "one past the run";
+  EXPECT_TRUE(pool.owns(f));
+  EXPECT_NO_THROW(pool.region_of(a + 5 * 4096));
+  uintptr_t b = pool.alloc_run(1);
+  EXPECT_TRUE(pool.owns(b));
+  pool.free_run(a);
+  EXPECT_FALSE(pool.owns(a + 4096));
+  EXPECT_THROW(pool.region_of(a + 4096), Error);
+  pool.free_run(b);
+  EXPECT_EQ(pool.in_use(), 1u);
+  EXPECT_EQ(pool.bytes(), slab_bytes) << "freed runs leave no bytes behind";
+  EXPECT_EQ(pool.peak(), 9u);
+  EXPECT_THROW(pool.free_run(b), Error) << "a run is freed once";
+  pool.free(f);
+}
+
+TEST(FramePool, RunsHonourTheLimit) {
+  comem::FramePool pool(nullptr, 1 << 20, size_t{40} << 20);  // 32 MiB slabs, 40 MiB limit
+  uintptr_t f = pool.alloc();
+  try {
+    pool.alloc_run(9);  // 32 + 9 MiB
+    FAIL() << "limit not enforced for runs";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), BSPK_ERR_NOMEM);
+    EXPECT_NE(std::string(e.what()).find("BSPK_POOL_LIMIT"), std::string::npos);
+  }
+  pool.free_run(pool.alloc_run(8));
+  pool.free(f);
+}
+
+TEST_F(ComemTest, ContiguousRegionHoldsElementsBackToBack) {
+  // 12-byte elements: 21 per 256-byte frame, so elements straddle the run's
+  // frames while the wire geometry (epf, span) stays that of ordinary regions.
+  size_t before = frames.in_use();
+  bspk_ptr p = cm.create("", 0, 1000, 12, true);
+  comem::Region& r = cm.local(p);
+  EXPECT_TRUE(r.contiguous);
+  EXPECT_TRUE(r.run);
+  EXPECT_EQ(r.epf, 21u);
+  EXPECT_EQ(r.nframes, (1000u + 20) / 21);
+  EXPECT_EQ(frames.in_use(), before + (12000 + 255) / 256) << "12000 bytes: 47 frames of 256";
+  auto base = reinterpret_cast<uintptr_t>(r.elem(0));
+  EXPECT_EQ(base % 256, 0u);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(r.elem(i)), base + i * 12) << i;
+    EXPECT_EQ(r.contiguous_span(i), 1000 - i);
+    EXPECT_EQ(r.span(i), std::min<uint64_t>(21 - i % 21, 1000 - i)) << "wire pieces stay frame-sized";
+  }
+  EXPECT_TRUE(frames.owns(base + 11999)) << "the run's slab is found by address";
+  cm.release(p.region);
+  EXPECT_EQ(frames.in_use(), before);
+  EXPECT_EQ(frames.runs(), 0u);
+}
+
+TEST_F(ComemTest, SmallContiguousRegionIsOneOrdinaryFrame) {
+  bspk_ptr p = cm.create("", 0, 21, 12, true);  // fits one 256-byte frame
+  comem::Region& r = cm.local(p);
+  EXPECT_TRUE(r.contiguous);
+  EXPECT_FALSE(r.run);
+  EXPECT_EQ(frames.runs(), 0u);
+  EXPECT_EQ(r.contiguous_span(0), 21u);
+  bspk_ptr e = cm.create("", 0, 0, 8, true);
+  EXPECT_EQ(cm.local(e).contiguous_span(0), 0u);
+  cm.release(p.region);
+  cm.release(e.region);
+}

@@ -21,6 +21,18 @@ static int stats_ok(void) {
     return older.supersteps == 1 && bspk_get_stats(&a, 4) == BSPK_ERR_ARG;
 }
 
+/* bspk_malloc_contiguous: three frames of doubles in one piece of memory. */
+static int contiguous_ok(void) {
+    bspk_stats s;
+    if (bspk_get_stats(&s) != BSPK_OK) return 0;
+    size_t n = 3 * s.frame_size / sizeof(double);
+    bspk_ptr c = bspk_malloc_contiguous("", 0, n, sizeof(double));
+    void *base = NULL;
+    int ok = !bspk_is_null(c) && bspk_is_contiguous(c) == 1 && bspk_span(c, &base) == n;
+    if (ok) ((double *)base)[n - 1] = 1.0;
+    return bspk_free(c) == BSPK_OK && ok;
+}
+
 int main(int argc, char **argv) {
     if (bspk_init(&argc, &argv) != BSPK_OK) return 1;
     int me = bspk_pid(), p = bspk_nprocs();
@@ -32,8 +44,8 @@ int main(int argc, char **argv) {
     bspk_ptr r = bspk_recv();
     int got = bspk_is_null(r) ? -1 : *(int *)bspk_elemP(r);
     int want = (me + p - 1) % p;
-    if (!stats_ok()) {
-        printf("pid %d: bspk_get_stats forms: WRONG\n", me);
+    if (!stats_ok() || !contiguous_ok()) {
+        printf("pid %d: bspk_get_stats forms or bspk_malloc_contiguous: WRONG\n", me);
         got = -2;
     }
     printf("pid %d of %d received %d: %s\n", me, p, got, got == want ? "ok" : "WRONG");
