@@ -51,7 +51,8 @@ extern "C" {
  *           on this process and other processes may be waiting for it. End the
  *           job (bspk_abort, or BSPK_ERRORS=abort to have it done at the first
  *           error); later calls return an error too (usually the same code or
- *           BSPK_ERR_TIMEOUT) and never hang.
+ *           BSPK_ERR_TIMEOUT) and never hang; bspk_finalize returns the same
+ *           code at once without printing a second message (see there).
  * A code can carry different states from different calls; the list names them. */
 #define BSPK_OK               0
 #define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)    [call]  */
@@ -108,8 +109,15 @@ BSPK_API int bspk_init(int *argc, char ***argv);
 /* End the runtime. Collective: every process must call it in its final
  * superstep; messages sent in that superstep are discarded. Waits for all
  * processes, prints statistics when BSPK_STATS=1, closes the fabric.
+ * After an [over] error (see Return codes: returned by an earlier call and not
+ * followed by a bspk_sync that succeeded) the job cannot end together: then
+ * bspk_finalize returns that error's code at once, prints nothing (no second
+ * error, no statistics; bspk_error_string() keeps the first message) and
+ * leaves the runtime to die with the process, whose exit ends the job (the
+ * launcher or the job hub ends the other processes and says how this one
+ * ended). Later calls fail with BSPK_ERR_STATE as after any bspk_finalize.
  * Errors: BSPK_ERR_STATE, BSPK_ERR_PEER (a process is still in a superstep:
- * the Err_SYNC case), BSPK_ERR_TIMEOUT. */
+ * the Err_SYNC case), BSPK_ERR_TIMEOUT, or the earlier [over] error. */
 BSPK_API int bspk_finalize(void);
 
 /* This process's id in [0, nprocs), and the number of processes. O(1).

@@ -432,6 +432,49 @@ int err_expect_fewer(int, char**) {
   return 0;
 }
 
+// A process that over-declares gets the time-out's message only: its
+// bspk_finalize after the failed bspk_sync returns the same code at once,
+// silently (no second error from the collective end it can no longer make),
+// and its exit ends the job. pid 0 declares P+1 of the P messages sent to it
+// and times out after 3 s; the others are given 60 s (set before bspk_init,
+// in main) so that pid 0's is the only time-out that can fire: they wait in
+// their bspk_finalize until pid 0's exit ends the job.
+SCENARIO_ROW({.test = "FinalizeAfterTimeoutAddsNoSecondError", .args = "err_over_finalize",
+              .env = "BSPK_SYNC_TIMEOUT=3", .status = fails_before_limit(),
+              .out = [](int p) {
+                return Matches{exactly(1, "bspk: error"),
+                               exactly(1, Re{"bspk: error: bspk_sync \\(pid 0, superstep 0\\): no progress for 3 s "
+                                             "in superstep 0: bspk_expect\\(" + std::to_string(p + 1) +
+                                             "\\) declared, " + std::to_string(p) + " message\\(s\\) arrived"}),
+                               lacks("bspk: error: bspk_finalize"), exactly(1, "over finalize ok pid=0 rc=-9"),
+                               has("bspkrun: pid 0 (os pid")};
+              },
+              .limit_s = 60, .within_s = 30});
+int err_over_finalize(int, char**) {
+  bspk_ptr m = bspk_malloc("", 0, 1, 8);
+  OK(bspk_send(0, m, 1));
+  OK(bspk_expect(me == 0 ? P + 1 : 0));
+  int rc = bspk_sync();
+  if (me != 0) {
+    CHECK(rc == BSPK_OK, "sync: %s", bspk_error_string());
+    rc = bspk_finalize();  // waits for pid 0, which never comes: ended by pid 0's exit
+    CHECK(false, "bspk_finalize returned %d on pid %d: %s", rc, me, bspk_error_string());
+  }
+  CHECK(rc == BSPK_ERR_TIMEOUT, "sync returned %d: %s", rc, bspk_error_string());
+  std::string first = bspk_error_string();
+  double t0 = bspk_time();
+  int frc = bspk_finalize();
+  double dt = bspk_time() - t0;
+  CHECK(frc == rc, "bspk_finalize returned %d after bspk_sync's %d (%s)", frc, rc, bspk_error_string());
+  CHECK(first == bspk_error_string(), "the error string changed from '%s' to '%s'", first.c_str(),
+        bspk_error_string());
+  CHECK(dt < 1.0, "bspk_finalize took %.2f s after the failed sync", dt);
+  CHECK(bspk_pid() == -1, "bspk_pid() is %d after bspk_finalize", bspk_pid());
+  std::printf("over finalize ok pid=%d rc=%d\n", me, frc);
+  std::fflush(stdout);
+  return 1;
+}
+
 // With p = 1 there is nothing to mix with: the job succeeds. Otherwise the
 // mix is reported, and not only by the sync time-out (20 s).
 SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongCounted", .args = "err_mixed counted first",
@@ -723,6 +766,8 @@ int main(int argc, char** argv) {
   }
   if (name == "late_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1")
     sleep(60);  // never reaches bspk_init in time
+  if (name == "err_over_finalize" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) != "0")
+    setenv("BSPK_SYNC_TIMEOUT", "60", 1);  // only pid 0 times out
   if (bspk_init(&argc, &argv) != BSPK_OK) {
     std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
     return 1;
@@ -737,6 +782,7 @@ int main(int argc, char** argv) {
   else if (name == "errors") rc = errors(argc, argv);
   else if (name == "err_expect_more") return err_expect_more(argc, argv);
   else if (name == "err_expect_fewer") return err_expect_fewer(argc, argv);
+  else if (name == "err_over_finalize") return err_over_finalize(argc, argv);
   else if (name == "err_mixed") return err_mixed(argc, argv);
   else if (name == "err_will_send") return err_will_send(argc, argv);
   else if (name == "killed") return killed(argc, argv);
