@@ -66,8 +66,14 @@ void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n) {
          (unsigned long long)n, (unsigned long long)s.offset, (unsigned long long)sn, s.owner);
   if (n == 0) return;
   stats_.copies++;
-  if (dl && sl) local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n});
-  else if (!dl) store(d, s, n);
+  if (dl && sl) {
+    local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n});
+    // DSM rule 5: its target is this process, which counts it like a message
+    // to itself: sent and arrived in this superstep (bspk_expect,
+    // bspk_will_send's v[pid] and the counted mode all include it).
+    engine_.count_sent(pid_);
+    engine_.message_arrived(engine_.step(), pid_);
+  } else if (!dl) store(d, s, n);
   else fetch(d, s, n);
 }
 

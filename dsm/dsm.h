@@ -18,7 +18,8 @@
 // fragments of at most one frame, cut at source and destination frame
 // boundaries. With a remote src it is a *fetch*: a FetchReq goes to the
 // owner. Both are counted at their target like messages (bspk.h, DSM rule 5).
-// Both-local copies are queued. Copies whose pointer is a handle not yet
+// Both-local copies are queued, and counted at once as a message this process
+// sent to itself and received (rule 5). Copies whose pointer is a handle not yet
 // resolved are queued and issued when the sync resolves it.
 //
 // Boundary of superstep s on each process (sync::Engine::on_boundary), in order:

@@ -223,6 +223,8 @@ BSPK_API int bspk_sync(void);
 
 /* Declare that nmsgs messages will be sent to this process during the current
  * superstep (by all processes, itself included; received next superstep).
+ * Copies count as messages at their target, local copies at their issuer
+ * (DSM rule 5).
  * At most one declaration per process per superstep, and every process must use
  * the same kind (expect / will_send / none) in a superstep [BSPk Table 1].
  * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared),
@@ -230,7 +232,9 @@ BSPK_API int bspk_sync(void);
 BSPK_API int bspk_expect(int nmsgs);
 
 /* Declare that this process will send nmsgs[j] messages to process j during the
- * current superstep (array of bspk_nprocs() ints). The runtime sums the vectors
+ * current superstep (array of bspk_nprocs() ints; copies count per DSM rule 5:
+ * a store in the entry of dst's owner, a fetch in that of src's owner, a local
+ * copy in this process's own entry). The runtime sums the vectors
  * over all processes at bspk_sync (as the counted mode does, see bspk_sync).
  * Errors: BSPK_ERR_ARG (NULL or negative entry), BSPK_ERR_MODE. */
 BSPK_API int bspk_will_send(const int *nmsgs);
@@ -278,13 +282,17 @@ BSPK_API int bspk_sender_id(bspk_ptr p);
  *     element); of one process's own overlapping copies, the last issued wins.
  *     BSPK_CHECK=1 reports such conflicts: bspk_sync returns BSPK_ERR_CONFLICT
  *     naming both processes and the superstep.
- *  5. Counting: bspk_expect(m) on process t counts every copy issued in the
- *     superstep whose target is t -- stores into t's regions, fetches from t's
- *     regions -- as one message each, whoever issued it (t itself included),
- *     next to MP messages to t. A copy between two regions of the issuing
- *     process is not counted; fetch replies are tracked by the runtime.
- *     bspk_will_send's v[j] and the counted mode count the same operations
- *     from the issuing side.
+ *  5. Counting: every bspk_copy with n > 0 elements that the call accepts
+ *     counts as exactly one message at its target, next to the MP messages
+ *     sent there: the target is the owner of dst for a store, the owner of
+ *     src for a fetch, and the issuing process itself for a local copy (both
+ *     regions its own: counted like a bspk_send to itself). So
+ *     bspk_expect(m) on process t counts every copy issued in the superstep
+ *     whose target is t, whoever issued it (t itself included);
+ *     bspk_will_send's v[j] and the counted mode count the same copies on the
+ *     issuing side (a local copy in the issuer's own entry v[pid]). Fetch
+ *     replies are not counted (the runtime tracks them), nor are copies with
+ *     n == 0 or copies that returned an error.
  *  6. Under skew (processes supersteps apart) a copy that arrives before its
  *     target reached the superstep it belongs to is held in its own frames,
  *     not applied early and not lost [RBS §5].
@@ -315,7 +323,9 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * is a store, a remote src a fetch, both local a local copy (applied at the
  * boundary too; the runtime copies those bytes, counted in bytes_copied).
  * Zero-copy store: do not change or free the source until the next bspk_sync
- * returns (rule 3). n == 0 does nothing (and is not counted). Cost: O(F) local
+ * returns (rule 3). Counted as one message at its target (rule 5: dst's owner
+ * for a store, src's owner for a fetch, this process for a local copy).
+ * n == 0 does nothing (and is not counted). Cost: O(F) local
  * work, F = frames spanned; a store sends F fragments, a fetch one request.
  * Errors: BSPK_ERR_PTR (NULL or freed local region, pid out of range),
  * BSPK_ERR_ARG (both regions remote, element sizes differ), BSPK_ERR_RANGE

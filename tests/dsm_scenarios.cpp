@@ -76,8 +76,10 @@ int ring(int argc, char** argv) {
   OK(bspk_sync());
   CHECK(bspk_owner(R) == right && bspk_nelems(R) == N, "lookup resolved to pid %d, %zu elements",
         bspk_owner(R), bspk_nelems(R));
+  // Rule 5: one store a superstep, counted at its target (with p = 1 a local
+  // copy, counted at this process).
   std::vector<int> to(static_cast<size_t>(P), 0);
-  if (right != me) to[static_cast<size_t>(right)] = 1;
+  to[static_cast<size_t>(right)] = 1;
   auto check_buf = [&](int t) {  // the data stored in superstep t (t < 0: the initial contents)
     for (uint64_t k = 0; k < N; ++k) {
       uint64_t want = (t < 0 || k < off) ? h3(0xFFFF, static_cast<uint64_t>(me), k)
@@ -87,7 +89,7 @@ int ring(int argc, char** argv) {
     }
   };
   for (int t = 0; t < T; ++t) {
-    declare(mode, to, right != me ? 1 : 0);
+    declare(mode, to, 1);
     for (uint64_t k = 0; k < N - off; ++k) at(src, k) = h3(static_cast<uint64_t>(me), static_cast<uint64_t>(t), k);
     OK(bspk_copy(bspk_incr(R, static_cast<ptrdiff_t>(off)), src, N - off));
     jitter(t, 1);
@@ -137,13 +139,13 @@ int fetch(int argc, char** argv) {
   bspk_ptr R = bspk_lookup("val", right);
   bspk_ptr L = bspk_lookup("val", left);
   OK(bspk_sync());
+  // Rule 5: the store (at right) and the fetch (at left) are counted at their
+  // targets; with p = 1 both are local copies, counted at this process.
   std::vector<int> to(static_cast<size_t>(P), 0);
-  if (P > 1) {
-    to[static_cast<size_t>(right)]++;
-    to[static_cast<size_t>(left)]++;
-  }
+  to[static_cast<size_t>(right)]++;
+  to[static_cast<size_t>(left)]++;
   for (int t = 0; t < T; ++t) {
-    declare(mode, to, P > 1 ? 2 : 0);
+    declare(mode, to, 2);
     if (t > 0) {
       // Rule 1 for our own region: the store of t-1 is in, our writes of t-1 elsewhere.
       for (uint64_t k = 0; k < N; ++k) {
@@ -193,7 +195,7 @@ int samestep(int, char**) {
   OK(bspk_sync());
   CHECK(bspk_owner(A) == right, "lookup pointer resolved to %d", bspk_owner(A));
   for (uint64_t k = 0; k < N; ++k) CHECK(at(a, k) == h3(static_cast<uint64_t>(left), 77, k), "first[%llu]", (unsigned long long)k);
-  OK(bspk_expect(right != me ? 1 : 0));
+  OK(bspk_expect(1));  // the store from the left (with p = 1 a local copy, counted too)
   if (me % 2 == 0) usleep(20000);
   bspk_ptr b = bspk_malloc("second", me, N, 8);
   OK(bspk_copy(bspk_lookup("second", right), src, N));
@@ -224,7 +226,7 @@ int conflict(int argc, char** argv) {
   for_each_byte(src, N, [&](uint8_t* b, uint64_t) { *b = static_cast<uint8_t>(me + 1); });
   bspk_ptr C0 = bspk_lookup("c", 0);
   OK(bspk_sync());
-  OK(bspk_expect(me == 0 ? P - 1 : 0));
+  OK(bspk_expect(me == 0 ? P : 0));  // pid 0's own store is a local copy: counted too
   OK(bspk_copy(C0, src, N));
   int rc = bspk_sync();
   if (me == 0 && checking && P > 1) {
@@ -244,13 +246,130 @@ int conflict(int argc, char** argv) {
     }
   }
   // Disjoint stores: no report.
-  OK(bspk_expect(me == 0 ? P - 1 : 0));
+  OK(bspk_expect(me == 0 ? P : 0));
   OK(bspk_copy(bspk_incr(C0, static_cast<ptrdiff_t>(N) * me), src, N));
   OK(bspk_sync());
   if (me == 0)
     for (int w = 0; w < P; ++w)
       CHECK(*static_cast<uint8_t*>(bspk_elemP(bspk_incr(c, static_cast<ptrdiff_t>(N) * w))) == w + 1, "slice %d", w);
   std::printf("dsm conflict ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- self-counting
+// Rule 5 for local copies: a copy between two regions of the issuing process
+// counts as one message at that process, like a bspk_send to itself (sent and
+// arrived in the superstep). Every superstep each process stores A into
+// elements [0, N1) of its own region ("self", me) and B into a local
+// anonymous region (two local copies), stores C into elements [N1, N1+NC) of
+// its right neighbour's region (with p = 1 a third local copy) and makes a
+// local copy of 0 elements (not counted). So exactly 3 copies target every
+// process: bspk_expect(3); bspk_will_send with v[me] = 2 and v[right] += 1;
+// counted. The data shows up at the boundary (rule 1).
+// "under_expect" / "under_will_send": pid 0 declares as if local copies were
+// not counted (bspk_expect(1), or v[me] = 0; with p = 1 none at all) and must
+// get BSPK_ERR_COUNT from its sync (superstep 1) -- then its bspk_finalize returns the same
+// code at once without a second message, and its exit ends the job. (Peers
+// whose traffic with pid 0 is still in flight when it exits may report that
+// as a fabric error of their own before the launcher ends them: only pid 0's
+// lines are checked.)
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_Expect", .args = "selfcount expect",
+              .out = once_per_process("dsm selfcount ok")});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_WillSend", .args = "selfcount will_send",
+              .out = once_per_process("dsm selfcount ok")});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_Counted", .args = "selfcount counted",
+              .out = once_per_process("dsm selfcount ok")});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_ExpectWithoutThemFails", .args = "selfcount under_expect",
+              .status = fails_before_limit(),
+              .out = {exactly(1, "bspk: error: bspk_sync (pid 0,"), lacks("bspk: error: bspk_finalize (pid 0,"),
+                      exactly(1, Re{"bspk: error: bspk_sync \\(pid 0, superstep 1\\): more messages than declared: "
+                                    "bspk_expect\\([01]\\) in superstep 1, but [1-3] messages have arrived \\(the "
+                                    "latest from pid \\d+\\)"}),
+                      exactly(1, "dsm selfcount under_expect ok pid=0 rc=-8")},
+              .within_s = 30});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_WillSendWithoutThemFails", .args = "selfcount under_will_send",
+              .status = fails_before_limit(),
+              .out = {exactly(1, "bspk: error: bspk_sync (pid 0,"), lacks("bspk: error: bspk_finalize (pid 0,"),
+                      exactly(1, Re{"bspk: error: bspk_sync \\(pid 0, superstep 1\\): bspk_will_send declared 0 "
+                                    "message\\(s\\) to pid 0 in superstep 1, but [23] were sent"}),
+                      exactly(1, "dsm selfcount under_will_send ok pid=0 rc=-8")},
+              .within_s = 30});
+int selfcount(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  const bool under = mode.rfind("under_", 0) == 0;
+  const uint64_t N1 = 20000, NC = 3000, M = 100;  // [0, N1) spans frames at the default frame sizes
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  auto A = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 100, static_cast<uint64_t>(t), k); };
+  auto B = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 200, static_cast<uint64_t>(t), k); };
+  auto C = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 300, static_cast<uint64_t>(t), k); };
+  bspk_ptr self = bspk_malloc("self", me, N1 + NC, 8);
+  bspk_ptr mirror = bspk_malloc("", 0, M, 8);
+  bspk_ptr a = bspk_malloc("", 0, N1, 8), b = bspk_malloc("", 0, M, 8), c = bspk_malloc("", 0, NC, 8);
+  CHECK(!bspk_is_null(self) && !bspk_is_null(mirror) && !bspk_is_null(a) && !bspk_is_null(b) && !bspk_is_null(c),
+        "malloc: %s", bspk_error_string());
+  for (uint64_t k = 0; k < N1 + NC; ++k) at(self, k) = 0;
+  for (uint64_t k = 0; k < M; ++k) at(mirror, k) = 0;
+  bspk_ptr R = bspk_lookup("self", right);
+  OK(bspk_sync());
+  CHECK(bspk_owner(R) == right, "lookup resolved to pid %d", bspk_owner(R));
+  std::vector<int> to(static_cast<size_t>(P), 0);
+  to[static_cast<size_t>(me)] += 2;     // the two local copies
+  to[static_cast<size_t>(right)] += 1;  // the store into the right neighbour (p = 1: a third local copy)
+  auto check = [&](int t) {  // the copies of superstep t have taken effect (t < 0: none yet)
+    for (uint64_t k = 0; k < N1; ++k)
+      CHECK(at(self, k) == (t < 0 ? 0 : A(me, t, k)), "superstep %d: self[%llu] is not the local store of superstep %d",
+            t + 1, (unsigned long long)k, t);
+    for (uint64_t k = 0; k < NC; ++k)
+      CHECK(at(self, N1 + k) == (t < 0 ? 0 : C(left, t, k)), "superstep %d: self[%llu] is not pid %d's store of superstep %d",
+            t + 1, (unsigned long long)(N1 + k), left, t);
+    for (uint64_t k = 0; k < M; ++k)
+      CHECK(at(mirror, k) == (t < 0 ? 0 : B(me, t, k)), "superstep %d: mirror[%llu] is not the local copy of superstep %d",
+            t + 1, (unsigned long long)k, t);
+  };
+  const int T = under ? 1 : 6;
+  for (int t = 0; t < T; ++t) {
+    if (under && me == 0) {
+      // As if local copies were not counted: only the store from the left, if remote.
+      std::vector<int> old_to(static_cast<size_t>(P), 0);
+      if (right != me) old_to[static_cast<size_t>(right)] = 1;
+      if (mode == "under_expect") OK(bspk_expect(left != me ? 1 : 0));
+      else OK(bspk_will_send(old_to.data()));
+    } else if (under) {
+      declare(mode == "under_expect" ? "expect" : "will_send", to, 3);
+    } else {
+      declare(mode, to, 3);
+    }
+    for (uint64_t k = 0; k < N1; ++k) at(a, k) = A(me, t, k);
+    for (uint64_t k = 0; k < M; ++k) at(b, k) = B(me, t, k);
+    for (uint64_t k = 0; k < NC; ++k) at(c, k) = C(me, t, k);
+    OK(bspk_copy(self, a, N1));
+    OK(bspk_copy(mirror, b, M));
+    OK(bspk_copy(mirror, b, 0));
+    OK(bspk_copy(bspk_incr(R, static_cast<ptrdiff_t>(N1)), c, NC));
+    jitter(t, 4);
+    check(t - 1);  // rule 1: nothing of superstep t yet
+    int rc = bspk_sync();
+    if (under && me == 0) {
+      CHECK(rc == BSPK_ERR_COUNT, "pid 0 declared without its local copies, and bspk_sync returned %d (%s)", rc,
+            bspk_error_string());
+      int frc = bspk_finalize();
+      CHECK(frc == rc, "bspk_finalize after the failed sync returned %d", frc);
+      std::printf("dsm selfcount %s ok pid=%d rc=%d\n", mode.c_str(), me, frc);
+      std::fflush(stdout);
+      return 1;
+    }
+    if (under) {
+      // Our sync may end (expect) or wait for pid 0 (will_send); either way we
+      // then wait in bspk_finalize until pid 0's exit ends the job (or learn
+      // of it as an error: then leave quietly).
+      CHECK(rc != BSPK_OK || bspk_finalize() != BSPK_OK, "bspk_finalize succeeded on pid %d while pid 0 had failed",
+            me);
+      return 1;
+    }
+    CHECK(rc == BSPK_OK, "sync: %s", bspk_error_string());
+    check(t);
+  }
+  std::printf("dsm selfcount ok pid=%d\n", me);
   return 0;
 }
 
@@ -362,6 +481,7 @@ int main(int argc, char** argv) {
   else if (name == "fetch") rc = fetch(argc, argv);
   else if (name == "samestep") rc = samestep(argc, argv);
   else if (name == "conflict") rc = conflict(argc, argv);
+  else if (name == "selfcount") rc = selfcount(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());
