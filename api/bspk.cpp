@@ -8,6 +8,8 @@
 //   bspk_sync -> sync::Engine::sync (counting, the count tree, waiting)
 //   bspk_copy -> dsm::Dsm::copy -> sync::Engine::send_frame -> fi_tsendmsg
 //             (applied at the boundary: sync::Engine -> dsm::Dsm::on_boundary)
+//   bspk_send_buf -> mp::MessagePassing::send_bytes (staging region) -> send
+//   bspk_put  -> dsm::Dsm::put (staging region) -> the bspk_copy path
 //   bspk_malloc/elemP/incr/span -> comem::Comem (regions over comem::FramePool)
 #include <bspk.h>
 #include <unistd.h>
@@ -262,6 +264,14 @@ int bspk_send(int dest, bspk_ptr p, size_t n) {
   });
 }
 
+int bspk_send_buf(int dest, const void* src, size_t nbytes) {
+  return guarded("bspk_send_buf", [&] {
+    Runtime& r = need();
+    r.mp->send_bytes(dest, src, nbytes);
+    r.engine->progress_if_busy();
+  });
+}
+
 bspk_ptr bspk_recv(void) {
   bspk_ptr p = BSPK_NULL;
   guarded("bspk_recv", [&] { p = need().mp->recv(); });
@@ -278,6 +288,14 @@ int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n) {
   return guarded("bspk_copy", [&] {
     Runtime& r = need();
     r.dsm->copy(dst, src, n);
+    r.engine->progress_if_busy();
+  });
+}
+
+int bspk_put(bspk_ptr dst, const void* src, size_t nbytes) {
+  return guarded("bspk_put", [&] {
+    Runtime& r = need();
+    r.dsm->put(dst, src, nbytes);
     r.engine->progress_if_busy();
   });
 }

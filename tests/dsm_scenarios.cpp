@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -373,6 +374,238 @@ int selfcount(int argc, char** argv) {
   return 0;
 }
 
+// ---------------------------------------------------------------- put
+// bspk_put: a store from ordinary memory, copied at the call. Regions ("pr",
+// i) and ("pl", i) of N elements of ES bytes, E elements a frame. Every
+// superstep each process puts five pieces into its right neighbour's "pr"
+// (remote; with p = 1 local) and the same five into its own "pl" (local):
+//   A  1 element at 1            D  2E elements from 5E (whole frames: flipped)
+//   B  7 elements from E - 3     E  7 elements from 8E, the region's tail (flipped)
+//      (straddles a frame)       Z  0 elements (nothing, not counted)
+//   C  2E + 11 elements from 2E + 5 (multi-frame, misaligned)
+// from stack buffers (up to 256 bytes) or malloc'ed ones, overwritten (and
+// freed) right after the call: the region must get the values of call time.
+// Each put adds exactly its bytes to bytes_copied at the call, and whole
+// destination frames are flipped in, not copied. 10 copies
+// target every process (5 from the left, 5 local): bspk_expect(10),
+// bspk_will_send(v[right] += 5, v[me] += 5), counted. One process per
+// superstep is delayed 30 ms before it checks its regions, so that its left
+// neighbour runs ahead and puts the next superstep's data meanwhile (rule 6);
+// each process checks that its regions still show the previous superstep
+// (rule 1) before its sync and the new one after it. In the set-up superstep
+// piece D is put through a bspk_lookup pointer of that same superstep, the
+// pair registered in it too (provisional: the element size is known at the
+// sync). With 12-byte elements and 4 KiB frames the element size does not
+// divide the frame size (staging laid out again at that sync).
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_Expect", .args = "put expect 8 6",
+              .out = once_per_process("dsm put ok")});
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_WillSend", .args = "put will_send 8 6",
+              .out = once_per_process("dsm put ok")});
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_Counted", .args = "put counted 8 6",
+              .out = once_per_process("dsm put ok")});
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_12ByteElements4KiBFrames", .args = "put expect 12 6",
+              .env = "BSPK_FRAME_SIZE=4096", .out = once_per_process("dsm put ok")});
+// Element bytes: a 64-bit hash spread over the element.
+void fill_elem(uint8_t* e, uint32_t es, uint64_t h) {
+  for (uint32_t j = 0; j < es; ++j) e[j] = static_cast<uint8_t>((h >> (8 * (j % 8))) ^ (j / 8));
+}
+// Value of element k of region `tag` written by `writer` in superstep t (-2: the owner's initial fill).
+uint64_t pv(int writer, int tag, int t, uint64_t k) {
+  return h3(static_cast<uint64_t>(writer) * 4 + static_cast<uint64_t>(tag), static_cast<uint64_t>(t + 2), k);
+}
+int put(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  const uint32_t ES = argc > 3 ? static_cast<uint32_t>(atoi(argv[3])) : 8;
+  const int T = argc > 4 ? atoi(argv[4]) : 6;
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  const uint64_t E = st.frame_size / ES, N = 8 * E + 7;
+  struct Piece {
+    uint64_t off, n;
+  };
+  const std::vector<Piece> pieces = {{1, 1}, {E - 3, 7}, {2 * E + 5, 2 * E + 11}, {5 * E, 2 * E}, {8 * E, 7}, {3, 0}};
+  const int kD = 3;
+  auto piece_of = [&](uint64_t k) {
+    for (size_t i = 0; i < pieces.size(); ++i)
+      if (k >= pieces[i].off && k < pieces[i].off + pieces[i].n) return static_cast<int>(i);
+    return -1;
+  };
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  bspk_ptr pr = bspk_malloc("pr", me, N, ES), pl = bspk_malloc("pl", me, N, ES);
+  CHECK(!bspk_is_null(pr) && !bspk_is_null(pl), "malloc: %s", bspk_error_string());
+  // Compare / set a region element by element, frame by frame.
+  auto visit = [&](bspk_ptr r, const std::function<void(uint8_t*, uint64_t)>& f) {
+    for (uint64_t k = 0; k < N;) {
+      void* base;
+      size_t c = bspk_span(bspk_incr(r, static_cast<ptrdiff_t>(k)), &base);
+      CHECK(c > 0, "span at %llu: %s", (unsigned long long)k, bspk_error_string());
+      for (size_t i = 0; i < c; ++i) f(static_cast<uint8_t*>(base) + i * ES, k + i);
+      k += c;
+    }
+  };
+  visit(pr, [&](uint8_t* e, uint64_t k) { fill_elem(e, ES, pv(me, 0, -2, k)); });
+  visit(pl, [&](uint8_t* e, uint64_t k) { fill_elem(e, ES, pv(me, 1, -2, k)); });
+  // t: the last superstep whose puts have taken effect (-1: only the set-up
+  // put of piece D into "pr"; -2: nothing).
+  auto check = [&](int t, const char* when) {
+    std::vector<uint8_t> want(ES);
+    visit(pr, [&](uint8_t* e, uint64_t k) {
+      int pc = piece_of(k);
+      uint64_t h = (pc >= 0 && t >= 0) ? pv(left, 0, t, k) : (pc == kD && t == -1) ? pv(left, 0, -1, k) : pv(me, 0, -2, k);
+      fill_elem(want.data(), ES, h);
+      CHECK(std::memcmp(e, want.data(), ES) == 0, "%s: element %llu (piece %d) of my \"pr\" is not pid %d's put of superstep %d",
+            when, (unsigned long long)k, pc, pc >= 0 ? left : me, t);
+    });
+    visit(pl, [&](uint8_t* e, uint64_t k) {
+      int pc = piece_of(k);
+      fill_elem(want.data(), ES, (pc >= 0 && t >= 0) ? pv(me, 1, t, k) : pv(me, 1, -2, k));
+      CHECK(std::memcmp(e, want.data(), ES) == 0, "%s: element %llu (piece %d) of my \"pl\" is not my put of superstep %d",
+            when, (unsigned long long)k, pc, t);
+    });
+  };
+  // Put piece `pc` with the values of (writer me, tag, t) from a buffer that
+  // is overwritten (and freed) at once; the call copies exactly its bytes.
+  auto put_piece = [&](bspk_ptr dst, int tag, int t, int pc) {
+    const Piece& p = pieces[static_cast<size_t>(pc)];
+    const size_t nbytes = p.n * ES;
+    uint8_t stack_buf[256];
+    uint8_t* buf = nbytes <= sizeof stack_buf ? stack_buf : static_cast<uint8_t*>(std::malloc(nbytes));
+    CHECK(buf, "malloc %zu", nbytes);
+    for (uint64_t i = 0; i < p.n; ++i) fill_elem(buf + i * ES, ES, pv(me, tag, t, p.off + i));
+    bspk_stats a, b;
+    OK(bspk_get_stats(&a));
+    OK(bspk_put(bspk_incr(dst, static_cast<ptrdiff_t>(p.off)), buf, nbytes));
+    OK(bspk_get_stats(&b));
+    std::memset(buf, 0xA5, nbytes);  // the caller reuses its buffer at once
+    if (buf != stack_buf) std::free(buf);
+    CHECK(b.bytes_copied - a.bytes_copied == nbytes, "bspk_put of %zu bytes added %llu to bytes_copied", nbytes,
+          (unsigned long long)(b.bytes_copied - a.bytes_copied));
+    if (t >= 0)  // (the set-up put's pointer is provisional: issued at the sync)
+      CHECK(b.copies - a.copies == (nbytes ? 1u : 0u), "bspk_put of %zu bytes counted as %llu copies", nbytes,
+            (unsigned long long)(b.copies - a.copies));
+  };
+  // Set-up superstep (counted): register, look up and put through the fresh pointer.
+  if (me % 2) usleep(20000);  // some registrations reach their home late
+  bspk_ptr R = bspk_lookup("pr", right);
+  CHECK(!bspk_is_null(R), "lookup: %s", bspk_error_string());
+  put_piece(R, 0, -1, kD);
+  check(-2, "set-up superstep, before its sync");
+  OK(bspk_sync());
+  CHECK(bspk_owner(R) == right, "lookup resolved to pid %d", bspk_owner(R));
+  check(-1, "after the set-up superstep");
+  std::vector<int> to(static_cast<size_t>(P), 0);
+  to[static_cast<size_t>(right)] += 5;
+  to[static_cast<size_t>(me)] += 5;
+  OK(bspk_get_stats(&st));
+  const uint64_t flipped0 = st.frames_flipped;
+  for (int t = 0; t < T; ++t) {
+    declare(mode, to, 10);
+    for (int pc = 0; pc < static_cast<int>(pieces.size()); ++pc) put_piece(R, 0, t, pc);
+    for (int pc = 0; pc < static_cast<int>(pieces.size()); ++pc) put_piece(pl, 1, t, pc);
+    if (t % P == me) usleep(30000);  // the others run ahead meanwhile
+    check(t - 1, "before the sync");  // rule 1: not even our own local puts are visible yet
+    OK(bspk_sync());
+    check(t, "after the sync");
+  }
+  OK(bspk_get_stats(&st));
+  // The staging frames are laid out like the destination's, so whole frames
+  // are flipped in, remote or local: C's middle frame and D's two in both
+  // regions, and E (the region's tail) when it travels as a store (a local
+  // put of E is staged in a small buffer and copied).
+  const uint64_t flips = static_cast<uint64_t>((P > 1 ? 7 : 6) * T);
+  CHECK(st.frames_flipped - flipped0 >= flips, "%llu frame flips in %d supersteps, expected at least %llu",
+        (unsigned long long)(st.frames_flipped - flipped0), T, (unsigned long long)flips);
+  std::printf("dsm put ok pid=%d flipped=%llu copied=%llu\n", me, (unsigned long long)(st.frames_flipped - flipped0),
+              (unsigned long long)st.bytes_copied);
+  return 0;
+}
+
+// ---------------------------------------------------------------- many puts
+// 100,000 puts and more per process, over `steps` supersteps: K one-element
+// puts from a stack variable (every fifth into the right neighbour's ("pm",
+// i), the others into this process's own, i.e. local copies), one put of 2E +
+// 5 elements into the right neighbour's ("pmb", i), and 20 bspk_send_buf
+// messages to the right neighbour, each superstep; bspk_expect(K + 1 + 20).
+// The staging regions must all be released: every 20 supersteps, at a quiet
+// point (between two supersteps without traffic, so that nothing early or
+// unclaimed is held), frames and small buffers in use are what they were at
+// the first quiet point, before the first put.
+SCENARIO_ROW({.test = "DsmManyPutsKeepMemoryBounded", .args = "put_many 200 500", .out = once_per_process("put_many ok"),
+              .limit_s = 300});
+int put_many(int argc, char** argv) {
+  const int steps = argc > 2 ? atoi(argv[2]) : 200;
+  const int K = argc > 3 ? atoi(argv[3]) : 500;
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  const uint64_t E = st.frame_size / 8, NB = 2 * E + 5;
+  bspk_ptr pm = bspk_malloc("pm", me, static_cast<size_t>(K), 8), pmb = bspk_malloc("pmb", me, NB, 8);
+  bspk_ptr R = bspk_lookup("pm", right), RB = bspk_lookup("pmb", right);
+  OK(bspk_sync());
+  std::vector<uint64_t> big(NB);
+  uint64_t frames_base = 0, small_base = 0;
+  // Between two counted supersteps without traffic nobody holds anything for
+  // this process: not the previous superstep's data (received, applied and
+  // freed), not the next one's (nobody can be in it yet).
+  auto quiet_check = [&](int s) {
+    OK(bspk_sync());
+    OK(bspk_get_stats(&st));
+    if (s < 0) {
+      frames_base = st.frames_in_use;
+      small_base = st.small_in_use;
+    } else {
+      CHECK(st.frames_in_use <= frames_base + 2 && st.small_in_use <= small_base + 2,
+            "after superstep %d: %llu frames and %llu small buffers in use, %llu and %llu before the first put: "
+            "staging regions leak",
+            s, (unsigned long long)st.frames_in_use, (unsigned long long)st.small_in_use,
+            (unsigned long long)frames_base, (unsigned long long)small_base);
+    }
+    OK(bspk_sync());
+  };
+  quiet_check(-1);
+  long puts = 0;
+  for (int s = 0; s < steps; ++s) {
+    OK(bspk_expect(K + 1 + 20));
+    for (int k = 0; k < K; ++k) {
+      uint64_t v = h3(static_cast<uint64_t>(me), static_cast<uint64_t>(s), static_cast<uint64_t>(k));
+      OK(bspk_put(bspk_incr(k % 5 == 0 ? R : pm, k), &v, sizeof v));
+      v = ~v;
+      ++puts;
+    }
+    for (uint64_t k = 0; k < NB; ++k) big[k] = h3(static_cast<uint64_t>(me) + 50, static_cast<uint64_t>(s), k);
+    OK(bspk_put(RB, big.data(), NB * 8));
+    ++puts;
+    for (int m = 0; m < 20; ++m) {
+      uint64_t v = h3(static_cast<uint64_t>(me) + 90, static_cast<uint64_t>(s), static_cast<uint64_t>(m));
+      OK(bspk_send_buf(right, &v, sizeof v));
+    }
+    if (s % 50 == me % 50) usleep(5000);
+    OK(bspk_sync());
+    for (int k = 0; k < K; ++k) {
+      uint64_t want = h3(static_cast<uint64_t>(k % 5 == 0 ? left : me), static_cast<uint64_t>(s), static_cast<uint64_t>(k));
+      CHECK(at(pm, static_cast<uint64_t>(k)) == want, "superstep %d: pm[%d] wrong", s + 1, k);
+    }
+    for (uint64_t k = 0; k < NB; k += 997)
+      CHECK(at(pmb, k) == h3(static_cast<uint64_t>(left) + 50, static_cast<uint64_t>(s), k), "superstep %d: pmb[%llu] wrong",
+            s + 1, (unsigned long long)k);
+    for (int m = 0; m < 20; ++m) {
+      bspk_ptr r = bspk_recv();
+      CHECK(!bspk_is_null(r) && bspk_nelems(r) == 8, "superstep %d: message %d", s + 1, m);
+      uint64_t v;
+      void* base;
+      CHECK(bspk_span(r, &base) == 8, "span");
+      std::memcpy(&v, base, 8);
+      CHECK(v == h3(static_cast<uint64_t>(left) + 90, static_cast<uint64_t>(s), static_cast<uint64_t>(m)), "message %d", m);
+      OK(bspk_free(r));
+    }
+    if (s % 20 == 19 || s + 1 == steps) quiet_check(s);
+  }
+  std::printf("put_many ok pid=%d puts=%ld frames_in_use=%llu small_in_use=%llu frames_peak=%llu small_peak=%llu\n", me,
+              puts, (unsigned long long)st.frames_in_use, (unsigned long long)st.small_in_use,
+              (unsigned long long)st.frames_peak, (unsigned long long)st.small_peak);
+  return 0;
+}
+
 // ---------------------------------------------------------------- errors
 void expect_err(int rc, int code, const char* what, const char* needle) {
   CHECK(rc == code, "%s: rc %d, expected %d (%s)", what, rc, code, bspk_error_string());
@@ -461,6 +694,84 @@ int errors(int, char**) {
   return 0;
 }
 
+// ---------------------------------------------------------------- buffered-call errors
+// bspk_put and bspk_send_buf refuse bad arguments with an error naming the
+// call (and pid and superstep), and such a call has no effect: nothing
+// copied, sent or counted. Through a provisional bspk_lookup pointer, a put's
+// checks run at the sync, which reports them naming bspk_put.
+SCENARIO_ROW({.test = "BufferedCallsGiveClearErrors", .args = "buf_errors", .out = once_per_process("buf errors ok")});
+int buf_errors(int, char**) {
+  const int right = (me + 1) % P;
+  auto named = [](const char* call) {
+    std::string e = bspk_error_string();
+    CHECK(e.find(std::string(call) + " (pid " + std::to_string(me) + ", superstep ") != std::string::npos,
+          "error '%s' does not name %s, the pid and the superstep", e.c_str(), call);
+  };
+  bspk_ptr loc = bspk_malloc("be", me, 10, 8);
+  bspk_ptr R = bspk_lookup("be", right);
+  OK(bspk_sync());
+  uint64_t buf[16] = {0};
+  bspk_stats a, z;
+  OK(bspk_get_stats(&a));
+  expect_err(bspk_put(loc, buf, 12), BSPK_ERR_ARG, "bytes not a multiple (local)", "not a whole number");
+  named("bspk_put");
+  expect_err(bspk_put(R, buf, 4), BSPK_ERR_ARG, "bytes not a multiple (remote)", "not a whole number");
+  expect_err(bspk_put(loc, nullptr, 8), BSPK_ERR_ARG, "NULL source", "NULL");
+  named("bspk_put");
+  expect_err(bspk_put(BSPK_NULL, buf, 8), BSPK_ERR_PTR, "NULL destination", "BSPK_NULL");
+  expect_err(bspk_put(bspk_incr(loc, 5), buf, 6 * 8), BSPK_ERR_RANGE, "local range", "past the end");
+  named("bspk_put");
+  expect_err(bspk_put(bspk_incr(R, 9), buf, 2 * 8), BSPK_ERR_RANGE, "remote range", "past the end");
+  bspk_ptr bad = R;
+  bad.owner = P;
+  expect_err(bspk_put(bad, buf, 8), BSPK_ERR_PTR, "pid out of range", "outside");
+  bspk_ptr gone = bspk_malloc("", 0, 10, 8);
+  OK(bspk_free(gone));
+  expect_err(bspk_put(gone, buf, 8), BSPK_ERR_PTR, "freed region", "freed");
+  CHECK(bspk_put(loc, nullptr, 0) == BSPK_OK && bspk_put(loc, buf, 0) == BSPK_OK, "nbytes == 0: %s", bspk_error_string());
+  expect_err(bspk_send_buf(P, buf, 8), BSPK_ERR_PID, "send_buf to pid P", "outside");
+  named("bspk_send_buf");
+  expect_err(bspk_send_buf(-1, buf, 8), BSPK_ERR_PID, "send_buf to pid -1", "outside");
+  expect_err(bspk_send_buf(right, nullptr, 8), BSPK_ERR_ARG, "send_buf NULL source", "NULL");
+  named("bspk_send_buf");
+  OK(bspk_send_buf(me, nullptr, 0));  // an empty message: allowed
+  OK(bspk_get_stats(&z));
+  CHECK(z.bytes_copied == a.bytes_copied && z.copies == a.copies && z.bytes_stored == a.bytes_stored &&
+            z.msgs_sent == a.msgs_sent + 1 && z.bytes_sent == a.bytes_sent,
+        "refused calls had an effect: copied %llu, copies %llu, stored %llu, messages %llu, bytes sent %llu",
+        (unsigned long long)(z.bytes_copied - a.bytes_copied), (unsigned long long)(z.copies - a.copies),
+        (unsigned long long)(z.bytes_stored - a.bytes_stored), (unsigned long long)(z.msgs_sent - a.msgs_sent),
+        (unsigned long long)(z.bytes_sent - a.bytes_sent));
+  OK(bspk_expect(1));  // the empty message only: no refused call was counted
+  OK(bspk_sync());
+  bspk_ptr r = bspk_recv();
+  CHECK(!bspk_is_null(r) && bspk_nelems(r) == 0 && bspk_sender_id(r) == me, "the empty message");
+  OK(bspk_free(r));
+  CHECK(bspk_is_null(bspk_recv()), "one message only");
+  // Provisional pointers: a pair registered in this superstep, its element
+  // size known at the sync only. (With p = 1 the pair is this process's own
+  // and the pointer exact: then the call itself refuses.)
+  bspk_ptr be2 = bspk_malloc("be2", me, 10, 8);
+  CHECK(!bspk_is_null(be2), "malloc: %s", bspk_error_string());
+  int rc = bspk_put(bspk_lookup("be2", right), buf, 12);
+  if (rc == BSPK_OK) {
+    expect_err(bspk_sync(), BSPK_ERR_ARG, "bytes not a multiple (provisional)", "not a whole number");
+    CHECK(std::strstr(bspk_error_string(), "bspk_put in superstep"), "'%s' does not name bspk_put", bspk_error_string());
+  } else {
+    expect_err(rc, BSPK_ERR_ARG, "bytes not a multiple (exact)", "not a whole number");
+    OK(bspk_sync());
+  }
+  OK(bspk_put(bspk_lookup("nosuch", 5), buf, 8));
+  expect_err(bspk_sync(), BSPK_ERR_NAME, "unknown pair", "(\"nosuch\", 5)");
+  CHECK(std::strstr(bspk_error_string(), "bspk_put in superstep"), "'%s' does not name bspk_put", bspk_error_string());
+  // Whatever was staged for the refused puts was freed.
+  OK(bspk_sync());
+  OK(bspk_get_stats(&z));
+  std::printf("buf errors ok pid=%d frames_in_use=%llu small_in_use=%llu\n", me, (unsigned long long)z.frames_in_use,
+              (unsigned long long)z.small_in_use);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -482,6 +793,9 @@ int main(int argc, char** argv) {
   else if (name == "samestep") rc = samestep(argc, argv);
   else if (name == "conflict") rc = conflict(argc, argv);
   else if (name == "selfcount") rc = selfcount(argc, argv);
+  else if (name == "put") rc = put(argc, argv);
+  else if (name == "put_many") rc = put_many(argc, argv);
+  else if (name == "buf_errors") rc = buf_errors(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());
