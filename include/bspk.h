@@ -253,10 +253,10 @@ BSPK_API int bspk_send(int dest, bspk_ptr p, size_t n);
 /* Buffered send (beyond the paper): send the nbytes bytes at src -- ordinary
  * memory: stack, malloc, anything -- as one message to process dest (itself
  * allowed). The bytes are copied into comem frames during the call (one
- * copy, counted in bytes_copied; up to 4 KiB go into one small buffer), so
- * src may be changed or freed as soon as the call returns; the message then
- * travels from those frames like a bspk_send, and they return to the pool
- * when its sends complete. The receiver gets it from bspk_recv like any
+ * copy, counted in bytes_copied; up to 4 KiB that fit one frame go into one
+ * small buffer), so src may be changed or freed as soon as the call returns;
+ * the message then travels from those frames like a bspk_send, and they
+ * return to the pool when its sends complete. The receiver gets it from bspk_recv like any
  * message, in the same order (sender pid, then send order, bspk_send and
  * bspk_send_buf messages alike): a region of nbytes elements of 1 byte
  * (bspk_elem_size 1, bspk_nelems nbytes) whose bspk_sender_id is this pid,
@@ -360,8 +360,9 @@ BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
  * at src -- ordinary memory: stack, malloc, anything -- into the region dst
  * points into, from dst's element on: nbytes / bspk_elem_size(dst) elements.
  * The bytes are copied into comem frames during the call (one copy, counted
- * in bytes_copied; up to 4 KiB go into one small buffer), so src may be
- * changed or freed as soon as the call returns (unlike bspk_copy's rule 3).
+ * in bytes_copied; up to 4 KiB that fit one frame go into one small buffer),
+ * so src may be changed or freed as soon as the call returns (unlike
+ * bspk_copy's rule 3).
  * Otherwise exactly bspk_copy(dst, <those frames>, nbytes / elem_size): a
  * remote dst is a store, a local one a local copy; it takes effect at the
  * superstep boundary by rules 1, 2, 4 and 6 (the owner sees the data from its
