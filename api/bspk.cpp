@@ -8,12 +8,15 @@
 //   bspk_sync -> sync::Engine::sync (counting, the count tree, waiting)
 //   bspk_copy -> dsm::Dsm::copy -> sync::Engine::send_frame -> fi_tsendmsg
 //             (applied at the boundary: sync::Engine -> dsm::Dsm::on_boundary)
+//   bspk_send_buf -> mp::MessagePassing::send_bytes (staging region) -> send
+//   bspk_put  -> dsm::Dsm::put (staging region) -> the bspk_copy path
 //   bspk_malloc/elemP/incr/span -> comem::Comem (regions over comem::FramePool)
 #include <bspk.h>
 #include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "api/runtime.h"
@@ -27,6 +30,7 @@ namespace bspk::api {
 
 Runtime* rt = nullptr;
 bool finalized = false;
+int over_code = 0;
 
 namespace {
 
@@ -34,13 +38,31 @@ enum class ErrorPolicy { Print, Quiet, Abort };
 std::string last_error;
 ErrorPolicy policy = ErrorPolicy::Print;
 
+// Does `code` from `call` leave the job in the [over] state (bspk.h, Return
+// codes): the superstep did not end here and cannot end consistently?
+bool leaves_over(const char* call, int code) {
+  switch (code) {
+    case BSPK_ERR_COUNT:
+    case BSPK_ERR_TIMEOUT:
+    case BSPK_ERR_FABRIC:
+    case BSPK_ERR_BOOT:
+    case BSPK_ERR_PEER:
+    case BSPK_ERR_INTERNAL:
+      return true;
+    case BSPK_ERR_MODE:  // from bspk_expect / bspk_will_send it is [call]
+      return std::strcmp(call, "bspk_sync") == 0 || std::strcmp(call, "bspk_finalize") == 0;
+    default:
+      return false;
+  }
+}
+
 // A bspk_lookup pointer, resolved when its pair is known (else unchanged).
 bspk_ptr canon(bspk_ptr p) { return rt && dsm::Dsm::is_handle(p) ? rt->dsm->resolve(p) : p; }
 
 }  // namespace
 
 std::string where(const char* call) {
-  if (!rt) return strprintf("%s (before bspk_init)", call);
+  if (!rt) return strprintf(finalized ? "%s (after bspk_finalize)" : "%s (before bspk_init)", call);
   return strprintf("%s (pid %d, superstep %u)", call, rt->pid, rt->engine ? rt->engine->step() : 0);
 }
 
@@ -54,6 +76,8 @@ void abort_job(const std::string& line, int code) {
 
 int record(const char* call, int code, const char* msg) {
   last_error = where(call) + ": " + msg;
+  // The first [over] error is the one bspk_finalize returns (without a second message).
+  if (rt && over_code == 0 && leaves_over(call, code)) over_code = code;
   if (policy == ErrorPolicy::Abort) abort_job("bspk: error (BSPK_ERRORS=abort): " + last_error, 1);
   if (policy == ErrorPolicy::Print) {
     std::fflush(stdout);
@@ -85,6 +109,15 @@ int bspk_init(int* argc, char*** argv) {
 }
 
 int bspk_finalize(void) {
+  if (rt && over_code != 0) {
+    // An [over] error was returned (and reported) already: the collective end
+    // could only wait for processes that will not come and then report a
+    // second, different error. Leave at once with the same code, silently.
+    int code = over_code;
+    over_code = 0;
+    abandon_runtime();
+    return code;
+  }
   int late = 0;
   int rc = guarded("bspk_finalize", [&] { late = finalize_runtime(); });
   return rc != BSPK_OK ? rc : late;
@@ -235,6 +268,7 @@ int bspk_sync(void) {
     Runtime& r = need();
     r.dsm->before_sync();
     r.engine->sync(false);
+    over_code = 0;  // the superstep ended: whatever failed before is behind us
     r.dsm->after_sync();
   });
 }
@@ -255,6 +289,14 @@ int bspk_send(int dest, bspk_ptr p, size_t n) {
   });
 }
 
+int bspk_send_buf(int dest, const void* src, size_t nbytes) {
+  return guarded("bspk_send_buf", [&] {
+    Runtime& r = need();
+    r.mp->send_bytes(dest, src, nbytes);
+    r.engine->progress_if_busy();
+  });
+}
+
 bspk_ptr bspk_recv(void) {
   bspk_ptr p = BSPK_NULL;
   guarded("bspk_recv", [&] { p = need().mp->recv(); });
@@ -271,6 +313,14 @@ int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n) {
   return guarded("bspk_copy", [&] {
     Runtime& r = need();
     r.dsm->copy(dst, src, n);
+    r.engine->progress_if_busy();
+  });
+}
+
+int bspk_put(bspk_ptr dst, const void* src, size_t nbytes) {
+  return guarded("bspk_put", [&] {
+    Runtime& r = need();
+    r.dsm->put(dst, src, nbytes);
     r.engine->progress_if_busy();
   });
 }

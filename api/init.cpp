@@ -98,10 +98,14 @@ class StartWatch {
   std::thread thread_;
 };
 
+// The runtime of a process whose bspk_finalize came after an [over] error.
+Runtime* abandoned = nullptr;
+
 void at_exit() {
-  // exit() without bspk_finalize: tell the job (under Slurm the hub reports
-  // it, naming the superstep; bspkrun sees it by itself).
-  if (rt && rt->boot) rt->boot->exiting(rt->engine ? rt->engine->step() : 0);
+  // exit() without (a completed) bspk_finalize: tell the job (under Slurm the
+  // hub reports it, naming the superstep; bspkrun sees it by itself).
+  Runtime* r = rt ? rt : abandoned;
+  if (r && r->boot) r->boot->exiting(r->engine ? r->engine->step() : 0);
 }
 
 // The start-up record each process publishes: its endpoint address, plus the
@@ -342,6 +346,16 @@ int finalize_runtime() {
   rt = nullptr;
   finalized = true;
   return late;
+}
+
+void abandon_runtime() {
+  // Not torn down: closing the endpoint now could make peers that are still
+  // sending to this process report fabric errors of their own, and the
+  // launcher must learn of the failure from this process's exit (no
+  // Finalized message is sent).
+  abandoned = rt;
+  rt = nullptr;
+  finalized = true;
 }
 
 void fill_stats(bspk_stats* out, size_t size) {

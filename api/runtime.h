@@ -47,6 +47,7 @@ struct Runtime {
 
 extern Runtime* rt;      // null before bspk_init and after bspk_finalize
 extern bool finalized;   // bspk_finalize has run
+extern int over_code;    // the first [over] error since the last superstep ended (bspk.h), else 0
 
 // The runtime, or BSPK_ERR_STATE naming why there is none.
 Runtime& need();
@@ -78,6 +79,10 @@ int guarded(const char* call, F&& f) {
 void init_runtime(int* argc, char*** argv);
 // bspk_finalize's work; returns an error found at the final boundary (or 0).
 int finalize_runtime();
+// bspk_finalize after an [over] error: no collective end. The runtime is set
+// aside untouched (rt becomes null, as after bspk_finalize) and dies with the
+// process, whose exit then ends the job through the launcher or the job hub.
+void abandon_runtime();
 // Copy this process's counters into a bspk_stats of `size` bytes.
 void fill_stats(bspk_stats* out, size_t size);
 

@@ -19,7 +19,7 @@ struct Stats {
   uint64_t frames_peak = 0;                   // most frames in use at once
   uint64_t small_peak = 0;                    // most small (4 KiB) buffers in use at once
   uint64_t pool_bytes = 0;                    // bytes of registered frame slabs
-  uint64_t copies = 0;                        // bspk_copy operations issued (n > 0)
+  uint64_t copies = 0;                        // bspk_copy and bspk_put operations issued (n > 0)
   uint64_t bytes_stored = 0;                  // payload bytes of stores issued
   uint64_t bytes_fetched = 0;                 // payload bytes this process served to fetches
   uint64_t frames_flipped = 0;                // copy fragments that became a region's frame (no copy)

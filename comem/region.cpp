@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "base/error.h"
@@ -143,6 +145,91 @@ bspk_ptr Comem::adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t ske
   r.live = true;
   ++live_;
   return ptr_to(slot);
+}
+
+bspk_ptr Comem::create_anon(uint64_t n, uint32_t elem_size, uint32_t skew) {
+  if (elem_size == 0 || elem_size > frames_.frame_size())
+    fail(BSPK_ERR_INTERNAL, "staging region with %u-byte elements (frame %zu bytes)", elem_size, frames_.frame_size());
+  // One small buffer when the data fits it and one frame (a small region
+  // keeps the geometry of a frame: see adopt).
+  if (small_ && n > 0 && n <= frames_.frame_size() / elem_size && n * elem_size <= small_->frame_size()) {
+    uintptr_t buf = small_->alloc();
+    try {
+      return adopt(&buf, 1, 0, n, elem_size, pid_, true);
+    } catch (...) {
+      small_->free(buf);
+      throw;
+    }
+  }
+  const uint64_t epf = frames_.frame_size() / elem_size;
+  skew = static_cast<uint32_t>(skew % epf);
+  const uint64_t nframes64 = n == 0 ? 0 : (skew + n + epf - 1) / epf;
+  if (nframes64 > UINT32_MAX) fail(BSPK_ERR_NOMEM, "a staging region of %llu elements", (unsigned long long)n);
+  const uint32_t nframes = static_cast<uint32_t>(nframes64);
+  uint32_t slot = new_slot();
+  Region& r = init_slot(slot, n, nframes, nframes ? skew : 0, elem_size, pid_);
+  uint32_t got = 0;
+  try {
+    r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
+    for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
+  } catch (...) {
+    for (uint32_t k = 0; k < got; ++k) frames_.free(r.frames[k]);
+    if (r.frames) index_.free(r.frames, r.idx_class);
+    r.frames = nullptr;
+    free_slots_.push_back(slot);
+    throw;
+  }
+  if (nframes) r.frames[0] -= uintptr_t{r.skew} * elem_size;  // bias, see region.h
+  r.live = true;
+  ++live_;
+  return ptr_to(slot);
+}
+
+bspk_ptr Comem::create_filled(const void* bytes, uint64_t n, uint32_t elem_size, uint32_t skew) {
+  bspk_ptr p = create_anon(n, elem_size, skew);
+  const Region& r = table_[slot_of(p.region)];
+  const char* from = static_cast<const char*>(bytes);
+  for (uint64_t i = 0; i < n;) {
+    uint64_t c = r.span(i);
+    std::memcpy(r.elem(i), from, c * elem_size);
+    from += c * elem_size;
+    i += c;
+  }
+  return p;
+}
+
+bspk_ptr Comem::reshape(uint32_t id, uint32_t es, uint64_t* copied) {
+  *copied = 0;
+  Region* r = find(id);
+  if (!r || r->skew != 0 || es == 0 || es > frames_.frame_size() || (r->nelems * r->elem_size) % es)
+    fail(BSPK_ERR_INTERNAL, "cannot reshape region %#x into %u-byte elements", id, es);
+  const uint64_t nbytes = r->nelems * r->elem_size;
+  if (r->elem_size == es) return ptr_to(slot_of(id));
+  if (r->small || frames_.frame_size() % es == 0) {
+    // Frame k holds bytes [k * frame, (k+1) * frame) either way (a small
+    // region's bytes all lie in its one buffer from its start).
+    r->elem_size = es;
+    r->nelems = nbytes / es;
+    r->epf = static_cast<uint32_t>(frames_.frame_size() / es);
+    r->epf_shift = shift_of(r->epf);
+    return ptr_to(slot_of(id));
+  }
+  // es-byte elements leave a gap at the end of every frame: lay the bytes out again.
+  bspk_ptr q = create_anon(nbytes / es, es, 0);
+  const Region& src = table_[slot_of(id)];  // (create_anon may have moved the table)
+  const Region& dst = table_[slot_of(q.region)];
+  for (uint64_t b = 0; b < nbytes;) {
+    const uint64_t i = b / es, off = b % es;
+    uint64_t f, slot;
+    dst.locate(i, &f, &slot);
+    const uint64_t dleft = (dst.epf - slot) * es - off;
+    const uint64_t c = std::min({dleft, src.span(b), nbytes - b});
+    std::memcpy(static_cast<char*>(dst.elem(i)) + off, src.elem(b), c);
+    b += c;
+  }
+  *copied = nbytes;
+  release(id);
+  return q;
 }
 
 Region* Comem::find(uint32_t id) {

@@ -121,6 +121,22 @@ class Comem {
   bspk_ptr adopt(const uintptr_t* frames_in, uint32_t nframes, uint32_t skew, uint64_t n,
                  uint32_t elem_size, int32_t sender, bool small = false);
 
+  // A new anonymous region of n elements of elem_size bytes holding a copy of
+  // `bytes` (n * elem_size of them; may be null when n == 0): the staging
+  // region of bspk_put / bspk_send_buf, filled by the one copy those calls
+  // make. Element 0 sits at slot `skew` (mod elements per frame) of frame 0,
+  // so that its frame boundaries can match a destination's. Data that fits
+  // one small buffer (4 KiB) and one frame goes into a single small buffer
+  // instead of a frame (skew then 0): a small put does not hold a whole frame
+  // until its send completes.
+  bspk_ptr create_filled(const void* bytes, uint64_t n, uint32_t elem_size, uint32_t skew = 0);
+  // A region made by create_filled(bytes, nbytes, 1) as elements of es bytes
+  // (nbytes a multiple of es; nothing else refers to the region). In place
+  // when the bytes already lie as es-byte elements would (es divides the
+  // frame size, or one small buffer); otherwise a new region with the bytes
+  // laid out again, the old one freed (*copied = bytes copied, else 0).
+  bspk_ptr reshape(uint32_t id, uint32_t es, uint64_t* copied);
+
   // Free the region (bspk_free). Frames return to the pool now, or when the
   // last in-flight send from it completes.
   void release(uint32_t id);
@@ -157,6 +173,8 @@ class Comem {
                     int32_t sender);
   void destroy(uint32_t slot);
   bspk_ptr ptr_to(uint32_t slot) const;
+  // An anonymous region of n elements (see create_filled), contents undefined.
+  bspk_ptr create_anon(uint64_t n, uint32_t elem_size, uint32_t skew);
 
   int pid_;
   FramePool& frames_;

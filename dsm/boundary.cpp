@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "base/error.h"
 #include "dsm/dsm.h"
@@ -114,8 +115,8 @@ void Dsm::on_boundary(uint32_t s) {
       if (!err.empty() && (f.src != last_src || f.seq != last_seq)) {
         last_src = f.src;
         last_seq = f.seq;
-        DirRec e = dir_rec(DirOp::CopyError, strprintf("bspk_copy (store) into pid %d in superstep %u: %s",
-                                                       pid_, s, err.c_str()));
+        DirRec e = dir_rec(DirOp::CopyError, strprintf("%s (store) into pid %d in superstep %u: %s",
+                                                       f.put ? "bspk_put" : "bspk_copy", pid_, s, err.c_str()));
         e.idx = BSPK_ERR_PTR;
         send_dir(f.src, e);
       }
@@ -127,11 +128,42 @@ void Dsm::on_boundary(uint32_t s) {
     comem::Region* d = comem_.find(c.dst);
     comem::Region* sr = comem_.find(c.src);
     if (!d || !sr) {
-      post_error(BSPK_ERR_PTR, strprintf("bspk_copy between local regions in superstep %u: the %s region was freed "
-                                         "before the superstep ended; nothing written", s, d ? "source" : "destination"));
+      if (c.put)
+        post_error(BSPK_ERR_PTR, strprintf("bspk_put into a local region in superstep %u: the destination region was "
+                                           "freed before the superstep ended; nothing written", s));
+      else
+        post_error(BSPK_ERR_PTR, strprintf("bspk_copy between local regions in superstep %u: the %s region was freed "
+                                           "before the superstep ended; nothing written", s, d ? "source" : "destination"));
+      if (c.put && sr) comem_.release(c.src);
       continue;
     }
     const uint32_t es = d->elem_size;
+    if (c.put) {
+      // From a put's staging region, which nothing else refers to: a chunk
+      // that fills a destination frame from its start (or its used part up to
+      // the region's end) and starts its staging frame is swapped in (frame
+      // flip, no copy); the old frame leaves with the staging region. Slot 0
+      // implies unbiased entries on both sides (see apply()). Never into a
+      // contiguous region (its frames stay one run).
+      for (uint64_t i = 0; i < c.n;) {
+        const uint64_t k = std::min(sr->span(c.src_off + i), c.n - i);
+        uint64_t df, ds, sf, ss;
+        d->locate(c.dst_off + i, &df, &ds);
+        sr->locate(c.src_off + i, &sf, &ss);
+        if (ds == 0 && ss == 0 && !d->small && !sr->small && !d->contiguous && d->inflight == 0 &&
+            (k == d->epf || c.dst_off + i + k == d->nelems)) {
+          std::swap(d->frames[df], sr->frames[sf]);
+          stats_.frames_flipped++;
+        } else {
+          scatter(*d, c.dst_off + i, k, static_cast<const char*>(sr->elem(c.src_off + i)));
+          stats_.bytes_copied += k * es;
+        }
+        i += k;
+      }
+      if (check_) writes_.push_back(Write{c.dst, c.dst_off, c.dst_off + c.n, pid_});
+      comem_.release(c.src);
+      continue;
+    }
     if (c.dst == c.src && c.src_off < c.dst_off + c.n && c.dst_off < c.src_off + c.n) {
       // Overlapping ranges of one region: through a buffer, as memmove would.
       std::vector<char> tmp(c.n * es);

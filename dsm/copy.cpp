@@ -33,7 +33,62 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   issue(d, s, n);
 }
 
-void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n) {
+void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
+  if (dst.region == 0) fail(BSPK_ERR_PTR, "destination pointer is BSPK_NULL");
+  if (!src && nbytes) fail(BSPK_ERR_ARG, "source buffer is NULL (with %llu bytes to put)", (unsigned long long)nbytes);
+  bspk_ptr d = resolve(dst);
+  if (!is_handle(d)) {
+    put_known(d, src, nbytes);
+    return;
+  }
+  if (d.region >= handles_.size()) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
+  if (nbytes == 0) return;
+  if (handles_[d.region].state == Handle::Unknown) ask(d.region);
+  // The destination's element size is known once the pair is resolved: stage
+  // the bytes as bytes now (the caller may reuse src at once); reshaped and
+  // issued by before_sync.
+  bspk_ptr tmp = comem_.create_filled(src, nbytes, 1);
+  deferred_.push_back(Deferred{dst, tmp, nbytes, true});
+  stats_.bytes_copied += nbytes;
+}
+
+void Dsm::put_known(const bspk_ptr& d, const void* src, uint64_t nbytes) {
+  if (d.owner < 0 || d.owner >= nprocs_)
+    fail(BSPK_ERR_PTR, "destination pointer names pid %d, outside [0, %d)", d.owner, nprocs_);
+  uint64_t dn = d.nelems;
+  uint32_t es = d.elem_size, dskew = 0;  // remote regions are taken as unskewed (named regions are)
+  if (d.owner == pid_) {
+    const comem::Region& r = comem_.local(d);
+    dn = r.nelems;
+    es = r.elem_size;
+    dskew = r.skew;  // a received message's region
+  }
+  if (es == 0 || es > comem_.frame_size())
+    fail(BSPK_ERR_PTR, "destination pointer has %u-byte elements: not a comem pointer", es);
+  if (nbytes % es)
+    fail(BSPK_ERR_ARG, "%llu bytes are not a whole number of the destination's %u-byte elements",
+         (unsigned long long)nbytes, es);
+  const uint64_t n = nbytes / es;
+  if (d.offset > dn || n > dn - d.offset)
+    fail(BSPK_ERR_RANGE,
+         "destination: %llu elements (%llu bytes) from element %llu run past the end of the region (%llu elements on pid %d)",
+         (unsigned long long)n, (unsigned long long)nbytes, (unsigned long long)d.offset, (unsigned long long)dn,
+         d.owner);
+  if (n == 0) return;
+  // Staging frames aligned with the destination's (same element size, so the
+  // same elements per frame): whole destination frames can be flipped in.
+  const uint64_t epf = comem_.frame_size() / es;
+  bspk_ptr tmp = comem_.create_filled(src, n, es, static_cast<uint32_t>((d.offset + dskew) % epf));
+  try {
+    issue(d, tmp, n, true);
+  } catch (...) {
+    comem_.release(tmp.region);
+    throw;
+  }
+  stats_.bytes_copied += nbytes;
+}
+
+void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n, bool put) {
   const bool dl = d.owner == pid_, sl = s.owner == pid_;
   for (const bspk_ptr* p : {&d, &s})
     if (p->owner < 0 || p->owner >= nprocs_)
@@ -64,11 +119,24 @@ void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n) {
   if (s.offset > sn || n > sn - s.offset)
     fail(BSPK_ERR_RANGE, "source: %llu elements from element %llu run past the end of the region (%llu elements on pid %d)",
          (unsigned long long)n, (unsigned long long)s.offset, (unsigned long long)sn, s.owner);
-  if (n == 0) return;
+  if (n == 0) {
+    if (put) comem_.release(s.region);
+    return;
+  }
   stats_.copies++;
-  if (dl && sl) local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n});
-  else if (!dl) store(d, s, n);
-  else fetch(d, s, n);
+  if (dl && sl) {
+    local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n, put});
+    // DSM rule 5: its target is this process, which counts it like a message
+    // to itself: sent and arrived in this superstep (bspk_expect,
+    // bspk_will_send's v[pid] and the counted mode all include it).
+    engine_.count_sent(pid_);
+    engine_.message_arrived(engine_.step(), pid_);
+  } else if (!dl) {
+    store(d, s, n, put);
+    if (put) comem_.release(s.region);  // destroyed when the last fragment's send completes
+  } else {
+    fetch(d, s, n);
+  }
 }
 
 // Send n elements of local region r from element i as fragments of at most one
@@ -109,7 +177,7 @@ uint32_t Dsm::send_fragments(int dest, wire::Kind kind, Header h, comem::Region&
   return inflight;
 }
 
-void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n, bool put) {
   comem::Region& r = comem_.local(src);
   const int dest = dst.owner;
   if (store_seq_[static_cast<size_t>(dest)] == 0) store_seq_used_.push_back(dest);
@@ -118,6 +186,7 @@ void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   h.nelems = n;
   h.elem_size = r.elem_size;
   h.u32[0] = dst.region;
+  h.u32[3] = put ? 1 : 0;  // only for the target's error messages
   uint32_t inflight = send_fragments(dest, kStore, h, r, src.region, src.offset, dst.offset, 0, n, dst.nelems);
   comem_.send_started(r, inflight);
   engine_.count_sent(dest);
@@ -252,6 +321,7 @@ bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
   g.elem_size = h.elem_size;
   g.buf = buf;
   g.small = small;
+  g.put = (h.u32[3] & 1) != 0;
   b.stores.push_back(g);
   if (h.nframes <= 1) {
     engine_.message_arrived(h.step, h.src);

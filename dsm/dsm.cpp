@@ -53,19 +53,42 @@ void Dsm::before_sync() {
   std::vector<Deferred> todo;
   todo.swap(deferred_);
   for (const Deferred& c : todo) {
+    const char* call = c.put ? "bspk_put" : "bspk_copy";
     bspk_ptr d = resolve(c.dst), s = resolve(c.src);
     if (is_handle(d) || is_handle(s)) {
       const Handle& h = handles_[(is_handle(d) ? d : s).region];
       post_error(BSPK_ERR_NAME,
-                 strprintf("bspk_copy in superstep %u uses bspk_lookup%s, but no process had registered that "
-                           "pair by the end of the superstep; the copy was dropped",
-                           engine_.step(), pair_text(h.name, h.idx).c_str()));
+                 strprintf("%s in superstep %u uses bspk_lookup%s, but no process had registered that "
+                           "pair by the end of the superstep; the %s was dropped",
+                           call, engine_.step(), pair_text(h.name, h.idx).c_str(), c.put ? "put" : "copy"));
+      if (c.put) comem_.release(c.src.region);
       continue;
     }
+    uint32_t staged = c.put ? c.src.region : 0;  // the put's staging region while it is ours to free
     try {
-      issue(d, s, c.n);
+      if (c.put) {
+        // Now the destination's element size is known: check the byte count
+        // against it and make the staged bytes elements of that size.
+        if (d.owner < 0 || d.owner >= nprocs_)
+          fail(BSPK_ERR_PTR, "destination pointer names pid %d, outside [0, %d)", d.owner, nprocs_);
+        uint32_t es = d.owner == pid_ ? comem_.local(d).elem_size : d.elem_size;
+        if (es == 0 || es > comem_.frame_size())
+          fail(BSPK_ERR_PTR, "destination pointer has %u-byte elements: not a comem pointer", es);
+        if (c.n % es)
+          fail(BSPK_ERR_ARG, "%llu bytes are not a whole number of the destination's %u-byte elements",
+               (unsigned long long)c.n, es);
+        uint64_t copied = 0;
+        s = comem_.reshape(staged, es, &copied);  // may replace the region
+        staged = s.region;
+        stats_.bytes_copied += copied;
+        issue(d, s, c.n / es, true);  // takes the staging region over (unless it throws)
+        staged = 0;
+      } else {
+        issue(d, s, c.n);
+      }
     } catch (const Error& e) {
-      post_error(e.code(), strprintf("bspk_copy in superstep %u (its bspk_lookup pointer resolved at the sync): %s",
+      if (staged) comem_.release(staged);
+      post_error(e.code(), strprintf("%s in superstep %u (its bspk_lookup pointer resolved at the sync): %s", call,
                                      engine_.step(), e.what()));
     }
   }

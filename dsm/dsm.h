@@ -18,8 +18,20 @@
 // fragments of at most one frame, cut at source and destination frame
 // boundaries. With a remote src it is a *fetch*: a FetchReq goes to the
 // owner. Both are counted at their target like messages (bspk.h, DSM rule 5).
-// Both-local copies are queued. Copies whose pointer is a handle not yet
+// Both-local copies are queued, and counted at once as a message this process
+// sent to itself and received (rule 5). Copies whose pointer is a handle not yet
 // resolved are queued and issued when the sync resolves it.
+//
+// Puts. bspk_put(dst, src, nbytes) copies the bytes at the call into a staging
+// region (comem::Comem::create_filled; one small buffer for up to 4 KiB), laid
+// out so that its frame boundaries fall where dst's do, and issues a copy from
+// it: a store is sent from it at once and the region is freed when those
+// sends complete; a local put is queued and at the boundary the staging
+// frames that cover whole destination frames are flipped in (the rest is
+// copied), then the region is freed. With a handle not yet resolved the
+// element size is unknown: the bytes are staged as 1-byte elements and
+// reshaped at the sync (in place when the element size divides the frame
+// size, else laid out again: the one case of a second copy).
 //
 // Boundary of superstep s on each process (sync::Engine::on_boundary), in order:
 //   1. stores into this process's regions issued in s, by source pid and issue
@@ -29,7 +41,8 @@
 //      anything else, and every fragment into a contiguous region
 //      (bspk_malloc_contiguous: its frames stay one run), is copied (counted
 //      in bytes_copied);
-//   2. this process's both-local copies of s;
+//   2. this process's both-local copies of s (local puts flip whole frames in,
+//      except into contiguous regions);
 //   3. fetch requests for s are answered from the regions as they now are
 //      (fetches logically follow stores [BSPk §3]), straight from the frames;
 //      the sync waits until those sends are complete before the program can
@@ -89,6 +102,10 @@ class Dsm {
 
   // bspk_copy. Throws bspk::Error for errors found at the call.
   void copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  // bspk_put: nbytes from ordinary memory into the region dst points into,
+  // copied at the call into a staging region (see "Puts" above) and then
+  // issued as a copy from it. Throws bspk::Error for errors found at the call.
+  void put(const bspk_ptr& dst, const void* src, uint64_t nbytes);
 
   // bspk_sync: before the engine's sync (directory answers, deferred copies)
   // and after it (errors found at the boundary, reported once the superstep
@@ -116,6 +133,7 @@ class Dsm {
     uint32_t elem_size = 0;
     uintptr_t buf = 0;
     bool small = false;
+    bool put = false;  // a store fragment of a bspk_put (for error messages)
   };
   struct FetchReq {
     int src = 0;
@@ -143,6 +161,7 @@ class Dsm {
   struct LocalCopy {
     uint32_t dst, src;
     uint64_t dst_off, src_off, n;
+    bool put = false;  // src is a bspk_put's staging region: flip its whole frames in, then free it
   };
   struct Handle {
     std::string name;
@@ -155,7 +174,8 @@ class Dsm {
   };
   struct Deferred {
     bspk_ptr dst, src;
-    uint64_t n;
+    uint64_t n;        // elements; for a put: bytes (src is a staging region of 1-byte elements)
+    bool put = false;
   };
   struct Entry {  // home directory entry
     int owner;
@@ -196,10 +216,15 @@ class Dsm {
   // Apply a fragment into a local region; returns true if buf became one of its frames.
   bool apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small,
              int writer, std::string* err);
-  void issue(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  // put: src is a bspk_put's staging region, which this takes over (freed
+  // when the sends from it complete, or after the boundary for a local copy).
+  void issue(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n, bool put = false);
+  // A bspk_put whose destination pointer is known (resolved): the checks, the
+  // staging region, the issue. Throws for errors.
+  void put_known(const bspk_ptr& d, const void* src, uint64_t nbytes);
   uint32_t send_fragments(int dest, wire::Kind kind, wire::Header h, comem::Region& r, uint32_t region,
                           uint64_t i, uint64_t d, uint64_t base, uint64_t n, uint64_t d_end);
-  void store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
+  void store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n, bool put);
   void fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
   void serve(const FetchReq& q);
   void post_error(int code, const std::string& msg);

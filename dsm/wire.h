@@ -5,7 +5,9 @@
 // counted). Header fields (sync/wire.h) as used here:
 //   Store      seq = store number from src to this target in the superstep,
 //              frame / nframes = fragment index / count, nelems, elem_size,
-//              u32[0] = destination region, u32[1..2] = destination element
+//              u32[0] = destination region, u32[1..2] = destination element,
+//              u32[3] bit 0 = issued by bspk_put (named in the target's
+//              refusal message; 0 from older senders, which is harmless)
 //   FetchReq   seq = fetch id, nelems, elem_size, skew = the fetcher's slot of
 //              its first destination element, u32[0] = source region,
 //              u32[1..2] = source element

@@ -15,9 +15,9 @@
  * the node (a 40-byte element) into a local buffer with bspk_copy and reading
  * its next pointer from the fetched bytes. The other processes take part in
  * the supersteps; the fetch is counted with bspk_will_send (pid 0 declares one
- * operation to the node's owner, none when it owns the node itself: a copy
- * between two local regions is not counted). The walk must see positions 0, 1, 2, ... and
- * end at a NULL pointer after M p nodes.
+ * operation to the node's owner, itself when it owns the node: a copy between
+ * two local regions counts at its issuer, bspk.h rule 5). The walk must see
+ * positions 0, 1, 2, ... and end at a NULL pointer after M p nodes.
  *
  * Usage: bspkrun -n P list [--m M]
  */
@@ -83,8 +83,9 @@ int main(int argc, char **argv) {
         memset(v, 0, (size_t)P * sizeof *v);
         if (me == 0) {
             if (bspk_is_null(cur)) bspk_abort("the list ended after %llu nodes", (unsigned long long)seen);
-            /* a fetch from our own region is a local copy: not counted */
-            if (bspk_owner(cur) != me) v[bspk_owner(cur)] = 1;
+            /* counted at its target, src's owner (a fetch from our own
+             * region is a local copy, counted here: v[me]) */
+            v[bspk_owner(cur)] = 1;
         }
         if (bspk_will_send(v) != BSPK_OK) bspk_abort("will_send: %s", bspk_error_string());
         if (me == 0 && bspk_copy(buf, cur, 1) != BSPK_OK) bspk_abort("copy: %s", bspk_error_string());

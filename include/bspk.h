@@ -51,7 +51,8 @@ extern "C" {
  *           on this process and other processes may be waiting for it. End the
  *           job (bspk_abort, or BSPK_ERRORS=abort to have it done at the first
  *           error); later calls return an error too (usually the same code or
- *           BSPK_ERR_TIMEOUT) and never hang.
+ *           BSPK_ERR_TIMEOUT) and never hang; bspk_finalize returns the same
+ *           code at once without printing a second message (see there).
  * A code can carry different states from different calls; the list names them. */
 #define BSPK_OK               0
 #define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)    [call]  */
@@ -108,8 +109,15 @@ BSPK_API int bspk_init(int *argc, char ***argv);
 /* End the runtime. Collective: every process must call it in its final
  * superstep; messages sent in that superstep are discarded. Waits for all
  * processes, prints statistics when BSPK_STATS=1, closes the fabric.
+ * After an [over] error (see Return codes: returned by an earlier call and not
+ * followed by a bspk_sync that succeeded) the job cannot end together: then
+ * bspk_finalize returns that error's code at once, prints nothing (no second
+ * error, no statistics; bspk_error_string() keeps the first message) and
+ * leaves the runtime to die with the process, whose exit ends the job (the
+ * launcher or the job hub ends the other processes and says how this one
+ * ended). Later calls fail with BSPK_ERR_STATE as after any bspk_finalize.
  * Errors: BSPK_ERR_STATE, BSPK_ERR_PEER (a process is still in a superstep:
- * the Err_SYNC case), BSPK_ERR_TIMEOUT. */
+ * the Err_SYNC case), BSPK_ERR_TIMEOUT, or the earlier [over] error. */
 BSPK_API int bspk_finalize(void);
 
 /* This process's id in [0, nprocs), and the number of processes. O(1).
@@ -286,6 +294,8 @@ BSPK_API int bspk_sync(void);
 
 /* Declare that nmsgs messages will be sent to this process during the current
  * superstep (by all processes, itself included; received next superstep).
+ * Copies count as messages at their target, local copies at their issuer
+ * (DSM rule 5).
  * At most one declaration per process per superstep, and every process must use
  * the same kind (expect / will_send / none) in a superstep [BSPk Table 1].
  * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared),
@@ -293,7 +303,9 @@ BSPK_API int bspk_sync(void);
 BSPK_API int bspk_expect(int nmsgs);
 
 /* Declare that this process will send nmsgs[j] messages to process j during the
- * current superstep (array of bspk_nprocs() ints). The runtime sums the vectors
+ * current superstep (array of bspk_nprocs() ints; copies count per DSM rule 5:
+ * a store in the entry of dst's owner, a fetch in that of src's owner, a local
+ * copy in this process's own entry). The runtime sums the vectors
  * over all processes at bspk_sync (as the counted mode does, see bspk_sync).
  * Errors: BSPK_ERR_ARG (NULL or negative entry), BSPK_ERR_MODE. */
 BSPK_API int bspk_will_send(const int *nmsgs);
@@ -309,6 +321,25 @@ BSPK_API int bspk_will_send(const int *nmsgs);
  * (p + n past the end of the region), BSPK_ERR_STATE. */
 BSPK_API int bspk_send(int dest, bspk_ptr p, size_t n);
 
+/* Buffered send (beyond the paper): send the nbytes bytes at src -- ordinary
+ * memory: stack, malloc, anything -- as one message to process dest (itself
+ * allowed). The bytes are copied into comem frames during the call (one
+ * copy, counted in bytes_copied; up to 4 KiB that fit one frame go into one
+ * small buffer), so src may be changed or freed as soon as the call returns;
+ * the message then travels from those frames like a bspk_send, and they
+ * return to the pool when its sends complete. The receiver gets it from bspk_recv like any
+ * message, in the same order (sender pid, then send order, bspk_send and
+ * bspk_send_buf messages alike): a region of nbytes elements of 1 byte
+ * (bspk_elem_size 1, bspk_nelems nbytes) whose bspk_sender_id is this pid,
+ * received in the next superstep. nbytes == 0 sends an empty message (src may
+ * then be NULL). Counted as one message at dest (bspk_expect, bspk_will_send,
+ * counted mode) and in msgs_sent / bytes_sent. Cost: O(nbytes) to copy plus
+ * bspk_send's O(F), F = ceil(nbytes / frame size) frames.
+ * Errors: BSPK_ERR_PID (dest outside [0, bspk_nprocs())), BSPK_ERR_ARG (src
+ * NULL with nbytes > 0), BSPK_ERR_NOMEM (no frames for the copy),
+ * BSPK_ERR_STATE; nothing is sent then. */
+BSPK_API int bspk_send_buf(int dest, const void *src, size_t nbytes);
+
 /* Next message sent to this process in the previous superstep, as a fresh local
  * region (made of the very frames the message arrived in: no copy). Messages
  * are returned in order of sender pid, then in the order each sender sent them.
@@ -322,8 +353,9 @@ BSPK_API int bspk_sender_id(bspk_ptr p);
 
 /* ---- Distributed shared memory [BSPk §3, §6.2, Figs. 5-6] -------------------
  * Named regions (bspk_malloc with a name) can be read and written by every
- * process with bspk_copy. Copies, like messages, take effect at the superstep
- * boundary; the rules below are the contract, each one tested.
+ * process with bspk_copy, and written from ordinary memory with bspk_put (a
+ * copy from frames filled at the call). Copies, like messages, take effect at
+ * the superstep boundary; the rules below are the contract, each one tested.
  *  1. A copy issued in superstep s takes effect at the boundary s -> s+1 of the
  *     process owning its destination: the owner sees the data from its
  *     superstep s+1 on, never earlier, even while it still reads the region in s.
@@ -335,19 +367,24 @@ BSPK_API int bspk_sender_id(bspk_ptr p);
  *     applied after the stores from other processes, in the order issued.
  *  3. Zero copy: the source of a store (and of a local copy) is read after the
  *     call returns, straight from its frames: do not change or free it until
- *     the next bspk_sync returns (like BSPlib's bsp_hpput).
+ *     the next bspk_sync returns (like BSPlib's bsp_hpput). bspk_put copies
+ *     its source at the call instead (like BSPlib's bsp_put).
  *  4. Stores from different processes into the same elements in one superstep
  *     leave one of the stored values in each element (never a mix within an
  *     element); of one process's own overlapping copies, the last issued wins.
  *     BSPK_CHECK=1 reports such conflicts: bspk_sync returns BSPK_ERR_CONFLICT
  *     naming both processes and the superstep.
- *  5. Counting: bspk_expect(m) on process t counts every copy issued in the
- *     superstep whose target is t -- stores into t's regions, fetches from t's
- *     regions -- as one message each, whoever issued it (t itself included),
- *     next to MP messages to t. A copy between two regions of the issuing
- *     process is not counted; fetch replies are tracked by the runtime.
- *     bspk_will_send's v[j] and the counted mode count the same operations
- *     from the issuing side.
+ *  5. Counting: every bspk_copy and bspk_put of n > 0 elements that the call
+ *     accepts counts as exactly one message at its target, next to the MP
+ *     messages sent there: the target is the owner of dst for a store, the
+ *     owner of src for a fetch, and the issuing process itself for a local
+ *     copy (both regions its own: counted like a bspk_send to itself). So
+ *     bspk_expect(m) on process t counts every copy issued in the superstep
+ *     whose target is t, whoever issued it (t itself included);
+ *     bspk_will_send's v[j] and the counted mode count the same copies on the
+ *     issuing side (a local copy in the issuer's own entry v[pid]). Fetch
+ *     replies are not counted (the runtime tracks them), nor are copies with
+ *     n == 0 or copies that returned an error.
  *  6. Under skew (processes supersteps apart) a copy that arrives before its
  *     target reached the superstep it belongs to is held in its own frames,
  *     not applied early and not lost [RBS §5].
@@ -378,7 +415,9 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * is a store, a remote src a fetch, both local a local copy (applied at the
  * boundary too; the runtime copies those bytes, counted in bytes_copied).
  * Zero-copy store: do not change or free the source until the next bspk_sync
- * returns (rule 3). n == 0 does nothing (and is not counted). Cost: O(F) local
+ * returns (rule 3). Counted as one message at its target (rule 5: dst's owner
+ * for a store, src's owner for a fetch, this process for a local copy).
+ * n == 0 does nothing (and is not counted). Cost: O(F) local
  * work, F = frames spanned; a store sends F fragments, a fetch one request.
  * Errors: BSPK_ERR_PTR (NULL or freed local region, pid out of range),
  * BSPK_ERR_ARG (both regions remote, element sizes differ), BSPK_ERR_RANGE
@@ -388,6 +427,36 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * at the sync, whose return value reports them. */
 BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
 
+/* Buffered store (beyond the paper; BSPlib's bsp_put): store the nbytes bytes
+ * at src -- ordinary memory: stack, malloc, anything -- into the region dst
+ * points into, from dst's element on: nbytes / bspk_elem_size(dst) elements.
+ * The bytes are copied into comem frames during the call (one copy, counted
+ * in bytes_copied; up to 4 KiB that fit one frame go into one small buffer),
+ * so src may be changed or freed as soon as the call returns (unlike
+ * bspk_copy's rule 3).
+ * Otherwise exactly bspk_copy(dst, <those frames>, nbytes / elem_size): a
+ * remote dst is a store, a local one a local copy; it takes effect at the
+ * superstep boundary by rules 1, 2, 4 and 6 (the owner sees the data from its
+ * next superstep on, never earlier) and counts as one copy at its target by
+ * rule 5 (dst's owner; this process for a local dst) when nbytes > 0. The
+ * frames are laid out like dst's, so whole destination frames are flipped in
+ * at the boundary, remote or local, and the rest is copied there as with
+ * bspk_copy; they return to the pool when the store's sends complete, or
+ * after the boundary for a local dst. nbytes == 0 does nothing (not counted)
+ * beyond the checks of dst below. A provisional bspk_lookup pointer works as
+ * with bspk_copy: its element size is known only at the sync, which then
+ * makes the checks (and reports their errors) and issues the store; the
+ * bytes were copied at the call as bytes, and are laid out again there (a
+ * second copy, in bytes_copied) only when the region's element size does not
+ * divide the frame size. Cost: O(nbytes) to copy plus bspk_copy's O(F).
+ * Errors: BSPK_ERR_PTR (dst NULL, a freed local region, pid out of range),
+ * BSPK_ERR_ARG (src NULL with nbytes > 0, nbytes not a multiple of dst's
+ * element size), BSPK_ERR_RANGE (the elements run past the end of dst's
+ * region: checked at the call when the region's size is known here -- local,
+ * or from the pointer of a remote one -- else by the target, as for
+ * bspk_copy), BSPK_ERR_NOMEM, BSPK_ERR_STATE; nothing is written then. */
+BSPK_API int bspk_put(bspk_ptr dst, const void *src, size_t nbytes);
+
 /* ---- Statistics (beyond the paper) -------------------------------------------
  * Per-process counters, also printed at bspk_finalize as one line per process
  * on stdout when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... msgs_sent=...
@@ -395,10 +464,11 @@ BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
  * bytes_copied counts user bytes the runtime itself copied (never the
  * provider's internal copies): 0 for whole-message sends and receives and for
  * stores and fetches of whole frames; partial-frame copy fragments and
- * both-local bspk_copy add their bytes. */
+ * both-local bspk_copy add their bytes, and bspk_put and bspk_send_buf add
+ * their nbytes at the call. */
 typedef struct bspk_stats {
     uint64_t supersteps;     /* supersteps completed                               */
-    uint64_t msgs_sent;      /* messages sent with bspk_send                       */
+    uint64_t msgs_sent;      /* messages sent with bspk_send and bspk_send_buf      */
     uint64_t bytes_sent;     /* payload bytes of those                             */
     uint64_t msgs_recv;      /* messages that arrived at this process              */
     uint64_t bytes_recv;     /* payload bytes of those                             */
@@ -412,7 +482,7 @@ typedef struct bspk_stats {
     double   sync_wait_s;    /* seconds spent waiting in bspk_sync                  */
     uint64_t small_in_use;   /* 4 KiB buffers in use: a message of <= 4 KiB arrives in one */
     uint64_t small_peak;     /* most 4 KiB buffers in use at once                   */
-    uint64_t copies;         /* bspk_copy operations issued (n > 0)                 */
+    uint64_t copies;         /* bspk_copy and bspk_put operations issued (n > 0)    */
     uint64_t bytes_stored;   /* payload bytes of stores issued                      */
     uint64_t bytes_fetched;  /* payload bytes this process sent in fetch replies   */
     uint64_t frames_flipped; /* copy fragments that became a destination frame     */

@@ -56,6 +56,22 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
   stats_.bytes_sent += n * r.elem_size;
 }
 
+void MessagePassing::send_bytes(int dest, const void* src, uint64_t nbytes) {
+  if (dest < 0 || dest >= engine_.nprocs())
+    fail(BSPK_ERR_PID, "destination pid %d is outside [0, %d)", dest, engine_.nprocs());
+  if (!src && nbytes)
+    fail(BSPK_ERR_ARG, "source buffer is NULL (with %llu bytes to send)", (unsigned long long)nbytes);
+  bspk_ptr p = comem_.create_filled(src, nbytes, 1);
+  try {
+    send(dest, p, nbytes);
+  } catch (...) {
+    comem_.release(p.region);
+    throw;
+  }
+  comem_.release(p.region);  // destroyed now, or when its last send completes
+  stats_.bytes_copied += nbytes;
+}
+
 bspk_ptr MessagePassing::recv() {
   if (inbox_pos_ >= inbox_.size()) return BSPK_NULL;
   Msg& m = inbox_[inbox_pos_++];

@@ -11,6 +11,12 @@
 // pid and then by send order; bspk_recv() turns the next one into a region made
 // of the very frames it arrived in. Unclaimed messages are destroyed at the
 // next boundary and their frames recycled.
+//
+// bspk_send_buf(dest, src, nbytes) copies the bytes into a fresh anonymous
+// region (comem::Comem::create_filled: frames, or one small buffer for up to
+// 4 KiB), sends it as above and frees it at once: its frames return to the
+// pool when the sends complete (Comem::release). The receiver cannot tell it
+// from a bspk_send of nbytes 1-byte elements.
 #pragma once
 
 #include <bspk.h>
@@ -33,6 +39,10 @@ class MessagePassing {
 
   // bspk_send. Throws bspk::Error for bad pid / pointer / range.
   void send(int dest, const bspk_ptr& p, uint64_t n);
+  // bspk_send_buf: nbytes from ordinary memory, copied at the call into a
+  // staging region of 1-byte elements (the one copy, in bytes_copied), sent
+  // from it as by send(), the region freed as soon as its sends complete.
+  void send_bytes(int dest, const void* src, uint64_t nbytes);
   // bspk_recv: BSPK_NULL when the inbox is empty.
   bspk_ptr recv();
   // bspk_recv_contiguous: the next message as a contiguous region. A message

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,10 @@ int ring(int argc, char** argv) {
   OK(bspk_sync());
   CHECK(bspk_owner(R) == right && bspk_nelems(R) == N, "lookup resolved to pid %d, %zu elements",
         bspk_owner(R), bspk_nelems(R));
+  // Rule 5: one store a superstep, counted at its target (with p = 1 a local
+  // copy, counted at this process).
   std::vector<int> to(static_cast<size_t>(P), 0);
-  if (right != me) to[static_cast<size_t>(right)] = 1;
+  to[static_cast<size_t>(right)] = 1;
   auto check_buf = [&](int t) {  // the data stored in superstep t (t < 0: the initial contents)
     for (uint64_t k = 0; k < N; ++k) {
       uint64_t want = (t < 0 || k < off) ? h3(0xFFFF, static_cast<uint64_t>(me), k)
@@ -87,7 +90,7 @@ int ring(int argc, char** argv) {
     }
   };
   for (int t = 0; t < T; ++t) {
-    declare(mode, to, right != me ? 1 : 0);
+    declare(mode, to, 1);
     for (uint64_t k = 0; k < N - off; ++k) at(src, k) = h3(static_cast<uint64_t>(me), static_cast<uint64_t>(t), k);
     OK(bspk_copy(bspk_incr(R, static_cast<ptrdiff_t>(off)), src, N - off));
     jitter(t, 1);
@@ -137,13 +140,13 @@ int fetch(int argc, char** argv) {
   bspk_ptr R = bspk_lookup("val", right);
   bspk_ptr L = bspk_lookup("val", left);
   OK(bspk_sync());
+  // Rule 5: the store (at right) and the fetch (at left) are counted at their
+  // targets; with p = 1 both are local copies, counted at this process.
   std::vector<int> to(static_cast<size_t>(P), 0);
-  if (P > 1) {
-    to[static_cast<size_t>(right)]++;
-    to[static_cast<size_t>(left)]++;
-  }
+  to[static_cast<size_t>(right)]++;
+  to[static_cast<size_t>(left)]++;
   for (int t = 0; t < T; ++t) {
-    declare(mode, to, P > 1 ? 2 : 0);
+    declare(mode, to, 2);
     if (t > 0) {
       // Rule 1 for our own region: the store of t-1 is in, our writes of t-1 elsewhere.
       for (uint64_t k = 0; k < N; ++k) {
@@ -193,7 +196,7 @@ int samestep(int, char**) {
   OK(bspk_sync());
   CHECK(bspk_owner(A) == right, "lookup pointer resolved to %d", bspk_owner(A));
   for (uint64_t k = 0; k < N; ++k) CHECK(at(a, k) == h3(static_cast<uint64_t>(left), 77, k), "first[%llu]", (unsigned long long)k);
-  OK(bspk_expect(right != me ? 1 : 0));
+  OK(bspk_expect(1));  // the store from the left (with p = 1 a local copy, counted too)
   if (me % 2 == 0) usleep(20000);
   bspk_ptr b = bspk_malloc("second", me, N, 8);
   OK(bspk_copy(bspk_lookup("second", right), src, N));
@@ -224,7 +227,7 @@ int conflict(int argc, char** argv) {
   for_each_byte(src, N, [&](uint8_t* b, uint64_t) { *b = static_cast<uint8_t>(me + 1); });
   bspk_ptr C0 = bspk_lookup("c", 0);
   OK(bspk_sync());
-  OK(bspk_expect(me == 0 ? P - 1 : 0));
+  OK(bspk_expect(me == 0 ? P : 0));  // pid 0's own store is a local copy: counted too
   OK(bspk_copy(C0, src, N));
   int rc = bspk_sync();
   if (me == 0 && checking && P > 1) {
@@ -244,13 +247,362 @@ int conflict(int argc, char** argv) {
     }
   }
   // Disjoint stores: no report.
-  OK(bspk_expect(me == 0 ? P - 1 : 0));
+  OK(bspk_expect(me == 0 ? P : 0));
   OK(bspk_copy(bspk_incr(C0, static_cast<ptrdiff_t>(N) * me), src, N));
   OK(bspk_sync());
   if (me == 0)
     for (int w = 0; w < P; ++w)
       CHECK(*static_cast<uint8_t*>(bspk_elemP(bspk_incr(c, static_cast<ptrdiff_t>(N) * w))) == w + 1, "slice %d", w);
   std::printf("dsm conflict ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- self-counting
+// Rule 5 for local copies: a copy between two regions of the issuing process
+// counts as one message at that process, like a bspk_send to itself (sent and
+// arrived in the superstep). Every superstep each process stores A into
+// elements [0, N1) of its own region ("self", me) and B into a local
+// anonymous region (two local copies), stores C into elements [N1, N1+NC) of
+// its right neighbour's region (with p = 1 a third local copy) and makes a
+// local copy of 0 elements (not counted). So exactly 3 copies target every
+// process: bspk_expect(3); bspk_will_send with v[me] = 2 and v[right] += 1;
+// counted. The data shows up at the boundary (rule 1).
+// "under_expect" / "under_will_send": pid 0 declares as if local copies were
+// not counted (bspk_expect(1), or v[me] = 0; with p = 1 none at all) and must
+// get BSPK_ERR_COUNT from its sync (superstep 1) -- then its bspk_finalize returns the same
+// code at once without a second message, and its exit ends the job. (Peers
+// whose traffic with pid 0 is still in flight when it exits may report that
+// as a fabric error of their own before the launcher ends them: only pid 0's
+// lines are checked.)
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_Expect", .args = "selfcount expect",
+              .out = once_per_process("dsm selfcount ok")});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_WillSend", .args = "selfcount will_send",
+              .out = once_per_process("dsm selfcount ok")});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_Counted", .args = "selfcount counted",
+              .out = once_per_process("dsm selfcount ok")});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_ExpectWithoutThemFails", .args = "selfcount under_expect",
+              .status = fails_before_limit(),
+              .out = {exactly(1, "bspk: error: bspk_sync (pid 0,"), lacks("bspk: error: bspk_finalize (pid 0,"),
+                      exactly(1, Re{"bspk: error: bspk_sync \\(pid 0, superstep 1\\): more messages than declared: "
+                                    "bspk_expect\\([01]\\) in superstep 1, but [1-3] messages have arrived \\(the "
+                                    "latest from pid \\d+\\)"}),
+                      exactly(1, "dsm selfcount under_expect ok pid=0 rc=-8")},
+              .within_s = 30});
+SCENARIO_ROW({.test = "DsmLocalCopiesCountAtTheIssuer_WillSendWithoutThemFails", .args = "selfcount under_will_send",
+              .status = fails_before_limit(),
+              .out = {exactly(1, "bspk: error: bspk_sync (pid 0,"), lacks("bspk: error: bspk_finalize (pid 0,"),
+                      exactly(1, Re{"bspk: error: bspk_sync \\(pid 0, superstep 1\\): bspk_will_send declared 0 "
+                                    "message\\(s\\) to pid 0 in superstep 1, but [23] were sent"}),
+                      exactly(1, "dsm selfcount under_will_send ok pid=0 rc=-8")},
+              .within_s = 30});
+int selfcount(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  const bool under = mode.rfind("under_", 0) == 0;
+  const uint64_t N1 = 20000, NC = 3000, M = 100;  // [0, N1) spans frames at the default frame sizes
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  auto A = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 100, static_cast<uint64_t>(t), k); };
+  auto B = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 200, static_cast<uint64_t>(t), k); };
+  auto C = [](int i, int t, uint64_t k) { return h3(static_cast<uint64_t>(i) + 300, static_cast<uint64_t>(t), k); };
+  bspk_ptr self = bspk_malloc("self", me, N1 + NC, 8);
+  bspk_ptr mirror = bspk_malloc("", 0, M, 8);
+  bspk_ptr a = bspk_malloc("", 0, N1, 8), b = bspk_malloc("", 0, M, 8), c = bspk_malloc("", 0, NC, 8);
+  CHECK(!bspk_is_null(self) && !bspk_is_null(mirror) && !bspk_is_null(a) && !bspk_is_null(b) && !bspk_is_null(c),
+        "malloc: %s", bspk_error_string());
+  for (uint64_t k = 0; k < N1 + NC; ++k) at(self, k) = 0;
+  for (uint64_t k = 0; k < M; ++k) at(mirror, k) = 0;
+  bspk_ptr R = bspk_lookup("self", right);
+  OK(bspk_sync());
+  CHECK(bspk_owner(R) == right, "lookup resolved to pid %d", bspk_owner(R));
+  std::vector<int> to(static_cast<size_t>(P), 0);
+  to[static_cast<size_t>(me)] += 2;     // the two local copies
+  to[static_cast<size_t>(right)] += 1;  // the store into the right neighbour (p = 1: a third local copy)
+  auto check = [&](int t) {  // the copies of superstep t have taken effect (t < 0: none yet)
+    for (uint64_t k = 0; k < N1; ++k)
+      CHECK(at(self, k) == (t < 0 ? 0 : A(me, t, k)), "superstep %d: self[%llu] is not the local store of superstep %d",
+            t + 1, (unsigned long long)k, t);
+    for (uint64_t k = 0; k < NC; ++k)
+      CHECK(at(self, N1 + k) == (t < 0 ? 0 : C(left, t, k)), "superstep %d: self[%llu] is not pid %d's store of superstep %d",
+            t + 1, (unsigned long long)(N1 + k), left, t);
+    for (uint64_t k = 0; k < M; ++k)
+      CHECK(at(mirror, k) == (t < 0 ? 0 : B(me, t, k)), "superstep %d: mirror[%llu] is not the local copy of superstep %d",
+            t + 1, (unsigned long long)k, t);
+  };
+  const int T = under ? 1 : 6;
+  for (int t = 0; t < T; ++t) {
+    if (under && me == 0) {
+      // As if local copies were not counted: only the store from the left, if remote.
+      std::vector<int> old_to(static_cast<size_t>(P), 0);
+      if (right != me) old_to[static_cast<size_t>(right)] = 1;
+      if (mode == "under_expect") OK(bspk_expect(left != me ? 1 : 0));
+      else OK(bspk_will_send(old_to.data()));
+    } else if (under) {
+      declare(mode == "under_expect" ? "expect" : "will_send", to, 3);
+    } else {
+      declare(mode, to, 3);
+    }
+    for (uint64_t k = 0; k < N1; ++k) at(a, k) = A(me, t, k);
+    for (uint64_t k = 0; k < M; ++k) at(b, k) = B(me, t, k);
+    for (uint64_t k = 0; k < NC; ++k) at(c, k) = C(me, t, k);
+    OK(bspk_copy(self, a, N1));
+    OK(bspk_copy(mirror, b, M));
+    OK(bspk_copy(mirror, b, 0));
+    OK(bspk_copy(bspk_incr(R, static_cast<ptrdiff_t>(N1)), c, NC));
+    jitter(t, 4);
+    check(t - 1);  // rule 1: nothing of superstep t yet
+    int rc = bspk_sync();
+    if (under && me == 0) {
+      CHECK(rc == BSPK_ERR_COUNT, "pid 0 declared without its local copies, and bspk_sync returned %d (%s)", rc,
+            bspk_error_string());
+      int frc = bspk_finalize();
+      CHECK(frc == rc, "bspk_finalize after the failed sync returned %d", frc);
+      std::printf("dsm selfcount %s ok pid=%d rc=%d\n", mode.c_str(), me, frc);
+      std::fflush(stdout);
+      return 1;
+    }
+    if (under) {
+      // Our sync may end (expect) or wait for pid 0 (will_send); either way we
+      // then wait in bspk_finalize until pid 0's exit ends the job (or learn
+      // of it as an error: then leave quietly).
+      CHECK(rc != BSPK_OK || bspk_finalize() != BSPK_OK, "bspk_finalize succeeded on pid %d while pid 0 had failed",
+            me);
+      return 1;
+    }
+    CHECK(rc == BSPK_OK, "sync: %s", bspk_error_string());
+    check(t);
+  }
+  std::printf("dsm selfcount ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- put
+// bspk_put: a store from ordinary memory, copied at the call. Regions ("pr",
+// i) and ("pl", i) of N elements of ES bytes, E elements a frame. Every
+// superstep each process puts five pieces into its right neighbour's "pr"
+// (remote; with p = 1 local) and the same five into its own "pl" (local):
+//   A  1 element at 1            D  2E elements from 5E (whole frames: flipped)
+//   B  7 elements from E - 3     E  7 elements from 8E, the region's tail (flipped)
+//      (straddles a frame)       Z  0 elements (nothing, not counted)
+//   C  2E + 11 elements from 2E + 5 (multi-frame, misaligned)
+// from stack buffers (up to 256 bytes) or malloc'ed ones, overwritten (and
+// freed) right after the call: the region must get the values of call time.
+// Each put adds exactly its bytes to bytes_copied at the call, and whole
+// destination frames are flipped in, not copied. 10 copies
+// target every process (5 from the left, 5 local): bspk_expect(10),
+// bspk_will_send(v[right] += 5, v[me] += 5), counted. One process per
+// superstep is delayed 30 ms before it checks its regions, so that its left
+// neighbour runs ahead and puts the next superstep's data meanwhile (rule 6);
+// each process checks that its regions still show the previous superstep
+// (rule 1) before its sync and the new one after it. In the set-up superstep
+// piece D is put through a bspk_lookup pointer of that same superstep, the
+// pair registered in it too (provisional: the element size is known at the
+// sync). With 12-byte elements and 4 KiB frames the element size does not
+// divide the frame size (staging laid out again at that sync).
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_Expect", .args = "put expect 8 6",
+              .out = once_per_process("dsm put ok")});
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_WillSend", .args = "put will_send 8 6",
+              .out = once_per_process("dsm put ok")});
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_Counted", .args = "put counted 8 6",
+              .out = once_per_process("dsm put ok")});
+SCENARIO_ROW({.test = "DsmPutStoresTheBytesOfCallTime_12ByteElements4KiBFrames", .args = "put expect 12 6",
+              .env = "BSPK_FRAME_SIZE=4096", .out = once_per_process("dsm put ok")});
+// Element bytes: a 64-bit hash spread over the element.
+void fill_elem(uint8_t* e, uint32_t es, uint64_t h) {
+  for (uint32_t j = 0; j < es; ++j) e[j] = static_cast<uint8_t>((h >> (8 * (j % 8))) ^ (j / 8));
+}
+// Value of element k of region `tag` written by `writer` in superstep t (-2: the owner's initial fill).
+uint64_t pv(int writer, int tag, int t, uint64_t k) {
+  return h3(static_cast<uint64_t>(writer) * 4 + static_cast<uint64_t>(tag), static_cast<uint64_t>(t + 2), k);
+}
+int put(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  const uint32_t ES = argc > 3 ? static_cast<uint32_t>(atoi(argv[3])) : 8;
+  const int T = argc > 4 ? atoi(argv[4]) : 6;
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  const uint64_t E = st.frame_size / ES, N = 8 * E + 7;
+  struct Piece {
+    uint64_t off, n;
+  };
+  const std::vector<Piece> pieces = {{1, 1}, {E - 3, 7}, {2 * E + 5, 2 * E + 11}, {5 * E, 2 * E}, {8 * E, 7}, {3, 0}};
+  const int kD = 3;
+  auto piece_of = [&](uint64_t k) {
+    for (size_t i = 0; i < pieces.size(); ++i)
+      if (k >= pieces[i].off && k < pieces[i].off + pieces[i].n) return static_cast<int>(i);
+    return -1;
+  };
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  bspk_ptr pr = bspk_malloc("pr", me, N, ES), pl = bspk_malloc("pl", me, N, ES);
+  CHECK(!bspk_is_null(pr) && !bspk_is_null(pl), "malloc: %s", bspk_error_string());
+  // Compare / set a region element by element, frame by frame.
+  auto visit = [&](bspk_ptr r, const std::function<void(uint8_t*, uint64_t)>& f) {
+    for (uint64_t k = 0; k < N;) {
+      void* base;
+      size_t c = bspk_span(bspk_incr(r, static_cast<ptrdiff_t>(k)), &base);
+      CHECK(c > 0, "span at %llu: %s", (unsigned long long)k, bspk_error_string());
+      for (size_t i = 0; i < c; ++i) f(static_cast<uint8_t*>(base) + i * ES, k + i);
+      k += c;
+    }
+  };
+  visit(pr, [&](uint8_t* e, uint64_t k) { fill_elem(e, ES, pv(me, 0, -2, k)); });
+  visit(pl, [&](uint8_t* e, uint64_t k) { fill_elem(e, ES, pv(me, 1, -2, k)); });
+  // t: the last superstep whose puts have taken effect (-1: only the set-up
+  // put of piece D into "pr"; -2: nothing).
+  auto check = [&](int t, const char* when) {
+    std::vector<uint8_t> want(ES);
+    visit(pr, [&](uint8_t* e, uint64_t k) {
+      int pc = piece_of(k);
+      uint64_t h = (pc >= 0 && t >= 0) ? pv(left, 0, t, k) : (pc == kD && t == -1) ? pv(left, 0, -1, k) : pv(me, 0, -2, k);
+      fill_elem(want.data(), ES, h);
+      CHECK(std::memcmp(e, want.data(), ES) == 0, "%s: element %llu (piece %d) of my \"pr\" is not pid %d's put of superstep %d",
+            when, (unsigned long long)k, pc, pc >= 0 ? left : me, t);
+    });
+    visit(pl, [&](uint8_t* e, uint64_t k) {
+      int pc = piece_of(k);
+      fill_elem(want.data(), ES, (pc >= 0 && t >= 0) ? pv(me, 1, t, k) : pv(me, 1, -2, k));
+      CHECK(std::memcmp(e, want.data(), ES) == 0, "%s: element %llu (piece %d) of my \"pl\" is not my put of superstep %d",
+            when, (unsigned long long)k, pc, t);
+    });
+  };
+  // Put piece `pc` with the values of (writer me, tag, t) from a buffer that
+  // is overwritten (and freed) at once; the call copies exactly its bytes.
+  auto put_piece = [&](bspk_ptr dst, int tag, int t, int pc) {
+    const Piece& p = pieces[static_cast<size_t>(pc)];
+    const size_t nbytes = p.n * ES;
+    uint8_t stack_buf[256];
+    uint8_t* buf = nbytes <= sizeof stack_buf ? stack_buf : static_cast<uint8_t*>(std::malloc(nbytes));
+    CHECK(buf, "malloc %zu", nbytes);
+    for (uint64_t i = 0; i < p.n; ++i) fill_elem(buf + i * ES, ES, pv(me, tag, t, p.off + i));
+    bspk_stats a, b;
+    OK(bspk_get_stats(&a));
+    OK(bspk_put(bspk_incr(dst, static_cast<ptrdiff_t>(p.off)), buf, nbytes));
+    OK(bspk_get_stats(&b));
+    std::memset(buf, 0xA5, nbytes);  // the caller reuses its buffer at once
+    if (buf != stack_buf) std::free(buf);
+    CHECK(b.bytes_copied - a.bytes_copied == nbytes, "bspk_put of %zu bytes added %llu to bytes_copied", nbytes,
+          (unsigned long long)(b.bytes_copied - a.bytes_copied));
+    if (t >= 0)  // (the set-up put's pointer is provisional: issued at the sync)
+      CHECK(b.copies - a.copies == (nbytes ? 1u : 0u), "bspk_put of %zu bytes counted as %llu copies", nbytes,
+            (unsigned long long)(b.copies - a.copies));
+  };
+  // Set-up superstep (counted): register, look up and put through the fresh pointer.
+  if (me % 2) usleep(20000);  // some registrations reach their home late
+  bspk_ptr R = bspk_lookup("pr", right);
+  CHECK(!bspk_is_null(R), "lookup: %s", bspk_error_string());
+  put_piece(R, 0, -1, kD);
+  check(-2, "set-up superstep, before its sync");
+  OK(bspk_sync());
+  CHECK(bspk_owner(R) == right, "lookup resolved to pid %d", bspk_owner(R));
+  check(-1, "after the set-up superstep");
+  std::vector<int> to(static_cast<size_t>(P), 0);
+  to[static_cast<size_t>(right)] += 5;
+  to[static_cast<size_t>(me)] += 5;
+  OK(bspk_get_stats(&st));
+  const uint64_t flipped0 = st.frames_flipped;
+  for (int t = 0; t < T; ++t) {
+    declare(mode, to, 10);
+    for (int pc = 0; pc < static_cast<int>(pieces.size()); ++pc) put_piece(R, 0, t, pc);
+    for (int pc = 0; pc < static_cast<int>(pieces.size()); ++pc) put_piece(pl, 1, t, pc);
+    if (t % P == me) usleep(30000);  // the others run ahead meanwhile
+    check(t - 1, "before the sync");  // rule 1: not even our own local puts are visible yet
+    OK(bspk_sync());
+    check(t, "after the sync");
+  }
+  OK(bspk_get_stats(&st));
+  // The staging frames are laid out like the destination's, so whole frames
+  // are flipped in, remote or local: C's middle frame and D's two in both
+  // regions, and E (the region's tail) when it travels as a store (a local
+  // put of E is staged in a small buffer and copied).
+  const uint64_t flips = static_cast<uint64_t>((P > 1 ? 7 : 6) * T);
+  CHECK(st.frames_flipped - flipped0 >= flips, "%llu frame flips in %d supersteps, expected at least %llu",
+        (unsigned long long)(st.frames_flipped - flipped0), T, (unsigned long long)flips);
+  std::printf("dsm put ok pid=%d flipped=%llu copied=%llu\n", me, (unsigned long long)(st.frames_flipped - flipped0),
+              (unsigned long long)st.bytes_copied);
+  return 0;
+}
+
+// ---------------------------------------------------------------- many puts
+// 100,000 puts and more per process, over `steps` supersteps: K one-element
+// puts from a stack variable (every fifth into the right neighbour's ("pm",
+// i), the others into this process's own, i.e. local copies), one put of 2E +
+// 5 elements into the right neighbour's ("pmb", i), and 20 bspk_send_buf
+// messages to the right neighbour, each superstep; bspk_expect(K + 1 + 20).
+// The staging regions must all be released: every 20 supersteps, at a quiet
+// point (between two supersteps without traffic, so that nothing early or
+// unclaimed is held), frames and small buffers in use are what they were at
+// the first quiet point, before the first put.
+SCENARIO_ROW({.test = "DsmManyPutsKeepMemoryBounded", .args = "put_many 200 500", .out = once_per_process("put_many ok"),
+              .limit_s = 300});
+int put_many(int argc, char** argv) {
+  const int steps = argc > 2 ? atoi(argv[2]) : 200;
+  const int K = argc > 3 ? atoi(argv[3]) : 500;
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  const uint64_t E = st.frame_size / 8, NB = 2 * E + 5;
+  bspk_ptr pm = bspk_malloc("pm", me, static_cast<size_t>(K), 8), pmb = bspk_malloc("pmb", me, NB, 8);
+  bspk_ptr R = bspk_lookup("pm", right), RB = bspk_lookup("pmb", right);
+  OK(bspk_sync());
+  std::vector<uint64_t> big(NB);
+  uint64_t frames_base = 0, small_base = 0;
+  // Between two counted supersteps without traffic nobody holds anything for
+  // this process: not the previous superstep's data (received, applied and
+  // freed), not the next one's (nobody can be in it yet).
+  auto quiet_check = [&](int s) {
+    OK(bspk_sync());
+    OK(bspk_get_stats(&st));
+    if (s < 0) {
+      frames_base = st.frames_in_use;
+      small_base = st.small_in_use;
+    } else {
+      CHECK(st.frames_in_use <= frames_base + 2 && st.small_in_use <= small_base + 2,
+            "after superstep %d: %llu frames and %llu small buffers in use, %llu and %llu before the first put: "
+            "staging regions leak",
+            s, (unsigned long long)st.frames_in_use, (unsigned long long)st.small_in_use,
+            (unsigned long long)frames_base, (unsigned long long)small_base);
+    }
+    OK(bspk_sync());
+  };
+  quiet_check(-1);
+  long puts = 0;
+  for (int s = 0; s < steps; ++s) {
+    OK(bspk_expect(K + 1 + 20));
+    for (int k = 0; k < K; ++k) {
+      uint64_t v = h3(static_cast<uint64_t>(me), static_cast<uint64_t>(s), static_cast<uint64_t>(k));
+      OK(bspk_put(bspk_incr(k % 5 == 0 ? R : pm, k), &v, sizeof v));
+      v = ~v;
+      ++puts;
+    }
+    for (uint64_t k = 0; k < NB; ++k) big[k] = h3(static_cast<uint64_t>(me) + 50, static_cast<uint64_t>(s), k);
+    OK(bspk_put(RB, big.data(), NB * 8));
+    ++puts;
+    for (int m = 0; m < 20; ++m) {
+      uint64_t v = h3(static_cast<uint64_t>(me) + 90, static_cast<uint64_t>(s), static_cast<uint64_t>(m));
+      OK(bspk_send_buf(right, &v, sizeof v));
+    }
+    if (s % 50 == me % 50) usleep(5000);
+    OK(bspk_sync());
+    for (int k = 0; k < K; ++k) {
+      uint64_t want = h3(static_cast<uint64_t>(k % 5 == 0 ? left : me), static_cast<uint64_t>(s), static_cast<uint64_t>(k));
+      CHECK(at(pm, static_cast<uint64_t>(k)) == want, "superstep %d: pm[%d] wrong", s + 1, k);
+    }
+    for (uint64_t k = 0; k < NB; k += 997)
+      CHECK(at(pmb, k) == h3(static_cast<uint64_t>(left) + 50, static_cast<uint64_t>(s), k), "superstep %d: pmb[%llu] wrong",
+            s + 1, (unsigned long long)k);
+    for (int m = 0; m < 20; ++m) {
+      bspk_ptr r = bspk_recv();
+      CHECK(!bspk_is_null(r) && bspk_nelems(r) == 8, "superstep %d: message %d", s + 1, m);
+      uint64_t v;
+      void* base;
+      CHECK(bspk_span(r, &base) == 8, "span");
+      std::memcpy(&v, base, 8);
+      CHECK(v == h3(static_cast<uint64_t>(left) + 90, static_cast<uint64_t>(s), static_cast<uint64_t>(m)), "message %d", m);
+      OK(bspk_free(r));
+    }
+    if (s % 20 == 19 || s + 1 == steps) quiet_check(s);
+  }
+  std::printf("put_many ok pid=%d puts=%ld frames_in_use=%llu small_in_use=%llu frames_peak=%llu small_peak=%llu\n", me,
+              puts, (unsigned long long)st.frames_in_use, (unsigned long long)st.small_in_use,
+              (unsigned long long)st.frames_peak, (unsigned long long)st.small_peak);
   return 0;
 }
 
@@ -342,6 +694,84 @@ int errors(int, char**) {
   return 0;
 }
 
+// ---------------------------------------------------------------- buffered-call errors
+// bspk_put and bspk_send_buf refuse bad arguments with an error naming the
+// call (and pid and superstep), and such a call has no effect: nothing
+// copied, sent or counted. Through a provisional bspk_lookup pointer, a put's
+// checks run at the sync, which reports them naming bspk_put.
+SCENARIO_ROW({.test = "BufferedCallsGiveClearErrors", .args = "buf_errors", .out = once_per_process("buf errors ok")});
+int buf_errors(int, char**) {
+  const int right = (me + 1) % P;
+  auto named = [](const char* call) {
+    std::string e = bspk_error_string();
+    CHECK(e.find(std::string(call) + " (pid " + std::to_string(me) + ", superstep ") != std::string::npos,
+          "error '%s' does not name %s, the pid and the superstep", e.c_str(), call);
+  };
+  bspk_ptr loc = bspk_malloc("be", me, 10, 8);
+  bspk_ptr R = bspk_lookup("be", right);
+  OK(bspk_sync());
+  uint64_t buf[16] = {0};
+  bspk_stats a, z;
+  OK(bspk_get_stats(&a));
+  expect_err(bspk_put(loc, buf, 12), BSPK_ERR_ARG, "bytes not a multiple (local)", "not a whole number");
+  named("bspk_put");
+  expect_err(bspk_put(R, buf, 4), BSPK_ERR_ARG, "bytes not a multiple (remote)", "not a whole number");
+  expect_err(bspk_put(loc, nullptr, 8), BSPK_ERR_ARG, "NULL source", "NULL");
+  named("bspk_put");
+  expect_err(bspk_put(BSPK_NULL, buf, 8), BSPK_ERR_PTR, "NULL destination", "BSPK_NULL");
+  expect_err(bspk_put(bspk_incr(loc, 5), buf, 6 * 8), BSPK_ERR_RANGE, "local range", "past the end");
+  named("bspk_put");
+  expect_err(bspk_put(bspk_incr(R, 9), buf, 2 * 8), BSPK_ERR_RANGE, "remote range", "past the end");
+  bspk_ptr bad = R;
+  bad.owner = P;
+  expect_err(bspk_put(bad, buf, 8), BSPK_ERR_PTR, "pid out of range", "outside");
+  bspk_ptr gone = bspk_malloc("", 0, 10, 8);
+  OK(bspk_free(gone));
+  expect_err(bspk_put(gone, buf, 8), BSPK_ERR_PTR, "freed region", "freed");
+  CHECK(bspk_put(loc, nullptr, 0) == BSPK_OK && bspk_put(loc, buf, 0) == BSPK_OK, "nbytes == 0: %s", bspk_error_string());
+  expect_err(bspk_send_buf(P, buf, 8), BSPK_ERR_PID, "send_buf to pid P", "outside");
+  named("bspk_send_buf");
+  expect_err(bspk_send_buf(-1, buf, 8), BSPK_ERR_PID, "send_buf to pid -1", "outside");
+  expect_err(bspk_send_buf(right, nullptr, 8), BSPK_ERR_ARG, "send_buf NULL source", "NULL");
+  named("bspk_send_buf");
+  OK(bspk_send_buf(me, nullptr, 0));  // an empty message: allowed
+  OK(bspk_get_stats(&z));
+  CHECK(z.bytes_copied == a.bytes_copied && z.copies == a.copies && z.bytes_stored == a.bytes_stored &&
+            z.msgs_sent == a.msgs_sent + 1 && z.bytes_sent == a.bytes_sent,
+        "refused calls had an effect: copied %llu, copies %llu, stored %llu, messages %llu, bytes sent %llu",
+        (unsigned long long)(z.bytes_copied - a.bytes_copied), (unsigned long long)(z.copies - a.copies),
+        (unsigned long long)(z.bytes_stored - a.bytes_stored), (unsigned long long)(z.msgs_sent - a.msgs_sent),
+        (unsigned long long)(z.bytes_sent - a.bytes_sent));
+  OK(bspk_expect(1));  // the empty message only: no refused call was counted
+  OK(bspk_sync());
+  bspk_ptr r = bspk_recv();
+  CHECK(!bspk_is_null(r) && bspk_nelems(r) == 0 && bspk_sender_id(r) == me, "the empty message");
+  OK(bspk_free(r));
+  CHECK(bspk_is_null(bspk_recv()), "one message only");
+  // Provisional pointers: a pair registered in this superstep, its element
+  // size known at the sync only. (With p = 1 the pair is this process's own
+  // and the pointer exact: then the call itself refuses.)
+  bspk_ptr be2 = bspk_malloc("be2", me, 10, 8);
+  CHECK(!bspk_is_null(be2), "malloc: %s", bspk_error_string());
+  int rc = bspk_put(bspk_lookup("be2", right), buf, 12);
+  if (rc == BSPK_OK) {
+    expect_err(bspk_sync(), BSPK_ERR_ARG, "bytes not a multiple (provisional)", "not a whole number");
+    CHECK(std::strstr(bspk_error_string(), "bspk_put in superstep"), "'%s' does not name bspk_put", bspk_error_string());
+  } else {
+    expect_err(rc, BSPK_ERR_ARG, "bytes not a multiple (exact)", "not a whole number");
+    OK(bspk_sync());
+  }
+  OK(bspk_put(bspk_lookup("nosuch", 5), buf, 8));
+  expect_err(bspk_sync(), BSPK_ERR_NAME, "unknown pair", "(\"nosuch\", 5)");
+  CHECK(std::strstr(bspk_error_string(), "bspk_put in superstep"), "'%s' does not name bspk_put", bspk_error_string());
+  // Whatever was staged for the refused puts was freed.
+  OK(bspk_sync());
+  OK(bspk_get_stats(&z));
+  std::printf("buf errors ok pid=%d frames_in_use=%llu small_in_use=%llu\n", me, (unsigned long long)z.frames_in_use,
+              (unsigned long long)z.small_in_use);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -362,6 +792,10 @@ int main(int argc, char** argv) {
   else if (name == "fetch") rc = fetch(argc, argv);
   else if (name == "samestep") rc = samestep(argc, argv);
   else if (name == "conflict") rc = conflict(argc, argv);
+  else if (name == "selfcount") rc = selfcount(argc, argv);
+  else if (name == "put") rc = put(argc, argv);
+  else if (name == "put_many") rc = put_many(argc, argv);
+  else if (name == "buf_errors") rc = buf_errors(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());

@@ -152,6 +152,113 @@ int traffic(int argc, char** argv) {
   return 0;
 }
 
+// ---------------------------------------------------------------- send_buf
+// bspk_send_buf: a message from ordinary memory, copied at the call. Every
+// superstep each process sends to every process (itself included), in this
+// order: 13 bytes from the stack, a bspk_send of 5 4-byte elements, an empty
+// message (src NULL), 1 byte; and to its right neighbour also 4096 bytes (one
+// small buffer), 4097 bytes (a frame) and 2 frames + 123 bytes (multi-frame)
+// from malloc'ed memory. Every buffer is overwritten (and freed) right after
+// the call, so the receiver must see the bytes of call time. Each receiver
+// checks, in order of sender pid and then send order, bspk_send_buf messages
+// and bspk_send messages mixed: sender, element size (1 for send_buf),
+// length and every byte. Each bspk_send_buf adds exactly its bytes to
+// bytes_copied and bytes_sent and one to msgs_sent at the call. Counted by
+// bspk_expect (exact), bspk_will_send and the counted mode; random delays.
+SCENARIO_ROW({.test = "SendBufDeliversTheBytesOfCallTime_Expect", .args = "send_buf expect",
+              .out = once_per_process("send_buf ok")});
+SCENARIO_ROW({.test = "SendBufDeliversTheBytesOfCallTime_WillSend", .args = "send_buf will_send",
+              .out = once_per_process("send_buf ok")});
+SCENARIO_ROW({.test = "SendBufDeliversTheBytesOfCallTime_Counted", .args = "send_buf counted",
+              .out = once_per_process("send_buf ok")});
+SCENARIO_ROW({.test = "SendBufDeliversTheBytesOfCallTime_4KiBFrames", .args = "send_buf expect",
+              .env = "BSPK_FRAME_SIZE=4096", .out = once_per_process("send_buf ok")});
+int send_buf(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "expect";
+  const int T = argc > 3 ? atoi(argv[3]) : 5;
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  const size_t frame = st.frame_size;
+  struct Msg {
+    bool buffered;  // bspk_send_buf (else bspk_send of 4-byte elements)
+    size_t nbytes;
+  };
+  // What src sends to d, in order.
+  auto plan_of = [&](int src, int d) {
+    std::vector<Msg> m = {{true, 13}, {false, 20}, {true, 0}, {true, 1}};
+    if (d == (src + 1) % P) {
+      m.push_back({true, 4096});
+      m.push_back({true, 4097});
+      m.push_back({true, 2 * frame + 123});
+    }
+    return m;
+  };
+  std::vector<int> v(static_cast<size_t>(P), 0);
+  int incoming = 0;
+  for (int j = 0; j < P; ++j) {
+    v[static_cast<size_t>(j)] = static_cast<int>(plan_of(me, j).size());
+    incoming += static_cast<int>(plan_of(j, me).size());
+  }
+  for (int t = 0; t < T; ++t) {
+    if (mode == "expect") OK(bspk_expect(incoming));
+    else if (mode == "will_send") OK(bspk_will_send(v.data()));
+    std::vector<bspk_ptr> regions;
+    for (int k = 0; k < P; ++k) {
+      const int d = (me + k) % P;  // staggered, starting with itself
+      auto plan = plan_of(me, d);
+      for (size_t i = 0; i < plan.size(); ++i) {
+        const Msg& m = plan[i];
+        const int tag = t * 64 + d;  // (superstep, destination) in the pattern's step argument
+        if (!m.buffered) {
+          bspk_ptr r = bspk_malloc("", 0, m.nbytes / 4, 4);
+          fill(r, m.nbytes / 4, me, tag, static_cast<int>(i));
+          OK(bspk_send(d, r, m.nbytes / 4));
+          regions.push_back(r);
+          continue;
+        }
+        uint8_t stack_buf[64];
+        uint8_t* buf = m.nbytes == 0 ? nullptr
+                       : m.nbytes <= sizeof stack_buf ? stack_buf
+                                                      : static_cast<uint8_t*>(std::malloc(m.nbytes));
+        for (size_t b = 0; b < m.nbytes; ++b) buf[b] = pattern(me, tag, static_cast<int>(i), b);
+        bspk_stats a, z;
+        OK(bspk_get_stats(&a));
+        OK(bspk_send_buf(d, buf, m.nbytes));
+        OK(bspk_get_stats(&z));
+        if (buf) std::memset(buf, 0x5A, m.nbytes);  // reused at once
+        if (buf && buf != stack_buf) std::free(buf);
+        CHECK(z.bytes_copied - a.bytes_copied == m.nbytes && z.bytes_sent - a.bytes_sent == m.nbytes &&
+                  z.msgs_sent - a.msgs_sent == 1,
+              "bspk_send_buf of %zu bytes added %llu to bytes_copied, %llu to bytes_sent, %llu to msgs_sent", m.nbytes,
+              (unsigned long long)(z.bytes_copied - a.bytes_copied), (unsigned long long)(z.bytes_sent - a.bytes_sent),
+              (unsigned long long)(z.msgs_sent - a.msgs_sent));
+      }
+    }
+    if (h3(77, static_cast<uint64_t>(me), static_cast<uint64_t>(t)) % 3 == 0) usleep(5000);  // skew
+    OK(bspk_sync());
+    for (auto r : regions) OK(bspk_free(r));
+    for (int src = 0; src < P; ++src) {
+      auto plan = plan_of(src, me);
+      for (size_t i = 0; i < plan.size(); ++i) {
+        const Msg& m = plan[i];
+        bspk_ptr r = bspk_recv();
+        CHECK(!bspk_is_null(r), "superstep %d: message %zu from pid %d missing", t + 1, i, src);
+        CHECK(bspk_sender_id(r) == src, "superstep %d: message %zu: from pid %d, expected pid %d (order: sender, then "
+              "send order)", t + 1, i, bspk_sender_id(r), src);
+        const size_t es = m.buffered ? 1 : 4;
+        CHECK(bspk_elem_size(r) == es && bspk_nelems(r) == m.nbytes / es,
+              "superstep %d: message %zu from pid %d is %zu x %zu bytes, expected %zu x %zu", t + 1, i, src,
+              bspk_nelems(r), bspk_elem_size(r), m.nbytes / es, es);
+        if (m.nbytes) verify(r, m.nbytes / es, src, t * 64 + me, static_cast<int>(i));
+        OK(bspk_free(r));
+      }
+    }
+    CHECK(bspk_is_null(bspk_recv()), "superstep %d: more messages than were sent", t + 1);
+  }
+  std::printf("send_buf ok pid=%d\n", me);
+  return 0;
+}
+
 // ---------------------------------------------------------------- skew
 // [RBS §5]: messages of superstep s+2 arrive before those of s. pid 0 is slow
 // in superstep 0; pids j = 1 (mod 3) send to it in superstep 0 after a delay,
@@ -430,6 +537,49 @@ int err_expect_fewer(int, char**) {
   if (me != 0) sleep(10);  // let pid 0 report its time-out (finalize would time out too)
   OK(bspk_finalize());
   return 0;
+}
+
+// A process that over-declares gets the time-out's message only: its
+// bspk_finalize after the failed bspk_sync returns the same code at once,
+// silently (no second error from the collective end it can no longer make),
+// and its exit ends the job. pid 0 declares P+1 of the P messages sent to it
+// and times out after 3 s; the others are given 60 s (set before bspk_init,
+// in main) so that pid 0's is the only time-out that can fire: they wait in
+// their bspk_finalize until pid 0's exit ends the job.
+SCENARIO_ROW({.test = "FinalizeAfterTimeoutAddsNoSecondError", .args = "err_over_finalize",
+              .env = "BSPK_SYNC_TIMEOUT=3", .status = fails_before_limit(),
+              .out = [](int p) {
+                return Matches{exactly(1, "bspk: error"),
+                               exactly(1, Re{"bspk: error: bspk_sync \\(pid 0, superstep 0\\): no progress for 3 s "
+                                             "in superstep 0: bspk_expect\\(" + std::to_string(p + 1) +
+                                             "\\) declared, " + std::to_string(p) + " message\\(s\\) arrived"}),
+                               lacks("bspk: error: bspk_finalize"), exactly(1, "over finalize ok pid=0 rc=-9"),
+                               has("bspkrun: pid 0 (os pid")};
+              },
+              .limit_s = 60, .within_s = 30});
+int err_over_finalize(int, char**) {
+  bspk_ptr m = bspk_malloc("", 0, 1, 8);
+  OK(bspk_send(0, m, 1));
+  OK(bspk_expect(me == 0 ? P + 1 : 0));
+  int rc = bspk_sync();
+  if (me != 0) {
+    CHECK(rc == BSPK_OK, "sync: %s", bspk_error_string());
+    rc = bspk_finalize();  // waits for pid 0, which never comes: ended by pid 0's exit
+    CHECK(false, "bspk_finalize returned %d on pid %d: %s", rc, me, bspk_error_string());
+  }
+  CHECK(rc == BSPK_ERR_TIMEOUT, "sync returned %d: %s", rc, bspk_error_string());
+  std::string first = bspk_error_string();
+  double t0 = bspk_time();
+  int frc = bspk_finalize();
+  double dt = bspk_time() - t0;
+  CHECK(frc == rc, "bspk_finalize returned %d after bspk_sync's %d (%s)", frc, rc, bspk_error_string());
+  CHECK(first == bspk_error_string(), "the error string changed from '%s' to '%s'", first.c_str(),
+        bspk_error_string());
+  CHECK(dt < 1.0, "bspk_finalize took %.2f s after the failed sync", dt);
+  CHECK(bspk_pid() == -1, "bspk_pid() is %d after bspk_finalize", bspk_pid());
+  std::printf("over finalize ok pid=%d rc=%d\n", me, frc);
+  std::fflush(stdout);
+  return 1;
 }
 
 // With p = 1 there is nothing to mix with: the job succeeds. Otherwise the
@@ -737,6 +887,8 @@ int main(int argc, char** argv) {
   }
   if (name == "late_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1")
     sleep(60);  // never reaches bspk_init in time
+  if (name == "err_over_finalize" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) != "0")
+    setenv("BSPK_SYNC_TIMEOUT", "60", 1);  // only pid 0 times out
   if (bspk_init(&argc, &argv) != BSPK_OK) {
     std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
     return 1;
@@ -746,11 +898,13 @@ int main(int argc, char** argv) {
   int rc;
   if (name == "traffic") rc = traffic(argc, argv);
   else if (name == "skew") rc = skew(argc, argv);
+  else if (name == "send_buf") rc = send_buf(argc, argv);
   else if (name == "unclaimed") rc = unclaimed(argc, argv);
   else if (name == "runaway") rc = runaway(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
   else if (name == "err_expect_more") return err_expect_more(argc, argv);
   else if (name == "err_expect_fewer") return err_expect_fewer(argc, argv);
+  else if (name == "err_over_finalize") return err_over_finalize(argc, argv);
   else if (name == "err_mixed") return err_mixed(argc, argv);
   else if (name == "err_will_send") return err_will_send(argc, argv);
   else if (name == "killed") return killed(argc, argv);

@@ -4,6 +4,7 @@
 #include <bspk.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 #include <vector>
 
@@ -171,6 +172,80 @@ TEST_F(ComemTest, EmptyAndRejectedRegions) {
   EXPECT_THROW(cm.create("", 0, 1, 257), Error);
   cm.create("grid", 2, 4, 4);
   EXPECT_THROW(cm.create("grid", 2, 4, 4), Error);
+}
+
+// bspk_put / bspk_send_buf staging: the bytes copied in, element 0 at the
+// requested slot so that frame boundaries match the destination's.
+TEST_F(ComemTest, StagingRegionHoldsTheBytesAtTheRequestedSlot) {
+  std::vector<uint8_t> bytes(100 * 12);
+  for (size_t b = 0; b < bytes.size(); ++b) bytes[b] = static_cast<uint8_t>(b * 7 + 1);
+  size_t before = frames.in_use();
+  bspk_ptr p = cm.create_filled(bytes.data(), 100, 12, 5 + 21);  // 21 elements a frame: slot 5
+  comem::Region& r = cm.local(p);
+  EXPECT_EQ(r.skew, 5u);
+  EXPECT_EQ(r.nframes, (5u + 100 + 20) / 21);
+  EXPECT_EQ(r.span(0), 16u) << "element 0 at slot 5: 16 more fit its frame";
+  for (uint64_t i = 0; i < 100; ++i) EXPECT_EQ(std::memcmp(r.elem(i), &bytes[i * 12], 12), 0) << i;
+  cm.release(p.region);
+  EXPECT_EQ(frames.in_use(), before) << "every staging frame goes back";
+  bspk_ptr e = cm.create_filled(nullptr, 0, 1);
+  EXPECT_EQ(e.nelems, 0u);
+  cm.release(e.region);
+}
+
+// A put through an unresolved pointer stages bytes; its element size is known
+// later. 256-byte frames: 8-byte elements lie as the bytes do (in place), 12-byte
+// ones leave 4 bytes free per frame (laid out again, the one extra copy).
+TEST_F(ComemTest, ReshapeRelabelsInPlaceOrLaysTheBytesOutAgain) {
+  std::vector<uint8_t> bytes(960);
+  for (size_t b = 0; b < bytes.size(); ++b) bytes[b] = static_cast<uint8_t>(b * 13 + 3);
+  size_t before = frames.in_use();
+  uint64_t copied = 1;
+  bspk_ptr a = cm.create_filled(bytes.data(), bytes.size(), 1);
+  bspk_ptr a8 = cm.reshape(a.region, 8, &copied);
+  EXPECT_EQ(copied, 0u);
+  EXPECT_EQ(a8.region, a.region);
+  comem::Region& r8 = cm.local(a8);
+  EXPECT_EQ(r8.nelems, 120u);
+  EXPECT_EQ(r8.epf, 32u);
+  for (uint64_t i = 0; i < 120; ++i) EXPECT_EQ(std::memcmp(r8.elem(i), &bytes[i * 8], 8), 0) << i;
+  bspk_ptr b = cm.create_filled(bytes.data(), bytes.size(), 1);
+  bspk_ptr b12 = cm.reshape(b.region, 12, &copied);
+  EXPECT_EQ(copied, 960u);
+  EXPECT_NE(b12.region, b.region);
+  EXPECT_EQ(cm.find(b.region), nullptr) << "the byte region was freed";
+  comem::Region& r12 = cm.local(b12);
+  EXPECT_EQ(r12.nelems, 80u);
+  EXPECT_EQ(r12.epf, 21u);
+  for (uint64_t i = 0; i < 80; ++i) EXPECT_EQ(std::memcmp(r12.elem(i), &bytes[i * 12], 12), 0) << i;
+  cm.release(a8.region);
+  cm.release(b12.region);
+  EXPECT_EQ(frames.in_use(), before);
+}
+
+// With a small-buffer pool, staged data that fits one small buffer and one
+// frame takes a small buffer; a bigger one takes frames. (Here the small
+// buffers, 4 KiB, are larger than the 256-byte frames: the frame decides.)
+TEST(ComemSmall, SmallStagingOnlyWhenTheDataFitsAFrame) {
+  comem::FramePool frames{nullptr, 256}, small{nullptr, 4096};
+  comem::IndexPool index;
+  comem::Comem cm{0, frames, index, &small};
+  std::vector<uint8_t> bytes(1000, 0x42);
+  bspk_ptr s = cm.create_filled(bytes.data(), 256, 1, 77);
+  EXPECT_TRUE(cm.local(s).small);
+  EXPECT_EQ(small.in_use(), 1u);
+  EXPECT_EQ(cm.local(s).skew, 0u);
+  uint64_t copied = 1;
+  bspk_ptr s8 = cm.reshape(s.region, 8, &copied);
+  EXPECT_EQ(s8.region, s.region) << "a small region is relabelled in place";
+  EXPECT_EQ(copied, 0u);
+  bspk_ptr f = cm.create_filled(bytes.data(), 257, 1);
+  EXPECT_FALSE(cm.local(f).small);
+  EXPECT_EQ(cm.local(f).nframes, 2u);
+  cm.release(s8.region);
+  cm.release(f.region);
+  EXPECT_EQ(small.in_use(), 0u);
+  EXPECT_EQ(frames.in_use(), 0u);
 }
 
 TEST(Api, PointerAccessorsArePureFunctions) {

@@ -48,8 +48,27 @@ int main(int argc, char **argv) {
         printf("pid %d: bspk_get_stats forms or bspk_malloc_contiguous: WRONG\n", me);
         got = -2;
     }
+    bspk_free(r);
+    /* The buffered calls, from a stack variable reused at once: a message to
+     * the next process and a store into this process's own region (a local
+     * copy, counted here too): bspk_expect(2). */
+    int v = 100 + me;
+    bspk_ptr box = bspk_malloc("", 0, 1, sizeof(int));
+    if (bspk_send_buf((me + 1) % p, &v, sizeof v) != BSPK_OK || bspk_put(box, &v, sizeof v) != BSPK_OK) got = -3;
+    v = -1;
+    bspk_expect(2);
+    if (bspk_sync() != BSPK_OK) return 2;
+    r = bspk_recv();
+    void *bytes = NULL;
+    int in = -1;
+    if (!bspk_is_null(r) && bspk_elem_size(r) == 1 && bspk_span(r, &bytes) == sizeof in) memcpy(&in, bytes, sizeof in);
+    if (in != 100 + want || *(int *)bspk_elemP(box) != 100 + me) {
+        printf("pid %d: bspk_send_buf / bspk_put: WRONG\n", me);
+        got = -4;
+    }
     printf("pid %d of %d received %d: %s\n", me, p, got, got == want ? "ok" : "WRONG");
     bspk_free(r);
+    bspk_free(box);
     bspk_free(m);
     return bspk_finalize() == BSPK_OK && got == want ? 0 : 3;
 }
