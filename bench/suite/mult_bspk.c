@@ -21,17 +21,16 @@
  *                  regions (bspk_recv, bspk_free); bspk_expect(2).
  *   mp-counted     the same without bspk_expect (the runtime counts: cost L).
  *   store-expect   bspk_copy stores of the own blocks into the receiver's named
- *                  regions ("mult_a", pid), ("mult_b", pid); expect = stores
- *                  arriving from other processes (a copy between two regions of
- *                  one process is local and not counted, bspk.h DSM rule 5).
+ *                  regions ("mult_a", pid), ("mult_b", pid); expect(2): the
+ *                  stores arriving, a local copy included (bspk.h DSM rule 5).
  *                  One buffer per matrix suffices: stores issued in superstep l
  *                  take effect at the boundary l -> l+1 (rule 1), after this
  *                  superstep's multiplication has read round l-1's blocks.
  *   store-counted  the same without bspk_expect.
  *   fetch-expect   bspk_copy fetches from ("mult_own_a"/"mult_own_b", src) into
- *                  the local ("mult_a"/"mult_b", pid); expect = fetches of this
- *                  process's blocks by other processes (rule 5: the owner of the
- *                  source counts a fetch).
+ *                  the local ("mult_a"/"mult_b", pid); expect(2): the fetches
+ *                  of this process's two blocks (rule 5: the owner of the source
+ *                  counts a fetch, the issuer a local copy).
  * Regions are built from frames and are contiguous only within a frame, so the
  * blocks are copied frame by frame (bspk_span) into plain arrays for the
  * kernels: that copy is part of the timed work (a real cost of the model).
@@ -123,10 +122,8 @@ static void run(int v, bspk_ptr own_a, bspk_ptr own_b, bspk_ptr buf_a, bspk_ptr 
     for (int l = 0; l <= P; l++) {
         if (l < P) {
             /* round l's communication */
-            int kput = ((l - pi_ - pj_) % P + P) % P;      /* block index received in round l (Fig. 7) */
             int dest_a = grid(pi_, l - pi_ - pj_);         /* ((2P - pi - pj + l) mod P)*P + pi */
             int dest_b = grid(l - pi_ - pj_, pj_);         /* ((2P - pi - pj + l) mod P) + pj*P */
-            int src_a = grid(pi_, kput), src_b = grid(kput, pj_);
             if (mp) {
                 CK(bspk_send(dest_a, own_a, (size_t)NN));
                 CK(bspk_send(dest_b, own_b, (size_t)NN));
@@ -134,15 +131,15 @@ static void run(int v, bspk_ptr own_a, bspk_ptr own_b, bspk_ptr buf_a, bspk_ptr 
             } else if (v == V_STORE_EXPECT || v == V_STORE_COUNTED) {
                 CK(bspk_copy(rem_a[dest_a], own_a, (size_t)NN));
                 CK(bspk_copy(rem_b[dest_b], own_b, (size_t)NN));
-                if (expect) CK(bspk_expect((src_a != me) + (src_b != me)));
+                if (expect) CK(bspk_expect(2)); /* self-stores included (rule 5) */
             } else { /* fetch (Fig. 8) */
                 int k = (pi_ + pj_ + l) % P;
                 int fa = grid(pi_, k), fb = grid(k, pj_);
                 CK(bspk_copy(buf_a, rem_own_a[fa], (size_t)NN));
                 CK(bspk_copy(buf_b, rem_own_b[fb], (size_t)NN));
-                /* my A is fetched by (pi, pj - pi - l), a local copy when that is me */
-                int by_a = grid(pi_, pj_ - pi_ - l), by_b = grid(pi_ - pj_ - l, pj_);
-                CK(bspk_expect((by_a != me) + (by_b != me)));
+                /* my A and B blocks are fetched once each (by myself: a local
+                   copy, counted here too, rule 5) */
+                CK(bspk_expect(2));
             }
         }
         if (l > 0) {

@@ -26,8 +26,8 @@
  *   mp-counted          the same without bspk_expect (the runtime counts: cost L).
  *   store-expect        each piece is a bspk_copy store into the destination's
  *                       named region ("rdx_out", pid) at its offset; expect =
- *                       pieces arriving from other processes (a piece a process
- *                       keeps is a local copy, not counted: bspk.h DSM rule 5).
+ *                       pieces arriving, a piece a process keeps included (a
+ *                       local copy counts at its issuer: bspk.h DSM rule 5).
  *                       The next pass copies "rdx_out" into its plain input.
  *   store-counted       the same without bspk_expect.
  *   mp-combined-expect  one message per destination with all its pieces in digit
@@ -168,7 +168,7 @@ static void one_pass(int v, int pass) {
             uint64_t a, b;
             if (piece(q, d, &a, &b)) {
                 any = 1;
-                if (!comb && !(store && q == me)) expected++;
+                if (!comb) expected++; /* every piece, kept ones included (rule 5) */
             }
         }
         if (comb && any) expected++;
