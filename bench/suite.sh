@@ -12,9 +12,9 @@
 #   --provider  BSPk provider / Open MPI transport pairs to compare: shm (BSPk's
 #               libfabric shm against Open MPI's vader BTL) and tcp (libfabric tcp
 #               against the TCP BTL, with osc pt2pt for one-sided). The tcp rows
-#               stand for a job across hosts: BSPk runs them with
-#               BSPK_COUNT_EXCHANGE=direct (its choice across hosts), not with
-#               the shared-memory board it would pick on one host.
+#               stand for a job across hosts: BSPk runs them as it would there,
+#               with BSPK_COUNT_EXCHANGE=direct and BSPK_SHM_RINGS=off, not with
+#               the shared-memory board and rings it uses on one host.
 #   --procs     process counts for As and Rdx (default 2,4,8); Mult runs on the
 #               square counts 1, 4 and 9 (4 only with --quick)
 #   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
@@ -71,8 +71,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run_bspk() {
   prov=$1 p=$2; shift 2
   if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
-  if [ "$prov" = tcp ]; then exch=direct; else exch=auto; fi
-  BSPK_COUNT_EXCHANGE=$exch timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
+  if [ "$prov" = tcp ]; then exch=direct rings=off; else exch=auto rings=auto; fi
+  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }
 # run_mpi PROVIDER P PROGRAM ARGS...
 run_mpi() {
