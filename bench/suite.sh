@@ -13,8 +13,9 @@
 #               libfabric shm against Open MPI's vader BTL) and tcp (libfabric tcp
 #               against the TCP BTL, with osc pt2pt for one-sided). The tcp rows
 #               stand for a job across hosts: BSPk runs them as it would there,
-#               with BSPK_COUNT_EXCHANGE=direct and BSPK_SHM_RINGS=off, not with
-#               the shared-memory board and rings it uses on one host.
+#               with BSPK_COUNT_EXCHANGE=direct (tree when oversubscribed, as
+#               auto picks across hosts) and BSPK_SHM_RINGS=off, not with the
+#               shared-memory board and rings it uses on one host.
 #   --procs     process counts for As and Rdx (default 2,4,8); Mult runs on the
 #               square counts 1, 4 and 9 (4 only with --quick)
 #   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
@@ -71,7 +72,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run_bspk() {
   prov=$1 p=$2; shift 2
   if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
-  if [ "$prov" = tcp ]; then exch=direct rings=off; else exch=auto rings=auto; fi
+  exch=auto rings=auto
+  if [ "$prov" = tcp ]; then
+    rings=off
+    if [ "$p" -le "$NCORES" ]; then exch=direct; else exch=tree; fi
+  fi
   BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }
 # run_mpi PROVIDER P PROGRAM ARGS...

@@ -25,7 +25,12 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs) {
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
   std::string how = config::get_enum(Var::COUNT_EXCHANGE);
-  o.count_direct = how == "direct" || ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs);
+  // Direct: one round, but p-1 messages to send and receive per process. With
+  // more processes than CPUs here the message count matters more than the
+  // rounds (measured with bench/suite.sh: tcp p=8 on 2 cores, empty counted
+  // superstep 2.65x MPI_Barrier direct, 1.42x over the tree): tree then.
+  const bool oversubscribed = local_procs > ncpu;
+  o.count_direct = how == "direct" || ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs && !oversubscribed);
   return o;
 }
 

@@ -5,9 +5,10 @@
 
 #include <cstdint>
 
-// Up to this many processes BSPK_COUNT_EXCHANGE=auto exchanges counts directly
-// (p-1 messages per process in one round) when there is no board; above, over
-// the tree (2 ceil(log2 p) rounds of one message).
+// Up to this many processes, and with no more processes than CPUs on a host,
+// BSPK_COUNT_EXCHANGE=auto exchanges counts directly (p-1 messages per process
+// in one round) when there is no board; otherwise over the tree (2 ceil(log2 p)
+// rounds of one message).
 constexpr int kDirectMaxProcs = 16;
 
 namespace bspk::sync {
