@@ -2,6 +2,7 @@
 // (bootstrap, placement, provider selection, endpoint, pools, engine, mp,
 // dsm), proves its memory registration with one fi_read per process, and is
 // torn down top-down after the final collective superstep.
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,21 +32,33 @@ namespace {
 
 constexpr uint64_t kProbeMagic = 0xB5B0000000000000ull;
 
-// Where the job's processes run: one host-name exchange gives whether the job
-// is on one host, how many of its processes share this host and our index
-// among them (for binding).
+// Where the job's processes run: one exchange of host names and CPU counts
+// gives whether the job is on one host, how many of its processes share this
+// host and our index among them (for binding), and whether any host has more
+// processes than CPUs -- the same answer on every process, so that choices
+// made from it (the count exchange) agree job-wide.
 struct JobLayout {
   std::vector<std::string> hosts;  // by pid
   bool all_local = true;
   int local_procs = 0, local_rank = 0;
   int nhosts = 0;
+  bool oversubscribed_anywhere = false;
 };
 
 JobLayout job_layout(boot::Bootstrap& boot, int pid) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
+  cpu_set_t set;
+  int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
   JobLayout l;
-  l.hosts = boot.allgather(host);
+  std::vector<std::string> recs = boot.allgather(std::string(host) + "\t" + std::to_string(ncpu));
+  std::vector<int> cpus;
+  for (const std::string& r : recs) {
+    size_t t = r.rfind('\t');
+    if (t == std::string::npos) fail(BSPK_ERR_BOOT, "malformed host record from a peer");
+    l.hosts.push_back(r.substr(0, t));
+    cpus.push_back(std::atoi(r.c_str() + t + 1));
+  }
   std::vector<std::string> seen;
   for (int r = 0; r < static_cast<int>(l.hosts.size()); ++r) {
     const std::string& h = l.hosts[static_cast<size_t>(r)];
@@ -55,6 +68,15 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
       ++l.local_procs;
     }
     if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+  }
+  for (const std::string& h : seen) {
+    int procs = 0, least = 1 << 30;
+    for (size_t r = 0; r < l.hosts.size(); ++r)
+      if (l.hosts[r] == h) {
+        ++procs;
+        least = std::min(least, std::max(cpus[r], 1));
+      }
+    if (procs > least) l.oversubscribed_anywhere = true;
   }
   l.nhosts = static_cast<int>(seen.size());
   return l;
@@ -206,7 +228,8 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                  (int)getpid(), layout.hosts[static_cast<size_t>(r.pid)].c_str(),
                  placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
                  placed.how.c_str());
-  sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus, r.nprocs);
+  sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus, r.nprocs,
+                                                   layout.oversubscribed_anywhere);
   {
     // If the job fails, remove our shared-memory regions and those of a dead
     // peer on this host (bspkrun, or the job hub's failure path, calls this).
@@ -279,6 +302,14 @@ void start_runtime(Runtime& r, StartWatch& watch) {
     std::fprintf(stderr, "bspk: %d processes on %d host%s, bootstrap %s, %s (%s), frame %zu bytes\n", r.nprocs,
                  layout.nhosts, layout.nhosts > 1 ? "s" : "", r.boot->kind(), r.ep->describe().c_str(),
                  sel.reason.c_str(), fsz);
+  if (verbose)
+    std::fprintf(stderr, "bspk: count exchange: %s; messages of up to %zu bytes: %s\n",
+                 r.engine->board() ? "shared-memory board (one host)"
+                 : r.nprocs == 1   ? "none (one process)"
+                 : opt.count_direct ? "direct (one round of p-1 messages)"
+                                    : "binomial tree (2 ceil(log2 p) rounds)",
+                 fabric::LocalTransport::kCellPayload,
+                 r.local ? "shared-memory rings (one host)" : "through the provider");
 }
 
 // Pool occupancy lives in the pools; copy it into the counters before they are read.

@@ -93,7 +93,12 @@ void Engine::sync(bool finalizing) {
                         "the final superstep's messages are counted by the runtime, do not declare them", s);
   }
   if (mode_ != Mode::Expect) {
-    join_count_exchange(s, finalizing);
+    // Once per superstep: a sync that failed (an [over] error) and is called
+    // again for the same superstep must not contribute its counts twice.
+    if (joined_upto_ <= s) {
+      join_count_exchange(s, finalizing);
+      joined_upto_ = s + 1;
+    }
     // Shared-memory count exchange: the others usually join within a few
     // hundred nanoseconds; look at the board (and nothing else) that long
     // before the general wait with its clock reads and CQ polls.

@@ -282,6 +282,7 @@ class Engine {
   // Direct exchange: since when a peer seen in a later superstep has sent no
   // count for this one (0: none); an error after kMixedGraceS.
   double suspect_since_ = 0;
+  uint32_t joined_upto_ = 0;       // count exchanges joined: supersteps [0, joined_upto_) at most
   static constexpr double kMixedGraceS = 1.0;
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)

@@ -8,7 +8,7 @@
 
 namespace bspk::sync {
 
-Options Options::from_env(int local_procs, int host_cpus, int nprocs) {
+Options Options::from_env(int local_procs, int host_cpus, int nprocs, bool oversubscribed_anywhere) {
   Options o;
   int ncpu = host_cpus;
   if (ncpu <= 0) {
@@ -28,9 +28,10 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs) {
   // Direct: one round, but p-1 messages to send and receive per process. With
   // more processes than CPUs here the message count matters more than the
   // rounds (measured with bench/suite.sh: tcp p=8 on 2 cores, empty counted
-  // superstep 2.65x MPI_Barrier direct, 1.42x over the tree): tree then.
-  const bool oversubscribed = local_procs > ncpu;
-  o.count_direct = how == "direct" || ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs && !oversubscribed);
+  // superstep 2.65x MPI_Barrier direct, 1.42x over the tree): tree then. The
+  // inputs are job-wide (not this host's load), so every process agrees.
+  o.count_direct = how == "direct" ||
+                   ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs && !oversubscribed_anywhere);
   return o;
 }
 

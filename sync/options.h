@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-// Up to this many processes, and with no more processes than CPUs on a host,
+// Up to this many processes, and with no more processes than CPUs on any host,
 // BSPK_COUNT_EXCHANGE=auto exchanges counts directly (p-1 messages per process
 // in one round) when there is no board; otherwise over the tree (2 ceil(log2 p)
 // rounds of one message).
@@ -25,7 +25,10 @@ struct Options {
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy
   // spinning if the processes outnumber the CPUs.
-  static Options from_env(int local_procs, int host_cpus = 0, int nprocs = 1);
+  // nprocs and oversubscribed_anywhere (some host has more processes than
+  // CPUs) must be the same on every process: the count exchange chosen from
+  // them has to agree job-wide.
+  static Options from_env(int local_procs, int host_cpus = 0, int nprocs = 1, bool oversubscribed_anywhere = false);
 };
 
 }  // namespace bspk::sync
