@@ -440,7 +440,8 @@ BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
  * next superstep on, never earlier) and counts as one copy at its target by
  * rule 5 (dst's owner; this process for a local dst) when nbytes > 0. The
  * frames are laid out like dst's, so whole destination frames are flipped in
- * at the boundary, remote or local, and the rest is copied there as with
+ * at the boundary, remote or local (copied instead into a contiguous region,
+ * see bspk_malloc_contiguous), and the rest is copied there as with
  * bspk_copy; they return to the pool when the store's sends complete, or
  * after the boundary for a local dst. nbytes == 0 does nothing (not counted)
  * beyond the checks of dst below. A provisional bspk_lookup pointer works as
