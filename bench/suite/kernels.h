@@ -189,4 +189,46 @@ static inline int suite_sorted(const uint32_t *k, uint64_t m) {
     return 1;
 }
 
+/* ---- Command line of the Mult and Rdx programs ---------------------------------- */
+
+typedef struct {
+    long long n;             /* --n (0: the program's default) */
+    int reps;                /* --reps (0: the program's default) */
+    int quick;               /* --quick */
+    unsigned long long seed; /* --seed (only where allowed; default 1) */
+} suite_app_opts;
+
+/* Parse --n N, --reps R, --quick, --variants a,b (names from vnames[0..nv)) and,
+ * when with_seed, --seed S. want[v] = 1 for each variant asked for (every one
+ * when --variants is absent). Returns 0, or 2 with the reason in err. */
+static inline int suite_parse_app(int argc, char **argv, const char *const *vnames, int nv, int with_seed,
+                                  suite_app_opts *o, int *want, char *err, size_t errlen) {
+    int any = 0;
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    memset(want, 0, (size_t)nv * sizeof *want);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
+        if (v && !strcmp(a, "--n")) o->n = atoll(v);
+        else if (v && !strcmp(a, "--reps")) o->reps = atoi(v);
+        else if (v && with_seed && !strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
+        else if (v && !strcmp(a, "--variants")) {
+            char list[512];
+            snprintf(list, sizeof list, "%s", v);
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int k = 0;
+                while (k < nv && strcmp(tok, vnames[k])) k++;
+                if (k == nv) { snprintf(err, errlen, "unknown variant '%s'", tok); return 2; }
+                want[k] = 1;
+                any = 1;
+            }
+        } else { snprintf(err, errlen, "bad argument '%s'", a); return 2; }
+        i++;
+    }
+    if (!any)
+        for (int k = 0; k < nv; k++) want[k] = 1;
+    return 0;
+}
+
 #endif /* BSPK_BENCH_SUITE_KERNELS_H */

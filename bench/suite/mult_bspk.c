@@ -179,37 +179,16 @@ int main(int argc, char **argv) {
     }
     me = bspk_pid();
     p = bspk_nprocs();
-    long opt_n = -1;
-    int reps = -1, quick = 0, want[NVAR], any = 0;
-    memset(want, 0, sizeof want);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--n") && i + 1 < argc) opt_n = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--variants") && i + 1 < argc) {
-            char *list = strdup(argv[++i]);
-            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-                int v = 0;
-                while (v < NVAR && strcmp(tok, vname[v])) v++;
-                if (v == NVAR) {
-                    if (me == 0) fprintf(stderr, "mult_bspk: unknown variant '%s'\n", tok), usage();
-                    bspk_finalize();
-                    return 2;
-                }
-                want[v] = 1;
-                any = 1;
-            }
-            free(list);
-        } else {
-            if (me == 0) fprintf(stderr, "mult_bspk: bad argument '%s'\n", argv[i]), usage();
-            bspk_finalize();
-            return 2;
-        }
+    suite_app_opts o;
+    int reps, want[NVAR];
+    char err[256];
+    if (suite_parse_app(argc, argv, vname, NVAR, 0, &o, want, err, sizeof err)) {
+        if (me == 0) fprintf(stderr, "mult_bspk: %s\n", err), usage();
+        bspk_finalize();
+        return 2;
     }
-    if (!any)
-        for (int v = 0; v < NVAR; v++) want[v] = 1;
-    n = opt_n > 0 ? opt_n : quick ? 192 : 576;
-    if (reps <= 0) reps = quick ? 2 : 5;
+    n = o.n > 0 ? (long)o.n : o.quick ? 192 : 576;
+    reps = o.reps > 0 ? o.reps : o.quick ? 2 : 5;
     P = 0;
     while ((P + 1) * (P + 1) <= p) P++;
     if (P * P != p) {

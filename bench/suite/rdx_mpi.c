@@ -175,39 +175,17 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    long long opt_n = -1;
-    int reps = -1, quick = 0, want[NVAR], any = 0;
-    seed = 1;
-    memset(want, 0, sizeof want);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--n") && i + 1 < argc) opt_n = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--variants") && i + 1 < argc) {
-            char *list = strdup(argv[++i]);
-            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-                int v = 0;
-                while (v < NVAR && strcmp(tok, vname[v])) v++;
-                if (v == NVAR) {
-                    if (me == 0) fprintf(stderr, "rdx_mpi: unknown variant '%s'\n", tok), usage();
-                    MPI_Finalize();
-                    return 2;
-                }
-                want[v] = 1;
-                any = 1;
-            }
-            free(list);
-        } else {
-            if (me == 0) fprintf(stderr, "rdx_mpi: bad argument '%s'\n", argv[i]), usage();
-            MPI_Finalize();
-            return 2;
-        }
+    suite_app_opts o;
+    int reps, want[NVAR];
+    char err[256];
+    if (suite_parse_app(argc, argv, vname, NVAR, 1, &o, want, err, sizeof err)) {
+        if (me == 0) fprintf(stderr, "rdx_mpi: %s\n", err), usage();
+        MPI_Finalize();
+        return 2;
     }
-    if (!any)
-        for (int v = 0; v < NVAR; v++) want[v] = 1;
-    n = opt_n > 0 ? (uint64_t)opt_n : quick ? (1u << 18) : (1u << 22);
-    if (reps <= 0) reps = quick ? 2 : 3;
+    seed = o.seed;
+    n = o.n > 0 ? (uint64_t)o.n : o.quick ? (1u << 18) : (1u << 22);
+    reps = o.reps > 0 ? o.reps : o.quick ? 2 : 3;
 
     blo = malloc((size_t)(p + 1) * sizeof *blo);
     if (!blo) MPI_Abort(MPI_COMM_WORLD, 1);
