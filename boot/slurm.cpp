@@ -90,7 +90,13 @@ class HubBacked : public Bootstrap {
     HubServer* server = server_.get();
     client_->on_fatal([f = std::move(f), server](int failed) {
       if (f) f(failed);
-      if (server) server->wait_informed(5.0);
+      if (server) {
+        server->wait_informed(5.0);
+        // The clean-up again: while the hub informed the others (up to 5 s),
+        // this process's main thread went on and may have created more (the
+        // shared-memory segments of bspk_init) before this thread exits it.
+        if (f) f(failed);
+      }
     });
   }
 

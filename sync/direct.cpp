@@ -40,12 +40,7 @@ bool Direct::has(uint32_t s, int j) {
 
 void Direct::merge(Slot& sl, uint64_t v, const Meta& meta) {
   sl.sum += v;
-  if (!sl.have_meta) {
-    sl.meta = meta;
-    sl.have_meta = true;
-  } else {
-    merge_(sl.meta, meta);
-  }
+  sl.meta.add(meta, merge_);
 }
 
 void Direct::contribute(uint32_t s, const uint64_t* v, const Meta& meta) {
@@ -93,7 +88,7 @@ void Direct::on_msg(const Engine::Incoming& in) {
 void Direct::try_finish(uint32_t s, Slot& sl) {
   if (sl.done || !sl.st.joined || sl.st.got < e_.nprocs() - 1) return;
   sl.done = true;
-  result_(s, sl.sum, sl.meta);
+  result_(s, sl.sum, sl.meta.meta);
 }
 
 }  // namespace bspk::sync

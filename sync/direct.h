@@ -18,14 +18,15 @@
 
 #include "sync/engine.h"
 #include "sync/step_ring.h"
+#include "sync/tree.h"
 #include "sync/wire.h"
 
 namespace bspk::sync {
 
 class Direct {
  public:
-  using Meta = std::array<uint32_t, 4>;
-  using MergeMeta = void (*)(Meta& acc, const Meta& in);
+  using Meta = ExchangeMeta;
+  using MergeMeta = MergeExchangeMeta;
   // This process's total for superstep s, once.
   using Result = std::function<void(uint32_t s, uint64_t total, const Meta& meta)>;
   // Every arrival first: false drops it (the owner has reported why).
@@ -49,15 +50,14 @@ class Direct {
   struct Slot {
     Status st;
     uint64_t sum = 0;
-    Meta meta{};
-    bool have_meta = false;
+    MetaAcc meta;
     bool done = false;          // result reported
     std::vector<uint8_t> from;  // per pid: its count arrived
     void reset() {
       st = Status{};
       done = false;
       sum = 0;
-      have_meta = false;
+      meta = MetaAcc{};
       std::fill(from.begin(), from.end(), 0);
     }
   };

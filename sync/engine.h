@@ -211,6 +211,7 @@ class Engine {
   SendOp* new_op();
   void free_op(SendOp* op);
   wire::Header* new_header();
+  void stamp(wire::Header& h, wire::Kind kind, uint32_t step) const;
   void post(SendOp* op);
   bool try_post(SendOp* op);
   void post_or_queue(SendOp* op) {

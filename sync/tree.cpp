@@ -47,12 +47,7 @@ Tree::Status Tree::status(uint32_t s) {
 void Tree::merge(Slot& sl, const uint64_t* v, size_t n, const Meta& meta) {
   if (sl.sum.empty()) sl.sum.assign(width_, 0);
   for (size_t i = 0; i < n; ++i) sl.sum[i] += v[i];
-  if (!sl.have_meta) {
-    sl.meta = meta;
-    sl.have_meta = true;
-  } else {
-    merge_(sl.meta, meta);
-  }
+  sl.meta.add(meta, merge_);
 }
 
 void Tree::contribute(uint32_t s, const uint64_t* v, const Meta& meta) {
@@ -93,10 +88,10 @@ void Tree::try_send_up(uint32_t s) {
   if (!sl.st.joined || sl.st.sent_up || sl.st.children_got < static_cast<int>(children_.size())) return;
   sl.st.sent_up = true;
   if (parent_ < 0) {
-    finish(s, sl.sum.data(), sl.meta);
+    finish(s, sl.sum.data(), sl.meta.meta);
     return;
   }
-  e_.send_ctrl(parent_, up_, s, sl.meta.data(), sl.sum.data(), sl.sum.size(), true);
+  e_.send_ctrl(parent_, up_, s, sl.meta.meta.data(), sl.sum.data(), sl.sum.size(), true);
 }
 
 void Tree::finish(uint32_t s, const uint64_t* total, const Meta& meta) {

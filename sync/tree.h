@@ -23,11 +23,30 @@
 
 namespace bspk::sync {
 
+// Four meta words that travel with a count exchange's contributions (kinds of
+// sync seen, lowest pid per kind), merged by a function the owner supplies.
+using ExchangeMeta = std::array<uint32_t, 4>;
+using MergeExchangeMeta = void (*)(ExchangeMeta& acc, const ExchangeMeta& in);
+
+// The merged meta words of one superstep's contributions so far.
+struct MetaAcc {
+  ExchangeMeta meta{};
+  bool any = false;
+  void add(const ExchangeMeta& in, MergeExchangeMeta merge) {
+    if (any) {
+      merge(meta, in);
+    } else {
+      meta = in;
+      any = true;
+    }
+  }
+};
+
 class Tree {
  public:
-  using Meta = std::array<uint32_t, 4>;
+  using Meta = ExchangeMeta;
   // Merge `in` into `acc` (the vectors are summed by the tree itself).
-  using MergeMeta = void (*)(Meta& acc, const Meta& in);
+  using MergeMeta = MergeExchangeMeta;
   // The total of superstep s, once, on every process (total has `width` entries).
   using Result = std::function<void(uint32_t s, const uint64_t* total, const Meta& meta)>;
   // Every arrival first: false drops it (the owner has reported why).
@@ -55,12 +74,11 @@ class Tree {
   struct Slot {
     Status st;
     std::vector<uint64_t> sum;  // sized on first use, kept across reuse
-    Meta meta{};
-    bool have_meta = false;
+    MetaAcc meta;
     void reset() {
       st = Status{};
       sum.clear();
-      have_meta = false;
+      meta = MetaAcc{};
     }
   };
   Slot& slot(uint32_t s);

@@ -32,6 +32,14 @@ void Engine::free_op(SendOp* op) {
 
 Header* Engine::new_header() { return reinterpret_cast<Header*>(headers_.alloc()); }
 
+// The fields every message of ours carries: version, kind, superstep, sender.
+void Engine::stamp(Header& h, wire::Kind kind, uint32_t step) const {
+  h.magic = wire::magic_word();
+  h.kind = kind;
+  h.step = step;
+  h.src = pid_;
+}
+
 bool Engine::try_post(SendOp* op) {
   return ep_.post_send(op->dest, op->iov, op->desc, op->iov_count, &op->ctx, op->tag);
 }
@@ -55,10 +63,7 @@ void Engine::retry_backlog() {
 bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payload, size_t len, void* desc,
                         uint32_t region, uint64_t tag) {
   Header hh = h;
-  hh.magic = wire::magic_word();
-  hh.kind = kind;
-  hh.step = step_;
-  hh.src = pid_;
+  stamp(hh, kind, step_);
   hh.payload = static_cast<uint32_t>(len);
   // Small message, nothing queued ahead of it, window open: inject it.
   if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
@@ -91,12 +96,8 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
 SendOp* Engine::ctrl_op(int dest, wire::Kind kind, uint32_t step) {
   SendOp* op = new_op();
   op->hdr = new_header();
-  Header& h = *op->hdr;
-  h = Header{};
-  h.magic = wire::magic_word();
-  h.kind = kind;
-  h.step = step;
-  h.src = pid_;
+  *op->hdr = Header{};
+  stamp(*op->hdr, kind, step);
   op->dest = dest;
   op->step = step;
   op->tag = wire::kTagSmall;
@@ -135,10 +136,7 @@ void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t*
   const size_t len = vec ? nvec * sizeof(uint64_t) : 0;
   if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && (!flow_controlled || window_open(dest, step))) {
     Header h{};
-    h.magic = wire::magic_word();
-    h.kind = kind;
-    h.step = step;
-    h.src = pid_;
+    stamp(h, kind, step);
     if (inl) std::memcpy(h.u32, inl, sizeof h.u32);
     if (vec) {
       h.nelems = nvec;
