@@ -1,0 +1,171 @@
+/*
+ * bsp.h -- BSPlib on BSPk: the Oxford BSPlib standard (Hill et al., "BSPlib:
+ * The BSP programming library", Parallel Computing 24(14), 1998), with the
+ * types of MulticoreBSP for C 2.0 / BSPonMPI 1.1, run by BSPk's engine
+ * (superstep-tagged messages over comem frames, lazy barriers).
+ *
+ * Build and run an existing program unchanged:
+ *     bspcc -O2 prog.c -o prog -lm        (bspcxx for C++; options pass through)
+ *     bsprun -n 4 ./prog args             (or srun under Slurm, or ./prog alone)
+ * or: cc $(pkg-config --cflags bspk-bsplib) prog.c $(pkg-config --libs bspk-bsplib)
+ *     CMake: find_package(bspk) ... target_link_libraries(prog bspk::bsplib)
+ *
+ * Where the standard leaves a choice open, this layer behaves like BSPonMPI
+ * 1.1; every such choice is marked [choice] below. Every error ends the job
+ * like bsp_abort: a message naming the function, the process and the
+ * superstep on stderr, every process gone, exit status non-zero.
+ *
+ * Lazy barriers (beyond the standard): bspk_expect(m) from <bspk.h> called
+ * before bsp_sync declares that m OTHER processes send this process a
+ * request batch in the superstep, and the sync then skips the count
+ * exchange (a process that has its m batches moves on at once). A process
+ * sends process t one batch per superstep when it issued at least one of
+ * bsp_put / bsp_hpput / bsp_send / bsp_hpsend to t or bsp_get / bsp_hpget
+ * from t (t the owner of the source); in a superstep with bsp_push_reg,
+ * bsp_pop_reg or bsp_set_tagsize every process sends every other one a batch
+ * (declare m = bsp_nprocs() - 1). Operations on the process itself never
+ * count. Without a declaration bsp_sync sums the per-destination batch counts
+ * (bspk_will_send, computed by the layer itself). See README "BSPlib programs".
+ */
+#ifndef BSPK_BSP_H
+#define BSPK_BSP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define BSPK_BSP_API __attribute__((visibility("default")))
+#define BSPK_BSP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define BSPK_BSP_NORETURN __attribute__((noreturn))
+#else
+#define BSPK_BSP_API
+#define BSPK_BSP_PRINTF(f, a)
+#define BSPK_BSP_NORETURN
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks this header for programs that test for a BSPlib flavour. */
+#define BSPK_BSPLIB 1
+#define BSPLIB_VERSION 1998
+
+/* Process ids, process counts and byte counts: signed int, as in BSPlib 1998
+ * and BSPonMPI 1.1 (programs compare them with -1 and pass int *). */
+typedef int bsp_pid_t;
+typedef int bsp_nprocs_t;
+typedef int bsp_size_t;
+
+/* ---- SPMD framework ----------------------------------------------------------
+ * bsp_begin(maxprocs): start the SPMD section. maxprocs is taken from pid 0
+ * only (the others may pass anything, e.g. 0, when only pid 0 read it); it
+ * must be >= 1 there. With bsprun -n N (or srun) and maxprocs < N, processes
+ * with pid >= maxprocs leave at bsp_begin with exit status 0; maxprocs > N
+ * runs N. Started without a launcher (./prog), bsp_begin(P) starts P
+ * processes on this machine (this one is pid 0, the others run the program
+ * from main). A second bsp_begin is an error.
+ * bsp_end(): end the SPMD section (collective; Err_SYNC if others are in
+ * bsp_sync). Every process goes on after it ([choice] BSPonMPI: all run the
+ * rest of main); bsp_* calls other than bsp_nprocs are errors afterwards.
+ * bsp_init(spmd, argc, argv): first statement of main when the SPMD section
+ * is in spmd. Processes other than pid 0 call spmd at once and exit(0) after
+ * it; pid 0 returns, runs main (stdin reaches pid 0 only) and calls spmd
+ * itself, as the same OS process. */
+BSPK_BSP_API void bsp_begin(bsp_pid_t maxprocs);
+BSPK_BSP_API void bsp_end(void);
+BSPK_BSP_API void bsp_init(void (*spmd)(void), int argc, char **argv);
+
+/* Before bsp_begin: the processes available (bsprun -n N / srun tasks: N;
+ * started directly: the cores of this machine); never fails. Inside: the
+ * processes of the SPMD section. */
+BSPK_BSP_API bsp_nprocs_t bsp_nprocs(void);
+/* This process's id in [0, bsp_nprocs()). */
+BSPK_BSP_API bsp_pid_t bsp_pid(void);
+/* Seconds since bsp_begin on this process (CLOCK_MONOTONIC). */
+BSPK_BSP_API double bsp_time(void);
+
+/* End every process of the job: the printf-formatted message is printed once
+ * on stderr, as given, and every process exits with a non-zero status. May be
+ * called anywhere, also outside the SPMD section. */
+BSPK_BSP_API void bsp_abort(const char *format, ...) BSPK_BSP_PRINTF(1, 2) BSPK_BSP_NORETURN;
+BSPK_BSP_API void bsp_abort_va(const char *format, va_list ap) BSPK_BSP_NORETURN;
+
+/* End the superstep: every put, get, send and registration of the superstep
+ * takes effect, in this order on each process: (1) every get source is read
+ * (after all of its owner's computation in the superstep, before any write of
+ * this sync), (2) get results are written, (3) puts are written, in ascending
+ * source pid and, within one source, in call order (so the highest pid's last
+ * put wins [choice]), (4) registrations pushed or popped in the superstep take
+ * effect, (5) messages sent in the superstep form the queue of the next one.
+ * Errors: processes that pushed, popped or set the tag size differently
+ * (named: the first process differing from pid 0); some in bsp_end. */
+BSPK_BSP_API void bsp_sync(void);
+
+/* ---- DRMA: registration --------------------------------------------------------
+ * Collective, matched by call order: the k-th bsp_push_reg on every process
+ * registers the same variable (addresses and sizes may differ; NULL with size
+ * 0 on processes without a part). Takes effect at the next bsp_sync: a put or
+ * get to a registration pushed in the same superstep is an error; one popped
+ * in the same superstep still works. Push then pop in one superstep cancel.
+ * The same address may be registered several times: the newest registration
+ * is used and popped first. Pops need not be LIFO across addresses. A pop of
+ * NULL on a process that registered NULL matches whatever registration the
+ * processes popping a real address pop ([choice] BSPonMPI: a wildcard).
+ * Errors: negative size, NULL with size > 0, popping an address with no
+ * registration, processes pushing/popping differently (at the bsp_sync). */
+BSPK_BSP_API void bsp_push_reg(const void *addr, bsp_size_t size);
+BSPK_BSP_API void bsp_pop_reg(const void *addr);
+
+/* ---- DRMA: communication --------------------------------------------------------
+ * Addressing: dst (put) or src (get) is the caller's own address of a
+ * registration; the data go to / come from that registration's memory on
+ * process pid, at byte offset. Checked at the call: pid in range, offset and
+ * nbytes >= 0, the address registered (and not pushed this superstep), and
+ * offset + nbytes within the size pid registered (the message says how many
+ * bytes past). nbytes == 0 does nothing and checks nothing.
+ * bsp_put: buffered -- src is copied at the call and may be reused at once;
+ *   written at pid during the next bsp_sync (see bsp_sync for the order).
+ * bsp_hpput: unbuffered in the standard's terms (do not touch src or the
+ *   destination until the sync); this layer also copies src at the call, which
+ *   the standard permits ([choice]; see README for what is zero-copy).
+ * bsp_get: the remote source is read during the next bsp_sync, after all of
+ *   its owner's computation, before any put of that sync lands; the result is
+ *   written to dst before the puts of that sync.
+ * bsp_hpget: as bsp_get (dst is written during the sync). */
+BSPK_BSP_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
+BSPK_BSP_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
+BSPK_BSP_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
+BSPK_BSP_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
+
+/* ---- BSMP -----------------------------------------------------------------------
+ * bsp_set_tagsize(&t): collective (same number of calls and values on every
+ * process), takes effect at the next bsp_sync; sets *t to the size requested
+ * by the previous call in this superstep, or to the size in force if none.
+ * Default tag size 0. A message's tag size is the one in force when it was
+ * sent.
+ * bsp_send: tag (tag size bytes, may be NULL when 0) and payload are copied at
+ *   the call; a 0-byte message is a message. Messages of superstep s are read
+ *   in s + 1 only; unread ones are discarded at the next bsp_sync.
+ *   Queue order [choice, BSPonMPI]: highest source pid first, and within one
+ *   source the last sent first. bsp_hpsend (MulticoreBSP) is bsp_send.
+ * bsp_qsize: messages in the queue and their payload bytes (tags excluded).
+ * bsp_get_tag: *status = payload size of the first message and its tag
+ *   copied to tag; on an empty queue *status = -1 and tag is untouched.
+ * bsp_move: copies min(reception_nbytes, payload size) bytes of the first
+ *   message's payload and removes it. Error on an empty queue.
+ * bsp_hpmove: sets *tag_ptr / *payload_ptr to the message's own storage (no
+ *   copy; aligned for any type; valid until the next bsp_sync), removes the
+ *   message and returns its payload size; -1 on an empty queue. */
+BSPK_BSP_API void bsp_set_tagsize(bsp_size_t *tag_nbytes);
+BSPK_BSP_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t payload_nbytes);
+BSPK_BSP_API void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t payload_nbytes);
+BSPK_BSP_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes);
+BSPK_BSP_API void bsp_get_tag(bsp_size_t *status, void *tag);
+BSPK_BSP_API void bsp_move(void *payload, bsp_size_t reception_nbytes);
+BSPK_BSP_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BSPK_BSP_H */
