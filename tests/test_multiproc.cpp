@@ -257,5 +257,8 @@ int main(int argc, char** argv) {
 #ifdef CONTIG_SCENARIOS_PATH
   register_table("ContigScenarios", CONTIG_SCENARIOS_PATH, names);
 #endif
+#ifdef BSPLIB_SCENARIOS_PATH
+  register_table("BsplibScenarios", BSPLIB_SCENARIOS_PATH, names);
+#endif
   return RUN_ALL_TESTS();
 }

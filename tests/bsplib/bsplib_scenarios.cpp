@@ -1,0 +1,1001 @@
+// tests/bsplib/bsplib_scenarios.cpp -- multi-process checks of the BSPlib
+// layer (bsplib/bsp.h), through the BSPlib interface only (plus bspk_expect
+// from <bspk.h> for the lazy-barrier runs). Run as
+// `bspkrun -n P bsplib_scenarios NAME [args]`; each scenario verifies its own
+// results and ends the job with bsp_abort ("CHECK FAILED ...") on the first
+// violation. What each run must end with is in the SCENARIO_ROW next to the
+// scenario (tests/scenario_table.h); `bsplib_scenarios --list` prints the
+// table and tests/test_multiproc.cpp runs it (p = 1..8, tcp and shm).
+//
+// The positive scenarios (start, drma, reg, bsmp) run under injected skew:
+// some (pid, superstep) pairs sleep 20-45 ms before or after bsp_sync, so
+// that under lazy barriers (mode "expect": bspk_expect(m) before every
+// bsp_sync, m as documented in bsp.h) processes run supersteps apart. Mode
+// "counted" is the plain BSPlib program.
+//
+// Error scenarios (err_*) each provoke one error and expect the job to end,
+// non-zero, before the row's time limit, with a message naming the function
+// and the problem.
+#include <bsp.h>
+#include <bspk.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "scenario_table.h"
+
+// ---- Types: signed int, as in BSPlib 1998 / BSPonMPI.
+static_assert(std::is_same_v<bsp_pid_t, int>, "bsp_pid_t is int");
+static_assert(std::is_same_v<bsp_nprocs_t, int>, "bsp_nprocs_t is int");
+static_assert(std::is_same_v<bsp_size_t, int>, "bsp_size_t is int");
+
+namespace {
+
+using namespace scen;
+
+int me = -1, P = 0;
+bool expect_mode = false;
+int step = 0;  // supersteps completed (by sync_m)
+
+#define CHECK(cond, ...)                                                          \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
+      char _m[600];                                                               \
+      std::snprintf(_m, sizeof _m, __VA_ARGS__);                                  \
+      bsp_abort("CHECK FAILED at %s:%d (%s): pid %d superstep %d: %s\n", __FILE__, \
+                __LINE__, #cond, me, step, _m);                                   \
+    }                                                                             \
+  } while (0)
+
+uint64_t mix(uint64_t x) {  // splitmix64
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+uint8_t pat(int src, int tag, size_t byte) {
+  return static_cast<uint8_t>(mix((static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(tag) << 24) ^ byte));
+}
+void fill(void* p, size_t n, int src, int tag) {
+  for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = pat(src, tag, i);
+}
+bool holds(const void* p, size_t n, int src, int tag, size_t from = 0) {
+  for (size_t i = 0; i < n; ++i)
+    if (static_cast<const uint8_t*>(p)[i] != pat(src, tag, from + i)) return false;
+  return true;
+}
+
+int right() { return (me + 1) % P; }
+int left() { return (me + P - 1) % P; }
+
+// The number of distinct processes other than this one among `senders`.
+int others(std::initializer_list<int> senders) {
+  std::set<int> s;
+  for (int x : senders)
+    if (x != me) s.insert(x);
+  return static_cast<int>(s.size());
+}
+int all_others() { return P - 1; }
+
+// A sleep of 20-45 ms on some (pid, superstep, where) triples.
+void skew(int where) {
+  uint64_t r = mix(static_cast<uint64_t>(me) * 1000003u + static_cast<uint64_t>(step) * 31u + where);
+  if (r % 4 == 0) usleep(static_cast<useconds_t>(20000 + (r >> 8) % 25000));
+}
+
+// End the superstep; m: how many OTHER processes send this one a batch in it
+// (bsp.h's header comment). In mode "expect" it is declared with bspk_expect.
+void sync_m(int m) {
+  skew(1);
+  if (expect_mode) {
+    int rc = bspk_expect(m);
+    CHECK(rc == BSPK_OK, "bspk_expect(%d): %s", m, bspk_error_string());
+  }
+  bsp_sync();
+  ++step;
+  skew(2);
+}
+
+void set_mode(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "counted";
+  CHECK(mode == "counted" || mode == "expect", "mode '%s' is neither counted nor expect", mode.c_str());
+  expect_mode = mode == "expect";
+}
+
+void begin_all() {
+  bsp_begin(bsp_nprocs());
+  me = bsp_pid();
+  P = bsp_nprocs();
+}
+
+// Rows of the positive scenarios: every p, tcp and shm, counted and expect.
+#define POSITIVE_ROWS(Test, name, marker)                                                      \
+  SCENARIO_ROW({.test = Test "_Counted", .args = name " counted", .out = once_per_process(marker), \
+                .limit_s = 90, .suite = "BSPlib"});                                            \
+  SCENARIO_ROW({.test = Test "_LazyExpect", .args = name " expect", .out = once_per_process(marker), .limit_s = 90, \
+                .suite = "BSPlib"})
+
+// ================================================================ start
+// Before bsp_begin, bsp_nprocs() is the number of processes launched.
+// bsp_begin(maxprocs) takes maxprocs from pid 0 only (the others pass 0 here;
+// pid 0 is known from BSPK_RANK, set by the launcher); with maxprocs < N the
+// processes with pid >= maxprocs leave at bsp_begin with status 0; maxprocs >
+// N runs N. Without bsp_init every process runs main (a line after bsp_end
+// per process of the SPMD section). Every process's stdout arrives whole, line
+// by line: 200 lines each, every one counted per pid. bsp_time runs from 0.
+// Every pid of the section is distinct and in range (pid 0 collects them).
+Matches start_out(int p, int maxprocs) {
+  const int q = std::min(p, maxprocs);
+  Matches m = {exactly(p, "before begin nprocs=" + std::to_string(p) + "\n"),
+               exactly(q, Re{"spmd pid=\\d+ nprocs=" + std::to_string(q) + "\\n"}),
+               exactly(q, Re{"after end pid=\\d+\\n"}), exactly(1, "pids complete\n"),
+               exactly(200 * q, Re{"<<out pid=\\d+ i=\\d+ [a-z]+>>\\n"})};
+  for (int k = 0; k < q; ++k) {
+    m.push_back(exactly(200, Re{"<<out pid=" + std::to_string(k) + " i=\\d+ abcdefghijklmnopqrstuvwxyz>>\\n"}));
+    m.push_back(exactly(1, "after end pid=" + std::to_string(k) + "\n"));
+  }
+  return m;
+}
+SCENARIO_ROW({.test = "StartNprocsBeforeBeginAndEveryProcessRunsMainAndOutputWhole", .args = "start all",
+              .out = [](int p) { return start_out(p, 1 << 20); }, .suite = "BSPlib"});
+SCENARIO_ROW({.test = "StartMaxprocsFromPid0LeavesTheOthersWithStatus0", .args = "start 2", .procs = p_range(3, 8),
+              .out = [](int p) { return start_out(p, 2); }, .suite = "BSPlib"});
+SCENARIO_ROW({.test = "StartMaxprocsAboveLaunchedRunsLaunched", .args = "start 100", .procs = p_list({2, 3}),
+              .providers = {"shm"}, .out = [](int p) { return start_out(p, 100); }, .suite = "BSPlib"});
+int start(int argc, char** argv) {
+  const int launched = bsp_nprocs();
+  std::printf("before begin nprocs=%d\n", launched);
+  std::fflush(stdout);
+  const char* r = std::getenv("BSPK_RANK");
+  const bool pid0 = !r || std::atoi(r) == 0;
+  const std::string arg = argc > 2 ? argv[2] : "all";
+  const int want = arg == "all" ? launched : std::atoi(arg.c_str());
+  bsp_begin(pid0 ? want : 0);
+  me = bsp_pid();
+  P = bsp_nprocs();
+  const int q = std::min(want, launched);
+  CHECK(P == q, "bsp_nprocs() is %d in the SPMD section, expected %d (launched %d, maxprocs %d)", P, q, launched, want);
+  CHECK(me >= 0 && me < P, "bsp_pid() %d out of [0, %d)", me, P);
+  CHECK(!pid0 || me == 0, "the process with BSPK_RANK=0 is pid %d", me);
+  const double t0 = bsp_time();
+  CHECK(t0 >= 0 && t0 < 30, "bsp_time() right after bsp_begin is %g", t0);
+  std::printf("spmd pid=%d nprocs=%d\n", me, P);
+  // Every pid distinct: each puts a 1 into its own slot at pid 0.
+  std::vector<int> seen(static_cast<size_t>(P), 0);
+  bsp_push_reg(seen.data(), P * static_cast<int>(sizeof(int)));
+  sync_m(all_others());
+  const int one = 1;
+  bsp_put(0, &one, seen.data(), me * static_cast<int>(sizeof(int)), sizeof(int));
+  sync_m(me == 0 ? P - 1 : 0);
+  if (me == 0) {
+    for (int k = 0; k < P; ++k) CHECK(seen[static_cast<size_t>(k)] == 1, "no process has pid %d", k);
+    std::printf("pids complete\n");
+  }
+  for (int i = 0; i < 200; ++i) {
+    std::printf("<<out pid=%d i=%d abcdefghijklmnopqrstuvwxyz>>\n", me, i);
+    if (i % 50 == 0) std::fflush(stdout);
+    if (i == 100) usleep(static_cast<useconds_t>(1000 * (me % 3)));
+  }
+  usleep(20000);
+  const double t1 = bsp_time();
+  CHECK(t1 >= t0 + 0.015, "bsp_time() went from %g to %g over a 20 ms sleep", t0, t1);
+  bsp_pop_reg(seen.data());
+  sync_m(all_others());
+  bsp_end();
+  CHECK(bsp_nprocs() >= 1, "bsp_nprocs() after bsp_end is %d", bsp_nprocs());  // allowed after bsp_end
+  std::printf("after end pid=%d\n", me);
+  return 0;
+}
+
+// ================================================================ drma
+// bsp_put reads its source at the call; bsp_get reads the remote source at
+// the sync, after all of its owner's computation in the superstep (the owner
+// writes it late, after a sleep), and before the puts of that sync land (a get
+// and a put of one location: the get sees the old value); the get result is
+// written before the puts (a put and a get into one destination: the put
+// wins); overlapping puts land in ascending source pid then call order (the
+// highest pid's last put wins: exact values checked, also for partially
+// overlapping byte ranges); bsp_hpput/bsp_hpget deliver; 0-byte puts and gets
+// do nothing and check nothing; offsets address the target's registration,
+// whose size differs from the caller's (addresses and sizes differ per
+// process), up to its last byte.
+POSITIVE_ROWS("DrmaPutGetOrderAndOffsetsUnderSkew", "drma", "drma ok");
+int drma(int argc, char** argv) {
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  // Registered variables, all on the heap, at different sizes per process.
+  int* x = new int(-1);             // ring put: source changed after the call
+  int* y = new int(0);              // get source written late by its owner
+  int* z = new int(0);              // get and put of the same location
+  int* d = new int(0);              // put and get into the same destination
+  int* gsrc = new int(42000 + me);  // source of the get into d
+  int* w = new int(-1);             // overlapping puts from every process
+  const size_t ovn = static_cast<size_t>(P) + 8;
+  std::vector<uint8_t> ov(ovn + 16 * static_cast<size_t>(me), 0xEE);  // partially overlapping puts
+  const int bsz = 16 + 8 * me;                                         // size differs per process
+  std::vector<uint8_t> buf(static_cast<size_t>(bsz) + 3);
+  fill(buf.data(), static_cast<size_t>(bsz), me, 1);
+  std::vector<int> hp(64, -1), hsrc(64), hdst(64, -5);
+  for (int i = 0; i < 64; ++i) hsrc[static_cast<size_t>(i)] = me * 77 + i;
+  bsp_push_reg(x, sizeof(int));
+  bsp_push_reg(y, sizeof(int));
+  bsp_push_reg(z, sizeof(int));
+  bsp_push_reg(d, sizeof(int));
+  bsp_push_reg(gsrc, sizeof(int));
+  bsp_push_reg(w, sizeof(int));
+  bsp_push_reg(ov.data(), static_cast<int>(ov.size()));  // bigger on higher pids
+  bsp_push_reg(buf.data(), bsz);
+  bsp_push_reg(hp.data(), 64 * sizeof(int));
+  bsp_push_reg(hsrc.data(), 64 * sizeof(int));
+  sync_m(all_others());
+
+  // ---- superstep 1: to the right (puts, gets), from the left (hpget, get).
+  int v = 100 + me;
+  bsp_put(R, &v, x, 0, sizeof v);
+  v = -1;  // the target must see 100 + me
+  int gy = -7, gz = -7;
+  bsp_get(R, y, 0, &gy, sizeof gy);  // R writes y late in this superstep
+  bsp_get(R, z, 0, &gz, sizeof gz);  // ... and z, which I also put into:
+  int zput = 9000 + me;
+  bsp_put(R, &zput, z, 0, sizeof zput);
+  zput = -2;
+  bsp_get(R, gsrc, 0, d, sizeof(int));  // into my d, which L puts into
+  int dput = 3000 + me;
+  bsp_put(R, &dput, d, 0, sizeof dput);
+  // The last 8 bytes of R's buffer: offset 8 + 8R, past the end of mine when R > me.
+  uint8_t tail[8];
+  fill(tail, 8, me, 2);
+  bsp_put(R, tail, buf.data(), 8 + 8 * R, 8);
+  std::memset(tail, 0, sizeof tail);
+  uint8_t lhead[8];
+  std::memset(lhead, 0, sizeof lhead);
+  bsp_get(L, buf.data(), 8 * L, lhead, 8);  // bytes [8L, 8L+8) of L's buffer, before L's put lands
+  std::vector<int> hv(64);
+  for (int i = 0; i < 64; ++i) hv[static_cast<size_t>(i)] = me * 1000 + i;
+  bsp_hpput(R, hv.data(), hp.data(), 0, 64 * sizeof(int));
+  bsp_hpget(L, hsrc.data(), 0, hdst.data(), 64 * sizeof(int));
+  // 0 bytes: nothing happens and nothing is checked (pid out of range,
+  // unregistered address, NULL, negative offset).
+  int unreg = 5;
+  bsp_put(P + 5, nullptr, &unreg, 0, 0);
+  bsp_put(-1, &v, &unreg, 0, 0);
+  bsp_put(R, nullptr, &unreg, 0, 0);
+  bsp_put(R, &v, x, 1000, 0);
+  bsp_hpput(P, nullptr, nullptr, 0, 0);
+  bsp_get(P + 1, &unreg, 0, nullptr, 0);
+  bsp_get(R, &unreg, 0, &v, 0);
+  bsp_get(R, x, 1000, &v, 0);
+  bsp_hpget(-3, nullptr, 0, nullptr, 0);
+  CHECK(unreg == 5 && v == -1, "a 0-byte put or get changed something");
+  // The owner's late computation (after a sleep on some pids).
+  if (me % 2 == 0) usleep(30000);
+  *y = 500 + me;
+  *z = 7000 + me;
+  sync_m(others({L, R}));
+  CHECK(*x == 100 + L, "put of a source changed after the call: x = %d, expected %d", *x, 100 + L);
+  CHECK(gy == 500 + R, "get of a source its owner wrote late in the superstep: %d, expected %d", gy, 500 + R);
+  CHECK(gz == 7000 + R, "get of a location also put into in the superstep read %d, expected the old value %d", gz,
+        7000 + R);
+  CHECK(*z == 9000 + L, "z after the sync is %d, expected the put's %d", *z, 9000 + L);
+  CHECK(*d == 3000 + L, "put and get into one destination: %d, expected the put's value %d (the get's would be %d)",
+        *d, 3000 + L, 42000 + R);
+  CHECK(holds(lhead, 8, L, 1, static_cast<size_t>(8 * L)), "get at offset %d of pid %d's buffer", 8 * L, L);
+  CHECK(holds(buf.data() + 8 + 8 * me, 8, L, 2), "put into the last 8 bytes of a %d-byte registration", bsz);
+  CHECK(holds(buf.data(), static_cast<size_t>(8 + 8 * me), me, 1), "a put at an offset wrote before it");
+  for (int i = 0; i < 64; ++i) {
+    CHECK(hp[static_cast<size_t>(i)] == L * 1000 + i, "hpput element %d: %d", i, hp[static_cast<size_t>(i)]);
+    CHECK(hdst[static_cast<size_t>(i)] == L * 77 + i, "hpget element %d: %d", i, hdst[static_cast<size_t>(i)]);
+  }
+
+  // ---- superstep 2: every process puts into every process's w (3 times) and
+  // ov (two overlapping ranges): applied in ascending pid, then call order.
+  for (int t = 0; t < P; ++t) {
+    for (int k = 0; k < 3; ++k) {
+      int val = me * 10 + k;
+      bsp_put(t, &val, w, 0, sizeof val);
+    }
+    uint8_t four[4];
+    std::memset(four, static_cast<int>(me + 1), 4);
+    bsp_put(t, four, ov.data(), me, 4);
+    uint8_t one = static_cast<uint8_t>(0x80 + me);
+    bsp_put(t, &one, ov.data(), me + 1, 1);
+  }
+  sync_m(all_others());
+  CHECK(*w == (P - 1) * 10 + 2, "overlapping puts: w = %d, expected the highest pid's last put %d", *w,
+        (P - 1) * 10 + 2);
+  std::vector<uint8_t> want(ovn, 0xEE);
+  for (int s = 0; s < P; ++s) {
+    for (int b = 0; b < 4; ++b) want[static_cast<size_t>(s + b)] = static_cast<uint8_t>(s + 1);
+    want[static_cast<size_t>(s + 1)] = static_cast<uint8_t>(0x80 + s);
+  }
+  for (size_t b = 0; b < ovn; ++b)
+    CHECK(ov[b] == want[b], "partially overlapping puts: byte %zu is 0x%02x, expected 0x%02x", b, ov[b], want[b]);
+
+  // ---- superstep 3: the get source is read at its owner's sync, not later
+  // (the owner overwrites it as soon as its sync returns).
+  *y = 600 + me;
+  gy = -1;
+  bsp_get(R, y, 0, &gy, sizeof gy);
+  sync_m(others({L}));
+  *y = -600;
+  CHECK(gy == 600 + R, "get: %d, expected %d", gy, 600 + R);
+  sync_m(0);  // a superstep with no communication
+
+  for (void* a : std::initializer_list<void*>{x, y, z, d, gsrc, w, ov.data(), buf.data(), hp.data(), hsrc.data()})
+    bsp_pop_reg(a);
+  sync_m(all_others());
+  std::printf("drma ok pid=%d p=%d\n", me, P);
+  bsp_end();
+  return 0;
+}
+
+// ================================================================ reg
+// Registration: collective and matched by order (addresses and sizes differ
+// per process); takes effect at the next sync (a registration popped in a
+// superstep still works in it); the same address registered twice: the newest
+// is used (sizes differ, so the bounds tell which: a 16-byte put fits only
+// the newer one) and popped first; pops need not be LIFO across addresses;
+// NULL registrations with size 0 on odd pids, and a NULL pop there matching
+// a real pop on the even pids (not the latest registration: the one below
+// must stay usable). Push then pop in one superstep cancel (the error side
+// is err_push_pop_cancel).
+POSITIVE_ROWS("RegistrationOrderNullWildcardAndReuse", "reg", "reg ok");
+int reg(int argc, char** argv) {
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  const bool even = me % 2 == 0;
+  // Different addresses per process: heap blocks of pid-dependent sizes.
+  std::vector<char> pad(static_cast<size_t>(1 + 100 * me));
+  int* a = new int(0);
+  int* b = new int(0);
+  int* c = new int(0);
+  uint8_t* arr = new uint8_t[16 + static_cast<size_t>(me)];
+  std::memset(arr, 0, 16);
+  int* e = new int(0);
+  uint64_t* q1 = new uint64_t(0);
+  uint64_t* q2 = new uint64_t(0);
+  int* r = new int(0);
+  bsp_push_reg(a, sizeof(int));
+  bsp_push_reg(b, sizeof(int));
+  bsp_push_reg(c, sizeof(int));
+  bsp_push_reg(arr, 8);
+  bsp_push_reg(even ? q1 : nullptr, even ? 8 : 0);
+  bsp_push_reg(even ? q2 : nullptr, even ? 8 : 0);
+  sync_m(all_others());
+
+  // ---- 1: pop a and put into it in the same superstep (still works); push
+  // and pop e (cancel); register arr again, 16 bytes (used from the next sync).
+  bsp_pop_reg(a);
+  int av = 100 + me;
+  bsp_put(R, &av, a, 0, sizeof av);
+  bsp_push_reg(e, sizeof(int));
+  bsp_pop_reg(e);
+  bsp_push_reg(arr, 16);
+  uint8_t eight[8];
+  fill(eight, 8, me, 10);
+  bsp_put(R, eight, arr, 0, 8);  // the 8-byte registration is the one in force
+  sync_m(all_others());
+  CHECK(*a == 100 + L, "put to a registration popped in the same superstep: %d, expected %d", *a, 100 + L);
+  CHECK(holds(arr, 8, L, 10), "8-byte put into arr");
+
+  // ---- 2: 16 bytes into arr: the newer registration (16 bytes) is in use.
+  uint8_t sixteen[16];
+  fill(sixteen, 16, me, 11);
+  bsp_put(R, sixteen, arr, 0, 16);
+  int bv = 200 + me;
+  bsp_put(R, &bv, b, 0, sizeof bv);
+  sync_m(others({L}));
+  CHECK(holds(arr, 16, L, 11), "16-byte put into the newest registration of arr");
+  CHECK(*b == 200 + L, "b = %d", *b);
+
+  // ---- 3: pops, not LIFO: arr (the newest, 16 bytes; the 8-byte one stays),
+  // b (registered before c and arr), and q1 -- NULL on odd pids, a wildcard
+  // matching the even pids' q1, which is not their newest registration.
+  bsp_pop_reg(arr);
+  bsp_pop_reg(b);
+  bsp_pop_reg(even ? static_cast<void*>(q1) : nullptr);
+  sync_m(all_others());
+
+  // ---- 4: arr is the 8-byte registration again; c, and q2 on even pids, still
+  // line up (every even pid puts into every even pid's q2).
+  fill(eight, 8, me, 12);
+  bsp_put(R, eight, arr, 0, 8);
+  int cv = 300 + me;
+  bsp_put(R, &cv, c, 0, sizeof cv);
+  std::vector<int> to_me = {L};
+  if (even) {
+    for (int t = 0; t < P; t += 2) {
+      uint64_t qv = 0x5100 + static_cast<uint64_t>(me);
+      bsp_put(t, &qv, q2, 0, 8);
+    }
+    for (int s = 0; s < P; s += 2) to_me.push_back(s);
+  }
+  std::set<int> senders(to_me.begin(), to_me.end());
+  senders.erase(me);
+  sync_m(static_cast<int>(senders.size()));
+  CHECK(holds(arr, 8, L, 12), "8-byte put into the older registration of arr");
+  CHECK(holds(arr + 8, 8, L, 11, 8), "bytes 8..15 of arr changed by an 8-byte put");
+  CHECK(*c == 300 + L, "c = %d after popping b: registrations no longer line up", *c);
+  const int last_even = (P - 1) % 2 == 0 ? P - 1 : P - 2;
+  if (even) CHECK(*q2 == 0x5100 + static_cast<uint64_t>(last_even), "q2 = 0x%llx", (unsigned long long)*q2);
+  CHECK(*q1 == 0, "q1 was written");
+
+  // ---- 5, 6: a registration made after the NULL pops lines up too.
+  bsp_push_reg(r, sizeof(int));
+  sync_m(all_others());
+  int rv = 400 + me;
+  bsp_put(R, &rv, r, 0, sizeof rv);
+  sync_m(others({L}));
+  CHECK(*r == 400 + L, "r = %d", *r);
+
+  bsp_pop_reg(r);
+  bsp_pop_reg(even ? static_cast<void*>(q2) : nullptr);
+  bsp_pop_reg(arr);
+  bsp_pop_reg(c);
+  sync_m(all_others());
+  std::printf("reg ok pid=%d p=%d\n", me, P);
+  bsp_end();
+  return 0;
+}
+
+// ================================================================ bsmp
+// Tag size: default 0; bsp_set_tagsize is collective, returns the size
+// requested by the previous call in this superstep or the size in force, and
+// takes effect at the next sync; a message keeps the tag size in force when it
+// was sent. bsp_send/bsp_hpsend copy tag and payload at the call; a 0-byte
+// message is a message. Messages of superstep s are read in s+1 only; unread
+// ones are discarded at the next sync. Queue order: highest source pid first,
+// within one source the last sent first. bsp_qsize counts messages and
+// payload bytes. bsp_get_tag on an empty queue: status -1, tag untouched.
+// bsp_move copies min(size, payload) bytes and removes the message;
+// bsp_hpmove returns the payload size and pointers (aligned for any type)
+// valid until the next sync, -1 on an empty queue. Includes a 150000-byte
+// payload (many frames).
+POSITIVE_ROWS("BsmpTagSizeQueueOrderMoveAndHpmove", "bsmp", "bsmp ok");
+constexpr int kBig = 150000;
+int payload_size(int src, int k) { return k == 0 ? 0 : k == 1 ? 5 + src : k == 2 ? 17 + 3 * src : kBig; }
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % alignof(std::max_align_t) == 0; }
+
+int bsmp(int argc, char** argv) {
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  bsp_nprocs_t nm = -1;
+  bsp_size_t nb = -1;
+
+  // ---- superstep 0: tag size 0 in force; request 8, then 4.
+  bsp_size_t t = 8;
+  bsp_set_tagsize(&t);
+  CHECK(t == 0, "first bsp_set_tagsize returned %d, expected the default 0", t);
+  t = 4;
+  bsp_set_tagsize(&t);
+  CHECK(t == 8, "second bsp_set_tagsize returned %d, expected the previous request 8", t);
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 0 && nb == 0, "qsize in superstep 0: %d messages, %d bytes", nm, nb);
+  bsp_send(R, nullptr, "abc", 3);  // tag size 0: the tag may be NULL
+  sync_m(all_others());
+
+  // ---- superstep 1: tag size 4 in force.
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 1 && nb == 3, "qsize: %d messages, %d bytes; expected 1, 3", nm, nb);
+  uint8_t tagbuf[16];
+  std::memset(tagbuf, 0xEE, sizeof tagbuf);
+  bsp_size_t st = -5;
+  bsp_get_tag(&st, tagbuf);
+  CHECK(st == 3, "bsp_get_tag status %d, expected 3", st);
+  for (int i = 0; i < 16; ++i) CHECK(tagbuf[i] == 0xEE, "a message sent with tag size 0 wrote tag byte %d", i);
+  char abc[8] = "zzzzzzz";
+  bsp_move(abc, 8);
+  CHECK(std::memcmp(abc, "abczzzz", 8) == 0, "bsp_move: '%s'", abc);
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 0 && nb == 0, "qsize after the move: %d, %d", nm, nb);
+  t = 8;
+  bsp_set_tagsize(&t);
+  CHECK(t == 4, "bsp_set_tagsize returned %d, expected the size in force 4", t);
+  // To every process (itself too), k = 0..2: 0-byte, small and medium
+  // payloads; to R also a big one, last. Tag and payload changed after the call.
+  std::vector<uint8_t> pl(kBig);
+  for (int dst = 0; dst < P; ++dst)
+    for (int k = 0; k < (dst == R ? 4 : 3); ++k) {
+      int32_t tag[2] = {me * 100 + k, 0x77777777};  // only 4 bytes go (tag size 4 in force)
+      const int n = payload_size(me, k);
+      fill(pl.data(), static_cast<size_t>(n), me, 20 + k);
+      if (k == 1)
+        bsp_hpsend(dst, tag, pl.data(), n);
+      else
+        bsp_send(dst, tag, pl.data(), n);
+      tag[0] = -1;
+      std::memset(pl.data(), 0, static_cast<size_t>(n));
+    }
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 0 && nb == 0, "messages sent in this superstep are visible in it: %d, %d", nm, nb);
+  sync_m(all_others());
+
+  // ---- superstep 2: tag size 8 in force; the messages above carry 4-byte tags.
+  int want_n = 0, want_b = 0;
+  for (int s = 0; s < P; ++s)
+    for (int k = 0; k < (s == L ? 4 : 3); ++k) {
+      ++want_n;
+      want_b += payload_size(s, k);
+    }
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == want_n && nb == want_b, "qsize: %d messages, %d bytes; expected %d, %d (tags excluded)", nm, nb, want_n,
+        want_b);
+  struct Kept {
+    void* tag;
+    void* payload;
+    int src, k, n;
+  };
+  std::vector<Kept> kept;
+  std::vector<uint8_t> rb(kBig + 64);
+  int idx = 0;
+  for (int s = P - 1; s >= 0; --s)
+    for (int k = (s == L ? 3 : 2); k >= 0; --k, ++idx) {
+      const int n = payload_size(s, k);
+      uint8_t tg[16];
+      std::memset(tg, 0xEE, sizeof tg);
+      bsp_get_tag(&st, tg);
+      int32_t tv;
+      std::memcpy(&tv, tg, 4);
+      CHECK(st == n && tv == s * 100 + k, "message %d: status %d tag %d, expected pid %d's message %d (%d bytes): "
+            "order is highest pid first, last sent first", idx, st, tv, s, k, n);
+      for (int i = 4; i < 16; ++i) CHECK(tg[i] == 0xEE, "4-byte tag wrote byte %d (tag size 8 now in force)", i);
+      if ((s + k) % 2 == 0) {
+        // bsp_move, with a buffer 3 bytes short (or 5 bytes long).
+        const int cap = n >= 3 && idx % 4 == 0 ? n - 3 : n + 5;
+        std::memset(rb.data(), 0xEE, rb.size());
+        bsp_move(rb.data(), cap);
+        const int got = std::min(cap, n);
+        CHECK(holds(rb.data(), static_cast<size_t>(got), s, 20 + k), "bsp_move payload of pid %d's message %d", s, k);
+        for (size_t i = static_cast<size_t>(got); i < rb.size(); ++i)
+          CHECK(rb[i] == 0xEE, "bsp_move(%d) of a %d-byte payload wrote byte %zu", cap, n, i);
+      } else {
+        void* tp = nullptr;
+        void* pp = nullptr;
+        bsp_size_t hn = bsp_hpmove(&tp, &pp);
+        CHECK(hn == n, "bsp_hpmove returned %d, expected %d", hn, n);
+        CHECK(tp != nullptr && aligned(tp), "bsp_hpmove tag pointer %p not aligned to %zu", tp,
+              alignof(std::max_align_t));
+        CHECK(n == 0 || (pp != nullptr && aligned(pp)), "bsp_hpmove payload pointer %p not aligned to %zu", pp,
+              alignof(std::max_align_t));
+        kept.push_back({tp, pp, s, k, n});
+      }
+      bsp_qsize(&nm, &nb);
+      want_n -= 1;
+      want_b -= n;
+      CHECK(nm == want_n && nb == want_b, "qsize after removing a message: %d, %d; expected %d, %d", nm, nb, want_n,
+            want_b);
+    }
+  // hpmove'd storage stays valid until the next sync.
+  for (const Kept& kp : kept) {
+    int32_t tv;
+    std::memcpy(&tv, kp.tag, 4);
+    CHECK(tv == kp.src * 100 + kp.k, "hpmove tag of pid %d's message %d now %d", kp.src, kp.k, tv);
+    CHECK(holds(kp.payload, static_cast<size_t>(kp.n), kp.src, 20 + kp.k), "hpmove payload of pid %d's message %d",
+          kp.src, kp.k);
+  }
+  // The empty queue.
+  std::memset(tagbuf, 0xEE, sizeof tagbuf);
+  st = 12345;
+  bsp_get_tag(&st, tagbuf);
+  CHECK(st == -1, "bsp_get_tag on an empty queue: status %d", st);
+  for (int i = 0; i < 16; ++i) CHECK(tagbuf[i] == 0xEE, "bsp_get_tag on an empty queue wrote tag byte %d", i);
+  void* tp = &st;
+  void* pp = &st;
+  CHECK(bsp_hpmove(&tp, &pp) == -1, "bsp_hpmove on an empty queue did not return -1");
+  // Two messages to R with 8-byte tags.
+  for (int k = 0; k < 2; ++k) {
+    uint64_t tag8 = 0xA0A0000000000000ull + static_cast<uint64_t>(me * 10 + k);
+    int val = me * 10 + k;
+    bsp_send(R, &tag8, &val, sizeof val);
+  }
+  sync_m(others({L}));
+
+  // ---- superstep 3: read one of the two; send one to myself (not visible now).
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 2 && nb == 8, "qsize: %d, %d; expected 2 messages, 8 bytes", nm, nb);
+  std::memset(tagbuf, 0xEE, sizeof tagbuf);
+  bsp_get_tag(&st, tagbuf);
+  uint64_t t8;
+  std::memcpy(&t8, tagbuf, 8);
+  CHECK(st == 4 && t8 == 0xA0A0000000000000ull + static_cast<uint64_t>(L * 10 + 1) && tagbuf[8] == 0xEE,
+        "8-byte tag 0x%llx, status %d", (unsigned long long)t8, st);
+  int val = -1;
+  bsp_move(&val, sizeof val);
+  CHECK(val == L * 10 + 1, "payload %d", val);
+  uint64_t selftag = 77;
+  bsp_send(me, &selftag, "self", 4);
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 1 && nb == 4, "qsize: %d, %d; expected 1, 4", nm, nb);
+  t = 2;
+  bsp_set_tagsize(&t);
+  CHECK(t == 8, "bsp_set_tagsize returned %d, expected 8", t);
+  t = 6;
+  bsp_set_tagsize(&t);
+  CHECK(t == 2, "bsp_set_tagsize returned %d, expected 2 (the previous request)", t);
+  sync_m(all_others());
+
+  // ---- superstep 4: the unread message is gone; the self message is here.
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 1 && nb == 4, "qsize: %d, %d; expected only the message to myself (unread ones are discarded)", nm, nb);
+  std::memset(tagbuf, 0xEE, sizeof tagbuf);
+  bsp_get_tag(&st, tagbuf);
+  std::memcpy(&t8, tagbuf, 8);
+  CHECK(st == 4 && t8 == 77, "self message: status %d tag %llu", st, (unsigned long long)t8);
+  t = 6;
+  bsp_set_tagsize(&t);
+  CHECK(t == 6, "bsp_set_tagsize returned %d, expected the size in force 6", t);
+  sync_m(all_others());
+  bsp_qsize(&nm, &nb);
+  CHECK(nm == 0 && nb == 0, "qsize: %d, %d after a superstep without messages", nm, nb);
+  std::printf("bsmp ok pid=%d p=%d\n", me, P);
+  bsp_end();
+  return 0;
+}
+
+// ================================================================ errors
+// Each ends the job: non-zero status, before the row's limit (a hang is a
+// failure: the sync timeout is longer than the limit), a message naming the
+// function and the problem, and no CHECK failure of ours.
+constexpr int kErrLimit = 30;
+#define ERR_ROW(Test, name, procs_, provs, ...)                                                                 \
+  SCENARIO_ROW({.test = Test, .args = name, .procs = procs_, .providers = provs, .status = fails_before_limit(), \
+                .out = {lacks("CHECK FAILED"), lacks("reached past"), __VA_ARGS__}, .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"})
+#define SHM std::vector<std::string>{"shm"}
+#define TCP std::vector<std::string>{"tcp"}
+#define BOTH std::vector<std::string>{"tcp", "shm"}
+
+// Common start of the error scenarios: x (8 bytes on every process; on pid
+// 1, 16 bytes) registered and in force.
+uint8_t ex[16];
+void err_begin() {
+  begin_all();
+  bsp_push_reg(ex, me == 1 ? 16 : 8);
+  bsp_sync();
+}
+[[noreturn]] void reached(const char* what) {
+  // The error did not end the job.
+  std::printf("reached past %s on pid %d\n", what, me);
+  std::fflush(stdout);
+  bsp_sync();
+  bsp_end();
+  std::exit(0);
+}
+
+ERR_ROW("ErrPutPidOutOfRange", "err_put_pid", p_list({2}), BOTH, has("bsp_put"), has(Re{"pid|process"}));
+ERR_ROW("ErrGetPidOutOfRange", "err_get_pid", p_list({3}), SHM, has("bsp_get"), has(Re{"pid|process"}));
+ERR_ROW("ErrPutUnregistered", "err_put_unreg", p_list({2}), BOTH, has("bsp_put"), has("not registered"));
+ERR_ROW("ErrGetUnregistered", "err_get_unreg", p_list({3}), SHM, has("bsp_get"), has("not registered"));
+ERR_ROW("ErrPutToRegistrationPushedThisSuperstep", "err_put_same_step", p_list({2}), SHM, has("bsp_put"),
+        has(Re{"this superstep|same superstep|not yet|next sync"}));
+ERR_ROW("ErrGetFromRegistrationPushedThisSuperstep", "err_get_same_step", p_list({2}), SHM, has("bsp_get"),
+        has(Re{"this superstep|same superstep|not yet|next sync"}));
+ERR_ROW("ErrPutPastTheEndSaysHowFar", "err_put_past", p_list({2, 3}), BOTH, has("bsp_put"), has(Re{"\\b3 bytes? past"}));
+ERR_ROW("ErrPutPastTheTargetsSmallerRegistration", "err_put_past_target", p_list({2}), SHM, has("bsp_put"),
+        has(Re{"\\b4 bytes? past"}));
+ERR_ROW("ErrGetPastTheEndSaysHowFar", "err_get_past", p_list({2}), SHM, has("bsp_get"), has(Re{"\\b5 bytes? past"}));
+ERR_ROW("ErrPutNegativeSize", "err_put_neg_size", p_list({2}), SHM, has("bsp_put"), has("negative"));
+ERR_ROW("ErrPutNegativeOffset", "err_put_neg_offset", p_list({2}), SHM, has("bsp_put"), has("negative"));
+ERR_ROW("ErrGetNegativeOffset", "err_get_neg_offset", p_list({2}), SHM, has("bsp_get"), has("negative"));
+ERR_ROW("ErrGetNegativeSize", "err_get_neg_size", p_list({2}), SHM, has("bsp_get"), has("negative"));
+ERR_ROW("ErrPushRegNegativeSize", "err_push_neg", p_list({2}), SHM, has("bsp_push_reg"), has("negative"));
+ERR_ROW("ErrPushRegNullWithSize", "err_push_null", p_list({2}), SHM, has("bsp_push_reg"), has("NULL"));
+ERR_ROW("ErrPutNullSource", "err_put_null_src", p_list({2}), SHM, has("bsp_put"), has("NULL"));
+ERR_ROW("ErrGetNullDestination", "err_get_null_dst", p_list({2}), SHM, has("bsp_get"), has("NULL"));
+ERR_ROW("ErrSendNullPayload", "err_send_null", p_list({2}), SHM, has("bsp_send"), has("NULL"));
+ERR_ROW("ErrSendNullTagWithTagSize", "err_send_null_tag", p_list({2}), SHM, has("bsp_send"), has("NULL"));
+ERR_ROW("ErrSendPidOutOfRange", "err_send_pid", p_list({2}), SHM, has("bsp_send"), has(Re{"pid|process"}));
+ERR_ROW("ErrPopRegWithoutRegistration", "err_pop_unreg", p_list({2}), BOTH, has("bsp_pop_reg"),
+        has(Re{"no registration|not registered"}));
+ERR_ROW("ErrPushPopCancelThenPut", "err_push_pop_cancel", p_list({2}), SHM, has("bsp_put"), has("not registered"));
+ERR_ROW("ErrPutAfterPop", "err_put_after_pop", p_list({2}), SHM, has("bsp_put"), has("not registered"));
+ERR_ROW("ErrPopRemovesNewestRegistration", "err_pop_newest", p_list({2}), SHM, has("bsp_put"),
+        has(Re{"\\b8 bytes? past"}));
+// Collective mismatches, reported at the sync, naming the first process that
+// differs from pid 0 (p = 3: pid 1 agrees with pid 0, pid 2 does not).
+ERR_ROW("ErrPushCountsDiffer", "err_push_count", p_list({3}), BOTH, has("bsp_push_reg"), has(Re{"\\b0\\b"}),
+        has(Re{"\\b2\\b"}));
+ERR_ROW("ErrPopCountsDiffer", "err_pop_count", p_list({3}), SHM, has("bsp_pop_reg"), has(Re{"\\b2\\b"}));
+ERR_ROW("ErrPopsOfDifferentRegistrations", "err_pop_different", p_list({3}), SHM, has("bsp_pop_reg"),
+        has(Re{"\\b2\\b"}));
+ERR_ROW("ErrTagsizeCallCountsDiffer", "err_tagsize_count", p_list({3}), SHM, has("bsp_set_tagsize"),
+        has(Re{"\\b2\\b"}));
+ERR_ROW("ErrTagsizeValuesDiffer", "err_tagsize_value", p_list({3}), BOTH, has("bsp_set_tagsize"), has(Re{"\\b2\\b"}));
+ERR_ROW("ErrMoveOnEmptyQueue", "err_move_empty", p_list({2}), SHM, has("bsp_move"), has("empty"));
+ERR_ROW("ErrSyncWhileOthersEnd", "err_sync_vs_end", p_list({2, 3}), BOTH, has(Re{"bsp_end"}), has(Re{"bsp_sync"}));
+ERR_ROW("ErrBeginTwice", "err_begin_twice", p_list({2}), SHM, has("bsp_begin"));
+ERR_ROW("ErrPidBeforeBegin", "err_before_begin bsp_pid", p_list({2}), SHM, has("bsp_pid"));
+ERR_ROW("ErrSyncBeforeBegin", "err_before_begin bsp_sync", p_list({2}), SHM, has("bsp_sync"));
+ERR_ROW("ErrPushRegBeforeBegin", "err_before_begin bsp_push_reg", p_list({2}), SHM, has("bsp_push_reg"));
+ERR_ROW("ErrTimeBeforeBegin", "err_before_begin bsp_time", p_list({2}), SHM, has("bsp_time"));
+ERR_ROW("ErrSyncAfterEnd", "err_after_end bsp_sync", p_list({2}), SHM, has("bsp_sync"));
+ERR_ROW("ErrPidAfterEnd", "err_after_end bsp_pid", p_list({3}), TCP, has("bsp_pid"));
+ERR_ROW("ErrSendAfterEnd", "err_after_end bsp_send", p_list({2}), SHM, has("bsp_send"));
+ERR_ROW("ErrQsizeAfterEnd", "err_after_end bsp_qsize", p_list({2}), SHM, has("bsp_qsize"));
+// A wrong (too small) bspk_expect: an error, not a hang or silent corruption.
+ERR_ROW("ErrExpectTooSmall", "err_expect_small", p_list({2, 3, 4}), BOTH, has(Re{"bsp_sync|bspk_sync|bspk_expect"}),
+        has(Re{"declared|expect"}));
+
+// bsp_abort: the message as given, exactly once, every process non-zero.
+#define ABORT_ROW(Test, name, procs_, provs)                                                                    \
+  SCENARIO_ROW({.test = Test, .args = name, .procs = procs_, .providers = provs, .status = fails_before_limit(), \
+                .out = {lacks("CHECK FAILED"), lacks("reached past"), exactly(1, "abort says 42 and xyz% done\n")}, \
+                .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"})
+ABORT_ROW("AbortFromOneProcessPrintsOnce", "abort_one", p_list({2, 3, 8}), BOTH);
+ABORT_ROW("AbortFromEveryProcessPrintsOnce", "abort_all", p_list({2, 8}), BOTH);
+ABORT_ROW("AbortBeforeBegin", "abort_before_begin", p_list({2}), SHM);
+ABORT_ROW("AbortAfterEnd", "abort_after_end", p_list({3}), SHM);
+
+int err(const std::string& name, int argc, char** argv) {
+  int v4 = 7;
+  uint8_t src[32];
+  std::memset(src, 1, sizeof src);
+  const std::string arg = argc > 2 ? argv[2] : "";
+  if (name == "err_before_begin") {
+    if (arg == "bsp_pid") std::printf("%d\n", bsp_pid());
+    if (arg == "bsp_sync") bsp_sync();
+    if (arg == "bsp_push_reg") bsp_push_reg(ex, 8);
+    if (arg == "bsp_time") std::printf("%g\n", bsp_time());
+    reached("a call before bsp_begin");
+  }
+  if (name == "abort_before_begin") {
+    const char* r = std::getenv("BSPK_RANK");
+    if (!r || std::atoi(r) == 0) bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
+    begin_all();
+    bsp_sync();
+    reached("bsp_abort before bsp_begin");
+  }
+  err_begin();
+  const int R = right();
+  if (name == "err_put_pid") {
+    if (me == 1) bsp_put(P, &v4, ex, 0, 4);
+    reached("bsp_put to pid P");
+  }
+  if (name == "err_get_pid") {
+    if (me == 1) bsp_get(-1, ex, 0, &v4, 4);
+    reached("bsp_get from pid -1");
+  }
+  if (name == "err_put_unreg") {
+    if (me == 1) bsp_put(R, &v4, &v4, 0, 4);
+    reached("bsp_put to an unregistered address");
+  }
+  if (name == "err_get_unreg") {
+    if (me == 1) bsp_get(R, &v4, 0, src, 4);
+    reached("bsp_get from an unregistered address");
+  }
+  if (name == "err_put_same_step" || name == "err_get_same_step") {
+    static int fresh = 0;
+    bsp_push_reg(&fresh, sizeof fresh);
+    if (me == 1) {
+      if (name == "err_put_same_step")
+        bsp_put(R, &v4, &fresh, 0, 4);
+      else
+        bsp_get(R, &fresh, 0, &v4, 4);
+    }
+    reached("a put/get to a registration pushed in the same superstep");
+  }
+  if (name == "err_put_past") {  // 8-byte target (pid 2 or 0), 5 bytes at offset 6: 3 past
+    if (me == 1) bsp_put(R, src, ex, 6, 5);
+    reached("bsp_put past the end");
+  }
+  if (name == "err_put_past_target") {  // pid 1 registered 16 bytes, pid 0 8: 12 bytes are 4 past
+    if (me == 1) bsp_put(0, src, ex, 0, 12);
+    reached("bsp_put past the end of the target's registration");
+  }
+  if (name == "err_get_past") {  // 8 bytes at offset 5 of pid 0's 8: 5 past
+    if (me == 1) bsp_get(0, ex, 5, src, 8);
+    reached("bsp_get past the end");
+  }
+  if (name == "err_put_neg_size") {
+    if (me == 1) bsp_put(R, src, ex, 0, -4);
+    reached("bsp_put of -4 bytes");
+  }
+  if (name == "err_put_neg_offset") {
+    if (me == 1) bsp_put(R, src, ex, -1, 4);
+    reached("bsp_put at offset -1");
+  }
+  if (name == "err_get_neg_offset") {
+    if (me == 1) bsp_get(R, ex, -2, src, 4);
+    reached("bsp_get at offset -2");
+  }
+  if (name == "err_get_neg_size") {
+    if (me == 1) bsp_get(R, ex, 0, src, -1);
+    reached("bsp_get of -1 bytes");
+  }
+  if (name == "err_push_neg") {
+    bsp_push_reg(src, me == 1 ? -8 : 8);
+    reached("bsp_push_reg of size -8");
+  }
+  if (name == "err_push_null") {
+    bsp_push_reg(me == 1 ? nullptr : src, 8);
+    reached("bsp_push_reg(NULL, 8)");
+  }
+  if (name == "err_put_null_src") {
+    if (me == 1) bsp_put(R, nullptr, ex, 0, 4);
+    reached("bsp_put from NULL");
+  }
+  if (name == "err_get_null_dst") {
+    if (me == 1) bsp_get(R, ex, 0, nullptr, 4);
+    reached("bsp_get into NULL");
+  }
+  if (name == "err_send_null") {
+    if (me == 1) bsp_send(R, nullptr, nullptr, 4);
+    reached("bsp_send of a NULL payload");
+  }
+  if (name == "err_send_null_tag") {
+    bsp_size_t t = 4;
+    bsp_set_tagsize(&t);
+    bsp_sync();
+    if (me == 1) bsp_send(R, nullptr, src, 4);
+    reached("bsp_send with a NULL tag and tag size 4");
+  }
+  if (name == "err_send_pid") {
+    if (me == 1) bsp_send(P + 1, nullptr, src, 4);
+    reached("bsp_send to pid P+1");
+  }
+  if (name == "err_pop_unreg") {
+    if (me == 1) bsp_pop_reg(src);
+    reached("bsp_pop_reg of an unregistered address");
+  }
+  if (name == "err_push_pop_cancel") {
+    static int e = 0;
+    bsp_push_reg(&e, sizeof e);
+    bsp_pop_reg(&e);
+    bsp_sync();
+    if (me == 1) bsp_put(R, &v4, &e, 0, 4);
+    reached("bsp_put to a registration pushed and popped in one superstep");
+  }
+  if (name == "err_put_after_pop") {
+    bsp_pop_reg(ex);
+    bsp_sync();
+    if (me == 1) bsp_put(R, &v4, ex, 0, 4);
+    reached("bsp_put to a popped registration");
+  }
+  if (name == "err_pop_newest") {  // ex: 8 (16 on pid 1), then 16 (24): pop the newest, put 16 bytes into 8
+    bsp_push_reg(ex, me == 1 ? 24 : 16);
+    bsp_sync();
+    bsp_put(R, src, ex, 0, 16);  // fits the newest registration
+    bsp_sync();
+    bsp_pop_reg(ex);
+    bsp_sync();
+    if (me == 1) bsp_put(0, src, ex, 0, 16);
+    reached("a 16-byte put into an 8-byte registration");
+  }
+  if (name == "err_push_count") {
+    static int extra = 0;
+    if (me == 2) bsp_push_reg(&extra, sizeof extra);
+    bsp_sync();
+    reached("a superstep in which pid 2 pushed one more registration");
+  }
+  if (name == "err_pop_count") {
+    static int a = 0, b = 0;
+    bsp_push_reg(&a, sizeof a);
+    bsp_push_reg(&b, sizeof b);
+    bsp_sync();
+    bsp_pop_reg(&a);
+    if (me == 2) bsp_pop_reg(&b);
+    bsp_sync();
+    reached("a superstep in which pid 2 popped one more registration");
+  }
+  if (name == "err_pop_different") {
+    static int a = 0, b = 0;
+    bsp_push_reg(&a, sizeof a);
+    bsp_push_reg(&b, sizeof b);
+    bsp_sync();
+    bsp_pop_reg(me == 2 ? &b : &a);
+    bsp_sync();
+    reached("a superstep in which pid 2 popped another registration");
+  }
+  if (name == "err_tagsize_count") {
+    bsp_size_t t = 4;
+    bsp_set_tagsize(&t);
+    if (me == 2) {
+      t = 4;
+      bsp_set_tagsize(&t);
+    }
+    bsp_sync();
+    reached("a superstep in which pid 2 called bsp_set_tagsize twice");
+  }
+  if (name == "err_tagsize_value") {
+    bsp_size_t t = me == 2 ? 8 : 4;
+    bsp_set_tagsize(&t);
+    bsp_sync();
+    reached("a superstep in which pid 2 set another tag size");
+  }
+  if (name == "err_move_empty") {
+    if (me == 1) bsp_move(src, 4);
+    reached("bsp_move on an empty queue");
+  }
+  if (name == "err_sync_vs_end") {
+    if (me == 0) {
+      bsp_end();
+      std::printf("reached past bsp_end while others are in bsp_sync on pid 0\n");
+      std::fflush(stdout);
+      std::exit(0);
+    }
+    bsp_sync();
+    reached("bsp_sync while pid 0 is in bsp_end");
+  }
+  if (name == "err_begin_twice") {
+    if (me == 1) bsp_begin(P);
+    reached("a second bsp_begin");
+  }
+  if (name == "err_after_end") {
+    bsp_end();
+    if (me == 1) {
+      bsp_nprocs_t n;
+      bsp_size_t b;
+      if (arg == "bsp_sync") bsp_sync();
+      if (arg == "bsp_pid") std::printf("%d\n", bsp_pid());
+      if (arg == "bsp_send") bsp_send(0, nullptr, src, 4);
+      if (arg == "bsp_qsize") bsp_qsize(&n, &b);
+      std::printf("reached past a call after bsp_end on pid 1\n");
+      std::fflush(stdout);
+    }
+    return 0;
+  }
+  if (name == "err_expect_small") {
+    // Every process puts into every other one: P - 1 batches arrive, P - 2
+    // declared (P = 2: 0). Then more supersteps, so that a late batch has
+    // somewhere to land.
+    for (int t = 0; t < P; ++t)
+      if (t != me) bsp_put(t, &v4, ex, 0, 4);
+    if (bspk_expect(P - 2) != BSPK_OK)  // an error too: the declaration refused
+      bsp_abort("bspk_expect refused the declaration: %s\n", bspk_error_string());
+    bsp_sync();
+    for (int s = 0; s < 3; ++s) {
+      bsp_put(R, &v4, ex, 0, 4);
+      bspk_expect(R == me ? 0 : 1);
+      bsp_sync();
+    }
+    reached("a sync with a too small bspk_expect");
+  }
+  if (name == "abort_one") {
+    bsp_sync();
+    if (me == P - 1) {
+      usleep(20000);
+      bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
+    }
+    bsp_sync();
+    reached("bsp_abort on the last pid");
+  }
+  if (name == "abort_all") {
+    bsp_sync();
+    bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
+  }
+  if (name == "abort_after_end") {
+    bsp_end();
+    if (me == 1) bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
+    return 0;
+  }
+  bsp_abort("unknown scenario '%s'", name.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bsplib_scenarios NAME [args] | bsplib_scenarios --list\n");
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--list") return scen::print_table(stdout);  // before any bsp call
+  if (name == "start") return start(argc, argv);
+  if (name == "drma") return drma(argc, argv);
+  if (name == "reg") return reg(argc, argv);
+  if (name == "bsmp") return bsmp(argc, argv);
+  if (name.compare(0, 4, "err_") == 0 || name.compare(0, 6, "abort_") == 0) return err(name, argc, argv);
+  std::fprintf(stderr, "bsplib_scenarios: unknown scenario '%s'\n", name.c_str());
+  return 2;
+}
