@@ -583,21 +583,20 @@ void send_batches(const char* fn, bool ending) {
   if (!S.ops.empty() || ending) {
     for (int j = 0; j < S.nprocs_all; ++j) {
       if (j == S.pid) continue;
-      Outbox& o = outbox(j);
       if (!S.ops.empty() && j < S.P) {
         Header h{kOps, 0, 0, 0, S.ops.size()};
-        put_record(o, h, S.ops.data(), S.ops.size() * sizeof(Op));
+        put_record(outbox(j), h, S.ops.data(), S.ops.size() * sizeof(Op));
       }
       if (ending) {
         Header h{kEnd, 0, 0, 0, 0};
-        put_record(o, h, nullptr, 0);
+        put_record(outbox(j), h, nullptr, 0);
       }
     }
   }
   for (int j : S.touched) {
     if (j == S.pid) continue;
     Outbox& o = S.out[static_cast<size_t>(j)];
-    check(fn, bspk_send(j, o.region(), o.used));
+    if (o.used) check(fn, bspk_send(j, o.region(), o.used));
   }
 }
 
