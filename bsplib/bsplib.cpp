@@ -169,6 +169,14 @@ class Outbox {
   bspk_ptr region() const { return region_; }
   std::vector<Span> spans() const;  // the written part
   void drop();
+  // Local batch: swap its buffer with `into` (the old inbox becomes the next
+  // buffer) and return the bytes written.
+  size_t take_heap(std::vector<char>& into) {
+    size_t n = used;
+    heap_.swap(into);
+    used = 0;
+    return n;
+  }
 
  private:
   void ensure(size_t need);
@@ -647,20 +655,9 @@ void superstep(const char* fn, bool ending) {
     S.held.push_back(region);
     readers[static_cast<size_t>(src)] = std::make_unique<Reader>(region_spans(region));
   }
-  Outbox& self = S.out[static_cast<size_t>(me)];
-  S.local_in.assign(static_cast<size_t>(0), 0);
-  {
-    std::vector<Span> sp = self.spans();
-    size_t n = 0;
-    for (auto& s : sp) n += s.len;
-    S.local_in.resize(n);
-    size_t at = 0;
-    for (auto& s : sp) {
-      std::memcpy(S.local_in.data() + at, s.base, s.len);
-      at += s.len;
-    }
-    if (n) readers[static_cast<size_t>(me)] = std::make_unique<Reader>(std::vector<Span>{{S.local_in.data(), n}});
-  }
+  // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
+  size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in);
+  if (nself) readers[static_cast<size_t>(me)] = std::make_unique<Reader>(std::vector<Span>{{S.local_in.data(), nself}});
   for (int j = 0; j < S.nprocs_all; ++j)
     if (readers[static_cast<size_t>(j)]) in[static_cast<size_t>(j)] = parse(*readers[static_cast<size_t>(j)], j);
 
