@@ -345,7 +345,8 @@ int drma(int argc, char** argv) {
 // per process); takes effect at the next sync (a registration popped in a
 // superstep still works in it); the same address registered twice: the newest
 // is used (sizes differ, so the bounds tell which: a 16-byte put fits only
-// the newer one) and popped first; pops need not be LIFO across addresses;
+// the newer one) and popped first (8, 16, pop, 4, pop: an 8-byte put fits
+// again); pops need not be LIFO across addresses;
 // NULL registrations with size 0 on odd pids, and a NULL pop there matching
 // a real pop on the even pids (not the latest registration: the one below
 // must stay usable). Push then pop in one superstep cancel (the error side
@@ -432,13 +433,27 @@ int reg(int argc, char** argv) {
   if (even) CHECK(*q2 == 0x5100 + static_cast<uint64_t>(last_even), "q2 = 0x%llx", (unsigned long long)*q2);
   CHECK(*q1 == 0, "q1 was written");
 
-  // ---- 5, 6: a registration made after the NULL pops lines up too.
+  // ---- 5: a registration made after the NULL pops lines up too; arr gets a
+  // third, smaller registration (4 bytes; the 8-byte one below it).
   bsp_push_reg(r, sizeof(int));
+  bsp_push_reg(arr, 4);
   sync_m(all_others());
+  // ---- 6: r; 4 bytes into arr, whose newest (4-byte) registration is popped
+  // in this superstep.
   int rv = 400 + me;
   bsp_put(R, &rv, r, 0, sizeof rv);
-  sync_m(others({L}));
+  uint8_t four[4];
+  fill(four, 4, me, 13);
+  bsp_put(R, four, arr, 0, 4);
+  bsp_pop_reg(arr);
+  sync_m(all_others());
   CHECK(*r == 400 + L, "r = %d", *r);
+  CHECK(holds(arr, 4, L, 13) && holds(arr + 4, 4, L, 12, 4), "4-byte put into the newest registration of arr");
+  // ---- 7: the pop removed the newest (4 bytes): 8 bytes fit again.
+  fill(eight, 8, me, 14);
+  bsp_put(R, eight, arr, 0, 8);
+  sync_m(others({L}));
+  CHECK(holds(arr, 8, L, 14), "8-byte put into arr after popping its newest (4-byte) registration");
 
   bsp_pop_reg(r);
   bsp_pop_reg(even ? static_cast<void*>(q2) : nullptr);
