@@ -763,6 +763,16 @@ ABORT_ROW("AbortFromEveryProcessPrintsOnce", "abort_all", p_list({2, 8}), BOTH);
 ABORT_ROW("AbortBeforeBegin", "abort_before_begin", p_list({2}), SHM);
 ABORT_ROW("AbortFromEveryProcessBeforeBeginPrintsOnce", "abort_all_before_begin", p_list({4}), SHM);
 ABORT_ROW("AbortAfterEnd", "abort_after_end", p_list({3}), SHM);
+ABORT_ROW("AbortFromEveryProcessAfterEndPrintsOnce", "abort_all_after_end", p_list({4}), SHM);
+
+// Wait for the next 200 ms boundary of the wall clock (at least 200 ms
+// ahead), so that processes not synchronised by BSPlib act together.
+void together() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const long ms = ts.tv_nsec / 1000000;
+  usleep(static_cast<useconds_t>(((ms / 200 + 2) * 200 - ms) * 1000));
+}
 
 int err(const std::string& name, int argc, char** argv) {
   int v4 = 7;
@@ -781,11 +791,7 @@ int err(const std::string& name, int argc, char** argv) {
     reached("a call before bsp_begin");
   }
   if (name == "abort_all_before_begin") {
-    // Together: at the next 200 ms boundary of the wall clock.
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    const long ms = ts.tv_nsec / 1000000;
-    usleep(static_cast<useconds_t>(((ms / 200 + 2) * 200 - ms) * 1000));
+    together();
     bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
   }
   if (name == "abort_before_begin") {
@@ -1017,6 +1023,11 @@ int err(const std::string& name, int argc, char** argv) {
     bsp_end();
     if (me == 1) bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
     return 0;
+  }
+  if (name == "abort_all_after_end") {
+    bsp_end();
+    together();
+    bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
   }
   bsp_abort("unknown scenario '%s'", name.c_str());
 }
