@@ -63,7 +63,8 @@ RAW="$OUT/raw.lines"
 : >"$RAW"
 NCORES=$(nproc)
 
-if [ $QUICK = 1 ]; then QARG=--quick; else QARG=; fi
+# A run that takes longer than LIMIT seconds is ended (its rows so far count).
+if [ $QUICK = 1 ]; then QARG=--quick LIMIT=120; else QARG= LIMIT=300; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # run_bspk PROVIDER P PROGRAM ARGS...
@@ -75,7 +76,7 @@ run_bspk() {
     rings=off
     if [ "$p" -le "$NCORES" ]; then exch=direct; else exch=tree; fi
   fi
-  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 300 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
+  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout $LIMIT "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }
 # run_mpi PROVIDER P PROGRAM ARGS...
 run_mpi() {
@@ -87,14 +88,17 @@ run_mpi() {
     *) echo "bsplib_bench.sh: unknown provider $prov (shm or tcp)" >&2; exit 2 ;;
   esac
   # shellcheck disable=SC2086
-  timeout 300 mpirun -n "$p" $bind $mca "$@"
+  timeout $LIMIT mpirun -n "$p" $bind $mca "$@"
 }
 # one PROVIDER ROUND LIB P PROGRAM ARGS...: run it, keep its csv lines.
 one() {
   prov=$1 round=$2 lib=$3 p=$4; shift 4
   echo "bsplib_bench.sh: $prov p=$p round $round: $(basename "$1")" >&2
-  if ! "run_$lib" "$prov" "$p" "$@" >"$OUT/last.out" 2>"$OUT/last.err"; then
-    echo "bsplib_bench.sh: FAILED: $lib $* on $prov p=$p (stderr below)" >&2
+  rc=0
+  "run_$lib" "$prov" "$p" "$@" >"$OUT/last.out" 2>"$OUT/last.err" || rc=$?
+  if [ $rc != 0 ]; then
+    if [ $rc = 124 ]; then why="timed out after $LIMIT s"; else why="exit status $rc"; fi
+    echo "bsplib_bench.sh: FAILED ($why): $lib $* on $prov p=$p (stderr below)" >&2
     tail -20 "$OUT/last.err" >&2
     FAILED=1
   fi

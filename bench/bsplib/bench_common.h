@@ -14,6 +14,11 @@
  * the run. The destination array holds hmax words per source: word k from s
  * lands at index s * hmax + k. With p = 1 the words go to the process itself.
  *
+ * Timing: BB_WARMUP untimed repetitions, then timed ones in chunks until the
+ * time budget (--budget, per measurement) is spent (bb_next_chunk): a
+ * measurement costs about the budget whatever one repetition costs, within
+ * --reps MIN,MAX repetitions.
+ *
  * Output, pid 0 only, one line per measurement:
  *   csv,<library>,<kind>,<variant>,<p>,<h>,<a>,<b>,<reps>,<ok>
  * library: bsplib | mpi. kind:
@@ -207,11 +212,14 @@ static inline double bb_median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Repetitions for a measurement whose warm-up took `est` seconds per repetition
- * (maximum over processes): the time budget's worth, within [rmin, rmax]. */
-static inline int bb_reps(const bb_opts *o, double est) {
-    double r = est > 0 ? o->budget / est : o->rmax;
-    return r < o->rmin ? o->rmin : r > o->rmax ? o->rmax : (int)r;
+/* Timed repetitions run in chunks: o->rmin first, then as many again as have
+ * run (doubling), until the slowest process has spent the time budget or
+ * o->rmax repetitions have run. Returns the next chunk's size, 0 when done;
+ * `spent` is the maximum over processes of the timed time so far, so every
+ * process decides the same. A chunk boundary costs one untimed superstep. */
+static inline int bb_next_chunk(const bb_opts *o, int done, double spent) {
+    if (done >= o->rmax || spent >= o->budget) return 0;
+    return done < o->rmax - done ? done : o->rmax - done;
 }
 
 /* Statistics of one measurement from the gathered times: all[q * stride + r]

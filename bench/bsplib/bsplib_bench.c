@@ -20,8 +20,8 @@
  *               m = the number of other processes that put to this one (p - 1).
  * g and l: least-squares fit of T(h) = g h + l over the h of put, hpput and send.
  *
- * Timing: per measurement, BB_WARMUP untimed repetitions, then R timed ones
- * (R from the warm-up's time and --budget, maximum over processes). A
+ * Timing: per measurement, BB_WARMUP untimed repetitions, then timed ones in
+ * chunks until the --budget is spent (bb_next_chunk, bench_common.h). A
  * repetition's time runs from before its first communication call to the
  * return of bsp_sync (and, for send, the end of draining). Puts are verified
  * after the timed loop, sends in every repetition (count and sum). The times
@@ -116,22 +116,22 @@ static double measure(int v, int h) {
     memset(dst, 0, (size_t)P * O.hmax * sizeof *dst);
     bsp_sync();
 
-    double w = 0;
-    for (int r = 0; r < BB_WARMUP; r++) {
-        double t0 = bsp_time();
-        one_rep(v, h);
-        w += bsp_time() - t0;
-    }
-    int reps = bb_reps(&O, max_all(w / BB_WARMUP));
+    for (int r = 0; r < BB_WARMUP; r++) one_rep(v, h);
 
     long bad = 0;
-    double tl = bsp_time();
-    for (int r = 0; r < reps; r++) {
-        double t0 = bsp_time();
-        bad += one_rep(v, h);
-        times[r] = bsp_time() - t0;
+    int reps = 0;
+    double loop = 0;
+    for (int chunk = O.rmin; chunk > 0; chunk = bb_next_chunk(&O, reps, max_all(loop))) {
+        double tl = bsp_time();
+        for (int r = reps; r < reps + chunk; r++) {
+            double t0 = bsp_time();
+            bad += one_rep(v, h);
+            times[r] = bsp_time() - t0;
+        }
+        loop += bsp_time() - tl;
+        reps += chunk;
     }
-    times[reps] = bsp_time() - tl;
+    times[reps] = loop;
     if (v != V_SYNC && v != V_SEND) bad += bb_check_dst(dst, me, h, P, O.hmax);
     times[reps + 1] = (double)bad;
     if (bad)

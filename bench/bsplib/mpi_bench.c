@@ -17,7 +17,8 @@
  *            repetition closed by MPI_Win_fence(0, win); h as bsplib_bench
  *            (so h = p is on the curve: the comparison for put-expect).
  * g and l: least-squares fit of T(h) = g h + l over the put curve.
- * Timing as bsplib_bench: warm-up, R timed repetitions, MPI_Gather of the
+ * Timing as bsplib_bench: warm-up, timed repetitions in chunks until the
+ * budget is spent (MPI_Allreduce between chunks), MPI_Gather of the
  * times at pid 0 (median over repetitions of the slowest process). Puts are
  * verified after the timed loop. Exit status 1 if any verification failed.
  */
@@ -61,24 +62,23 @@ static double measure(int v, int h) {
     memset(dst, 0, (size_t)P * O.hmax * sizeof *dst);
     MPI_Win_fence(0, win);
 
-    double w = 0, est;
-    for (int r = 0; r < BB_WARMUP; r++) {
-        double t0 = MPI_Wtime();
-        one_rep(v, h);
-        w += MPI_Wtime() - t0;
-    }
-    w /= BB_WARMUP;
-    MPI_Allreduce(&w, &est, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    int reps = bb_reps(&O, est);
+    for (int r = 0; r < BB_WARMUP; r++) one_rep(v, h);
 
     long bad = 0;
-    double tl = MPI_Wtime();
-    for (int r = 0; r < reps; r++) {
-        double t0 = MPI_Wtime();
-        one_rep(v, h);
-        times[r] = MPI_Wtime() - t0;
+    int reps = 0;
+    double loop = 0, spent = 0;
+    for (int chunk = O.rmin; chunk > 0; chunk = bb_next_chunk(&O, reps, spent)) {
+        double tl = MPI_Wtime();
+        for (int r = reps; r < reps + chunk; r++) {
+            double t0 = MPI_Wtime();
+            one_rep(v, h);
+            times[r] = MPI_Wtime() - t0;
+        }
+        loop += MPI_Wtime() - tl;
+        reps += chunk;
+        MPI_Allreduce(&loop, &spent, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
-    times[reps] = MPI_Wtime() - tl;
+    times[reps] = loop;
     if (v == V_PUT) bad = bb_check_dst(dst, me, h, P, O.hmax);
     times[reps + 1] = (double)bad;
     if (bad) fprintf(stderr, "mpi_bench: pid %d: %s h=%d: %ld words wrong or missing\n", me, variant_name[v], h, bad);
