@@ -583,21 +583,20 @@ void send_batches(const char* fn, bool ending) {
   if (!S.ops.empty() || ending) {
     for (int j = 0; j < S.nprocs_all; ++j) {
       if (j == S.pid) continue;
-      Outbox& o = outbox(j);
       if (!S.ops.empty() && j < S.P) {
         Header h{kOps, 0, 0, 0, S.ops.size()};
-        put_record(o, h, S.ops.data(), S.ops.size() * sizeof(Op));
+        put_record(outbox(j), h, S.ops.data(), S.ops.size() * sizeof(Op));
       }
       if (ending) {
         Header h{kEnd, 0, 0, 0, 0};
-        put_record(o, h, nullptr, 0);
+        put_record(outbox(j), h, nullptr, 0);
       }
     }
   }
   for (int j : S.touched) {
     if (j == S.pid) continue;
     Outbox& o = S.out[static_cast<size_t>(j)];
-    check(fn, bspk_send(j, o.region(), o.used));
+    if (o.used) check(fn, bspk_send(j, o.region(), o.used));
   }
 }
 
@@ -812,6 +811,10 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   if (!argc) argc = &dummy_argc;
   // The layer reports BSPk's errors itself, naming the BSPlib call.
   setenv("BSPK_ERRORS", "quiet", 0);
+  // A BSPlib superstep may compute for long; a dead process still ends the
+  // job within seconds (the launcher sees it), so wait up to an hour for a
+  // slow one unless the user says otherwise.
+  setenv("BSPK_SYNC_TIMEOUT", "3600", 0);
   if (bspk_init(argc, argv) != BSPK_OK) fatal(fn, "cannot start the runtime: %s", bspk_error_string());
   S.pid = bspk_pid();
   S.nprocs_all = bspk_nprocs();
