@@ -70,8 +70,13 @@ std::string where(const char* call) {
 
 void abort_job(const std::string& line, int code) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
+  // Under bspkrun the launcher prints the first abort of the job, so
+  // processes aborting together print the message once.
+  bool launcher_prints = rt && rt->boot && rt->boot->launcher_prints_abort();
+  if (!launcher_prints) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  }
   if (rt && rt->boot) rt->boot->abort(code, line);
   _exit(code);
 }

@@ -113,31 +113,41 @@ class Reader {
   size_t total() const { return total_; }
   // Pointer to [off, off + n) if it lies within one span, else nullptr.
   const char* at(size_t off, size_t n) const {
-    size_t o = 0;
-    for (auto& s : spans_) {
-      if (off < o + s.len) return off + n <= o + s.len ? s.base + (off - o) : nullptr;
-      o += s.len;
-    }
-    return n == 0 ? "" : nullptr;
+    size_t i = find(off);
+    if (i == spans_.size()) return n == 0 ? "" : nullptr;
+    size_t in = off - start_[i];
+    return in + n <= spans_[i].len ? spans_[i].base + in : nullptr;
   }
   void copy(size_t off, void* dst, size_t n) const {
     char* d = static_cast<char*>(dst);
-    size_t o = 0;
-    for (auto& s : spans_) {
-      if (n == 0) break;
-      if (off < o + s.len) {
-        size_t k = std::min(n, o + s.len - off);
-        std::memcpy(d, s.base + (off - o), k);
-        d += k;
-        off += k;
-        n -= k;
-      }
-      o += s.len;
+    for (size_t i = find(off); n > 0 && i < spans_.size(); ++i) {
+      size_t in = off - start_[i];
+      size_t k = std::min(n, spans_[i].len - in);
+      std::memcpy(d, spans_[i].base + in, k);
+      d += k;
+      off += k;
+      n -= k;
     }
   }
 
  private:
+  // The span holding byte off (records are read in order: start at the last one).
+  size_t find(size_t off) const {
+    if (start_.empty()) {
+      size_t o = 0;
+      for (auto& s : spans_) {
+        start_.push_back(o);
+        o += s.len;
+      }
+    }
+    size_t i = last_ < spans_.size() && start_[last_] <= off ? last_ : 0;
+    while (i < spans_.size() && off >= start_[i] + spans_[i].len) ++i;
+    last_ = i;
+    return i;
+  }
   std::vector<Span> spans_;
+  mutable std::vector<size_t> start_;
+  mutable size_t last_ = 0;
   size_t total_ = 0;
 };
 
@@ -159,12 +169,21 @@ class Outbox {
   bspk_ptr region() const { return region_; }
   std::vector<Span> spans() const;  // the written part
   void drop();
+  // Local batch: swap its buffer with `into` (the old inbox becomes the next
+  // buffer) and return the bytes written.
+  size_t take_heap(std::vector<char>& into) {
+    size_t n = used;
+    heap_.swap(into);
+    used = 0;
+    return n;
+  }
 
  private:
   void ensure(size_t need);
   void map_spans();
   bspk_ptr region_ = BSPK_NULL;
   std::vector<Span> frames_;  // spans of the whole region
+  size_t cap_ = 0;            // bytes in frames_
   std::vector<char> heap_;    // local batch
 };
 
@@ -258,8 +277,11 @@ void Outbox::map_spans() {
   frames_.clear();
   bspk_ptr p = region_;
   void* base = nullptr;
+  cap_ = 0;
   while (size_t n = bspk_span(p, &base)) {
+    if (n != S.frame) fatal("bsp_sync", "internal: a batch frame of %zu bytes, not %zu", n, S.frame);
     frames_.push_back({static_cast<char*>(base), n});
+    cap_ += n;
     p = bspk_incr(p, static_cast<ptrdiff_t>(n));
   }
 }
@@ -269,12 +291,8 @@ void Outbox::ensure(size_t need) {
     if (heap_.size() < need) heap_.resize(std::max(need, heap_.size() * 2 + 256));
     return;
   }
-  size_t cap = 0;
-  for (auto& f : frames_) cap += f.len;
-  if (!bspk_is_null(region_) && need <= cap) {
-    if (frames_.empty()) map_spans();
-    return;
-  }
+  size_t cap = cap_;
+  if (!bspk_is_null(region_) && need <= cap) return;
   size_t ncap = std::max(need, std::max(cap * 2, S.frame));
   ncap = (ncap + S.frame - 1) / S.frame * S.frame;
   bspk_ptr r = bspk_malloc("", 0, ncap, 1);
@@ -329,17 +347,15 @@ void Outbox::write(const void* src, size_t n) {
     used += n;
     return;
   }
-  size_t o = 0;
-  for (auto& f : frames_) {
-    if (n == 0) break;
-    if (used < o + f.len) {
-      size_t k = std::min(n, o + f.len - used);
-      std::memcpy(f.base + (used - o), s, k);
-      s += k;
-      used += k;
-      n -= k;
-    }
-    o += f.len;
+  // Frames of a region from bspk_malloc are all S.frame bytes: frame k holds
+  // bytes [k F, (k + 1) F).
+  while (n > 0) {
+    size_t k = used / S.frame, in = used % S.frame;
+    size_t c = std::min(n, frames_[k].len - in);
+    std::memcpy(frames_[k].base + in, s, c);
+    s += c;
+    used += c;
+    n -= c;
   }
 }
 
@@ -363,6 +379,7 @@ void Outbox::drop() {
   if (!bspk_is_null(region_)) bspk_free(region_);
   region_ = BSPK_NULL;
   frames_.clear();
+  cap_ = 0;
   heap_.clear();
   used = 0;
 }
@@ -583,21 +600,20 @@ void send_batches(const char* fn, bool ending) {
   if (!S.ops.empty() || ending) {
     for (int j = 0; j < S.nprocs_all; ++j) {
       if (j == S.pid) continue;
-      Outbox& o = outbox(j);
       if (!S.ops.empty() && j < S.P) {
         Header h{kOps, 0, 0, 0, S.ops.size()};
-        put_record(o, h, S.ops.data(), S.ops.size() * sizeof(Op));
+        put_record(outbox(j), h, S.ops.data(), S.ops.size() * sizeof(Op));
       }
       if (ending) {
         Header h{kEnd, 0, 0, 0, 0};
-        put_record(o, h, nullptr, 0);
+        put_record(outbox(j), h, nullptr, 0);
       }
     }
   }
   for (int j : S.touched) {
     if (j == S.pid) continue;
     Outbox& o = S.out[static_cast<size_t>(j)];
-    check(fn, bspk_send(j, o.region(), o.used));
+    if (o.used) check(fn, bspk_send(j, o.region(), o.used));
   }
 }
 
@@ -639,20 +655,9 @@ void superstep(const char* fn, bool ending) {
     S.held.push_back(region);
     readers[static_cast<size_t>(src)] = std::make_unique<Reader>(region_spans(region));
   }
-  Outbox& self = S.out[static_cast<size_t>(me)];
-  S.local_in.assign(static_cast<size_t>(0), 0);
-  {
-    std::vector<Span> sp = self.spans();
-    size_t n = 0;
-    for (auto& s : sp) n += s.len;
-    S.local_in.resize(n);
-    size_t at = 0;
-    for (auto& s : sp) {
-      std::memcpy(S.local_in.data() + at, s.base, s.len);
-      at += s.len;
-    }
-    if (n) readers[static_cast<size_t>(me)] = std::make_unique<Reader>(std::vector<Span>{{S.local_in.data(), n}});
-  }
+  // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
+  size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in);
+  if (nself) readers[static_cast<size_t>(me)] = std::make_unique<Reader>(std::vector<Span>{{S.local_in.data(), nself}});
   for (int j = 0; j < S.nprocs_all; ++j)
     if (readers[static_cast<size_t>(j)]) in[static_cast<size_t>(j)] = parse(*readers[static_cast<size_t>(j)], j);
 
@@ -812,6 +817,10 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   if (!argc) argc = &dummy_argc;
   // The layer reports BSPk's errors itself, naming the BSPlib call.
   setenv("BSPK_ERRORS", "quiet", 0);
+  // A BSPlib superstep may compute for long; a dead process still ends the
+  // job within seconds (the launcher sees it), so wait up to an hour for a
+  // slow one unless the user says otherwise.
+  setenv("BSPK_SYNC_TIMEOUT", "3600", 0);
   if (bspk_init(argc, argv) != BSPK_OK) fatal(fn, "cannot start the runtime: %s", bspk_error_string());
   S.pid = bspk_pid();
   S.nprocs_all = bspk_nprocs();
