@@ -22,6 +22,8 @@
 #include "api/runtime.h"
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/env.h"
+#include "boot/bootstrap.h"
 
 using namespace bspk;
 using namespace bspk::api;
@@ -68,8 +70,13 @@ std::string where(const char* call) {
 
 void abort_job(const std::string& line, int code) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
+  // Under bspkrun the launcher prints the first abort of the job, so
+  // processes aborting together print the message once.
+  bool launcher_prints = rt && rt->boot && rt->boot->launcher_prints_abort();
+  if (!launcher_prints) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  }
   if (rt && rt->boot) rt->boot->abort(code, line);
   _exit(code);
 }
@@ -134,6 +141,25 @@ void bspk_abort(const char* fmt, ...) {
   va_end(ap);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
   abort_job(where("bspk_abort") + ": " + msg, 1);
+}
+
+void bspk_abort_text(const char* message) {
+  std::string msg = message ? message : "(no message)";
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  abort_job(msg, 1);
+}
+
+int bspk_launched(void) {
+  try {
+    std::string kind = boot::bootstrap_kind();
+    if (kind == "singleton") return 0;
+    if (kind == "bspkrun") return static_cast<int>(env::get_int(config::name(config::Var::NPROCS), -1, 1, 1 << 24));
+    for (const char* v : {"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "PMI_SIZE"})
+      if (env::get(v)) return static_cast<int>(env::get_int(v, -1, 1, 1 << 24));
+    return -1;
+  } catch (const std::exception&) {
+    return -1;  // a launcher's variable is malformed: bspk_init will say which
+  }
 }
 
 const char* bspk_error_string(void) { return last_error.c_str(); }

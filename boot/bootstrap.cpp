@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -86,8 +87,9 @@ class Launcher final : public Bootstrap {
     int32_t c = code;
     std::memcpy(p.data(), &c, 4);
     p += message;
-    send_msg(fd_, Msg::Abort, p);
+    if (!send_msg(fd_, Msg::Abort, p)) std::fprintf(stderr, "%s\n", message.c_str());  // launcher gone: say it here
   }
+  bool launcher_prints_abort() const override { return true; }
   void finalized() override { send_msg(fd_, Msg::Finalized, ""); }
 
   bool alive() override {

@@ -36,6 +36,10 @@ class Bootstrap {
   // Tell the launcher this process is ending the job (bspk_abort); the launcher
   // ends every other process. Does not exit.
   virtual void abort(int exit_code, const std::string& message) = 0;
+  // True when abort() makes the launcher print the message (once for the
+  // job, however many processes abort at the same time); else the process
+  // prints it itself.
+  virtual bool launcher_prints_abort() const { return false; }
   // Tell the launcher this process finalised (an exit without it is an error).
   virtual void finalized() = 0;
   // Called from exit() when the process did not finalize: report it (in which

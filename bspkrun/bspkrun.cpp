@@ -452,7 +452,17 @@ void Launcher::handle_client(int fd) {
     case Msg::Abort: {
       int32_t code = 1;
       if (pl.size() >= 4) std::memcpy(&code, pl.data(), 4);
-      // The process printed its own message; say only what happens next.
+      // The first abort's message is printed here, once for the job (the
+      // process does not print it), after what the process wrote before it.
+      if (!failing_) {
+        Proc& p = procs_[rank];
+        if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
+        if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
+        if (pl.size() > 4) {
+          std::fflush(stdout);
+          std::fprintf(stderr, "%s\n", pl.c_str() + 4);
+        }
+      }
       fail_job(code ? code : 1, strprintf("bspkrun: pid %d called bspk_abort; ending the job", rank));
       break;
     }

@@ -137,6 +137,24 @@ BSPK_API void bspk_abort(const char *fmt, ...)
 #endif
     ;
 
+/* Beyond the paper, for layers with their own message format (BSPlib's
+ * bsp_abort): end every process of the job like bspk_abort, printing message
+ * exactly as given on stderr (no pid or superstep prefix; a trailing newline
+ * is added when missing), once. Works before bspk_init too. Never returns. */
+BSPK_API void bspk_abort_text(const char *message)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Beyond the paper: how this process was started, read from the environment
+ * without starting the runtime. Returns the number of processes bspk_init
+ * will join (bspkrun -n P: P; srun: the step's tasks), -1 when a launcher
+ * started the process but the number is known only after bspk_init (PMIx
+ * outside Slurm), and 0 when the program was started directly (bspk_init
+ * then runs it as a single process). Never fails. */
+BSPK_API int bspk_launched(void);
+
 /* Message describing the last error on this process ("" if none). */
 BSPK_API const char *bspk_error_string(void);
 

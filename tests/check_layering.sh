@@ -18,6 +18,7 @@ declare -A allowed=(
   [dsm]="base comem sync dsm"
   [api]="base boot comem fabric sync mp dsm api"
   [bspkrun]="base boot"
+  [bsplib]="bsplib"
 )
 bad=0
 for dir in "${!allowed[@]}"; do

@@ -21,4 +21,15 @@ cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/d
 cmake --build "$work/cmake" >/dev/null
 "$prefix/bin/bspkrun" -n 2 "$work/cmake/app" | grep -c ': ok$' | grep -qx 2
 "$prefix/bin/bspkrun" -n 2 "$work/cmake/app_static" | grep -c ': ok$' | grep -qx 2
-echo "install check: pkg-config and find_package (shared, static) ok"
+# BSPlib: bsp.h in include/bspk, bspcc, bsprun, pkg-config bspk-bsplib, bspk::bsplib
+test -f "$prefix/include/bspk/bsp.h"
+test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/bin/bsprun"
+"$prefix/bin/bspcc" -O2 -Wall -o "$work/bsp_app" "$src/tests/install/bsp_app.c" -lm
+"$prefix/bin/bsprun" -n 3 "$work/bsp_app" | grep -c ': bsp ok$' | grep -qx 3
+cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
+"$prefix/bin/bspcxx" -O2 -o "$work/bsp_app_cxx" "$work/bsp_app.cpp"
+"$prefix/bin/bsprun" -n 2 "$work/bsp_app_cxx" | grep -c ': bsp ok$' | grep -qx 2
+cc -std=c99 -o "$work/bsp_app_pc" "$src/tests/install/bsp_app.c" $(pkg-config --cflags --libs bspk-bsplib)
+"$prefix/bin/bsprun" -n 2 "$work/bsp_app_pc" | grep -c ': bsp ok$' | grep -qx 2
+"$prefix/bin/bsprun" -n 2 "$work/cmake/bsp_app" | grep -c ': bsp ok$' | grep -qx 2
+echo "install check: pkg-config and find_package (shared, static) ok; BSPlib: bspcc, bspcxx, pkg-config, bspk::bsplib ok"

@@ -1,0 +1,1092 @@
+// bsplib/bsplib.cpp -- BSPlib (bsp.h) over the BSPk C API (bspk.h).
+//
+// Not a second runtime: every BSPlib superstep is carried by BSPk supersteps,
+// messages and lazy barriers.
+//
+// One bsp_sync is two BSPk supersteps:
+//   phase 1  each process sends every other process it has business with ONE
+//            batch message (a comem region it filled at the calls: puts, get
+//            requests, BSMP messages, registration records, END), then
+//            bspk_sync -- counted, or the user's bspk_expect (bsp.h header).
+//            After it every get source is read (the owners' computation of
+//            the superstep is over) into the reply batches.
+//   phase 2  replies travel; bspk_expect(number of owners this process asked)
+//            so a superstep without gets costs a lazy barrier of nothing.
+//            Then get results are written, then puts in ascending source pid
+//            and call order, then registrations change, then the BSMP queue
+//            of the next superstep is built.
+// Operations on the process itself go through a local batch, never the wire.
+//
+// Batch layout: 16-byte aligned records, each a 32-byte header and its data
+// (padded to 16). A header never straddles a frame boundary, and a record
+// that fits in one frame starts a fresh frame rather than straddle one, so
+// the receiver reads records and hpmove payloads in place; only records
+// larger than a frame are assembled in heap memory.
+#include "bsplib/bsp.h"
+
+#include <bspk.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#if __has_include("bsplib/spawn.h")
+#include "bsplib/spawn.h"
+#else
+static int bsplib_spawn_self(int, std::string* error) {
+  *error = "this build cannot start processes without a launcher: use bsprun -n P";
+  return -1;
+}
+#endif
+
+namespace {
+
+// ---------------------------------------------------------------- records
+
+enum Kind : uint32_t { kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6 };
+
+struct Header {
+  uint32_t kind;
+  uint32_t aux;  // kSend: tag bytes
+  uint64_t a;    // kPut/kGet: registration id
+  uint64_t b;    // kPut/kGet: byte offset
+  uint64_t n;    // data bytes (kOps: number of ops)
+};
+static_assert(sizeof(Header) == 32);
+constexpr size_t kAlign = 16;
+inline size_t pad16(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
+
+// A collective registration operation, exchanged so every process can check
+// that all made the same ones (and learn the sizes of the others' pushes).
+enum OpKind : uint64_t { kPush = 1, kPop = 2, kTagsize = 3 };
+constexpr uint64_t kWildcard = ~0ull;  // bsp_pop_reg(NULL): matches the others' pop
+struct Op {
+  uint64_t kind;
+  uint64_t regid;  // push: the new id; pop: the popped id (or kWildcard)
+  int64_t value;   // push: size; tagsize: requested size
+};
+static_assert(sizeof(Op) == 24);
+
+// ---------------------------------------------------------------- state
+
+enum class Phase { Before, Spmd, Ended };
+
+struct Reg {
+  const void* addr = nullptr;
+  std::vector<int64_t> size;  // registered size per pid
+};
+
+struct PendingGet {
+  void* dst;
+  int64_t n;
+};
+
+struct Message {  // one BSMP message of the current queue
+  int src;
+  int tagsize;
+  const char* tag;
+  const char* payload;
+  int64_t nbytes;
+};
+
+// Where a batch's bytes live: a comem region (spans of its frames) or a local buffer.
+struct Span {
+  char* base;
+  size_t len;
+};
+
+// Reads a received batch by logical offset across its spans.
+class Reader {
+ public:
+  explicit Reader(std::vector<Span> spans) : spans_(std::move(spans)) {
+    for (auto& s : spans_) total_ += s.len;
+  }
+  size_t total() const { return total_; }
+  // Pointer to [off, off + n) if it lies within one span, else nullptr.
+  const char* at(size_t off, size_t n) const {
+    size_t i = find(off);
+    if (i == spans_.size()) return n == 0 ? "" : nullptr;
+    size_t in = off - start_[i];
+    return in + n <= spans_[i].len ? spans_[i].base + in : nullptr;
+  }
+  void copy(size_t off, void* dst, size_t n) const {
+    char* d = static_cast<char*>(dst);
+    for (size_t i = find(off); n > 0 && i < spans_.size(); ++i) {
+      size_t in = off - start_[i];
+      size_t k = std::min(n, spans_[i].len - in);
+      std::memcpy(d, spans_[i].base + in, k);
+      d += k;
+      off += k;
+      n -= k;
+    }
+  }
+
+ private:
+  // The span holding byte off (records are read in order: start at the last one).
+  size_t find(size_t off) const {
+    if (start_.empty()) {
+      size_t o = 0;
+      for (auto& s : spans_) {
+        start_.push_back(o);
+        o += s.len;
+      }
+    }
+    size_t i = last_ < spans_.size() && start_[last_] <= off ? last_ : 0;
+    while (i < spans_.size() && off >= start_[i] + spans_[i].len) ++i;
+    last_ = i;
+    return i;
+  }
+  std::vector<Span> spans_;
+  mutable std::vector<size_t> start_;
+  mutable size_t last_ = 0;
+  size_t total_ = 0;
+};
+
+// A batch under construction for one destination. Remote destinations: a
+// comem region (sent with bspk_send, zero copy), kept from superstep to
+// superstep and grown when full. The process itself: heap memory.
+class Outbox {
+ public:
+  size_t used = 0;
+  bool remote = false;
+
+  void reset() { used = 0; }
+  // Room for a record of `total` bytes (header + padded data); pads so that a
+  // header never straddles a frame and a record of at most a frame does not
+  // straddle one.
+  void begin_record(size_t total);
+  void write(const void* src, size_t n);  // at `used`, advances
+  void pad_to16() { used = pad16(used); }
+  bspk_ptr region() const { return region_; }
+  std::vector<Span> spans() const;  // the written part
+  void drop();
+  // Local batch: swap its buffer with `into` (the old inbox becomes the next
+  // buffer) and return the bytes written.
+  size_t take_heap(std::vector<char>& into) {
+    size_t n = used;
+    heap_.swap(into);
+    used = 0;
+    return n;
+  }
+
+ private:
+  void ensure(size_t need);
+  void map_spans();
+  bspk_ptr region_ = BSPK_NULL;
+  std::vector<Span> frames_;  // spans of the whole region
+  size_t cap_ = 0;            // bytes in frames_
+  std::vector<char> heap_;    // local batch
+};
+
+struct State {
+  Phase phase = Phase::Before;
+  bool launched_known = false;
+  int nprocs_all = 1;  // processes of the BSPk job
+  int P = 1;           // processes of the SPMD section
+  int pid = 0;
+  uint64_t step = 0;  // BSPlib superstep
+  double t0 = 0;
+  size_t frame = 65536;
+
+  // registrations
+  uint64_t next_regid = 1;
+  std::unordered_map<uint64_t, Reg> regs;                            // live (usable) registrations
+  std::unordered_map<const void*, std::vector<uint64_t>> by_addr;    // live ids per address, oldest first
+  std::vector<Op> ops;                                               // this superstep's collective ops
+  std::vector<std::pair<const void*, int64_t>> pushed;               // this superstep's pushes (addr, size), by ops order
+  std::unordered_map<const void*, std::vector<uint64_t>> pending;    // pushed this superstep, per address
+
+  // tag sizes: in force for sends now, requested for the next superstep
+  int tag_now = 0, tag_next = 0;
+
+  // outgoing
+  std::vector<Outbox> out;  // per destination pid (out[pid] is the local batch)
+  std::vector<std::vector<PendingGet>> gets;  // per owner, in call order
+  std::vector<int> touched;                   // destinations with a batch this superstep
+
+  // incoming of the previous sync (BSMP queue storage)
+  std::vector<bspk_ptr> held;                  // received regions, freed at the next sync
+  std::vector<std::unique_ptr<char[]>> assembled;  // records larger than a frame
+  std::vector<char> local_in;                  // the local batch of the last sync
+  std::vector<Message> queue;
+  size_t qhead = 0;
+};
+
+State S;
+
+// ---------------------------------------------------------------- errors
+
+std::string vfmt(const char* fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = std::vsnprintf(nullptr, 0, fmt, ap2);
+  va_end(ap2);
+  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(s.data(), s.size() + 1, fmt, ap);
+  return s;
+}
+
+std::string where(const char* fn) {
+  if (S.phase == Phase::Spmd)
+    return std::string(fn) + " (pid " + std::to_string(S.pid) + ", superstep " + std::to_string(S.step) + ")";
+  return fn;
+}
+
+[[noreturn]] void fatal(const char* fn, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void fatal(const char* fn, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string msg = "bsplib: error: " + where(fn) + ": " + vfmt(fmt, ap);
+  va_end(ap);
+  std::fflush(stdout);
+  bspk_abort_text(msg.c_str());
+}
+
+// An error every process detects alike (collective mismatches): `reporter`
+// ends the job with the message; the others wait to be ended with it, so it
+// is printed once.
+[[noreturn]] void fatal_collective(int reporter, const char* fn, const std::string& msg) {
+  if (S.pid == reporter) fatal(fn, "%s", msg.c_str());
+  std::fflush(stdout);
+  sleep(10);  // the reporter's abort ends this process long before
+  _exit(1);
+}
+
+void need_spmd(const char* fn) {
+  if (S.phase == Phase::Before) fatal(fn, "called outside the SPMD section (before bsp_begin)");
+  if (S.phase == Phase::Ended) fatal(fn, "called outside the SPMD section (after bsp_end)");
+}
+
+// A BSPk call the layer makes; any error ends the job naming the BSPlib call.
+void check(const char* fn, int rc) {
+  if (rc != BSPK_OK) fatal(fn, "%s", bspk_error_string());
+}
+
+// ---------------------------------------------------------------- outbox
+
+void Outbox::map_spans() {
+  frames_.clear();
+  bspk_ptr p = region_;
+  void* base = nullptr;
+  cap_ = 0;
+  while (size_t n = bspk_span(p, &base)) {
+    if (n != S.frame) fatal("bsp_sync", "internal: a batch frame of %zu bytes, not %zu", n, S.frame);
+    frames_.push_back({static_cast<char*>(base), n});
+    cap_ += n;
+    p = bspk_incr(p, static_cast<ptrdiff_t>(n));
+  }
+}
+
+void Outbox::ensure(size_t need) {
+  if (!remote) {
+    if (heap_.size() < need) heap_.resize(std::max(need, heap_.size() * 2 + 256));
+    return;
+  }
+  size_t cap = cap_;
+  if (!bspk_is_null(region_) && need <= cap) return;
+  size_t ncap = std::max(need, std::max(cap * 2, S.frame));
+  ncap = (ncap + S.frame - 1) / S.frame * S.frame;
+  bspk_ptr r = bspk_malloc("", 0, ncap, 1);
+  if (bspk_is_null(r)) fatal("bsp_sync", "no memory for a batch of %zu bytes: %s", ncap, bspk_error_string());
+  std::vector<Span> old = spans();
+  bspk_ptr old_region = region_;
+  region_ = r;
+  map_spans();
+  // Move what is written already (only while the batch grows: capacity stays).
+  size_t at = 0;
+  for (auto& s : old) {
+    size_t off = 0;
+    while (off < s.len) {
+      size_t o = 0;
+      for (auto& f : frames_) {
+        if (at < o + f.len) {
+          size_t k = std::min(s.len - off, o + f.len - at);
+          std::memcpy(f.base + (at - o), s.base + off, k);
+          at += k;
+          off += k;
+          break;
+        }
+        o += f.len;
+      }
+    }
+  }
+  if (!bspk_is_null(old_region)) bspk_free(old_region);
+}
+
+void Outbox::begin_record(size_t total) {
+  if (remote) {
+    size_t room = S.frame - used % S.frame;
+    if (room < sizeof(Header) || (total > room && total <= S.frame)) {
+      // Pad to the next frame: a pad record where a header fits, else the
+      // reader skips the < 32 bytes by the same rule.
+      if (room >= sizeof(Header)) {
+        ensure(used + room);
+        Header h{kPad, 0, 0, 0, room - sizeof(Header)};
+        write(&h, sizeof h);
+      }
+      used += room - (room >= sizeof(Header) ? sizeof(Header) : 0);
+    }
+  }
+  ensure(used + total);
+}
+
+void Outbox::write(const void* src, size_t n) {
+  const char* s = static_cast<const char*>(src);
+  if (!remote) {
+    if (heap_.size() < used + n) ensure(used + n);
+    if (n) std::memcpy(heap_.data() + used, s, n);
+    used += n;
+    return;
+  }
+  // Frames of a region from bspk_malloc are all S.frame bytes: frame k holds
+  // bytes [k F, (k + 1) F).
+  while (n > 0) {
+    size_t k = used / S.frame, in = used % S.frame;
+    size_t c = std::min(n, frames_[k].len - in);
+    std::memcpy(frames_[k].base + in, s, c);
+    s += c;
+    used += c;
+    n -= c;
+  }
+}
+
+std::vector<Span> Outbox::spans() const {
+  std::vector<Span> r;
+  if (!remote) {
+    if (used) r.push_back({const_cast<char*>(heap_.data()), used});
+    return r;
+  }
+  size_t left = used;
+  for (auto& f : frames_) {
+    if (left == 0) break;
+    size_t k = std::min(left, f.len);
+    r.push_back({f.base, k});
+    left -= k;
+  }
+  return r;
+}
+
+void Outbox::drop() {
+  if (!bspk_is_null(region_)) bspk_free(region_);
+  region_ = BSPK_NULL;
+  frames_.clear();
+  cap_ = 0;
+  heap_.clear();
+  used = 0;
+}
+
+Outbox& outbox(int dest) {
+  Outbox& o = S.out[static_cast<size_t>(dest)];
+  if (o.used == 0) S.touched.push_back(dest);
+  return o;
+}
+
+void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0) {
+  size_t total = sizeof(Header) + pad16(n1) + pad16(n2);
+  o.begin_record(total);
+  o.write(&h, sizeof h);
+  o.write(d1, n1);
+  o.pad_to16();
+  if (d2 || n2) {
+    o.write(d2, n2);
+    o.pad_to16();
+  }
+}
+
+// ---------------------------------------------------------------- registrations
+
+// The live registration `addr` names on this process (newest), for fn.
+uint64_t lookup_reg(const char* fn, const void* addr) {
+  auto it = S.by_addr.find(addr);
+  if (it != S.by_addr.end() && !it->second.empty()) return it->second.back();
+  if (S.pending.count(addr))
+    fatal(fn, "address %p was registered with bsp_push_reg in this superstep; a registration takes effect at the "
+              "next bsp_sync",
+          addr);
+  fatal(fn, "address %p is not registered (bsp_push_reg)", addr);
+}
+
+void check_range(const char* fn, int pid, uint64_t regid, bsp_size_t offset, bsp_size_t nbytes, const char* verb) {
+  const Reg& r = S.regs.at(regid);
+  int64_t size = r.size[static_cast<size_t>(pid)];
+  int64_t end = static_cast<int64_t>(offset) + nbytes;
+  if (end > size) {
+    if (size == 0)
+      fatal(fn, "%s %d bytes at offset %d of a variable that pid %d registered with size 0 (NULL or empty)", verb,
+            nbytes, offset, pid);
+    fatal(fn, "%s %lld bytes past the end of the registration on pid %d (offset %d + %d bytes > its registered size %lld)",
+          verb, (long long)(end - size), pid, offset, nbytes, (long long)size);
+  }
+}
+
+void check_drma(const char* fn, bsp_pid_t pid, const void* addr, bsp_size_t offset, bsp_size_t nbytes,
+                const void* local, const char* local_name) {
+  if (pid < 0 || pid >= S.P) fatal(fn, "pid %d is out of range [0, %d)", pid, S.P);
+  if (offset < 0) fatal(fn, "negative offset %d", offset);
+  if (nbytes < 0) fatal(fn, "negative size %d", nbytes);
+  if (!addr) fatal(fn, "the registered address is NULL");
+  if (!local) fatal(fn, "%s is NULL", local_name);
+}
+
+// ---------------------------------------------------------------- the sync
+
+// Everything one phase-1 batch brought, by record.
+struct Inbound {
+  int src;
+  std::vector<size_t> puts, gets, sends;  // record offsets
+  std::vector<Op> ops;
+  bool end = false;
+  bool has_ops = false;
+};
+
+// Bytes a record takes in its batch (0 if its sizes are absurd).
+size_t record_len(const Header& h) {
+  if (h.n > (1ull << 40) || h.aux > (1u << 30)) return 0;
+  switch (h.kind) {
+    case kPad: return sizeof(Header) + h.n;
+    case kPut:
+    case kReply: return sizeof(Header) + pad16(h.n);
+    case kGet:
+    case kEnd: return sizeof(Header);
+    case kSend: return sizeof(Header) + pad16(h.aux) + pad16(h.n);
+    case kOps: return sizeof(Header) + pad16(h.n * sizeof(Op));
+    default: return 0;
+  }
+}
+
+// Visit the records of a batch.
+template <class F>
+void for_records(const Reader& rd, const char* fn, int src, F&& f) {
+  size_t off = 0;
+  while (off < rd.total()) {
+    size_t room = S.frame - off % S.frame;
+    if (room < sizeof(Header)) {
+      off += room;
+      continue;
+    }
+    Header h{};
+    rd.copy(off, &h, sizeof h);
+    size_t len = record_len(h);
+    if (h.kind > kReply || len == 0 || off + len > rd.total())
+      fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, rd.total());
+    f(h, off);
+    off += len;
+  }
+}
+
+Inbound parse(const Reader& rd, int src) {
+  Inbound in;
+  in.src = src;
+  for_records(rd, "bsp_sync", src, [&](const Header& h, size_t off) {
+    switch (h.kind) {
+      case kPut: in.puts.push_back(off); break;
+      case kGet: in.gets.push_back(off); break;
+      case kSend: in.sends.push_back(off); break;
+      case kEnd: in.end = true; break;
+      case kOps:
+        in.has_ops = true;
+        in.ops.resize(h.n);
+        rd.copy(off + sizeof(Header), in.ops.data(), h.n * sizeof(Op));
+        break;
+      default: break;
+    }
+  });
+  return in;
+}
+
+std::string describe(const Op& o) {
+  switch (o.kind) {
+    case kPush: return "bsp_push_reg";
+    case kPop: return "bsp_pop_reg";
+    default: return "bsp_set_tagsize(" + std::to_string(o.value) + ")";
+  }
+}
+
+std::string count_of(const std::vector<Op>& ops, uint64_t kind) {
+  size_t n = 0;
+  for (auto& o : ops) n += o.kind == kind;
+  return std::to_string(n);
+}
+
+// The collective ops of every process must agree (compared with pid 0); pops
+// of NULL take the id the others pop. Returns nothing; ends the job if not.
+void check_ops(std::vector<std::vector<Op>>& all) {
+  const std::vector<Op>& ref = all[0];
+  for (int j = 1; j < S.P; ++j) {
+    const std::vector<Op>& o = all[static_cast<size_t>(j)];
+    size_t n = std::min(ref.size(), o.size());
+    for (size_t i = 0; i < n; ++i) {
+      bool same = ref[i].kind == o[i].kind &&
+                  (ref[i].kind != kPop || ref[i].regid == o[i].regid || ref[i].regid == kWildcard ||
+                   o[i].regid == kWildcard) &&
+                  (ref[i].kind != kTagsize || ref[i].value == o[i].value);
+      if (!same) {
+        std::string m = "processes 0 and " + std::to_string(j) + " differ in their collective calls of superstep " +
+                        std::to_string(S.step) + ": call " + std::to_string(i + 1) + " was " + describe(ref[i]) +
+                        " on pid 0 but " + describe(o[i]) + " on pid " + std::to_string(j);
+        if (ref[i].kind == kPop && o[i].kind == kPop)
+          m += " (they popped different registrations: the k-th bsp_push_reg on every process is one variable)";
+        fatal_collective(0, "bsp_sync", m);
+      }
+    }
+    if (ref.size() != o.size()) {
+      std::string m = "processes 0 and " + std::to_string(j) + " differ in their collective calls of superstep " +
+                      std::to_string(S.step) + ": pid 0 called bsp_push_reg " + count_of(ref, kPush) +
+                      ", bsp_pop_reg " + count_of(ref, kPop) + " and bsp_set_tagsize " + count_of(ref, kTagsize) +
+                      " times, pid " + std::to_string(j) + " " + count_of(o, kPush) + ", " + count_of(o, kPop) +
+                      " and " + count_of(o, kTagsize) + " times";
+      fatal_collective(0, "bsp_sync", m);
+    }
+  }
+}
+
+// Apply the registration ops of this superstep (after the puts).
+void apply_ops(const std::vector<std::vector<Op>>& all) {
+  const std::vector<Op>& mine = S.ops;
+  size_t push_k = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Op& o = mine[i];
+    if (o.kind == kPush) {
+      const auto& pr = S.pushed[push_k++];
+      Reg r;
+      r.addr = pr.first;
+      r.size.resize(static_cast<size_t>(S.nprocs_all), 0);
+      for (int j = 0; j < S.P; ++j) r.size[static_cast<size_t>(j)] = all[static_cast<size_t>(j)][i].value;
+      S.regs[o.regid] = std::move(r);
+      S.by_addr[pr.first].push_back(o.regid);
+    } else if (o.kind == kPop) {
+      uint64_t id = o.regid;
+      if (id == kWildcard)  // take the id a process popping a real address popped
+        for (int j = 0; j < S.P && id == kWildcard; ++j) id = all[static_cast<size_t>(j)][i].regid;
+      if (id == kWildcard) id = static_cast<uint64_t>(o.value);  // everyone popped NULL: our own newest
+      auto rit = S.regs.find(id);
+      if (rit == S.regs.end())
+        fatal_collective(0, "bsp_sync", "bsp_pop_reg: processes popped a registration that does not exist on pid " +
+                                            std::to_string(S.pid));
+      auto& ids = S.by_addr[rit->second.addr];
+      ids.erase(std::find(ids.begin(), ids.end(), id));
+      if (ids.empty()) S.by_addr.erase(rit->second.addr);
+      S.regs.erase(rit);
+    } else {
+      S.tag_now = static_cast<int>(o.value);
+    }
+  }
+  S.ops.clear();
+  S.pushed.clear();
+  S.pending.clear();
+  S.tag_next = S.tag_now;
+}
+
+void release_previous() {
+  for (bspk_ptr r : S.held) bspk_free(r);
+  S.held.clear();
+  S.assembled.clear();
+  S.queue.clear();
+  S.qhead = 0;
+}
+
+// Phase 1 out: the batches, plus the op records (to every process when this
+// process made collective calls) and END markers.
+void send_batches(const char* fn, bool ending) {
+  if (!S.ops.empty() || ending) {
+    for (int j = 0; j < S.nprocs_all; ++j) {
+      if (j == S.pid) continue;
+      if (!S.ops.empty() && j < S.P) {
+        Header h{kOps, 0, 0, 0, S.ops.size()};
+        put_record(outbox(j), h, S.ops.data(), S.ops.size() * sizeof(Op));
+      }
+      if (ending) {
+        Header h{kEnd, 0, 0, 0, 0};
+        put_record(outbox(j), h, nullptr, 0);
+      }
+    }
+  }
+  for (int j : S.touched) {
+    if (j == S.pid) continue;
+    Outbox& o = S.out[static_cast<size_t>(j)];
+    if (o.used) check(fn, bspk_send(j, o.region(), o.used));
+  }
+}
+
+// Receive every batch of the phase just ended: regions from other processes.
+std::vector<std::pair<int, bspk_ptr>> receive_all() {
+  std::vector<std::pair<int, bspk_ptr>> got;
+  for (;;) {
+    bspk_ptr m = bspk_recv();
+    if (bspk_is_null(m)) break;
+    got.push_back({bspk_sender_id(m), m});
+  }
+  return got;
+}
+
+std::vector<Span> region_spans(bspk_ptr r) {
+  std::vector<Span> v;
+  void* base = nullptr;
+  bspk_ptr p = r;
+  while (size_t n = bspk_span(p, &base)) {
+    v.push_back({static_cast<char*>(base), n});
+    p = bspk_incr(p, static_cast<ptrdiff_t>(n));
+  }
+  return v;
+}
+
+// The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
+void superstep(const char* fn, bool ending) {
+  release_previous();
+  const int me = S.pid;
+  send_batches(fn, ending);
+  check(fn, bspk_sync());
+
+  // ---- phase 1 in: parse every batch (the local one too), by source pid
+  std::vector<std::unique_ptr<Reader>> readers(static_cast<size_t>(S.nprocs_all));
+  std::vector<Inbound> in(static_cast<size_t>(S.nprocs_all));
+  for (auto& [src, region] : receive_all()) {
+    if (src < 0 || src >= S.nprocs_all || readers[static_cast<size_t>(src)])
+      fatal(fn, "unexpected batch from pid %d", src);
+    S.held.push_back(region);
+    readers[static_cast<size_t>(src)] = std::make_unique<Reader>(region_spans(region));
+  }
+  // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
+  size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in);
+  if (nself) readers[static_cast<size_t>(me)] = std::make_unique<Reader>(std::vector<Span>{{S.local_in.data(), nself}});
+  for (int j = 0; j < S.nprocs_all; ++j)
+    if (readers[static_cast<size_t>(j)]) in[static_cast<size_t>(j)] = parse(*readers[static_cast<size_t>(j)], j);
+
+  // ---- Err_SYNC: some processes in bsp_end, others in bsp_sync
+  {
+    int first_end = -1, first_sync = -1;
+    for (int j = 0; j < S.P; ++j) {
+      bool e = j == me ? ending : in[static_cast<size_t>(j)].end;
+      if (e && first_end < 0) first_end = j;
+      if (!e && first_sync < 0) first_sync = j;
+    }
+    if (first_end >= 0 && first_sync >= 0)
+      fatal_collective(first_sync, ending ? "bsp_end" : "bsp_sync",
+                       "pid " + std::to_string(first_end) + " called bsp_end while pid " + std::to_string(first_sync) +
+                           " called bsp_sync (Err_SYNC: every process must end the SPMD section together)");
+  }
+  if (ending) return;
+
+  // ---- collective calls agree?
+  bool any_ops = !S.ops.empty();
+  for (int j = 0; j < S.P; ++j) any_ops |= in[static_cast<size_t>(j)].has_ops;
+  std::vector<std::vector<Op>> all_ops;
+  if (any_ops) {
+    all_ops.resize(static_cast<size_t>(S.P));
+    for (int j = 0; j < S.P; ++j) all_ops[static_cast<size_t>(j)] = j == me ? S.ops : in[static_cast<size_t>(j)].ops;
+    check_ops(all_ops);
+  }
+
+  // ---- serve gets: read every source now, before any write of this sync
+  for (auto& o : S.out) o.reset();
+  S.touched.clear();
+  std::vector<char> self_replies;
+  for (int j = 0; j < S.P; ++j) {
+    const Inbound& b = in[static_cast<size_t>(j)];
+    if (b.gets.empty()) continue;
+    const Reader& rd = *readers[static_cast<size_t>(j)];
+    Outbox* o = j == me ? nullptr : &outbox(j);
+    for (size_t off : b.gets) {
+      Header h{};
+      rd.copy(off, &h, sizeof h);
+      auto it = S.regs.find(h.a);
+      if (it == S.regs.end() || static_cast<int64_t>(h.b + h.n) > it->second.size[static_cast<size_t>(me)])
+        fatal(fn, "bsp_get from pid %d: registration %llu does not cover bytes [%llu, %llu) here", j,
+              (unsigned long long)h.a, (unsigned long long)h.b, (unsigned long long)(h.b + h.n));
+      const char* src = static_cast<const char*>(it->second.addr) + h.b;
+      if (o) {
+        Header r{kReply, 0, 0, 0, h.n};
+        put_record(*o, r, src, h.n);
+      } else {
+        self_replies.insert(self_replies.end(), src, src + h.n);
+      }
+    }
+  }
+
+  // ---- phase 2: replies
+  int owners = 0;
+  for (int j = 0; j < S.P; ++j)
+    if (j != me && !S.gets[static_cast<size_t>(j)].empty()) ++owners;
+  for (int j : S.touched) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
+  check(fn, bspk_expect(owners));
+  check(fn, bspk_sync());
+  std::vector<bspk_ptr> replies;
+  for (auto& [src, region] : receive_all()) {
+    if (src < 0 || src >= S.P || S.gets[static_cast<size_t>(src)].empty())
+      fatal(fn, "unexpected get reply from pid %d", src);
+    Reader rd(region_spans(region));
+    size_t k = 0;
+    auto& want = S.gets[static_cast<size_t>(src)];
+    for_records(rd, fn, src, [&](const Header& h, size_t off) {
+      if (h.kind != kReply) return;
+      if (k >= want.size() || static_cast<int64_t>(h.n) != want[k].n)
+        fatal(fn, "get replies from pid %d do not match the requests", src);
+      rd.copy(off + sizeof(Header), want[k].dst, h.n);
+      ++k;
+    });
+    if (k != want.size()) fatal(fn, "pid %d answered %zu of %zu gets", src, k, want.size());
+    want.clear();
+    bspk_free(region);
+  }
+  if (!S.gets[static_cast<size_t>(me)].empty()) {
+    size_t at = 0;
+    for (auto& g : S.gets[static_cast<size_t>(me)]) {
+      std::memcpy(g.dst, self_replies.data() + at, static_cast<size_t>(g.n));
+      at += static_cast<size_t>(g.n);
+    }
+    S.gets[static_cast<size_t>(me)].clear();
+  }
+  for (auto& o : S.out) o.reset();
+  S.touched.clear();
+
+  // ---- puts, ascending source pid, call order within a source
+  for (int j = 0; j < S.P; ++j) {
+    const Inbound& b = in[static_cast<size_t>(j)];
+    if (b.puts.empty()) continue;
+    const Reader& rd = *readers[static_cast<size_t>(j)];
+    for (size_t off : b.puts) {
+      Header h{};
+      rd.copy(off, &h, sizeof h);
+      auto it = S.regs.find(h.a);
+      if (it == S.regs.end() || static_cast<int64_t>(h.b + h.n) > it->second.size[static_cast<size_t>(me)])
+        fatal(fn, "bsp_put from pid %d: registration %llu does not cover bytes [%llu, %llu) here", j,
+              (unsigned long long)h.a, (unsigned long long)h.b, (unsigned long long)(h.b + h.n));
+      rd.copy(off + sizeof(Header), static_cast<char*>(const_cast<void*>(it->second.addr)) + h.b, h.n);
+    }
+  }
+
+  // ---- registrations and tag size change
+  if (any_ops) apply_ops(all_ops);
+  S.tag_now = S.tag_next;
+
+  // ---- the BSMP queue of the next superstep: highest source pid first, and
+  // within one source the last sent first (as BSPonMPI)
+  for (int j = S.P - 1; j >= 0; --j) {
+    const Inbound& b = in[static_cast<size_t>(j)];
+    const Reader* rd = readers[static_cast<size_t>(j)].get();
+    for (auto it = b.sends.rbegin(); it != b.sends.rend(); ++it) {
+      Header h{};
+      rd->copy(*it, &h, sizeof h);
+      size_t tag_off = *it + sizeof(Header);
+      size_t total = pad16(h.aux) + pad16(h.n);
+      const char* base = rd->at(tag_off, total);
+      if (!base && total) {  // larger than a frame: assemble it once
+        S.assembled.emplace_back(new char[total]);
+        rd->copy(tag_off, S.assembled.back().get(), total);
+        base = S.assembled.back().get();
+      }
+      S.queue.push_back({j, static_cast<int>(h.aux), base, base + pad16(h.aux), static_cast<int64_t>(h.n)});
+    }
+  }
+  ++S.step;
+}
+
+// A process with pid >= P: take part in the BSPk supersteps (sending
+// nothing) until pid 0 ends the section, then leave with status 0.
+[[noreturn]] void park() {
+  for (;;) {
+    check("bsp_begin", bspk_sync());
+    bool end = false;
+    for (;;) {
+      bspk_ptr m = bspk_recv();
+      if (bspk_is_null(m)) break;
+      Reader rd(region_spans(m));
+      for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t) { end |= h.kind == kEnd; });
+      bspk_free(m);
+    }
+    if (end) break;
+    check("bsp_begin", bspk_expect(0));
+    check("bsp_begin", bspk_sync());
+  }
+  std::fflush(stdout);
+  int rc = bspk_finalize();
+  std::exit(rc == BSPK_OK ? 0 : 1);
+}
+
+void start_runtime(const char* fn, int* argc, char*** argv) {
+  int dummy_argc = 0;
+  if (!argc) argc = &dummy_argc;
+  // The layer reports BSPk's errors itself, naming the BSPlib call.
+  setenv("BSPK_ERRORS", "quiet", 0);
+  // A BSPlib superstep may compute for long; a dead process still ends the
+  // job within seconds (the launcher sees it), so wait up to an hour for a
+  // slow one unless the user says otherwise.
+  setenv("BSPK_SYNC_TIMEOUT", "3600", 0);
+  if (bspk_init(argc, argv) != BSPK_OK) fatal(fn, "cannot start the runtime: %s", bspk_error_string());
+  S.pid = bspk_pid();
+  S.nprocs_all = bspk_nprocs();
+  bspk_stats st{};
+  if (bspk_get_stats(&st) == BSPK_OK && st.frame_size) S.frame = st.frame_size;
+}
+
+bool runtime_started = false;
+
+}  // namespace
+
+// ================================================================ the API
+
+extern "C" {
+
+void bsp_init(void (*spmd)(void), int argc, char** argv) {
+  if (runtime_started || S.phase != Phase::Before) fatal("bsp_init", "called twice or after bsp_begin");
+  if (!spmd) fatal("bsp_init", "the SPMD function is NULL");
+  if (bspk_launched() == 0) return;  // started directly: this is pid 0; bsp_begin starts the others
+  start_runtime("bsp_init", &argc, &argv);
+  runtime_started = true;
+  if (S.pid != 0) {
+    spmd();
+    if (S.phase == Phase::Before) fatal("bsp_init", "the SPMD function returned without calling bsp_begin");
+    if (S.phase != Phase::Ended) fatal("bsp_init", "the SPMD function returned without calling bsp_end");
+    std::fflush(stdout);
+    std::exit(0);
+  }
+}
+
+void bsp_begin(bsp_pid_t maxprocs) {
+  if (S.phase != Phase::Before) fatal("bsp_begin", "called twice (one SPMD section per program)");
+  if (!runtime_started) {
+    int launched = bspk_launched();
+    if (launched == 0) {
+      if (maxprocs <= 0) fatal("bsp_begin", "the number of processes must be at least 1, not %d", maxprocs);
+      if (maxprocs > 1) {
+        std::string err;
+        if (bsplib_spawn_self(maxprocs, &err) != 0) fatal("bsp_begin", "cannot start %d processes: %s", maxprocs, err.c_str());
+      }
+    }
+    start_runtime("bsp_begin", nullptr, nullptr);
+    runtime_started = true;
+  }
+  // P comes from pid 0 only.
+  int P = maxprocs;
+  if (S.pid == 0) {
+    if (P <= 0) fatal("bsp_begin", "the number of processes must be at least 1, not %d", P);
+    for (int j = 1; j < S.nprocs_all; ++j) check("bsp_begin", bspk_send_buf(j, &P, sizeof P));
+  }
+  check("bsp_begin", bspk_expect(S.pid == 0 ? 0 : 1));
+  check("bsp_begin", bspk_sync());
+  if (S.pid != 0) {
+    bspk_ptr m = bspk_recv();
+    if (bspk_is_null(m) || bspk_nelems(m) != sizeof P) fatal("bsp_begin", "did not receive the number of processes from pid 0");
+    std::memcpy(&P, bspk_elemP(m), sizeof P);
+    bspk_free(m);
+  }
+  S.P = std::min(P, S.nprocs_all);
+  S.out.resize(static_cast<size_t>(S.nprocs_all));
+  for (int j = 0; j < S.nprocs_all; ++j) S.out[static_cast<size_t>(j)].remote = j != S.pid;
+  S.gets.assign(static_cast<size_t>(S.nprocs_all), {});
+  if (S.pid >= S.P) park();
+  S.phase = Phase::Spmd;
+  S.t0 = bspk_time();
+}
+
+void bsp_end(void) {
+  need_spmd("bsp_end");
+  superstep("bsp_end", true);
+  for (auto& o : S.out) o.drop();
+  release_previous();
+  std::fflush(stdout);
+  int rc = bspk_finalize();
+  if (rc != BSPK_OK) fatal("bsp_end", "%s", bspk_error_string());
+  S.phase = Phase::Ended;
+}
+
+bsp_nprocs_t bsp_nprocs(void) {
+  if (S.phase == Phase::Spmd) return S.P;
+  if (S.phase == Phase::Ended) return S.P;
+  if (runtime_started) return S.nprocs_all;
+  int n = bspk_launched();
+  if (n > 0) return n;
+  if (n < 0) {  // launched, size known after start-up (as BSPonMPI starts MPI here)
+    start_runtime("bsp_nprocs", nullptr, nullptr);
+    runtime_started = true;
+    return S.nprocs_all;
+  }
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? static_cast<int>(cores) : 1;
+}
+
+bsp_pid_t bsp_pid(void) {
+  need_spmd("bsp_pid");
+  return S.pid;
+}
+
+double bsp_time(void) {
+  need_spmd("bsp_time");
+  return bspk_time() - S.t0;
+}
+
+void bsp_abort_va(const char* format, va_list ap) {
+  std::string msg = format ? vfmt(format, ap) : std::string("bsp_abort");
+  std::fflush(stdout);
+  bspk_abort_text(msg.c_str());
+}
+
+void bsp_abort(const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  bsp_abort_va(format, ap);
+}
+
+void bsp_sync(void) {
+  need_spmd("bsp_sync");
+  superstep("bsp_sync", false);
+}
+
+void bsp_push_reg(const void* addr, bsp_size_t size) {
+  need_spmd("bsp_push_reg");
+  if (size < 0) fatal("bsp_push_reg", "negative size %d", size);
+  if (!addr && size > 0) fatal("bsp_push_reg", "NULL registered with size %d (NULL takes size 0)", size);
+  uint64_t id = S.next_regid++;
+  S.ops.push_back({kPush, id, size});
+  S.pushed.push_back({addr, size});
+  S.pending[addr].push_back(id);
+}
+
+void bsp_pop_reg(const void* addr) {
+  need_spmd("bsp_pop_reg");
+  // Newest first: a push of this superstep (push then pop cancel), else the newest live one.
+  uint64_t id = 0;
+  auto pit = S.pending.find(addr);
+  if (pit != S.pending.end() && !pit->second.empty()) {
+    id = pit->second.back();
+    pit->second.pop_back();
+    if (pit->second.empty()) S.pending.erase(pit);
+  } else {
+    auto it = S.by_addr.find(addr);
+    // ids already popped this superstep do not count again
+    if (it != S.by_addr.end()) {
+      for (auto r = it->second.rbegin(); r != it->second.rend(); ++r) {
+        bool popped = false;
+        for (auto& o : S.ops) popped |= o.kind == kPop && o.regid == *r;
+        if (!popped) {
+          id = *r;
+          break;
+        }
+      }
+    }
+    if (id == 0) fatal("bsp_pop_reg", "address %p has no registration to pop", addr);
+  }
+  S.ops.push_back({kPop, addr ? id : kWildcard, 0});
+  if (!addr) S.ops.back().value = static_cast<int64_t>(id);  // our own candidate, if everyone pops NULL
+}
+
+void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  need_spmd("bsp_put");
+  if (nbytes == 0) return;
+  check_drma("bsp_put", pid, dst, offset, nbytes, src, "the source");
+  uint64_t id = lookup_reg("bsp_put", dst);
+  check_range("bsp_put", pid, id, offset, nbytes, "writes");
+  Header h{kPut, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
+  put_record(outbox(pid), h, src, static_cast<size_t>(nbytes));
+}
+
+void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  need_spmd("bsp_hpput");
+  if (nbytes == 0) return;
+  check_drma("bsp_hpput", pid, dst, offset, nbytes, src, "the source");
+  uint64_t id = lookup_reg("bsp_hpput", dst);
+  check_range("bsp_hpput", pid, id, offset, nbytes, "writes");
+  Header h{kPut, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
+  put_record(outbox(pid), h, src, static_cast<size_t>(nbytes));
+}
+
+static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
+  need_spmd(fn);
+  if (nbytes == 0) return;
+  check_drma(fn, pid, src, offset, nbytes, dst, "the destination");
+  uint64_t id = lookup_reg(fn, src);
+  check_range(fn, pid, id, offset, nbytes, "reads");
+  Header h{kGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
+  put_record(outbox(pid), h, nullptr, 0);
+  S.gets[static_cast<size_t>(pid)].push_back({dst, nbytes});
+}
+
+void bsp_get(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
+  get_common("bsp_get", pid, src, offset, dst, nbytes);
+}
+
+void bsp_hpget(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
+  get_common("bsp_hpget", pid, src, offset, dst, nbytes);
+}
+
+void bsp_set_tagsize(bsp_size_t* tag_nbytes) {
+  need_spmd("bsp_set_tagsize");
+  if (!tag_nbytes) fatal("bsp_set_tagsize", "NULL argument");
+  if (*tag_nbytes < 0) fatal("bsp_set_tagsize", "negative tag size %d", *tag_nbytes);
+  int want = *tag_nbytes;
+  *tag_nbytes = S.tag_next;
+  S.tag_next = want;
+  S.ops.push_back({kTagsize, 0, want});
+}
+
+static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t nbytes) {
+  need_spmd(fn);
+  if (pid < 0 || pid >= S.P) fatal(fn, "pid %d is out of range [0, %d)", pid, S.P);
+  if (nbytes < 0) fatal(fn, "negative payload size %d", nbytes);
+  if (!payload && nbytes > 0) fatal(fn, "the payload is NULL with %d bytes", nbytes);
+  if (!tag && S.tag_now > 0) fatal(fn, "the tag is NULL with tag size %d", S.tag_now);
+  Header h{kSend, static_cast<uint32_t>(S.tag_now), 0, 0, static_cast<uint64_t>(nbytes)};
+  put_record(outbox(pid), h, tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
+}
+
+void bsp_send(bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t payload_nbytes) {
+  send_common("bsp_send", pid, tag, payload, payload_nbytes);
+}
+
+void bsp_hpsend(bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t payload_nbytes) {
+  send_common("bsp_hpsend", pid, tag, payload, payload_nbytes);
+}
+
+void bsp_qsize(bsp_nprocs_t* nmessages, bsp_size_t* accum_nbytes) {
+  need_spmd("bsp_qsize");
+  if (!nmessages || !accum_nbytes) fatal("bsp_qsize", "NULL argument");
+  int64_t bytes = 0;
+  for (size_t i = S.qhead; i < S.queue.size(); ++i) bytes += S.queue[i].nbytes;
+  *nmessages = static_cast<int>(S.queue.size() - S.qhead);
+  *accum_nbytes = static_cast<int>(bytes);
+}
+
+void bsp_get_tag(bsp_size_t* status, void* tag) {
+  need_spmd("bsp_get_tag");
+  if (!status) fatal("bsp_get_tag", "NULL status");
+  if (S.qhead == S.queue.size()) {
+    *status = -1;
+    return;
+  }
+  const Message& m = S.queue[S.qhead];
+  if (!tag && m.tagsize > 0) fatal("bsp_get_tag", "NULL tag with tag size %d", m.tagsize);
+  if (m.tagsize) std::memcpy(tag, m.tag, static_cast<size_t>(m.tagsize));
+  *status = static_cast<int>(m.nbytes);
+}
+
+void bsp_move(void* payload, bsp_size_t reception_nbytes) {
+  need_spmd("bsp_move");
+  if (reception_nbytes < 0) fatal("bsp_move", "negative size %d", reception_nbytes);
+  if (S.qhead == S.queue.size()) fatal("bsp_move", "the message queue is empty");
+  const Message& m = S.queue[S.qhead];
+  size_t n = static_cast<size_t>(std::min<int64_t>(reception_nbytes, m.nbytes));
+  if (!payload && n > 0) fatal("bsp_move", "NULL payload buffer with %d bytes", reception_nbytes);
+  if (n) std::memcpy(payload, m.payload, n);
+  ++S.qhead;
+}
+
+bsp_size_t bsp_hpmove(void** tag_ptr, void** payload_ptr) {
+  need_spmd("bsp_hpmove");
+  if (!tag_ptr || !payload_ptr) fatal("bsp_hpmove", "NULL argument");
+  if (S.qhead == S.queue.size()) return -1;
+  const Message& m = S.queue[S.qhead++];
+  *tag_ptr = const_cast<char*>(m.tag);
+  *payload_ptr = const_cast<char*>(m.payload);
+  return static_cast<int>(m.nbytes);
+}
+
+}  // extern "C"
