@@ -83,7 +83,8 @@ std::string find_bspkrun(std::string* why) {
   }
   std::string tried;
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&bsplib_spawn_self), &info) && info.dli_fname && *info.dli_fname) {
+  int (*self)(int, char*, size_t) = &bsplib_spawn_self;  // the C one, in the object to locate
+  if (dladdr(reinterpret_cast<void*>(self), &info) && info.dli_fname && *info.dli_fname) {
     std::string obj = info.dli_fname;
     size_t slash = obj.rfind('/');
     std::string dir = slash == std::string::npos ? "." : obj.substr(0, slash);
@@ -173,17 +174,17 @@ int fail(char* error, size_t size, const std::string& msg) {
 }  // namespace
 
 extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
-  if (nprocs < 1) return fail(error, error_size, format("bsplib_spawn_self: nprocs is %d, must be >= 1", nprocs));
+  if (nprocs < 1) return fail(error, error_size, format("nprocs is %d, must be >= 1", nprocs));
   if (g_launcher > 0)
     return fail(error, error_size,
-                format("bsplib_spawn_self: this process already started its job (bspkrun os pid %d)",
+                format("this process already started its job (bspkrun os pid %d)",
                        (int)g_launcher));
   if (const char* b = std::getenv("BSPK_BOOTSTRAP"); b && *b && std::strcmp(b, "bspkrun") != 0)
     return fail(error, error_size,
-                format("bsplib_spawn_self: BSPK_BOOTSTRAP=%s is set: this process cannot join a job of bspkrun", b));
+                format("BSPK_BOOTSTRAP=%s is set: this process cannot join a job of bspkrun", b));
   std::string why;
   const std::string bspkrun = find_bspkrun(&why);
-  if (bspkrun.empty()) return fail(error, error_size, "bsplib_spawn_self: " + why);
+  if (bspkrun.empty()) return fail(error, error_size, why);
 
   // This program, and its argv as the kernel has it.
   const pid_t self = getpid();
@@ -199,7 +200,7 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   }
   std::string cmdline;
   if (!read_file("/proc/self/cmdline", &cmdline))
-    return fail(error, error_size, format("bsplib_spawn_self: cannot read /proc/self/cmdline: %s", strerror(errno)));
+    return fail(error, error_size, format("cannot read /proc/self/cmdline: %s", strerror(errno)));
   std::vector<std::string> args = {bspkrun, "--adopt", std::to_string(self), "--adopt-fd", std::to_string(kAdoptFd),
                                    "-n", std::to_string(nprocs), "--exe", exe, "--"};
   size_t nargs = 0;
@@ -229,7 +230,7 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   // child's dup2 onto 0 and 3 cannot overwrite one of them.
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0)
-    return fail(error, error_size, format("bsplib_spawn_self: pipe: %s", strerror(errno)));
+    return fail(error, error_size, format("pipe: %s", strerror(errno)));
   int rd = fcntl(pfd[0], F_DUPFD_CLOEXEC, 10), wr = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int dn = devnull >= 0 ? fcntl(devnull, F_DUPFD_CLOEXEC, 10) : -1;
@@ -240,7 +241,7 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
     int e = errno;
     for (int fd : {rd, wr, dn})
       if (fd >= 0) close(fd);
-    return fail(error, error_size, format("bsplib_spawn_self: cannot set up the pipe to bspkrun: %s", strerror(e)));
+    return fail(error, error_size, format("cannot set up the pipe to bspkrun: %s", strerror(e)));
   }
   rlimit rl{};
   int max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
@@ -251,7 +252,7 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   if (pid < 0) {
     int e = errno;
     close(rd), close(wr), close(dn);
-    return fail(error, error_size, format("bsplib_spawn_self: fork: %s", strerror(e)));
+    return fail(error, error_size, format("fork: %s", strerror(e)));
   }
   if (pid == 0) {
     // The child of a possibly multi-threaded process: async-signal-safe calls only.
@@ -333,7 +334,7 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
     if (problem.empty())
       problem = format("bspkrun (%s) %s before the job started (its message, if any, is above)", bspkrun.c_str(),
                        describe(st).c_str());
-    return fail(error, error_size, "bsplib_spawn_self: " + problem);
+    return fail(error, error_size, problem);
   }
   g_launcher = pid;
   g_fd = rd;

@@ -52,16 +52,14 @@ int bsplib_spawn_self(int nprocs, char *error, size_t error_size);
 #ifdef __cplusplus
 }
 
-namespace bsplib {
-/* The same, with the message in a std::string. */
-inline int spawn_self(int nprocs, std::string *error) {
+/* C++: the same, with the message in a std::string. */
+inline int bsplib_spawn_self(int nprocs, std::string *error) {
   char buf[1024];
   buf[0] = '\0';
   int rc = bsplib_spawn_self(nprocs, buf, sizeof buf);
   if (rc != 0 && error) *error = buf;
   return rc;
 }
-}  // namespace bsplib
 #endif
 
 #endif /* BSPK_BSPLIB_SPAWN_H */
