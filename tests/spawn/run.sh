@@ -118,14 +118,14 @@ case $case_ in
     export BSPK_BSPKRUN=/nonexistent/bspkrun
     run "$np" spawn_error "$tag"
     [ $status = 2 ] || fail "exit status $status, expected 2 (a clean failure)"
-    expect_count 1 "^test_spawn: bsplib_spawn_self: BSPK_BSPKRUN=/nonexistent/bspkrun: not found or not executable" "$err"
+    expect_count 1 "^test_spawn: BSPK_BSPKRUN=/nonexistent/bspkrun: not found or not executable" "$err"
     expect_count 1 "^test_spawn: no child left" "$err"
     ;;
   bspkrun_fails)
     export BSPK_BSPKRUN=false
     run "$np" spawn_error "$tag"
     [ $status = 2 ] || fail "exit status $status, expected 2 (a clean failure)"
-    expect_count 1 "^test_spawn: bsplib_spawn_self: bspkrun \(/.*false\) exited with status 1 before the job started" "$err"
+    expect_count 1 "^test_spawn: bspkrun \(/.*false\) exited with status 1 before the job started" "$err"
     expect_count 1 "^test_spawn: no child left" "$err"
     ;;
   *) echo "unknown case $case_"; exit 2 ;;
