@@ -307,6 +307,8 @@ int bspk_will_send(const int* nmsgs) {
   return guarded("bspk_will_send", [&] { need().engine->will_send(nmsgs); });
 }
 
+int bspk_declared(void) { return rt && rt->engine ? static_cast<int>(rt->engine->declared()) : 0; }
+
 int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {
     Runtime& r = need();

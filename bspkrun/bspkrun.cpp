@@ -2,6 +2,7 @@
 //
 //   bspkrun -n P [--provider tcp|shm|verbs] [--bind core|none] [--timeout S]
 //           [--tag-output] [--report-bindings] prog args...
+//   bspkrun --adopt OSPID --adopt-fd FD [--exe FILE] -n P [options] -- prog args...
 //   bspkrun --info[=markdown]     every BSPK_* setting (base/config_defs.h)
 //
 // Starts P processes, runs the bootstrap exchange they use to find each other
@@ -21,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +61,27 @@ struct Proc {
 };
 
 
+// pidfd_open / pidfd_send_signal (Linux 5.1 / 5.3), through syscall(): -1 with
+// errno ENOSYS where the kernel or headers lack them.
+int pidfd_open_(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+int pidfd_send_signal_(int pidfd, int sig) {
+#ifdef SYS_pidfd_send_signal
+  return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+#else
+  (void)pidfd, (void)sig;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
 class Launcher {
  public:
   int nprocs = 1;
@@ -66,12 +89,25 @@ class Launcher {
   double timeout = 0;
   bool tag = false, report_bindings = false;
   std::vector<std::string> cmd;
+  std::string exe;  // --exe: the file to execute (default cmd[0], searched in PATH)
+  // --adopt: pid 0 is this running process (bspkrun's parent); its settings go to adopt_fd.
+  pid_t adopt_pid = 0;
+  int adopt_fd = -1;
 
+  // --adopt: checks the parent and opens its pidfd; "" or why it cannot be adopted.
+  std::string prepare_adopt();
   int run();
 
  private:
+  bool adopted(int rank) const { return adopt_pid > 0 && rank == 0; }
+  std::vector<std::pair<std::string, std::string>> job_env(int rank) const;
+  hwloc_bitmap_t core_set(int rank) const;
   void setup_rendezvous();
   void spawn(int rank);
+  void adopt_parent();
+  void check_parent();
+  void parent_gone(bool died);
+  void signal_parent(int sig);
   void forward(Proc& p, int fd, bool is_err, bool eof);
   void emit(Proc& p, const std::string& line, bool is_err);
   void accept_client();
@@ -99,6 +135,7 @@ class Launcher {
   int exit_status_ = 0;
   double kill_deadline_ = 0;
   hwloc_topology_t topo_ = nullptr;
+  int adopt_pidfd_ = -1;  // pidfd of the adopted pid 0 (-1: none; then getppid() tells)
 };
 
 std::string Launcher::where(int rank) const {
@@ -135,21 +172,38 @@ void Launcher::setup_rendezvous() {
   if (fd >= 0) close(fd);
 }
 
+// The variables bspkrun sets for pid `rank` (in its environment, or for an
+// adopted pid 0 on the --adopt-fd pipe).
+std::vector<std::pair<std::string, std::string>> Launcher::job_env(int rank) const {
+  using config::Var;
+  std::vector<std::pair<std::string, std::string>> env = {
+      {config::name(Var::BOOT_SOCKET), sock_path_},
+      {config::name(Var::JOBID), jobid_},
+      {config::name(Var::RANK), std::to_string(rank)},
+      {config::name(Var::NPROCS), std::to_string(nprocs)}};
+  if (status_) env.emplace_back(config::name(Var::STATUS_FILE), status_path_);
+  if (!provider.empty()) env.emplace_back(config::name(Var::PROVIDER), provider);
+  return env;
+}
+
+// The PU pid `rank` is bound to with --bind core (nullptr: not bound).
+hwloc_bitmap_t Launcher::core_set(int rank) const {
+  if (bind_mode != "core" || !topo_) return nullptr;
+  int ncores = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
+  hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, rank % ncores) : nullptr;
+  if (!core) return nullptr;
+  hwloc_bitmap_t set = hwloc_bitmap_dup(core->cpuset);
+  hwloc_bitmap_singlify(set);
+  return set;
+}
+
 void Launcher::spawn(int rank) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
     perror("bspkrun: pipe");
     exit(1);
   }
-  hwloc_bitmap_t set = nullptr;
-  if (bind_mode == "core" && topo_) {
-    int ncores = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
-    hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, rank % ncores) : nullptr;
-    if (core) {
-      set = hwloc_bitmap_dup(core->cpuset);
-      hwloc_bitmap_singlify(set);
-    }
-  }
+  hwloc_bitmap_t set = core_set(rank);
   pid_t pid = fork();
   if (pid < 0) {
     perror("bspkrun: fork");
@@ -164,13 +218,7 @@ void Launcher::spawn(int rank) {
       int dn = open("/dev/null", O_RDONLY);
       if (dn >= 0) dup2(dn, 0);
     }
-    using config::Var;
-    setenv(config::name(Var::BOOT_SOCKET), sock_path_.c_str(), 1);
-    setenv(config::name(Var::JOBID), jobid_.c_str(), 1);
-    setenv(config::name(Var::RANK), std::to_string(rank).c_str(), 1);
-    setenv(config::name(Var::NPROCS), std::to_string(nprocs).c_str(), 1);
-    if (status_) setenv(config::name(Var::STATUS_FILE), status_path_.c_str(), 1);
-    if (!provider.empty()) setenv(config::name(Var::PROVIDER), provider.c_str(), 1);
+    for (const auto& [name, value] : job_env(rank)) setenv(name.c_str(), value.c_str(), 1);
     if (set) {
       if (hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_PROCESS) != 0)
         std::fprintf(stderr, "bspkrun: warning: could not bind pid %d: %s\n", rank, strerror(errno));
@@ -186,8 +234,9 @@ void Launcher::spawn(int rank) {
     std::vector<char*> argv;
     for (auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "bspkrun: cannot execute %s: %s\n", argv[0], strerror(errno));
+    const char* file = exe.empty() ? argv[0] : exe.c_str();
+    execvp(file, argv.data());
+    std::fprintf(stderr, "bspkrun: cannot execute %s: %s\n", file, strerror(errno));
     _exit(127);
   }
   if (set) hwloc_bitmap_free(set);
@@ -198,6 +247,107 @@ void Launcher::spawn(int rank) {
   p.pid = pid;
   p.out_fd = out[0];
   p.err_fd = err[0];
+}
+
+std::string Launcher::prepare_adopt() {
+  if (getppid() != adopt_pid)
+    return strprintf("--adopt %d: pid 0 must be the process that started bspkrun (os pid %d)", (int)adopt_pid,
+                     (int)getppid());
+  if (fcntl(adopt_fd, F_SETFD, FD_CLOEXEC) != 0)  // the other processes must not hold it
+    return strprintf("--adopt-fd %d: %s", adopt_fd, strerror(errno));
+  adopt_pidfd_ = pidfd_open_(adopt_pid);
+  if (adopt_pidfd_ < 0 && errno != ENOSYS)
+    return strprintf("--adopt %d: pidfd_open: %s", (int)adopt_pid, strerror(errno));
+  if (adopt_pidfd_ >= 0) fcntl(adopt_pidfd_, F_SETFD, FD_CLOEXEC);
+  // Still our parent now, so the pidfd is that process, not a reused pid.
+  if (getppid() != adopt_pid) return strprintf("--adopt %d: the process is gone", (int)adopt_pid);
+  return "";
+}
+
+// --adopt: pid 0 is the running parent. Bind it when asked, then hand it the
+// job's settings and "ready" (it waits for that line before bspk_init).
+void Launcher::adopt_parent() {
+  Proc& p = procs_[0];
+  p.rank = 0;
+  p.pid = adopt_pid;
+  if (hwloc_bitmap_t set = core_set(0)) {
+    if (hwloc_set_proc_cpubind(topo_, adopt_pid, set, HWLOC_CPUBIND_PROCESS) != 0)
+      std::fprintf(stderr, "bspkrun: warning: could not bind pid 0: %s\n", strerror(errno));
+    else if (report_bindings) {
+      char* s = nullptr;
+      hwloc_bitmap_list_asprintf(&s, set);
+      std::fprintf(stderr, "bspkrun: pid 0 bound to cpu %s\n", s ? s : "?");
+      free(s);
+    }
+    hwloc_bitmap_free(set);
+  } else if (report_bindings) {
+    std::fprintf(stderr, "bspkrun: pid 0 not bound (--bind none)\n");
+  }
+  std::string msg;
+  for (const auto& [name, value] : job_env(0)) msg += name + "=" + value + "\n";
+  msg += "ready\n";
+  // A pipe (boot's write_all is for sockets); SIGPIPE is ignored. A failed
+  // write means pid 0 has closed its end: check_parent() reports it.
+  for (size_t off = 0; off < msg.size();) {
+    ssize_t n = write(adopt_fd, msg.data() + off, msg.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+}
+
+// Has the adopted pid 0 died (pidfd readable; without a pidfd: bspkrun was
+// re-parented) or left (closed its end of --adopt-fd)?
+void Launcher::check_parent() {
+  if (adopt_pid <= 0 || procs_[0].exited) return;
+  bool died = false, left = false;
+  if (adopt_pidfd_ >= 0) {
+    pollfd pf{adopt_pidfd_, POLLIN, 0};
+    died = poll(&pf, 1, 0) > 0;
+  } else {
+    died = getppid() != adopt_pid;
+  }
+  if (adopt_fd >= 0) {
+    pollfd pf{adopt_fd, 0, 0};  // a pipe's write end reports POLLERR once no reader is left
+    left = poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL));
+  }
+  const bool done = procs_[0].finalized || (status_ && status_[0].state == static_cast<uint32_t>(ProcState::Done));
+  if (left && !died && !done) {
+    // A dying process closes its files just before it is reported dead: wait a
+    // moment, so that the message says which of the two happened.
+    for (int i = 0; i < 10 && !died; ++i) {
+      if (adopt_pidfd_ >= 0) {
+        pollfd pf{adopt_pidfd_, POLLIN, 0};
+        died = poll(&pf, 1, 10) > 0;
+      } else {
+        usleep(10000);
+        died = getppid() != adopt_pid;
+      }
+    }
+  }
+  if (died || left) parent_gone(died);
+}
+
+void Launcher::parent_gone(bool died) {
+  Proc& p = procs_[0];
+  p.exited = true;  // not signalled from now on
+  if (adopt_fd >= 0) close(adopt_fd), adopt_fd = -1;
+  // Its last bootstrap messages (e.g. Finalized) before judging, as in reap().
+  for (int guard = 0; p.sock >= 0 && guard < 64; ++guard) {
+    pollfd pf{p.sock, POLLIN, 0};
+    if (poll(&pf, 1, 0) <= 0) break;
+    handle_client(p.sock);
+  }
+  if (status_ && status_[0].state == static_cast<uint32_t>(ProcState::Done)) p.finalized = true;
+  if (failing_ || p.finalized) return;
+  fail_job(1, strprintf("bspkrun: pid 0 (os pid %d, the process that started this job) %s before calling "
+                        "bspk_finalize%s; ending the job",
+                        (int)adopt_pid, died ? "died" : "exited", where(0).c_str()));
+}
+
+void Launcher::signal_parent(int sig) {
+  if (adopt_pidfd_ >= 0) pidfd_send_signal_(adopt_pidfd_, sig);
+  else if (getppid() == adopt_pid) kill(adopt_pid, sig);  // never a reused pid: it is still our parent
 }
 
 void Launcher::emit(Proc& p, const std::string& line, bool is_err) {
@@ -258,6 +408,8 @@ void Launcher::handle_client(int fd) {
     const int32_t rank = parse_hello(pl, &h) ? h.rank : -1;
     if (rank < 0 || rank >= nprocs) why = strprintf("rank %d is not in [0, %d)", rank, nprocs);
     else if (procs_[rank].hello) why = strprintf("rank %d connected twice", rank);
+    else if (adopted(rank) && h.os_pid != adopt_pid)
+      why = strprintf("os pid %d connected as pid 0, which is os pid %d (--adopt)", (int)h.os_pid, (int)adopt_pid);
     else why = version_mismatch(h);
     if (!why.empty()) {
       send_msg(fd, Msg::Refused, why);
@@ -323,8 +475,11 @@ void Launcher::handle_client(int fd) {
 }
 
 void Launcher::kill_all(int sig) {
-  for (auto& p : procs_)
-    if (!p.exited && p.pid > 0) kill(-p.pid, sig), kill(p.pid, sig);
+  for (auto& p : procs_) {
+    if (p.exited || p.pid <= 0) continue;
+    if (adopted(p.rank)) signal_parent(sig);  // that process only: its group is the user's
+    else kill(-p.pid, sig), kill(p.pid, sig);
+  }
 }
 
 void Launcher::fail_job(int status, const std::string& msg) {
@@ -396,7 +551,8 @@ int Launcher::run() {
   sigaction(SIGHUP, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  for (int r = 0; r < nprocs; ++r) spawn(r);
+  for (int r = adopt_pid > 0 ? 1 : 0; r < nprocs; ++r) spawn(r);
+  if (adopt_pid > 0) adopt_parent();
   const double t0 = now_s();
   bool sent_kill = false;
 
@@ -412,6 +568,10 @@ int Launcher::run() {
     std::vector<int> clients = pending_;
     for (auto& [fd, r] : rank_of_fd_) clients.push_back(fd);
     for (int fd : clients) fds.push_back({fd, POLLIN, 0}), what.push_back({3, fd});
+    if (adopt_pid > 0 && !procs_[0].exited) {  // wake at once when pid 0 dies or leaves
+      if (adopt_pidfd_ >= 0) fds.push_back({adopt_pidfd_, POLLIN, 0}), what.push_back({4, 0});
+      if (adopt_fd >= 0) fds.push_back({adopt_fd, 0, 0}), what.push_back({4, 0});
+    }
 
     int n = poll(fds.data(), fds.size(), 50);
     if (n > 0) {
@@ -421,11 +581,13 @@ int Launcher::run() {
         if (k == 0) accept_client();
         else if (k == 1) forward(procs_[idx], procs_[idx].out_fd, false, false);
         else if (k == 2) forward(procs_[idx], procs_[idx].err_fd, true, false);
+        else if (k == 4) continue;  // check_parent() below
         else if (rank_of_fd_.count(idx) || std::find(pending_.begin(), pending_.end(), idx) != pending_.end())
           handle_client(idx);
       }
     }
     reap();
+    check_parent();
     if (g_signal && !failing_)
       fail_job(128 + g_signal, strprintf("bspkrun: received signal %d (%s); ending the job", (int)g_signal,
                                          strsignal(g_signal)));
@@ -465,6 +627,8 @@ int Launcher::run() {
   unlink(status_path_.c_str());
   rmdir(dir_.c_str());
   if (topo_) hwloc_topology_destroy(topo_);
+  if (adopt_fd >= 0) close(adopt_fd);
+  if (adopt_pidfd_ >= 0) close(adopt_pidfd_);
   return exit_status_;
 }
 
@@ -483,6 +647,16 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--tag-output", L.tag, "prefix every output line with [pid]");
   app.add_flag("--report-bindings", L.report_bindings, "print each process's core binding");
+  app.add_option("--exe", L.exe, "file to execute (default: the program, searched in PATH; the program is then "
+                                 "only argv[0])");
+  auto* adopt = app.add_option("--adopt", L.adopt_pid,
+                               "pid 0 is this running process, which started bspkrun: start pids 1..P-1 only and "
+                               "write pid 0's settings to --adopt-fd (see bsplib/spawn.h)")
+                    ->check(CLI::PositiveNumber);
+  app.add_option("--adopt-fd", L.adopt_fd, "with --adopt: the pipe that gets pid 0's NAME=VALUE lines, then \"ready\"")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(adopt);
+  adopt->needs("--adopt-fd");
   // --info needs no -n or program: its validator ends the parse (CLI11 runs
   // option callbacks before it checks required options).
   std::string info_format;
@@ -509,6 +683,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   L.cmd = app.remaining();
+  if (!L.cmd.empty() && L.cmd[0] == "--") L.cmd.erase(L.cmd.begin());  // kept by prefix_command()
   if (L.cmd.empty()) {
     std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
     return 2;
@@ -531,8 +706,15 @@ int main(int argc, char** argv) {
                  fp);
     return 2;
   }
+  if (L.adopt_pid > 0) {
+    std::string why = L.prepare_adopt();
+    if (!why.empty()) {
+      std::fprintf(stderr, "bspkrun: %s\n", why.c_str());
+      return 2;
+    }
+  }
   // Resolve the program now, so a typo is one clear message, not P of them.
-  const std::string& prog = L.cmd[0];
+  const std::string& prog = L.exe.empty() ? L.cmd[0] : L.exe;
   bool found = false;
   if (prog.find('/') != std::string::npos) {
     found = access(prog.c_str(), X_OK) == 0;

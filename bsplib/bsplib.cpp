@@ -52,7 +52,8 @@ namespace {
 
 // ---------------------------------------------------------------- records
 
-enum Kind : uint32_t { kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6 };
+enum Kind : uint32_t { kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6, kGetsFlag = 7 };
+constexpr uint32_t kLastKind = kGetsFlag;
 
 struct Header {
   uint32_t kind;
@@ -107,6 +108,7 @@ struct Span {
 // Reads a received batch by logical offset across its spans.
 class Reader {
  public:
+  Reader() = default;
   explicit Reader(std::vector<Span> spans) : spans_(std::move(spans)) {
     for (auto& s : spans_) total_ += s.len;
   }
@@ -169,6 +171,9 @@ class Outbox {
   bspk_ptr region() const { return region_; }
   std::vector<Span> spans() const;  // the written part
   void drop();
+  // Where a record of `total` bytes goes when it fits in the current frame
+  // (no padding, no growth needed); `used` is advanced. Else nullptr.
+  char* room_for(size_t total);
   // Local batch: swap its buffer with `into` (the old inbox becomes the next
   // buffer) and return the bytes written.
   size_t take_heap(std::vector<char>& into) {
@@ -187,6 +192,23 @@ class Outbox {
   std::vector<char> heap_;    // local batch
 };
 
+// Everything one phase-1 batch brought, by record.
+struct Inbound {
+  bool present = false;  // a batch came from this process
+  std::vector<size_t> puts, gets, sends;  // record offsets
+  std::vector<Op> ops;
+  bool end = false;
+  bool has_ops = false;
+  bool gets_flag = false;  // the sender has gets to answer in phase 2
+  void clear() {
+    present = end = has_ops = gets_flag = false;
+    puts.clear();
+    gets.clear();
+    sends.clear();
+    ops.clear();
+  }
+};
+
 struct State {
   Phase phase = Phase::Before;
   bool launched_known = false;
@@ -195,12 +217,16 @@ struct State {
   int pid = 0;
   uint64_t step = 0;  // BSPlib superstep
   double t0 = 0;
-  size_t frame = 65536;
+  size_t frame = 65536;  // BSPK_FRAME_SIZE: a power of two
+  unsigned frame_shift = 16;
 
   // registrations
   uint64_t next_regid = 1;
   std::unordered_map<uint64_t, Reg> regs;                            // live (usable) registrations
   std::unordered_map<const void*, std::vector<uint64_t>> by_addr;    // live ids per address, oldest first
+  const void* cache_addr = nullptr;  // lookup_reg's last answer
+  uint64_t cache_id = 0;
+  const Reg* cache_reg = nullptr;
   std::vector<Op> ops;                                               // this superstep's collective ops
   std::vector<std::pair<const void*, int64_t>> pushed;               // this superstep's pushes (addr, size), by ops order
   std::unordered_map<const void*, std::vector<uint64_t>> pending;    // pushed this superstep, per address
@@ -219,9 +245,28 @@ struct State {
   std::vector<char> local_in;                  // the local batch of the last sync
   std::vector<Message> queue;
   size_t qhead = 0;
+
+  // per-sync scratch, kept to avoid allocating in every bsp_sync
+  std::vector<Inbound> in;       // per source pid
+  std::vector<Reader> readers;   // per source pid
+  std::vector<char> self_replies;
 };
 
 State S;
+
+inline char* Outbox::room_for(size_t total) {
+  if (!remote) {
+    if (used + total > heap_.size()) return nullptr;
+    char* p = heap_.data() + used;
+    used += total;
+    return p;
+  }
+  size_t in = used & (S.frame - 1);
+  if (used + total > cap_ || in + total > S.frame) return nullptr;
+  char* p = frames_[used >> S.frame_shift].base + in;
+  used += total;
+  return p;
+}
 
 // ---------------------------------------------------------------- errors
 
@@ -392,6 +437,12 @@ Outbox& outbox(int dest) {
 
 void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0) {
   size_t total = sizeof(Header) + pad16(n1) + pad16(n2);
+  if (char* p = o.room_for(total)) {  // the common case: room in the current frame
+    std::memcpy(p, &h, sizeof h);
+    if (n1) std::memcpy(p + sizeof h, d1, n1);
+    if (n2) std::memcpy(p + sizeof h + pad16(n1), d2, n2);
+    return;
+  }
   o.begin_record(total);
   o.write(&h, sizeof h);
   o.write(d1, n1);
@@ -405,9 +456,16 @@ void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const voi
 // ---------------------------------------------------------------- registrations
 
 // The live registration `addr` names on this process (newest), for fn.
+// One-entry cache: registrations change only at a bsp_sync (apply_ops).
 uint64_t lookup_reg(const char* fn, const void* addr) {
+  if (addr == S.cache_addr && S.cache_id) return S.cache_id;
   auto it = S.by_addr.find(addr);
-  if (it != S.by_addr.end() && !it->second.empty()) return it->second.back();
+  if (it != S.by_addr.end() && !it->second.empty()) {
+    S.cache_addr = addr;
+    S.cache_id = it->second.back();
+    S.cache_reg = &S.regs.at(S.cache_id);
+    return S.cache_id;
+  }
   if (S.pending.count(addr))
     fatal(fn, "address %p was registered with bsp_push_reg in this superstep; a registration takes effect at the "
               "next bsp_sync",
@@ -416,7 +474,7 @@ uint64_t lookup_reg(const char* fn, const void* addr) {
 }
 
 void check_range(const char* fn, int pid, uint64_t regid, bsp_size_t offset, bsp_size_t nbytes, const char* verb) {
-  const Reg& r = S.regs.at(regid);
+  const Reg& r = regid == S.cache_id ? *S.cache_reg : S.regs.at(regid);
   int64_t size = r.size[static_cast<size_t>(pid)];
   int64_t end = static_cast<int64_t>(offset) + nbytes;
   if (end > size) {
@@ -439,15 +497,6 @@ void check_drma(const char* fn, bsp_pid_t pid, const void* addr, bsp_size_t offs
 
 // ---------------------------------------------------------------- the sync
 
-// Everything one phase-1 batch brought, by record.
-struct Inbound {
-  int src;
-  std::vector<size_t> puts, gets, sends;  // record offsets
-  std::vector<Op> ops;
-  bool end = false;
-  bool has_ops = false;
-};
-
 // Bytes a record takes in its batch (0 if its sizes are absurd).
 size_t record_len(const Header& h) {
   if (h.n > (1ull << 40) || h.aux > (1u << 30)) return 0;
@@ -456,7 +505,8 @@ size_t record_len(const Header& h) {
     case kPut:
     case kReply: return sizeof(Header) + pad16(h.n);
     case kGet:
-    case kEnd: return sizeof(Header);
+    case kEnd:
+    case kGetsFlag: return sizeof(Header);
     case kSend: return sizeof(Header) + pad16(h.aux) + pad16(h.n);
     case kOps: return sizeof(Header) + pad16(h.n * sizeof(Op));
     default: return 0;
@@ -473,25 +523,28 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
       off += room;
       continue;
     }
-    Header h{};
-    rd.copy(off, &h, sizeof h);
+    Header h;
+    if (const char* hp = rd.at(off, sizeof h))
+      std::memcpy(&h, hp, sizeof h);
+    else
+      rd.copy(off, &h, sizeof h);
     size_t len = record_len(h);
-    if (h.kind > kReply || len == 0 || off + len > rd.total())
+    if (h.kind > kLastKind || len == 0 || off + len > rd.total())
       fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, rd.total());
     f(h, off);
     off += len;
   }
 }
 
-Inbound parse(const Reader& rd, int src) {
-  Inbound in;
-  in.src = src;
+void parse(const Reader& rd, int src, Inbound& in) {
+  in.present = true;
   for_records(rd, "bsp_sync", src, [&](const Header& h, size_t off) {
     switch (h.kind) {
       case kPut: in.puts.push_back(off); break;
       case kGet: in.gets.push_back(off); break;
       case kSend: in.sends.push_back(off); break;
       case kEnd: in.end = true; break;
+      case kGetsFlag: in.gets_flag = true; break;
       case kOps:
         in.has_ops = true;
         in.ops.resize(h.n);
@@ -500,7 +553,6 @@ Inbound parse(const Reader& rd, int src) {
       default: break;
     }
   });
-  return in;
 }
 
 std::string describe(const Op& o) {
@@ -551,6 +603,9 @@ void check_ops(std::vector<std::vector<Op>>& all) {
 
 // Apply the registration ops of this superstep (after the puts).
 void apply_ops(const std::vector<std::vector<Op>>& all) {
+  S.cache_addr = nullptr;
+  S.cache_id = 0;
+  S.cache_reg = nullptr;
   const std::vector<Op>& mine = S.ops;
   size_t push_k = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
@@ -639,87 +694,36 @@ std::vector<Span> region_spans(bspk_ptr r) {
   return v;
 }
 
-// The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
-void superstep(const char* fn, bool ending) {
-  release_previous();
+// The registration a put or get from another process names, checked
+// against this process's size (the issuer checked it at the call).
+const Reg& reg_for(const char* fn, const char* what, int src, const Header& h) {
+  auto it = S.regs.find(h.a);
+  if (it == S.regs.end() || static_cast<int64_t>(h.b + h.n) > it->second.size[static_cast<size_t>(S.pid)])
+    fatal(fn, "%s from pid %d: registration %llu does not cover bytes [%llu, %llu) here", what, src,
+          (unsigned long long)h.a, (unsigned long long)h.b, (unsigned long long)(h.b + h.n));
+  return it->second;
+}
+
+Header header_at(const Reader& rd, size_t off) {
+  Header h;
+  if (const char* hp = rd.at(off, sizeof h))
+    std::memcpy(&h, hp, sizeof h);
+  else
+    rd.copy(off, &h, sizeof h);
+  return h;
+}
+
+// Phase 2: answer the get requests read in phase 1 and collect the answers
+// to this process's own gets from other processes.
+void phase2(const char* fn) {
   const int me = S.pid;
-  send_batches(fn, ending);
-  check(fn, bspk_sync());
-
-  // ---- phase 1 in: parse every batch (the local one too), by source pid
-  std::vector<std::unique_ptr<Reader>> readers(static_cast<size_t>(S.nprocs_all));
-  std::vector<Inbound> in(static_cast<size_t>(S.nprocs_all));
-  for (auto& [src, region] : receive_all()) {
-    if (src < 0 || src >= S.nprocs_all || readers[static_cast<size_t>(src)])
-      fatal(fn, "unexpected batch from pid %d", src);
-    S.held.push_back(region);
-    readers[static_cast<size_t>(src)] = std::make_unique<Reader>(region_spans(region));
-  }
-  // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
-  size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in);
-  if (nself) readers[static_cast<size_t>(me)] = std::make_unique<Reader>(std::vector<Span>{{S.local_in.data(), nself}});
-  for (int j = 0; j < S.nprocs_all; ++j)
-    if (readers[static_cast<size_t>(j)]) in[static_cast<size_t>(j)] = parse(*readers[static_cast<size_t>(j)], j);
-
-  // ---- Err_SYNC: some processes in bsp_end, others in bsp_sync
-  {
-    int first_end = -1, first_sync = -1;
-    for (int j = 0; j < S.P; ++j) {
-      bool e = j == me ? ending : in[static_cast<size_t>(j)].end;
-      if (e && first_end < 0) first_end = j;
-      if (!e && first_sync < 0) first_sync = j;
-    }
-    if (first_end >= 0 && first_sync >= 0)
-      fatal_collective(first_sync, ending ? "bsp_end" : "bsp_sync",
-                       "pid " + std::to_string(first_end) + " called bsp_end while pid " + std::to_string(first_sync) +
-                           " called bsp_sync (Err_SYNC: every process must end the SPMD section together)");
-  }
-  if (ending) return;
-
-  // ---- collective calls agree?
-  bool any_ops = !S.ops.empty();
-  for (int j = 0; j < S.P; ++j) any_ops |= in[static_cast<size_t>(j)].has_ops;
-  std::vector<std::vector<Op>> all_ops;
-  if (any_ops) {
-    all_ops.resize(static_cast<size_t>(S.P));
-    for (int j = 0; j < S.P; ++j) all_ops[static_cast<size_t>(j)] = j == me ? S.ops : in[static_cast<size_t>(j)].ops;
-    check_ops(all_ops);
-  }
-
-  // ---- serve gets: read every source now, before any write of this sync
-  for (auto& o : S.out) o.reset();
-  S.touched.clear();
-  std::vector<char> self_replies;
-  for (int j = 0; j < S.P; ++j) {
-    const Inbound& b = in[static_cast<size_t>(j)];
-    if (b.gets.empty()) continue;
-    const Reader& rd = *readers[static_cast<size_t>(j)];
-    Outbox* o = j == me ? nullptr : &outbox(j);
-    for (size_t off : b.gets) {
-      Header h{};
-      rd.copy(off, &h, sizeof h);
-      auto it = S.regs.find(h.a);
-      if (it == S.regs.end() || static_cast<int64_t>(h.b + h.n) > it->second.size[static_cast<size_t>(me)])
-        fatal(fn, "bsp_get from pid %d: registration %llu does not cover bytes [%llu, %llu) here", j,
-              (unsigned long long)h.a, (unsigned long long)h.b, (unsigned long long)(h.b + h.n));
-      const char* src = static_cast<const char*>(it->second.addr) + h.b;
-      if (o) {
-        Header r{kReply, 0, 0, 0, h.n};
-        put_record(*o, r, src, h.n);
-      } else {
-        self_replies.insert(self_replies.end(), src, src + h.n);
-      }
-    }
-  }
-
-  // ---- phase 2: replies
   int owners = 0;
   for (int j = 0; j < S.P; ++j)
     if (j != me && !S.gets[static_cast<size_t>(j)].empty()) ++owners;
-  for (int j : S.touched) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
+  for (int j : S.touched)
+    if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
   check(fn, bspk_expect(owners));
   check(fn, bspk_sync());
-  std::vector<bspk_ptr> replies;
   for (auto& [src, region] : receive_all()) {
     if (src < 0 || src >= S.P || S.gets[static_cast<size_t>(src)].empty())
       fatal(fn, "unexpected get reply from pid %d", src);
@@ -737,30 +741,118 @@ void superstep(const char* fn, bool ending) {
     want.clear();
     bspk_free(region);
   }
-  if (!S.gets[static_cast<size_t>(me)].empty()) {
-    size_t at = 0;
-    for (auto& g : S.gets[static_cast<size_t>(me)]) {
-      std::memcpy(g.dst, self_replies.data() + at, static_cast<size_t>(g.n));
-      at += static_cast<size_t>(g.n);
-    }
-    S.gets[static_cast<size_t>(me)].clear();
+}
+
+// This process's gets of itself, read with the others' sources.
+void write_self_gets(const std::vector<char>& self_replies) {
+  auto& mine = S.gets[static_cast<size_t>(S.pid)];
+  size_t at = 0;
+  for (auto& g : mine) {
+    std::memcpy(g.dst, self_replies.data() + at, static_cast<size_t>(g.n));
+    at += static_cast<size_t>(g.n);
   }
-  for (auto& o : S.out) o.reset();
+  mine.clear();
+}
+
+// The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
+void superstep(const char* fn, bool ending) {
+  release_previous();
+  const int me = S.pid;
+  // Phase 2 runs when some process has gets to have answered: under a
+  // declaration (bspk_expect) always, as no process knows the others' gets;
+  // counted, when a process with remote gets said so to every process
+  // (kGetsFlag), so supersteps without gets cost one BSPk superstep.
+  const bool declared = bspk_declared() != 0;
+  bool remote_gets = false;
+  for (int j = 0; j < S.P; ++j) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
+  if (remote_gets && !declared && !ending)
+    for (int j = 0; j < S.nprocs_all; ++j)
+      if (j != me) put_record(outbox(j), Header{kGetsFlag, 0, 0, 0, 0}, nullptr, 0);
+  send_batches(fn, ending);
+  check(fn, bspk_sync());
+
+  // ---- phase 1 in: parse every batch (the local one too), by source pid
+  for (auto& b : S.in) b.clear();
+  for (auto& [src, region] : receive_all()) {
+    if (src < 0 || src >= S.nprocs_all || S.in[static_cast<size_t>(src)].present)
+      fatal(fn, "unexpected batch from pid %d", src);
+    S.held.push_back(region);
+    S.readers[static_cast<size_t>(src)] = Reader(region_spans(region));
+    parse(S.readers[static_cast<size_t>(src)], src, S.in[static_cast<size_t>(src)]);
+  }
+  // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
+  if (size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in)) {
+    S.readers[static_cast<size_t>(me)] = Reader({{S.local_in.data(), nself}});
+    parse(S.readers[static_cast<size_t>(me)], me, S.in[static_cast<size_t>(me)]);
+  }
+  bool two_phase = declared || remote_gets;
+  for (int j = 0; j < S.nprocs_all; ++j) two_phase |= S.in[static_cast<size_t>(j)].gets_flag;
+
+  // ---- Err_SYNC: some processes in bsp_end, others in bsp_sync
+  {
+    int first_end = -1, first_sync = -1;
+    for (int j = 0; j < S.P; ++j) {
+      bool e = j == me ? ending : S.in[static_cast<size_t>(j)].end;
+      if (e && first_end < 0) first_end = j;
+      if (!e && first_sync < 0) first_sync = j;
+    }
+    if (first_end >= 0 && first_sync >= 0)
+      fatal_collective(first_sync, ending ? "bsp_end" : "bsp_sync",
+                       "pid " + std::to_string(first_end) + " called bsp_end while pid " + std::to_string(first_sync) +
+                           " called bsp_sync (Err_SYNC: every process must end the SPMD section together)");
+  }
+  if (ending) return;
+
+  // ---- collective calls agree?
+  bool any_ops = !S.ops.empty();
+  for (int j = 0; j < S.P; ++j) any_ops |= S.in[static_cast<size_t>(j)].has_ops;
+  std::vector<std::vector<Op>> all_ops;
+  if (any_ops) {
+    all_ops.resize(static_cast<size_t>(S.P));
+    for (int j = 0; j < S.P; ++j) all_ops[static_cast<size_t>(j)] = j == me ? S.ops : S.in[static_cast<size_t>(j)].ops;
+    check_ops(all_ops);
+  }
+
+  // ---- serve gets: read every source now, before any write of this sync
+  for (int j : S.touched) S.out[static_cast<size_t>(j)].reset();
+  S.touched.clear();
+  S.self_replies.clear();
+  for (int j = 0; j < S.P; ++j) {
+    const Inbound& b = S.in[static_cast<size_t>(j)];
+    if (b.gets.empty()) continue;
+    const Reader& rd = S.readers[static_cast<size_t>(j)];
+    for (size_t off : b.gets) {
+      Header h = header_at(rd, off);
+      const char* src = static_cast<const char*>(reg_for(fn, "bsp_get", j, h).addr) + h.b;
+      if (j != me)
+        put_record(outbox(j), Header{kReply, 0, 0, 0, h.n}, src, h.n);
+      else
+        S.self_replies.insert(S.self_replies.end(), src, src + h.n);
+    }
+  }
+  if (two_phase) phase2(fn);
+  write_self_gets(S.self_replies);
+  for (int j : S.touched) S.out[static_cast<size_t>(j)].reset();
   S.touched.clear();
 
   // ---- puts, ascending source pid, call order within a source
   for (int j = 0; j < S.P; ++j) {
-    const Inbound& b = in[static_cast<size_t>(j)];
+    const Inbound& b = S.in[static_cast<size_t>(j)];
     if (b.puts.empty()) continue;
-    const Reader& rd = *readers[static_cast<size_t>(j)];
+    const Reader& rd = S.readers[static_cast<size_t>(j)];
+    uint64_t last_id = 0;
+    const Reg* r = nullptr;
     for (size_t off : b.puts) {
-      Header h{};
-      rd.copy(off, &h, sizeof h);
-      auto it = S.regs.find(h.a);
-      if (it == S.regs.end() || static_cast<int64_t>(h.b + h.n) > it->second.size[static_cast<size_t>(me)])
-        fatal(fn, "bsp_put from pid %d: registration %llu does not cover bytes [%llu, %llu) here", j,
-              (unsigned long long)h.a, (unsigned long long)h.b, (unsigned long long)(h.b + h.n));
-      rd.copy(off + sizeof(Header), static_cast<char*>(const_cast<void*>(it->second.addr)) + h.b, h.n);
+      Header h = header_at(rd, off);
+      if (h.a != last_id || static_cast<int64_t>(h.b + h.n) > r->size[static_cast<size_t>(me)]) {
+        r = &reg_for(fn, "bsp_put", j, h);
+        last_id = h.a;
+      }
+      char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
+      if (const char* d = rd.at(off + sizeof(Header), h.n))
+        std::memcpy(dst, d, h.n);
+      else
+        rd.copy(off + sizeof(Header), dst, h.n);
     }
   }
 
@@ -771,17 +863,17 @@ void superstep(const char* fn, bool ending) {
   // ---- the BSMP queue of the next superstep: highest source pid first, and
   // within one source the last sent first (as BSPonMPI)
   for (int j = S.P - 1; j >= 0; --j) {
-    const Inbound& b = in[static_cast<size_t>(j)];
-    const Reader* rd = readers[static_cast<size_t>(j)].get();
+    const Inbound& b = S.in[static_cast<size_t>(j)];
+    if (b.sends.empty()) continue;
+    const Reader& rd = S.readers[static_cast<size_t>(j)];
     for (auto it = b.sends.rbegin(); it != b.sends.rend(); ++it) {
-      Header h{};
-      rd->copy(*it, &h, sizeof h);
+      Header h = header_at(rd, *it);
       size_t tag_off = *it + sizeof(Header);
       size_t total = pad16(h.aux) + pad16(h.n);
-      const char* base = rd->at(tag_off, total);
+      const char* base = rd.at(tag_off, total);
       if (!base && total) {  // larger than a frame: assemble it once
         S.assembled.emplace_back(new char[total]);
-        rd->copy(tag_off, S.assembled.back().get(), total);
+        rd.copy(tag_off, S.assembled.back().get(), total);
         base = S.assembled.back().get();
       }
       S.queue.push_back({j, static_cast<int>(h.aux), base, base + pad16(h.aux), static_cast<int64_t>(h.n)});
@@ -795,17 +887,22 @@ void superstep(const char* fn, bool ending) {
 [[noreturn]] void park() {
   for (;;) {
     check("bsp_begin", bspk_sync());
-    bool end = false;
+    bool end = false, gets = false;
     for (;;) {
       bspk_ptr m = bspk_recv();
       if (bspk_is_null(m)) break;
       Reader rd(region_spans(m));
-      for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t) { end |= h.kind == kEnd; });
+      for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t) {
+        end |= h.kind == kEnd;
+        gets |= h.kind == kGetsFlag;
+      });
       bspk_free(m);
     }
     if (end) break;
-    check("bsp_begin", bspk_expect(0));
-    check("bsp_begin", bspk_sync());
+    if (gets) {  // the active processes run phase 2 of this bsp_sync
+      check("bsp_begin", bspk_expect(0));
+      check("bsp_begin", bspk_sync());
+    }
   }
   std::fflush(stdout);
   int rc = bspk_finalize();
@@ -826,6 +923,8 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   S.nprocs_all = bspk_nprocs();
   bspk_stats st{};
   if (bspk_get_stats(&st) == BSPK_OK && st.frame_size) S.frame = st.frame_size;
+  if (S.frame & (S.frame - 1)) fatal(fn, "internal: frame size %zu is not a power of two", S.frame);
+  S.frame_shift = static_cast<unsigned>(__builtin_ctzll(S.frame));
 }
 
 bool runtime_started = false;
@@ -883,6 +982,8 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.out.resize(static_cast<size_t>(S.nprocs_all));
   for (int j = 0; j < S.nprocs_all; ++j) S.out[static_cast<size_t>(j)].remote = j != S.pid;
   S.gets.assign(static_cast<size_t>(S.nprocs_all), {});
+  S.in.resize(static_cast<size_t>(S.nprocs_all));
+  S.readers.resize(static_cast<size_t>(S.nprocs_all));
   if (S.pid >= S.P) park();
   S.phase = Phase::Spmd;
   S.t0 = bspk_time();

@@ -328,6 +328,12 @@ BSPK_API int bspk_expect(int nmsgs);
  * Errors: BSPK_ERR_ARG (NULL or negative entry), BSPK_ERR_MODE. */
 BSPK_API int bspk_will_send(const int *nmsgs);
 
+/* Beyond the paper: the declaration this process made so far in the current
+ * superstep: 0 none (the sync will be counted), 1 bspk_expect, 2
+ * bspk_will_send. For layers built on this API (BSPlib's bsp_sync). O(1);
+ * 0 before bspk_init. Never fails. */
+BSPK_API int bspk_declared(void);
+
 /* ---- Message passing [BSPk §6.1, Fig. 4] -------------------------------------- */
 
 /* Send the n elements starting at local pointer p to process dest (itself

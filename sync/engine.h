@@ -84,6 +84,7 @@ class Engine {
   int pid() const { return pid_; }
   int nprocs() const { return nprocs_; }
   uint32_t step() const { return step_; }
+  Mode declared() const { return mode_; }  // this superstep's declaration so far
   const Options& options() const { return opt_; }
 
   // ---- registration by the layers above (engine.cpp)

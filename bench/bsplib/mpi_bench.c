@@ -1,0 +1,142 @@
+/*
+ * mpi_bench -- the Open MPI twin of bsplib_bench.c: r, g and l measured the
+ * way BSPlib-over-MPI libraries communicate, with MPI_Put into a window from
+ * MPI_Win_allocate and MPI_Win_fence(0, win) as the superstep's end. Same
+ * h-relations, data, rate kernel, timing and fit (bench_common.h).
+ *
+ *   mpirun -n P ... mpi_bench [--quick] [--hmax H] [--budget S] [--reps MIN,MAX]
+ *   shm: --mca pml ob1 --mca btl self,vader --mca osc rdma,pt2pt
+ *   tcp: --mca pml ob1 --mca btl self,tcp --mca osc pt2pt
+ *   (/work/shared/reference/mpi/NOTES.md; bench/bsplib_bench.sh passes them)
+ *
+ * Measurements, one superstep per repetition:
+ *   rate     r, as bsplib_bench;
+ *   barrier  MPI_Barrier;
+ *   fence    an empty MPI_Win_fence(0, win);
+ *   put      the h-relation of single-word MPI_Put's (bench_common.h), each
+ *            repetition closed by MPI_Win_fence(0, win); h as bsplib_bench
+ *            (so h = p is on the curve: the comparison for put-expect).
+ * g and l: least-squares fit of T(h) = g h + l over the put curve.
+ * Timing as bsplib_bench: warm-up, timed repetitions in chunks until the
+ * budget is spent (MPI_Allreduce between chunks), MPI_Gather of the
+ * times at pid 0 (median over repetitions of the slowest process). Puts are
+ * verified after the timed loop. Exit status 1 if any verification failed.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_common.h */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+
+enum { V_BARRIER, V_FENCE, V_PUT };
+static const char *const variant_name[] = {"barrier", "fence", "put"};
+
+static bb_opts O;
+static int me, P, stride;
+static double *src, *dst, *gath, *times;
+static MPI_Win win;
+static long bad_total;
+
+static void one_rep(int v, int h) {
+    switch (v) {
+    case V_BARRIER:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case V_FENCE:
+        MPI_Win_fence(0, win);
+        break;
+    case V_PUT:
+        for (int i = 0; i < h; i++)
+            MPI_Put(&src[i], 1, MPI_DOUBLE, bb_dest(me, i, P), bb_index(me, i, P, O.hmax), 1, MPI_DOUBLE, win);
+        MPI_Win_fence(0, win);
+        break;
+    }
+}
+
+static double measure(int v, int h) {
+    if (v == V_PUT) bb_fill_src(src, me, h, P);
+    /* Local stores to the window, then a fence: no put of this measurement
+     * reaches dst before every process has cleared its own. */
+    memset(dst, 0, (size_t)P * O.hmax * sizeof *dst);
+    MPI_Win_fence(0, win);
+
+    for (int r = 0; r < BB_WARMUP; r++) one_rep(v, h);
+
+    long bad = 0;
+    int reps = 0;
+    double loop = 0, spent = 0;
+    for (int chunk = O.rmin; chunk > 0; chunk = bb_next_chunk(&O, reps, spent)) {
+        double tl = MPI_Wtime();
+        for (int r = reps; r < reps + chunk; r++) {
+            double t0 = MPI_Wtime();
+            one_rep(v, h);
+            times[r] = MPI_Wtime() - t0;
+        }
+        loop += MPI_Wtime() - tl;
+        reps += chunk;
+        MPI_Allreduce(&loop, &spent, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    times[reps] = loop;
+    if (v == V_PUT) bad = bb_check_dst(dst, me, h, P, O.hmax);
+    times[reps + 1] = (double)bad;
+    if (bad) fprintf(stderr, "mpi_bench: pid %d: %s h=%d: %ld words wrong or missing\n", me, variant_name[v], h, bad);
+
+    MPI_Gather(times, reps + 2, MPI_DOUBLE, gath, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double med = 0, avg = 0;
+    if (me == 0) {
+        long allbad = 0;
+        for (int q = 0; q < P; q++) allbad += (long)gath[(size_t)q * stride + reps + 1];
+        bb_stats(gath, P, stride, reps, &med, &avg);
+        bb_emit("mpi", "time", variant_name[v], P, h, med, avg, reps, allbad == 0);
+        bad_total += allbad;
+    }
+    return med;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (bb_parse(&O, argc, argv)) {
+        MPI_Finalize();
+        return 2;
+    }
+    stride = O.rmax + 2;
+    src = calloc((size_t)O.hmax, sizeof *src);
+    gath = calloc((size_t)P * stride, sizeof *gath);
+    times = calloc((size_t)stride, sizeof *times);
+    if (!src || !gath || !times) MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Win_allocate((MPI_Aint)P * O.hmax * (MPI_Aint)sizeof(double), sizeof(double), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &dst, &win);
+    MPI_Win_fence(0, win);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    double r = bb_rate(O.rtime), rsum, rmin;
+    MPI_Reduce(&r, &rsum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&r, &rmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    if (me == 0) bb_emit("mpi", "rate", "daxpy", P, 0, rsum / P, rmin, 0, 1);
+
+    int hv[BB_MAX_POINTS];
+    int nh = bb_hvalues(hv, &O, P);
+    measure(V_BARRIER, 0);
+    measure(V_FENCE, 0);
+    double t[BB_MAX_POINTS];
+    long bad0 = bad_total;
+    for (int i = 0; i < nh; i++) t[i] = measure(V_PUT, hv[i]);
+    if (me == 0) {
+        double g, l;
+        bb_fit(hv, t, nh, &g, &l);
+        bb_emit("mpi", "fit", "put", P, nh, g, l, 0, bad_total == bad0);
+    }
+
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
+    free(times);
+    free(gath);
+    free(src);
+    int status = me == 0 && bad_total ? 1 : 0;
+    MPI_Finalize();
+    return status;
+}

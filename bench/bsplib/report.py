@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""bench/bsplib/report.py -- the tables of bench/bsplib_bench.sh.
+
+Input (--raw): lines "provider,round,library,kind,variant,p,h,a,b,reps,ok"
+(bench/bsplib/bench_common.h describes the fields after round).
+Output (--out DIR), per provider and p:
+  tables.md          BSPk (the BSPlib layer) next to Open MPI, with the ratio
+                     BSPk / MPI (below 1: BSPk is faster), then T(h) per h;
+  bsplib_bench.csv   the summary rows of those tables;
+  raw.csv            every measurement, with a header line.
+A cell is the median over rounds. Times: per repetition the slowest process,
+median over repetitions; g and l: least-squares fit of T(h) = g h + l.
+Flop figures use one r per provider and p (the median of every r measured
+there, by both programs), so their ratios are the microsecond ratios.
+"""
+import argparse
+import collections
+import csv
+import os
+import statistics
+import sys
+
+FIELDS = ["provider", "round", "library", "kind", "variant", "p", "h", "a", "b", "reps", "ok"]
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) != len(FIELDS):
+                continue
+            r = dict(zip(FIELDS, parts))
+            for k in ("round", "p", "h", "reps", "ok"):
+                r[k] = int(r[k])
+            for k in ("a", "b"):
+                r[k] = float(r[k])
+            rows.append(r)
+    return rows
+
+
+def fmt(x, scale=1e6):
+    if x is None:
+        return "-"
+    x *= scale
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b is not None and a > 0 and b > 0 else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    rows = load(args.raw)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "raw.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+
+    # (provider, p, library, kind, variant, h) -> medians over rounds of a and b; ok = all ok
+    groups = collections.defaultdict(list)
+    for r in rows:
+        groups[(r["provider"], r["p"], r["library"], r["kind"], r["variant"], r["h"])].append(r)
+    cell = {}
+    for key, rs in groups.items():
+        cell[key] = (statistics.median(r["a"] for r in rs), statistics.median(r["b"] for r in rs),
+                     all(r["ok"] for r in rs), len(rs))
+
+    def get(prov, p, lib, kind, variant, h=None, which=0):
+        if h is None:  # fit lines carry the point count in h: take whichever there is
+            for key, v in cell.items():
+                if key[:5] == (prov, p, lib, kind, variant):
+                    return v[which]
+            return None
+        v = cell.get((prov, p, lib, kind, variant, h))
+        return v[which] if v else None
+
+    bad = sorted({(k[0], k[1], k[2], k[4], k[5]) for k, v in cell.items() if not v[2]})
+    md, summary = [], []
+    for prov, p in sorted({(k[0], k[1]) for k in cell}, key=lambda x: (x[0] != "shm", x[0], x[1])):
+        rates = [r["a"] for r in rows if r["provider"] == prov and r["p"] == p and r["kind"] == "rate"]
+        rate = statistics.median(rates) if rates else None
+        rounds = max((v[3] for k, v in cell.items() if k[0] == prov and k[1] == p), default=0)
+        B = lambda *a, **k: get(prov, p, "bsplib", *a, **k)
+        M = lambda *a, **k: get(prov, p, "mpi", *a, **k)
+        table = []  # (label, unit, bspk, mpi, scale)
+
+        def both(label, unit, b, m, scale):
+            table.append((label, unit, b, m, scale))
+
+        both("r, DAXPY (machine-state check)", "Mflop/s", B("rate", "daxpy", 0), M("rate", "daxpy", 0), 1e-6)
+        both("empty bsp_sync vs MPI_Barrier", "us", B("time", "sync", 0), M("time", "barrier", 0), 1e6)
+        both("empty bsp_sync vs empty MPI_Win_fence", "us", B("time", "sync", 0), M("time", "fence", 0), 1e6)
+        for v, name in (("put", "bsp_put"), ("hpput", "bsp_hpput"), ("send", "bsp_send")):
+            gb, gm = B("fit", v), M("fit", "put")
+            both(f"g per {name} vs per MPI_Put (+ fence)", "us/word", gb, gm, 1e6)
+            if rate:
+                both(f"g per {name} vs per MPI_Put, flops", "flop/word",
+                     gb * rate if gb is not None else None, gm * rate if gm is not None else None, 1)
+        lb, lm = B("fit", "put", which=1), M("fit", "put", which=1)
+        both("l (put fit) vs l (put + fence fit)", "us", lb, lm, 1e6)
+        if rate:
+            both("l (put fit) vs l (put + fence fit), flops", "flop",
+                 lb * rate if lb is not None else None, lm * rate if lm is not None else None, 1)
+        both(f"h = p = {p}: puts + bspk_expect + bsp_sync vs puts + fence", "us",
+             B("time", "put-expect", p), M("time", "put", p), 1e6)
+        both(f"h = p = {p}: puts + bsp_sync (no declaration) vs puts + fence", "us",
+             B("time", "put", p), M("time", "put", p), 1e6)
+
+        md.append(f"### {prov}, p = {p}" + (f" ({rounds} rounds, median)" if rounds > 1 else ""))
+        md.append("")
+        md.append("| quantity | unit | BSPk (BSPlib) | Open MPI | BSPk / MPI |")
+        md.append("|---|---|---:|---:|---:|")
+        for label, unit, b, m, scale in table:
+            md.append(f"| {label} | {unit} | {fmt(b, scale)} | {fmt(m, scale)} | {ratio(b, m)} |")
+            summary.append([prov, p, label, unit, f"{b * scale:.6g}" if b is not None else "",
+                            f"{m * scale:.6g}" if m is not None else "",
+                            f"{b / m:.4f}" if b and m and b > 0 and m > 0 else ""])
+        md.append("")
+        if rate:
+            md.append(f"Flop figures at r = {rate * 1e-6:,.0f} Mflop/s (median of both programs' r).")
+        md.append("Goals to read off the ratio column: empty bsp_sync <= 1.0 x MPI_Barrier; "
+                  "g per bsp_put <= 1.0 x MPI_Put; h = p with bspk_expect <= 0.5 x puts + fence.")
+        md.append("")
+
+        hs = sorted({k[5] for k in cell if k[0] == prov and k[1] == p and k[3] == "time"
+                     and k[4] in ("put", "hpput", "send")})
+        md.append(f"T(h) in us, {prov}, p = {p} (slowest process, median over repetitions):")
+        md.append("")
+        md.append("| h | bsp_put | bsp_hpput | bsp_send | MPI_Put + fence | bsp_put / MPI |")
+        md.append("|---:|---:|---:|---:|---:|---:|")
+        for h in hs:
+            tb, tm = B("time", "put", h), M("time", "put", h)
+            md.append(f"| {h} | {fmt(tb)} | {fmt(B('time', 'hpput', h))} | {fmt(B('time', 'send', h))} "
+                      f"| {fmt(tm)} | {ratio(tb, tm)} |")
+        md.append("")
+
+    if bad:
+        md.append("**Verification failed** (data missing or wrong) in: " +
+                  "; ".join(f"{pr} p={p} {lib} {v} h={h}" for pr, p, lib, v, h in bad))
+        md.append("")
+    text = "\n".join(md)
+    with open(os.path.join(args.out, "tables.md"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(args.out, "bsplib_bench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["provider", "p", "quantity", "unit", "bspk", "mpi", "bspk_over_mpi"])
+        w.writerows(summary)
+    print(text)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

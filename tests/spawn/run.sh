@@ -1,0 +1,133 @@
+#!/bin/bash
+# tests/spawn/run.sh TEST_SPAWN CASE P -- runs test_spawn as a user would
+# (./prog, no launcher: it starts its own job with bsplib_spawn_self) and
+# checks the outcome of CASE:
+#   ok             exit 0, one line per process (stdin read by pid 0 only, argv
+#                  passed on), nothing left running
+#   abort          the last pid calls bspk_abort: the job ends non-zero within
+#                  20 s, the message printed once, nothing left
+#   child_killed   the last pid is killed by SIGKILL: bspkrun says so, the job
+#                  ends non-zero, nothing left
+#   parent_exit    pid 0 calls exit(3) before bspk_finalize: exit status 3,
+#                  bspkrun says pid 0 exited, nothing left
+#   parent_killed  pid 0 is killed with SIGKILL mid-run: bspkrun says pid 0
+#                  died and every other process of the job is gone within 5 s
+#   no_bspkrun     BSPK_BSPKRUN names no file: a clear error, no child left
+#   bspkrun_fails  BSPK_BSPKRUN is a program that exits at once: a clear
+#                  error, no child left
+# "Left running": a process whose command line holds this run's tag and that
+# is not a zombie (a zombie is reaped by its parent, or by init).
+set -u
+bin=${1:?usage: run.sh TEST_SPAWN CASE P}
+case_=${2:?} np=${3:?}
+tag="spawn-tag-$$-$RANDOM"
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+# No launcher around this program (ctest might run under one).
+unset BSPK_BOOT_SOCKET BSPK_JOBID BSPK_RANK BSPK_NPROCS BSPK_STATUS_FILE BSPK_BOOTSTRAP BSPK_BSPKRUN
+
+alive() {  # pids of this run's processes that are not zombies
+  local d c st
+  for d in /proc/[0-9]*; do
+    c=$( { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null) || continue
+    case $c in *"$tag"*) ;; *) continue ;; esac
+    st=$( { sed 's/.*) //' "$d/stat" | cut -d' ' -f1; } 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ] && echo "${d#/proc/}"
+  done
+}
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
+  local left; left=$(alive)
+  if [ -n "$left" ]; then
+    ps -o pid,ppid,stat,args -p "$(echo $left | tr ' ' ,)"
+    kill -9 $left 2>/dev/null  # only this run's processes, by pid
+  fi
+  exit 1
+}
+count() { grep -cE -- "$1" "$2"; }
+expect_count() {  # N REGEX FILE
+  local n; n=$(count "$2" "$3")
+  [ "$n" = "$1" ] || fail "$n line(s) match /$2/ in $(basename "$3"), expected $1"
+}
+gone_within() {  # S: every process of the run has ended within S seconds
+  local i
+  for ((i = 0; i <= $1 * 10; ++i)); do
+    [ -z "$(alive)" ] && return 0
+    sleep 0.1
+  done
+  fail "processes still running $1 s after the job ended: $(alive)"
+}
+run() {  # run the program (stdin: one line for pid 0), status in $status, time in $secs
+  local t0=$SECONDS
+  echo 42 | timeout -k 5 100 "$bin" "$@" >"$out" 2>"$err"
+  status=$?
+  secs=$((SECONDS - t0))
+  [ $status = 124 ] && fail "time limit reached"
+}
+last=$((np - 1))
+
+case $case_ in
+  ok)
+    run "$np" ok "$tag" "a b"
+    [ $status = 0 ] || fail "exit status $status, expected 0"
+    expect_count "$np" "^test_spawn: pid [0-9]+ of $np: $np messages, sum ok, token 42, stdin (read|ok), args <$tag> <a b>$" "$out"
+    for ((r = 0; r < np; ++r)); do expect_count 1 "^test_spawn: pid $r of " "$out"; done
+    expect_count 1 "^test_spawn: pid 0 of .* stdin read," "$out"
+    [ -s "$err" ] && fail "unexpected output on stderr"
+    gone_within 0
+    ;;
+  abort)
+    run "$np" abort "$tag"
+    [ $status != 0 ] || fail "exit status 0, expected a failure"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "bspk_abort \(pid $last, superstep 1\): boom 42" "$err"
+    expect_count 1 "^bspkrun: pid $last called bspk_abort; ending the job" "$err"
+    expect_count 1 "boom" "$err"
+    gone_within 5
+    ;;
+  child_killed)
+    run "$np" child_killed "$tag"
+    [ $status != 0 ] || fail "exit status 0, expected a failure"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 9 .*in superstep 2.*; ending the job" "$err"
+    gone_within 5
+    ;;
+  parent_exit)
+    run "$np" parent_exit "$tag"
+    [ $status = 3 ] || fail "exit status $status, expected 3 (pid 0's own)"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^bspkrun: pid 0 \(os pid [0-9]+, the process that started this job\) exited before calling bspk_finalize in superstep 2" "$err"
+    gone_within 5
+    ;;
+  parent_killed)
+    "$bin" "$np" hang "$tag" </dev/null >"$out" 2>"$err" &
+    parent=$!
+    for ((i = 0; i < 600; ++i)); do
+      [ "$(count '^test_spawn: pid' "$out")" = "$np" ] && break
+      kill -0 $parent 2>/dev/null || break
+      sleep 0.1
+    done
+    [ "$(count '^test_spawn: pid' "$out")" = "$np" ] || fail "the job did not start"
+    kill -9 $parent
+    wait $parent 2>/dev/null
+    gone_within 5
+    expect_count 1 "^bspkrun: pid 0 \(os pid $parent, the process that started this job\) died before calling bspk_finalize" "$err"
+    ;;
+  no_bspkrun)
+    export BSPK_BSPKRUN=/nonexistent/bspkrun
+    run "$np" spawn_error "$tag"
+    [ $status = 2 ] || fail "exit status $status, expected 2 (a clean failure)"
+    expect_count 1 "^test_spawn: BSPK_BSPKRUN=/nonexistent/bspkrun: not found or not executable" "$err"
+    expect_count 1 "^test_spawn: no child left" "$err"
+    ;;
+  bspkrun_fails)
+    export BSPK_BSPKRUN=false
+    run "$np" spawn_error "$tag"
+    [ $status = 2 ] || fail "exit status $status, expected 2 (a clean failure)"
+    expect_count 1 "^test_spawn: bspkrun \(/.*false\) exited with status 1 before the job started" "$err"
+    expect_count 1 "^test_spawn: no child left" "$err"
+    ;;
+  *) echo "unknown case $case_"; exit 2 ;;
+esac
+echo "ok: $case_ p=$np (${secs:-?} s)"

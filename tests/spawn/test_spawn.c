@@ -1,0 +1,104 @@
+/* tests/spawn/test_spawn.c -- a plain BSPk program that, started without a
+ * launcher, makes itself pid 0 of a P-process job with bsplib_spawn_self
+ * (bsplib/spawn.h); run and checked by tests/spawn/run.sh.
+ *
+ *   test_spawn P MODE ARGS...
+ *
+ * Pid 0 reads one line from stdin before the job (the others must find stdin
+ * at its end: /dev/null), sends it to all in the first superstep, where every
+ * process also sends its pid to every process. Each prints one line:
+ *   test_spawn: pid I of P: N messages, sum ok, token T, stdin S, args <A>...
+ * MODE: ok; abort (the last pid calls bspk_abort in superstep 1); child_killed
+ * (the last pid raises SIGKILL in superstep 2); parent_exit (pid 0 calls
+ * exit(3) in superstep 2); hang (after its line every process syncs for up
+ * 60 s: the test kills pid 0 meanwhile); spawn_error (bsplib_spawn_self
+ * is expected to fail: print its message and whether a child is left). */
+#include <bspk.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bsplib/spawn.h"
+
+#define CHECK(c)                                                                   \
+  do {                                                                             \
+    if (!(c)) bspk_abort("check failed: %s (%s)", #c, bspk_error_string());        \
+  } while (0)
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_spawn P ok|abort|child_killed|parent_exit|hang|spawn_error ARGS...\n");
+    return 2;
+  }
+  const int P = atoi(argv[1]);
+  const char *mode = argv[2];
+  const int launched = getenv("BSPK_BOOT_SOCKET") != NULL;
+  long token = -1;
+  const char *in = "?";
+  if (!launched) {
+    char line[64];
+    if (fgets(line, sizeof line, stdin)) token = atol(line);
+    char err[1024];
+    if (bsplib_spawn_self(P, err, sizeof err) != 0) {
+      int st;
+      const int left = !(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD);
+      fprintf(stderr, "test_spawn: %s\ntest_spawn: %s\n", err, left ? "a child process is left" : "no child left");
+      return strcmp(mode, "spawn_error") == 0 && !left ? 2 : 1;
+    }
+    if (strcmp(mode, "spawn_error") == 0) {
+      fprintf(stderr, "test_spawn: bsplib_spawn_self succeeded, expected a failure\n");
+      return 1;
+    }
+    in = "read";
+  } else {
+    in = getchar() == EOF ? "ok" : "NOT /dev/null";
+  }
+  if (bspk_init(&argc, &argv) != BSPK_OK) {
+    fprintf(stderr, "test_spawn: bspk_init: %s\n", bspk_error_string());
+    return 1;
+  }
+  const int me = bspk_pid(), p = bspk_nprocs();
+  CHECK(p == P);
+  CHECK(launched || me == 0);
+
+  for (int d = 0; d < p; ++d) {
+    long msg[2] = {me, token};
+    CHECK(bspk_send_buf(d, msg, sizeof msg) == BSPK_OK);
+  }
+  CHECK(bspk_sync() == BSPK_OK);
+  long sum = 0, tok = -2;
+  int n = 0;
+  for (bspk_ptr m; !bspk_is_null(m = bspk_recv()); ++n) {
+    const long *v = (const long *)bspk_elemP(m);
+    CHECK(bspk_nelems(m) == sizeof(long[2]));
+    sum += v[0];
+    if (v[0] == 0) tok = v[1];
+    CHECK(bspk_free(m) == BSPK_OK);
+  }
+  CHECK(n == p && sum == (long)p * (p - 1) / 2);
+  char args[512] = "";
+  for (int i = 3; i < argc; ++i) {
+    size_t l = strlen(args);
+    snprintf(args + l, sizeof args - l, " <%s>", argv[i]);
+  }
+  printf("test_spawn: pid %d of %d: %d messages, sum ok, token %ld, stdin %s, args%s\n", me, p, n, tok, in, args);
+  fflush(stdout);
+
+  if (strcmp(mode, "abort") == 0 && me == p - 1) bspk_abort("boom %d", 42);
+  CHECK(bspk_sync() == BSPK_OK);  /* superstep 1 -> 2 */
+  if (strcmp(mode, "child_killed") == 0 && me == p - 1) raise(SIGKILL);
+  if (strcmp(mode, "parent_exit") == 0 && me == 0) exit(3);
+  if (strcmp(mode, "hang") == 0) {
+    for (int i = 0; i < 6000; ++i) { /* at least 60 s; the same count everywhere */
+      CHECK(bspk_sync() == BSPK_OK);
+      usleep(10000);
+    }
+  }
+  CHECK(bspk_sync() == BSPK_OK);
+  CHECK(bspk_finalize() == BSPK_OK);
+  return 0;
+}
