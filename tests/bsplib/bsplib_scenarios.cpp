@@ -18,6 +18,7 @@
 // and the problem.
 #include <bsp.h>
 #include <bspk.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -765,13 +766,18 @@ ABORT_ROW("AbortFromEveryProcessBeforeBeginPrintsOnce", "abort_all_before_begin"
 ABORT_ROW("AbortAfterEnd", "abort_after_end", p_list({3}), SHM);
 ABORT_ROW("AbortFromEveryProcessAfterEndPrintsOnce", "abort_all_after_end", p_list({4}), SHM);
 
-// Wait for the next 200 ms boundary of the wall clock (at least 200 ms
-// ahead), so that processes not synchronised by BSPlib act together.
+// Outside the SPMD section, without BSPlib: act together, at a moment every
+// process of the job agrees on -- 1.5 s after the launcher created its
+// rendezvous socket (BSPK_BOOT_SOCKET).
 void together() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  const long ms = ts.tv_nsec / 1000000;
-  usleep(static_cast<useconds_t>(((ms / 200 + 2) * 200 - ms) * 1000));
+  const char* sock = std::getenv("BSPK_BOOT_SOCKET");
+  struct stat st;
+  if (!sock || stat(sock, &st) != 0) return;
+  const double t = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9 + 1.5;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  const double wait = t - (static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9);
+  if (wait > 0 && wait < 5) usleep(static_cast<useconds_t>(wait * 1e6));
 }
 
 int err(const std::string& name, int argc, char** argv) {
