@@ -12,7 +12,11 @@
 //   bspk_put  -> dsm::Dsm::put (staging region) -> the bspk_copy path
 //   bspk_malloc/elemP/incr/span -> comem::Comem (regions over comem::FramePool)
 #include <bspk.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <cstdarg>
 #include <cstdio>
@@ -68,14 +72,38 @@ std::string where(const char* call) {
   return strprintf("%s (pid %d, superstep %u)", call, rt->pid, rt->engine ? rt->engine->step() : 0);
 }
 
+// Is this the first abort message of the job? Under bspkrun, processes
+// aborting together claim a marker file in the launcher's private directory
+// (removed by bspkrun at the end), so the message is printed once even by
+// processes without a runtime (before bspk_init, after bspk_finalize).
+// Elsewhere every aborting process prints.
+static bool first_abort_of_job() {
+  const char* sock = std::getenv(config::name(config::Var::BOOT_SOCKET));
+  if (!sock || !*sock) return true;
+  std::string dir(sock);
+  size_t slash = dir.rfind('/');
+  if (slash == std::string::npos) return true;
+  int fd = open((dir.substr(0, slash) + "/abort.printed").c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+  return fd >= 0 || errno != EEXIST;
+}
+
 void abort_job(const std::string& line, int code) {
   std::fflush(stdout);
   // Under bspkrun the launcher prints the first abort of the job, so
   // processes aborting together print the message once.
+  bool first = first_abort_of_job();
   bool launcher_prints = rt && rt->boot && rt->boot->launcher_prints_abort();
-  if (!launcher_prints) {
+  if (first && !launcher_prints) {
     std::fprintf(stderr, "%s\n", line.c_str());
     std::fflush(stderr);
+  }
+  if (!first) {
+    // Another process is printing and ending the job; the launcher ends this
+    // one with it. (Saying nothing: an Abort from here could end the job
+    // before the first one's message reached the launcher.)
+    for (int i = 0; i < 40; ++i) usleep(50000);
+    _exit(code);
   }
   if (rt && rt->boot) rt->boot->abort(code, line);
   _exit(code);

@@ -135,6 +135,7 @@ class Launcher {
   int exit_status_ = 0;
   double kill_deadline_ = 0;
   hwloc_topology_t topo_ = nullptr;
+  bool abort_printed_ = false;  // the job's abort message was printed
   int adopt_pidfd_ = -1;  // pidfd of the adopted pid 0 (-1: none; then getppid() tells)
 };
 
@@ -454,14 +455,15 @@ void Launcher::handle_client(int fd) {
       if (pl.size() >= 4) std::memcpy(&code, pl.data(), 4);
       // The first abort's message is printed here, once for the job (the
       // process does not print it), after what the process wrote before it.
-      if (!failing_) {
+      // (An empty message: another process of the job claimed the printing,
+      // see api/bspk.cpp; its Abort may come second.)
+      if (!abort_printed_ && pl.size() > 4) {
+        abort_printed_ = true;
         Proc& p = procs_[rank];
         if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
         if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
-        if (pl.size() > 4) {
-          std::fflush(stdout);
-          std::fprintf(stderr, "%s\n", pl.c_str() + 4);
-        }
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s\n", pl.c_str() + 4);
       }
       fail_job(code ? code : 1, strprintf("bspkrun: pid %d called bspk_abort; ending the job", rank));
       break;
@@ -625,6 +627,7 @@ int Launcher::run() {
   remove_shm_regions(jobid_, -1);
   unlink(sock_path_.c_str());
   unlink(status_path_.c_str());
+  unlink((dir_ + "/abort.printed").c_str());  // api/bspk.cpp: the first abort message was printed
   rmdir(dir_.c_str());
   if (topo_) hwloc_topology_destroy(topo_);
   if (adopt_fd >= 0) close(adopt_fd);

@@ -24,8 +24,12 @@
  * from t (t the owner of the source); in a superstep with bsp_push_reg,
  * bsp_pop_reg or bsp_set_tagsize every process sends every other one a batch
  * (declare m = bsp_nprocs() - 1). Operations on the process itself never
- * count. Without a declaration bsp_sync sums the per-destination batch counts
- * (bspk_will_send, computed by the layer itself). See README "BSPlib programs".
+ * count, nor do puts and gets of 0 bytes (they send nothing), while a 0-byte
+ * bsp_send is a message like any other. A too small m is reported at once; a
+ * too large one after BSPK_SYNC_TIMEOUT (60 s) of waiting. Not available while
+ * processes beyond bsp_begin's P are idle (they make every sync counted: a
+ * declaration is then an error). Without a declaration bsp_sync counts the
+ * batches itself. See README "BSPlib programs".
  */
 #ifndef BSPK_BSP_H
 #define BSPK_BSP_H
@@ -123,7 +127,9 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * process pid, at byte offset. Checked at the call: pid in range, offset and
  * nbytes >= 0, the address registered (and not pushed this superstep), and
  * offset + nbytes within the size pid registered (the message says how many
- * bytes past). nbytes == 0 does nothing and checks nothing.
+ * bytes past). The registered address must not be NULL (a process that
+ * registered NULL takes part in the registration but cannot name it).
+ * nbytes == 0 does nothing and checks nothing.
  * bsp_put: buffered -- src is copied at the call and may be reused at once;
  *   written at pid during the next bsp_sync (see bsp_sync for the order).
  * bsp_hpput: unbuffered in the standard's terms (do not touch src or the

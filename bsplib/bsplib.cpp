@@ -914,10 +914,6 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   if (!argc) argc = &dummy_argc;
   // The layer reports BSPk's errors itself, naming the BSPlib call.
   setenv("BSPK_ERRORS", "quiet", 0);
-  // A BSPlib superstep may compute for long; a dead process still ends the
-  // job within seconds (the launcher sees it), so wait up to an hour for a
-  // slow one unless the user says otherwise.
-  setenv("BSPK_SYNC_TIMEOUT", "3600", 0);
   if (bspk_init(argc, argv) != BSPK_OK) fatal(fn, "cannot start the runtime: %s", bspk_error_string());
   S.pid = bspk_pid();
   S.nprocs_all = bspk_nprocs();
