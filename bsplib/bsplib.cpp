@@ -52,7 +52,11 @@ namespace {
 
 // ---------------------------------------------------------------- records
 
-enum Kind : uint32_t { kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6, kGetsFlag = 7 };
+enum Kind : uint32_t {
+  kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6, kGetsFlag = 7,
+  kSmallPut = 8,  // a SmallPut record (puts of < 16 MiB to registrations with 32-bit ids)
+  kPad8 = 9,      // 8 bytes of padding (16-byte alignment of the record after it)
+};
 constexpr uint32_t kLastKind = kGetsFlag;
 
 struct Header {
@@ -63,6 +67,19 @@ struct Header {
   uint64_t n;    // data bytes (kOps: number of ops)
 };
 static_assert(sizeof(Header) == 32);
+
+// A put in 16 bytes plus its data padded to 8 (a single-word put: 24 bytes
+// on the wire instead of 48): most puts of BSPlib programs are small.
+struct SmallPut {
+  uint32_t kind_len;  // kSmallPut | nbytes << 8
+  uint32_t regid;
+  uint64_t offset;
+};
+static_assert(sizeof(SmallPut) == 16);
+constexpr uint64_t kSmallPutMax = (1u << 24) - 1;
+inline size_t pad8(size_t n) { return (n + 7) & ~size_t(7); }
+// No record starts closer than this to a frame boundary (the reader skips there).
+constexpr size_t kMinRoom = 32;
 constexpr size_t kAlign = 16;
 inline size_t pad16(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
 
@@ -195,7 +212,11 @@ class Outbox {
 // Everything one phase-1 batch brought, by record.
 struct Inbound {
   bool present = false;  // a batch came from this process
-  std::vector<size_t> puts, gets, sends;  // record offsets
+  struct Rec {
+    Header h;
+    size_t data;  // offset of the record's data in the batch
+  };
+  std::vector<Rec> puts, gets, sends;
   std::vector<Op> ops;
   bool end = false;
   bool has_ops = false;
@@ -255,15 +276,16 @@ struct State {
 State S;
 
 inline char* Outbox::room_for(size_t total) {
+  size_t in = used & (S.frame - 1);
+  if (in + total > S.frame || S.frame - in < kMinRoom) return nullptr;
+  char* p;
   if (!remote) {
     if (used + total > heap_.size()) return nullptr;
-    char* p = heap_.data() + used;
-    used += total;
-    return p;
+    p = heap_.data() + used;
+  } else {
+    if (used + total > cap_) return nullptr;
+    p = frames_[used >> S.frame_shift].base + in;
   }
-  size_t in = used & (S.frame - 1);
-  if (used + total > cap_ || in + total > S.frame) return nullptr;
-  char* p = frames_[used >> S.frame_shift].base + in;
   used += total;
   return p;
 }
@@ -368,18 +390,18 @@ void Outbox::ensure(size_t need) {
 }
 
 void Outbox::begin_record(size_t total) {
-  if (remote) {
-    size_t room = S.frame - used % S.frame;
-    if (room < sizeof(Header) || (total > room && total <= S.frame)) {
-      // Pad to the next frame: a pad record where a header fits, else the
-      // reader skips the < 32 bytes by the same rule.
-      if (room >= sizeof(Header)) {
-        ensure(used + room);
-        Header h{kPad, 0, 0, 0, room - sizeof(Header)};
-        write(&h, sizeof h);
-      }
-      used += room - (room >= sizeof(Header) ? sizeof(Header) : 0);
+  // The same rule for the local batch: the reader applies it to every batch.
+  size_t room = S.frame - used % S.frame;
+  if (room < kMinRoom || (total > room && total <= S.frame)) {
+    // Pad to the next frame: a pad record where a header fits, else the
+    // reader skips the < 32 bytes by the same rule.
+    if (room >= kMinRoom) {
+      ensure(used + room);
+      Header h{kPad, 0, 0, 0, room - sizeof(Header)};
+      write(&h, sizeof h);
     }
+    ensure(used + room - (room >= kMinRoom ? sizeof(Header) : 0));
+    used += room - (room >= kMinRoom ? sizeof(Header) : 0);
   }
   ensure(used + total);
 }
@@ -437,6 +459,14 @@ Outbox& outbox(int dest) {
 
 void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0) {
   size_t total = sizeof(Header) + pad16(n1) + pad16(n2);
+  if (o.used & 8) {  // after a SmallPut: back to 16-byte alignment
+    size_t room = S.frame - o.used % S.frame;
+    if (room >= kMinRoom) {  // (else the record starts in the next frame anyway)
+      uint64_t pad = kPad8;
+      o.begin_record(8);
+      o.write(&pad, 8);
+    }
+  }
   if (char* p = o.room_for(total)) {  // the common case: room in the current frame
     std::memcpy(p, &h, sizeof h);
     if (n1) std::memcpy(p + sizeof h, d1, n1);
@@ -451,6 +481,26 @@ void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const voi
     o.write(d2, n2);
     o.pad_to16();
   }
+}
+
+// A put: a SmallPut record when it fits one, else a Header record.
+void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t n) {
+  if (n > kSmallPutMax || regid > UINT32_MAX) {
+    put_record(o, Header{kPut, 0, regid, offset, n}, src, n);
+    return;
+  }
+  SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
+  size_t total = sizeof h + pad8(n);
+  char* p = o.room_for(total);
+  if (!p) {
+    o.begin_record(total);
+    o.write(&h, sizeof h);
+    o.write(src, n);
+    o.used = o.used + (pad8(n) - n);
+    return;
+  }
+  std::memcpy(p, &h, sizeof h);
+  std::memcpy(p + sizeof h, src, n);
 }
 
 // ---------------------------------------------------------------- registrations
@@ -514,13 +564,32 @@ size_t record_len(const Header& h) {
 }
 
 // Visit the records of a batch.
+// Visit the records of a batch: f(header, offset of its data). SmallPut
+// records are handed over as kPut headers.
 template <class F>
 void for_records(const Reader& rd, const char* fn, int src, F&& f) {
   size_t off = 0;
   while (off < rd.total()) {
     size_t room = S.frame - off % S.frame;
-    if (room < sizeof(Header)) {
+    if (room < kMinRoom) {
       off += room;
+      continue;
+    }
+    uint32_t k = 0;
+    rd.copy(off, &k, sizeof k);
+    if (k == kPad8) {
+      off += 8;
+      continue;
+    }
+    if ((k & 0xff) == kSmallPut) {
+      SmallPut sp;
+      if (off + sizeof sp > rd.total()) break;
+      rd.copy(off, &sp, sizeof sp);
+      size_t n = sp.kind_len >> 8;
+      if (off + sizeof sp + n > rd.total())
+        fatal(fn, "malformed batch from pid %d (a put of %zu bytes at byte %zu of %zu)", src, n, off, rd.total());
+      f(Header{kPut, 0, sp.regid, sp.offset, n}, off + sizeof sp);
+      off += sizeof sp + pad8(n);
       continue;
     }
     Header h;
@@ -531,7 +600,7 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
     size_t len = record_len(h);
     if (h.kind > kLastKind || len == 0 || off + len > rd.total())
       fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, rd.total());
-    f(h, off);
+    f(h, off + sizeof(Header));
     off += len;
   }
 }
@@ -540,15 +609,15 @@ void parse(const Reader& rd, int src, Inbound& in) {
   in.present = true;
   for_records(rd, "bsp_sync", src, [&](const Header& h, size_t off) {
     switch (h.kind) {
-      case kPut: in.puts.push_back(off); break;
-      case kGet: in.gets.push_back(off); break;
-      case kSend: in.sends.push_back(off); break;
+      case kPut: in.puts.push_back({h, off}); break;
+      case kGet: in.gets.push_back({h, off}); break;
+      case kSend: in.sends.push_back({h, off}); break;
       case kEnd: in.end = true; break;
       case kGetsFlag: in.gets_flag = true; break;
       case kOps:
         in.has_ops = true;
         in.ops.resize(h.n);
-        rd.copy(off + sizeof(Header), in.ops.data(), h.n * sizeof(Op));
+        rd.copy(off, in.ops.data(), h.n * sizeof(Op));
         break;
       default: break;
     }
@@ -704,14 +773,6 @@ const Reg& reg_for(const char* fn, const char* what, int src, const Header& h) {
   return it->second;
 }
 
-Header header_at(const Reader& rd, size_t off) {
-  Header h;
-  if (const char* hp = rd.at(off, sizeof h))
-    std::memcpy(&h, hp, sizeof h);
-  else
-    rd.copy(off, &h, sizeof h);
-  return h;
-}
 
 // Phase 2: answer the get requests read in phase 1 and collect the answers
 // to this process's own gets from other processes.
@@ -734,7 +795,7 @@ void phase2(const char* fn) {
       if (h.kind != kReply) return;
       if (k >= want.size() || static_cast<int64_t>(h.n) != want[k].n)
         fatal(fn, "get replies from pid %d do not match the requests", src);
-      rd.copy(off + sizeof(Header), want[k].dst, h.n);
+      rd.copy(off, want[k].dst, h.n);
       ++k;
     });
     if (k != want.size()) fatal(fn, "pid %d answered %zu of %zu gets", src, k, want.size());
@@ -820,9 +881,8 @@ void superstep(const char* fn, bool ending) {
   for (int j = 0; j < S.P; ++j) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
     if (b.gets.empty()) continue;
-    const Reader& rd = S.readers[static_cast<size_t>(j)];
-    for (size_t off : b.gets) {
-      Header h = header_at(rd, off);
+    for (const auto& rec : b.gets) {
+      const Header& h = rec.h;
       const char* src = static_cast<const char*>(reg_for(fn, "bsp_get", j, h).addr) + h.b;
       if (j != me)
         put_record(outbox(j), Header{kReply, 0, 0, 0, h.n}, src, h.n);
@@ -842,17 +902,17 @@ void superstep(const char* fn, bool ending) {
     const Reader& rd = S.readers[static_cast<size_t>(j)];
     uint64_t last_id = 0;
     const Reg* r = nullptr;
-    for (size_t off : b.puts) {
-      Header h = header_at(rd, off);
+    for (const auto& rec : b.puts) {
+      const Header& h = rec.h;
       if (h.a != last_id || static_cast<int64_t>(h.b + h.n) > r->size[static_cast<size_t>(me)]) {
         r = &reg_for(fn, "bsp_put", j, h);
         last_id = h.a;
       }
       char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
-      if (const char* d = rd.at(off + sizeof(Header), h.n))
+      if (const char* d = rd.at(rec.data, h.n))
         std::memcpy(dst, d, h.n);
       else
-        rd.copy(off + sizeof(Header), dst, h.n);
+        rd.copy(rec.data, dst, h.n);
     }
   }
 
@@ -867,8 +927,8 @@ void superstep(const char* fn, bool ending) {
     if (b.sends.empty()) continue;
     const Reader& rd = S.readers[static_cast<size_t>(j)];
     for (auto it = b.sends.rbegin(); it != b.sends.rend(); ++it) {
-      Header h = header_at(rd, *it);
-      size_t tag_off = *it + sizeof(Header);
+      const Header& h = it->h;
+      size_t tag_off = it->data;
       size_t total = pad16(h.aux) + pad16(h.n);
       const char* base = rd.at(tag_off, total);
       if (!base && total) {  // larger than a frame: assemble it once
@@ -1082,8 +1142,7 @@ void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_s
   check_drma("bsp_put", pid, dst, offset, nbytes, src, "the source");
   uint64_t id = lookup_reg("bsp_put", dst);
   check_range("bsp_put", pid, id, offset, nbytes, "writes");
-  Header h{kPut, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
-  put_record(outbox(pid), h, src, static_cast<size_t>(nbytes));
+  put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
 }
 
 void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
@@ -1092,8 +1151,7 @@ void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp
   check_drma("bsp_hpput", pid, dst, offset, nbytes, src, "the source");
   uint64_t id = lookup_reg("bsp_hpput", dst);
   check_range("bsp_hpput", pid, id, offset, nbytes, "writes");
-  Header h{kPut, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
-  put_record(outbox(pid), h, src, static_cast<size_t>(nbytes));
+  put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
 }
 
 static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {

@@ -1,0 +1,142 @@
+/* tests/bsplib/bsplib_random.c -- randomized BSPlib supersteps checked
+ * against a replay: every process regenerates every process's operations
+ * from (seed, pid, superstep) and computes what its registered array and its
+ * message queue must hold after each bsp_sync (puts applied in ascending
+ * source pid then call order; queue: highest source first, last sent first;
+ * gets reading values from before the puts). Sizes straddle frames (run it
+ * with a small BSPK_FRAME_SIZE), puts of 1..N bytes and a few larger than a
+ * frame, 0-byte messages, messages larger than a frame, operations on the
+ * process itself. Usage: bsplib_random SEED STEPS OPS. Prints "random ok". */
+#include <bsp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AREA 200000 /* bytes of the registered array */
+
+static uint64_t rng_state;
+static uint64_t rnd(void) { /* splitmix64 */
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static unsigned char byte_of(int src, int step, int op, size_t k) {
+    return (unsigned char)(src * 131 + step * 31 + op * 7 + k * 13 + (k >> 8));
+}
+
+typedef struct { int kind, dest; size_t off, n; } Op; /* 0 put, 1 send, 2 get */
+
+static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
+    rng_state = seed * 1000003u + (uint64_t)src * 7919u + (uint64_t)step * 104729u;
+    int k = (int)(rnd() % (uint64_t)(nops + 1));
+    for (int i = 0; i < k; i++) {
+        Op o;
+        o.kind = (int)(rnd() % 3);
+        o.dest = (int)(rnd() % (uint64_t)p);
+        uint64_t r = rnd() % 100;
+        o.n = r < 60 ? 1 + rnd() % 16 : r < 90 ? rnd() % 3000 : r < 97 ? 5000 + rnd() % 20000 : 70000 + rnd() % 60000;
+        if (o.kind == 1 && rnd() % 10 == 0) o.n = 0;
+        if (o.n > AREA) o.n = AREA;
+        o.off = o.n >= AREA ? 0 : rnd() % (AREA - o.n);
+        ops[i] = o;
+    }
+    return k;
+}
+
+int main(int argc, char **argv) {
+    bsp_begin(bsp_nprocs());
+    uint64_t seed = argc > 1 ? strtoull(argv[1], 0, 10) : 1;
+    int steps = argc > 2 ? atoi(argv[2]) : 10, nops = argc > 3 ? atoi(argv[3]) : 20;
+    int p = bsp_nprocs(), s = bsp_pid();
+    unsigned char *area = calloc(AREA, 1), *expect = calloc(AREA, 1), *before = malloc(AREA);
+    unsigned char *buf = malloc(AREA), *gotbuf = malloc(AREA);
+    Op *ops = malloc(sizeof(Op) * (size_t)(nops + 1));
+    int tag = 4;
+    bsp_push_reg(area, AREA);
+    bsp_set_tagsize(&tag);
+    bsp_sync();
+    /* every process's area starts zero; expectations are replayed per target */
+    for (int step = 0; step < steps; step++) {
+        /* my operations */
+        int k = gen(seed, s, step, nops, p, ops);
+        unsigned char **getdst = malloc(sizeof(unsigned char *) * (size_t)(k + 1));
+        for (int i = 0; i < k; i++) {
+            Op o = ops[i];
+            for (size_t b = 0; b < o.n; b++) buf[b] = byte_of(s, step, i, b);
+            getdst[i] = NULL;
+            if (o.kind == 0) bsp_put(o.dest, buf, area, (int)o.off, (int)o.n);
+            else if (o.kind == 1) { int t = i; bsp_send(o.dest, &t, buf, (int)o.n); }
+            else if (o.n > 0) {
+                getdst[i] = malloc(o.n);
+                bsp_get(o.dest, area, (int)o.off, getdst[i], (int)o.n);
+            }
+            memset(buf, 0xEE, o.n); /* buffered: changing the source now must not matter */
+        }
+        memcpy(before, expect, AREA);
+        bsp_sync();
+        /* expected area: puts from every source in ascending pid, call order */
+        for (int src = 0; src < p; src++) {
+            int ks = gen(seed, src, step, nops, p, ops);
+            for (int i = 0; i < ks; i++)
+                if (ops[i].kind == 0 && ops[i].dest == s)
+                    for (size_t b = 0; b < ops[i].n; b++) expect[ops[i].off + b] = byte_of(src, step, i, b);
+        }
+        if (memcmp(area, expect, AREA) != 0) {
+            size_t b = 0;
+            while (area[b] == expect[b]) b++;
+            bsp_abort("random: seed %llu step %d pid %d: area byte %zu is %d, expected %d\n",
+                      (unsigned long long)seed, step, s, b, area[b], expect[b]);
+        }
+        /* my gets read the owners' areas as they were before this sync's puts:
+         * replay the owner's expectation before this step */
+        k = gen(seed, s, step, nops, p, ops);
+        Op *mine = malloc(sizeof(Op) * (size_t)(k + 1));
+        memcpy(mine, ops, sizeof(Op) * (size_t)k);
+        for (int i = 0; i < k; i++) {
+            if (mine[i].kind != 2 || mine[i].n == 0) continue;
+            /* owner's area before this step = all puts to it in steps < step */
+            memset(gotbuf, 0, AREA);
+            for (int st = 0; st < step; st++)
+                for (int src = 0; src < p; src++) {
+                    int ks = gen(seed, src, st, nops, p, ops);
+                    for (int j = 0; j < ks; j++)
+                        if (ops[j].kind == 0 && ops[j].dest == mine[i].dest)
+                            for (size_t b = 0; b < ops[j].n; b++) gotbuf[ops[j].off + b] = byte_of(src, st, j, b);
+                }
+            if (memcmp(getdst[i], gotbuf + mine[i].off, mine[i].n) != 0)
+                bsp_abort("random: seed %llu step %d pid %d: get %d from pid %d wrong\n",
+                          (unsigned long long)seed, step, s, i, mine[i].dest);
+            free(getdst[i]);
+        }
+        free(mine);
+        free(getdst);
+        /* expected queue: highest source first, within a source last sent first */
+        for (int src = p - 1; src >= 0; src--) {
+            int ks = gen(seed, src, step, nops, p, ops);
+            for (int i = ks - 1; i >= 0; i--) {
+                if (ops[i].kind != 1 || ops[i].dest != s) continue;
+                int st = -2, t = -1;
+                bsp_get_tag(&st, &t);
+                if (st != (int)ops[i].n || t != i)
+                    bsp_abort("random: seed %llu step %d pid %d: message from %d op %d: status %d tag %d, expected %zu %d\n",
+                              (unsigned long long)seed, step, s, src, i, st, t, ops[i].n, i);
+                void *tp, *pp;
+                int n = bsp_hpmove(&tp, &pp);
+                if (((uintptr_t)pp & 15) != 0) bsp_abort("random: payload not 16-byte aligned\n");
+                for (int b = 0; b < n; b++)
+                    if (((unsigned char *)pp)[b] != byte_of(src, step, i, (size_t)b))
+                        bsp_abort("random: seed %llu step %d pid %d: payload byte %d of message %d from %d wrong\n",
+                                  (unsigned long long)seed, step, s, b, i, src);
+            }
+        }
+        int left, bytes;
+        bsp_qsize(&left, &bytes);
+        if (left != 0) bsp_abort("random: %d messages too many on pid %d\n", left, s);
+        (void)before;
+    }
+    if (s == 0) printf("random ok (seed %llu, %d steps, p=%d)\n", (unsigned long long)seed, steps, p);
+    bsp_end();
+    return 0;
+}
