@@ -10,6 +10,10 @@
 #   output_pipe    every process prints 200 lines, stdout a pipe: all 200*P
 #                  lines there, whole
 #   output_file    the same with stdout a file
+#   bsplib         (TEST_SPAWN is test_spawn_bsplib) a BSPlib program reads P
+#                  from stdin before bsp_init/bsp_begin: its first line and
+#                  its last (after the SPMD function) once, one line per pid
+#                  with pid 0's global, exit 0, nothing left
 #   abort          the last pid calls bspk_abort: the job ends non-zero within
 #                  20 s, the message printed once, nothing left
 #   child_killed   the last pid is killed by SIGKILL: bspkrun says so, the job
@@ -112,6 +116,21 @@ case $case_ in
     run "$np" output "$tag"
     [ $status = 0 ] || fail "exit status $status, expected 0"
     check_output
+    gone_within 0
+    ;;
+  bsplib)
+    t0=$SECONDS
+    echo "$np" | timeout -k 5 100 "$bin" "$tag" >"$out" 2>"$err"
+    status=$? secs=$((SECONDS - t0))
+    [ $status = 0 ] || fail "exit status $status, expected 0"
+    expect_count 1 "^test_spawn_bsplib: how many processes\? \([0-9]+ cores\)$" "$out"
+    expect_count "$np" "^test_spawn_bsplib: pid [0-9]+ of $np, global $((100 + np)), from left [0-9]+$" "$out"
+    for ((r = 0; r < np; ++r)); do
+      expect_count 1 "^test_spawn_bsplib: pid $r of $np, global $((100 + np)), from left $(((r + np - 1) % np))$" "$out"
+    done
+    expect_count 1 "^test_spawn_bsplib: done$" "$out"
+    [ "$(wc -l <"$out")" = $((np + 2)) ] || fail "$(wc -l <"$out") lines in stdout, expected $((np + 2))"
+    [ -s "$err" ] && fail "unexpected output on stderr"
     gone_within 0
     ;;
   abort)
