@@ -18,6 +18,8 @@
 #                  20 s, the message printed once, nothing left
 #   child_killed   the last pid is killed by SIGKILL: bspkrun says so, the job
 #                  ends non-zero, nothing left
+#   child_exit     the last pid calls exit(0) before bspk_finalize: bspkrun
+#                  says so, the job ends non-zero, nothing left
 #   parent_exit    pid 0 calls exit(3) before bspk_finalize: exit status 3,
 #                  bspkrun says pid 0 exited, nothing left
 #   parent_killed  pid 0 is killed with SIGKILL mid-run: bspkrun says pid 0
@@ -147,6 +149,13 @@ case $case_ in
     [ $status != 0 ] || fail "exit status 0, expected a failure"
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 9 .*in superstep 2.*; ending the job" "$err"
+    gone_within 5
+    ;;
+  child_exit)
+    run "$np" child_exit "$tag"
+    [ $status != 0 ] || fail "exit status 0, expected a failure"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) exited without calling bspk_finalize in superstep 2.*; ending the job" "$err"
     gone_within 5
     ;;
   parent_exit)
