@@ -2,7 +2,7 @@
 //
 //   bspkrun -n P [--provider tcp|shm|verbs] [--bind core|none] [--timeout S]
 //           [--tag-output] [--report-bindings] prog args...
-//   bspkrun --adopt OSPID --adopt-fd FD [--exe FILE] -n P [options] -- prog args...
+//   bspkrun --adopt OSPID --adopt-fd FD [--adopt-children OSPID,... --children-fd FD2] -n P [options]
 //   bspkrun --info[=markdown]     every BSPK_* setting (base/config_defs.h)
 //
 // Starts P processes, runs the bootstrap exchange they use to find each other
@@ -13,6 +13,16 @@
 // process that called bspk_init and exits without bspk_finalize is a failure
 // too (BSPlib's Err_SYNC case). Exit status: the first non-zero status of a
 // process (128+signal for a signal), 124 when --timeout expires, else 0.
+//
+// --adopt (bsplib/spawn.h): bspkrun starts nothing. Pid 0 is its parent, the
+// running process OSPID; pids 1..P-1 are the --adopt-children, its own
+// children (forks of pid 0 that the process which became bspkrun made before
+// it executed bspkrun). It writes the job's settings (NAME=VALUE lines, then
+// "ready") on the pipe FD for pid 0 and, as P-1 records of a SOCK_SEQPACKET
+// socket FD2, for the children (without BSPK_RANK: each sets its own). Their
+// output is not forwarded (they write to the terminal, pipe or file they
+// share with pid 0); failures are handled and reported as for its own
+// processes. Pid 0 leaves by closing its end of FD.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <hwloc.h>
@@ -93,6 +103,9 @@ class Launcher {
   // --adopt: pid 0 is this running process (bspkrun's parent); its settings go to adopt_fd.
   pid_t adopt_pid = 0;
   int adopt_fd = -1;
+  // --adopt-children: pids 1..P-1 (bspkrun's children); their settings go to children_fd.
+  std::vector<int> adopt_children;
+  int children_fd = -1;
 
   // --adopt: checks the parent and opens its pidfd; "" or why it cannot be adopted.
   std::string prepare_adopt();
@@ -100,11 +113,15 @@ class Launcher {
 
  private:
   bool adopted(int rank) const { return adopt_pid > 0 && rank == 0; }
+  bool adopting() const { return adopt_pid > 0; }
   std::vector<std::pair<std::string, std::string>> job_env(int rank) const;
   hwloc_bitmap_t core_set(int rank) const;
   void setup_rendezvous();
   void spawn(int rank);
   void adopt_parent();
+  void adopt_children_();
+  void bind_adopted(int rank);
+  void send_children();
   void check_parent();
   void parent_gone(bool died);
   void signal_parent(int sig);
@@ -137,6 +154,8 @@ class Launcher {
   hwloc_topology_t topo_ = nullptr;
   bool abort_printed_ = false;  // the job's abort message was printed
   int adopt_pidfd_ = -1;  // pidfd of the adopted pid 0 (-1: none; then getppid() tells)
+  std::string children_msg_;  // the record each adopted child gets on children_fd
+  int children_unsent_ = 0;   // records still to send
 };
 
 std::string Launcher::where(int rank) const {
@@ -262,7 +281,77 @@ std::string Launcher::prepare_adopt() {
   if (adopt_pidfd_ >= 0) fcntl(adopt_pidfd_, F_SETFD, FD_CLOEXEC);
   // Still our parent now, so the pidfd is that process, not a reused pid.
   if (getppid() != adopt_pid) return strprintf("--adopt %d: the process is gone", (int)adopt_pid);
+  if (static_cast<int>(adopt_children.size()) != nprocs - 1)
+    return strprintf("--adopt-children: %zu os pid(s) for -n %d (pids 1..%d)", adopt_children.size(), nprocs,
+                     nprocs - 1);
+  for (size_t i = 0; i < adopt_children.size(); ++i) {
+    // Our child (running, or exited and not yet reaped: reap() reports it).
+    siginfo_t si{};
+    if (waitid(P_PID, static_cast<id_t>(adopt_children[i]), &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+      return strprintf("--adopt-children: os pid %d (pid %zu) is not a child of bspkrun", adopt_children[i], i + 1);
+    for (size_t j = 0; j < i; ++j)
+      if (adopt_children[j] == adopt_children[i])
+        return strprintf("--adopt-children: os pid %d given twice", adopt_children[i]);
+  }
+  if (!adopt_children.empty()) {
+    int fl = fcntl(children_fd, F_GETFL);
+    if (fl < 0 || fcntl(children_fd, F_SETFL, fl | O_NONBLOCK) != 0 || fcntl(children_fd, F_SETFD, FD_CLOEXEC) != 0)
+      return strprintf("--children-fd %d: %s", children_fd, strerror(errno));
+  }
   return "";
+}
+
+// --bind core for a process bspkrun did not start (pid 0, the adopted children).
+void Launcher::bind_adopted(int rank) {
+  const pid_t pid = procs_[rank].pid;
+  if (hwloc_bitmap_t set = core_set(rank)) {
+    if (hwloc_set_proc_cpubind(topo_, pid, set, HWLOC_CPUBIND_PROCESS) != 0)
+      std::fprintf(stderr, "bspkrun: warning: could not bind pid %d: %s\n", rank, strerror(errno));
+    else if (report_bindings) {
+      char* s = nullptr;
+      hwloc_bitmap_list_asprintf(&s, set);
+      std::fprintf(stderr, "bspkrun: pid %d bound to cpu %s\n", rank, s ? s : "?");
+      free(s);
+    }
+    hwloc_bitmap_free(set);
+  } else if (report_bindings) {
+    std::fprintf(stderr, "bspkrun: pid %d not bound (--bind none)\n", rank);
+  }
+}
+
+// --adopt-children: pids 1..P-1 are bspkrun's children, waiting for the job's
+// settings on children_fd (one record each, taken by whichever reads first:
+// the same for all, BSPK_RANK left out).
+void Launcher::adopt_children_() {
+  for (size_t i = 0; i < adopt_children.size(); ++i) {
+    Proc& p = procs_[i + 1];
+    p.rank = static_cast<int>(i + 1);
+    p.pid = adopt_children[i];
+    bind_adopted(p.rank);
+  }
+  const std::string rank_var = config::name(config::Var::RANK);
+  for (const auto& [name, value] : job_env(0))
+    if (name != rank_var) children_msg_ += name + "=" + value + "\n";
+  children_msg_ += "ready\n";
+  children_unsent_ = static_cast<int>(adopt_children.size());
+  send_children();
+}
+
+// As many records as the socket takes now (it is non-blocking: a full queue
+// waits for the children to read; the main loop calls again).
+void Launcher::send_children() {
+  while (children_unsent_ > 0) {
+    ssize_t n = send(children_fd, children_msg_.data(), children_msg_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0) {  // no child holds its end any more: reap() says why
+      children_unsent_ = 0;
+      break;
+    }
+    --children_unsent_;
+  }
+  // A record sent stays readable after we close our end.
+  if (children_fd >= 0) close(children_fd), children_fd = -1;
 }
 
 // --adopt: pid 0 is the running parent. Bind it when asked, then hand it the
@@ -271,19 +360,7 @@ void Launcher::adopt_parent() {
   Proc& p = procs_[0];
   p.rank = 0;
   p.pid = adopt_pid;
-  if (hwloc_bitmap_t set = core_set(0)) {
-    if (hwloc_set_proc_cpubind(topo_, adopt_pid, set, HWLOC_CPUBIND_PROCESS) != 0)
-      std::fprintf(stderr, "bspkrun: warning: could not bind pid 0: %s\n", strerror(errno));
-    else if (report_bindings) {
-      char* s = nullptr;
-      hwloc_bitmap_list_asprintf(&s, set);
-      std::fprintf(stderr, "bspkrun: pid 0 bound to cpu %s\n", s ? s : "?");
-      free(s);
-    }
-    hwloc_bitmap_free(set);
-  } else if (report_bindings) {
-    std::fprintf(stderr, "bspkrun: pid 0 not bound (--bind none)\n");
-  }
+  bind_adopted(0);
   std::string msg;
   for (const auto& [name, value] : job_env(0)) msg += name + "=" + value + "\n";
   msg += "ready\n";
@@ -409,8 +486,9 @@ void Launcher::handle_client(int fd) {
     const int32_t rank = parse_hello(pl, &h) ? h.rank : -1;
     if (rank < 0 || rank >= nprocs) why = strprintf("rank %d is not in [0, %d)", rank, nprocs);
     else if (procs_[rank].hello) why = strprintf("rank %d connected twice", rank);
-    else if (adopted(rank) && h.os_pid != adopt_pid)
-      why = strprintf("os pid %d connected as pid 0, which is os pid %d (--adopt)", (int)h.os_pid, (int)adopt_pid);
+    else if (adopting() && h.os_pid != procs_[rank].pid)
+      why = strprintf("os pid %d connected as pid %d, which is os pid %d (--adopt)", (int)h.os_pid, rank,
+                      (int)procs_[rank].pid);
     else why = version_mismatch(h);
     if (!why.empty()) {
       send_msg(fd, Msg::Refused, why);
@@ -480,6 +558,7 @@ void Launcher::kill_all(int sig) {
   for (auto& p : procs_) {
     if (p.exited || p.pid <= 0) continue;
     if (adopted(p.rank)) signal_parent(sig);  // that process only: its group is the user's
+    else if (adopting()) kill(p.pid, sig);    // an adopted child, in that group too (not reaped yet)
     else kill(-p.pid, sig), kill(p.pid, sig);
   }
 }
@@ -523,7 +602,7 @@ void Launcher::reap() {
         fail_job(WEXITSTATUS(st),
                  strprintf("bspkrun: pid %d (os pid %d) exited with status %d%s; ending the job",
                            p.rank, (int)pid, WEXITSTATUS(st), where(p.rank).c_str()));
-      } else if (p.hello && !p.finalized) {
+      } else if ((p.hello || adopting()) && !p.finalized) {
         fail_job(1, strprintf("bspkrun: pid %d (os pid %d) exited without calling bspk_finalize%s; "
                               "ending the job",
                               p.rank, (int)pid, where(p.rank).c_str()));
@@ -552,9 +631,14 @@ int Launcher::run() {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGCHLD, SIG_DFL);  // ignored (inherited), the kernel would reap our processes before reap() sees how
 
-  for (int r = adopt_pid > 0 ? 1 : 0; r < nprocs; ++r) spawn(r);
-  if (adopt_pid > 0) adopt_parent();
+  if (adopting()) {
+    adopt_children_();
+    adopt_parent();
+  } else {
+    for (int r = 0; r < nprocs; ++r) spawn(r);
+  }
   const double t0 = now_s();
   bool sent_kill = false;
 
@@ -574,6 +658,7 @@ int Launcher::run() {
       if (adopt_pidfd_ >= 0) fds.push_back({adopt_pidfd_, POLLIN, 0}), what.push_back({4, 0});
       if (adopt_fd >= 0) fds.push_back({adopt_fd, 0, 0}), what.push_back({4, 0});
     }
+    if (children_unsent_ > 0) fds.push_back({children_fd, POLLOUT, 0}), what.push_back({5, 0});
 
     int n = poll(fds.data(), fds.size(), 50);
     if (n > 0) {
@@ -584,6 +669,7 @@ int Launcher::run() {
         else if (k == 1) forward(procs_[idx], procs_[idx].out_fd, false, false);
         else if (k == 2) forward(procs_[idx], procs_[idx].err_fd, true, false);
         else if (k == 4) continue;  // check_parent() below
+        else if (k == 5) send_children();
         else if (rank_of_fd_.count(idx) || std::find(pending_.begin(), pending_.end(), idx) != pending_.end())
           handle_client(idx);
       }
@@ -631,6 +717,7 @@ int Launcher::run() {
   rmdir(dir_.c_str());
   if (topo_) hwloc_topology_destroy(topo_);
   if (adopt_fd >= 0) close(adopt_fd);
+  if (children_fd >= 0) close(children_fd);
   if (adopt_pidfd_ >= 0) close(adopt_pidfd_);
   return exit_status_;
 }
@@ -653,13 +740,23 @@ int main(int argc, char** argv) {
   app.add_option("--exe", L.exe, "file to execute (default: the program, searched in PATH; the program is then "
                                  "only argv[0])");
   auto* adopt = app.add_option("--adopt", L.adopt_pid,
-                               "pid 0 is this running process, which started bspkrun: start pids 1..P-1 only and "
-                               "write pid 0's settings to --adopt-fd (see bsplib/spawn.h)")
+                               "pid 0 is this running process, which started bspkrun; pids 1..P-1 are the "
+                               "--adopt-children; bspkrun starts no program (see bsplib/spawn.h)")
                     ->check(CLI::PositiveNumber);
   app.add_option("--adopt-fd", L.adopt_fd, "with --adopt: the pipe that gets pid 0's NAME=VALUE lines, then \"ready\"")
       ->check(CLI::NonNegativeNumber)
       ->needs(adopt);
   adopt->needs("--adopt-fd");
+  auto* kids = app.add_option("--adopt-children", L.adopt_children,
+                              "with --adopt: os pids of pids 1..P-1, comma-separated: children of bspkrun")
+                   ->delimiter(',')
+                   ->check(CLI::PositiveNumber)
+                   ->needs(adopt);
+  app.add_option("--children-fd", L.children_fd,
+                 "with --adopt-children: a SOCK_SEQPACKET socket that gets one record of settings per child")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(kids);
+  kids->needs("--children-fd");
   // --info needs no -n or program: its validator ends the parse (CLI11 runs
   // option callbacks before it checks required options).
   std::string info_format;
@@ -687,7 +784,12 @@ int main(int argc, char** argv) {
   }
   L.cmd = app.remaining();
   if (!L.cmd.empty() && L.cmd[0] == "--") L.cmd.erase(L.cmd.begin());  // kept by prefix_command()
-  if (L.cmd.empty()) {
+  if (L.adopt_pid > 0 && !L.cmd.empty()) {
+    std::fprintf(stderr, "bspkrun: --adopt starts no program (pids 1..P-1 are --adopt-children), but '%s' is given\n",
+                 L.cmd[0].c_str());
+    return 2;
+  }
+  if (L.cmd.empty() && L.adopt_pid <= 0) {
     std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
     return 2;
   }
@@ -716,6 +818,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (L.adopt_pid > 0) return L.run();
   // Resolve the program now, so a typo is one clear message, not P of them.
   const std::string& prog = L.exe.empty() ? L.cmd[0] : L.exe;
   bool found = false;

@@ -67,11 +67,17 @@ typedef int bsp_size_t;
  * must be >= 1 there. With bsprun -n N (or srun) and maxprocs < N, processes
  * with pid >= maxprocs leave at bsp_begin with exit status 0; maxprocs > N
  * runs N. Started without a launcher (./prog), bsp_begin(P) starts P
- * processes on this machine (this one is pid 0, the others run the program
- * from main). A second bsp_begin is an error.
+ * processes on this machine, as MulticoreBSP starts P threads there: this one
+ * is pid 0, the others are fork()s of it made in bsp_begin, which go on from
+ * there with a copy of its memory (what main did and read before bsp_begin
+ * is done once; stdin is empty for them; stdout is line-buffered from then
+ * on, in every process). Call it while the program has one thread. A second
+ * bsp_begin is an error.
  * bsp_end(): end the SPMD section (collective; Err_SYNC if others are in
  * bsp_sync). Every process goes on after it ([choice] BSPonMPI: all run the
- * rest of main); bsp_* calls other than bsp_nprocs are errors afterwards.
+ * rest of main), except the forks made by bsp_begin without a launcher: they
+ * exit(0) in bsp_end, so only pid 0 goes on (as in MulticoreBSP); bsp_* calls
+ * other than bsp_nprocs are errors afterwards.
  * bsp_init(spmd, argc, argv): first statement of main when the SPMD section
  * is in spmd. Processes other than pid 0 call spmd at once and exit(0) after
  * it; pid 0 returns, runs main (stdin reaches pid 0 only) and calls spmd

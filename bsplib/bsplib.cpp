@@ -236,6 +236,7 @@ struct State {
   int nprocs_all = 1;  // processes of the BSPk job
   int P = 1;           // processes of the SPMD section
   int pid = 0;
+  bool forked = false;  // a fork of pid 0 made by bsp_begin (started without a launcher): ends at bsp_end
   uint64_t step = 0;  // BSPlib superstep
   double t0 = 0;
   size_t frame = 65536;  // BSPK_FRAME_SIZE: a power of two
@@ -1013,8 +1014,12 @@ void bsp_begin(bsp_pid_t maxprocs) {
     if (launched == 0) {
       if (maxprocs <= 0) fatal("bsp_begin", "the number of processes must be at least 1, not %d", maxprocs);
       if (maxprocs > 1) {
+        // Pids 1..P-1 are forks of this process, made here: they return
+        // from it (with their pid) and go on from this bsp_begin.
         std::string err;
-        if (bsplib_spawn_self(maxprocs, &err) != 0) fatal("bsp_begin", "cannot start %d processes: %s", maxprocs, err.c_str());
+        int rc = bsplib_spawn_self(maxprocs, &err);
+        if (rc < 0) fatal("bsp_begin", "cannot start %d processes: %s", maxprocs, err.c_str());
+        S.forked = rc > 0;
       }
     }
     start_runtime("bsp_begin", nullptr, nullptr);
@@ -1054,6 +1059,9 @@ void bsp_end(void) {
   int rc = bspk_finalize();
   if (rc != BSPK_OK) fatal("bsp_end", "%s", bspk_error_string());
   S.phase = Phase::Ended;
+  // A fork made by bsp_begin ends here, as MulticoreBSP's threads do: only
+  // pid 0 goes on with main (which its forks never started).
+  if (S.forked) std::exit(0);
 }
 
 bsp_nprocs_t bsp_nprocs(void) {

@@ -1,13 +1,17 @@
 // bsplib/spawn.cpp -- bsplib_spawn_self: this process becomes pid 0 of a job
-// that bspkrun --adopt runs around it (see bsplib/spawn.h). Talks to bspkrun
-// only through its command line, its environment and the --adopt-fd pipe.
+// whose other processes are fork()s of it, watched by bspkrun --adopt (see
+// bsplib/spawn.h). Talks to bspkrun only through its command line, its
+// environment, the --adopt-fd pipe and the --children-fd socket.
 #include "bsplib/spawn.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio_ext.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,8 +31,9 @@ extern char** environ;
 
 namespace {
 
-constexpr int kAdoptFd = 3;           // where bspkrun finds its end of the pipe
-constexpr double kReadySeconds = 60;  // bspkrun's start-up (it starts P-1 processes first)
+constexpr int kAdoptFd = 3;           // bspkrun's end of pid 0's pipe (--adopt-fd)
+constexpr int kChildrenFd = 4;        // bspkrun's end of the forked processes' socket (--children-fd)
+constexpr double kReadySeconds = 60;  // bspkrun's start-up
 
 // The variables bspkrun sets for the processes of a job: never passed down
 // from an earlier job of this process (bspkrun sets them anew).
@@ -100,33 +106,24 @@ std::string find_bspkrun(std::string* why) {
   return "";
 }
 
-bool read_file(const char* path, std::string* out) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      close(fd);
-      return false;
-    }
-    out->append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return true;
+// Async-signal-safe: the decimal digits of v at out; returns their number.
+size_t put_decimal(char* out, unsigned long v) {
+  char digits[24];
+  size_t d = 0;
+  do digits[d++] = static_cast<char>('0' + v % 10), v /= 10;
+  while (v);
+  for (size_t i = 0; i < d; ++i) out[i] = digits[d - 1 - i];
+  return d;
 }
 
-// Async-signal-safe: "exec-error <errno>\n" on fd (the child's report that exec failed).
-void report_exec_error(int fd, int err) {
-  char msg[32] = "exec-error ";
-  size_t n = std::strlen(msg);
-  char digits[12];
-  size_t d = 0;
-  unsigned v = static_cast<unsigned>(err);
-  do digits[d++] = static_cast<char>('0' + v % 10), v /= 10;
-  while (v && d < sizeof digits);
-  while (d) msg[n++] = digits[--d];
+// Async-signal-safe: "<what> <errno>\n" on fd (the helper's report that a
+// fork or the exec of bspkrun failed).
+void report_error(int fd, const char* what, int err) {
+  char msg[64];
+  size_t n = std::strlen(what);
+  std::memcpy(msg, what, n);
+  msg[n++] = ' ';
+  n += put_decimal(msg + n, static_cast<unsigned>(err));
   msg[n++] = '\n';
   ssize_t w = write(fd, msg, n);
   (void)w;
@@ -153,8 +150,10 @@ std::string describe(int st) {
   return format("exited with status %d", WEXITSTATUS(st));
 }
 
-// At exit of pid 0: say it is leaving (close the pipe), then wait for the
-// other processes to end and reap bspkrun. Its exit status stays its own.
+// At exit of pid 0: say it is leaving (close the pipe), then wait until the
+// other processes have ended and reap bspkrun (their parent: it reaps them).
+// Its exit status stays its own. A forked process has g_owner -1 (or another
+// pid): it returns at once.
 void wait_for_job() {
   if (g_launcher <= 0 || getpid() != g_owner) return;
   std::fflush(nullptr);  // this process's output before any report of bspkrun's
@@ -169,6 +168,114 @@ void wait_for_job() {
 int fail(char* error, size_t size, const std::string& msg) {
   if (error && size > 0) std::snprintf(error, size, "%s", msg.c_str());
   return -1;
+}
+
+// What the helper and the forked processes use: prepared by pid 0 before the
+// first fork, so that the helper (a fork of a possibly multi-threaded
+// process) needs no allocation.
+struct Plan {
+  int nprocs = 1;
+  int rd = -1, wr = -1;    // pid 0's pipe: pid 0 reads, bspkrun writes (kAdoptFd)
+  int cs0 = -1, cs1 = -1;  // the forked processes' socket: bspkrun's end (kChildrenFd), theirs
+  int devnull = -1;        // their stdin, and bspkrun's
+  int max_fd = 65536;
+  std::vector<char*> argv, envp;  // bspkrun's; argv holds `pids` for --adopt-children
+  char* pids = nullptr;           // room for P-1 os pids, comma-separated
+  std::vector<pid_t> kids;        // the helper's record of them (to kill them when exec fails)
+};
+
+// In fork k of pid 0 (a child of the helper, bspkrun's once the helper has
+// become it): wait for the job's settings from bspkrun, make them this
+// process's environment with BSPK_RANK=k, give it an empty stdin; returns k.
+// Exits (status 127, silently: pid 0 reports) if the job does not start.
+int become_fork(int k, const Plan& plan, pid_t helper, const struct sigaction& old_chld) {
+  sigaction(SIGCHLD, &old_chld, nullptr);  // pid 0's, which the helper changed
+  prctl(PR_SET_PDEATHSIG, SIGKILL);        // never outlive bspkrun (as its processes)
+  if (getppid() != helper) _exit(127);     // the helper is already gone
+  close(plan.rd);
+  close(plan.wr);
+  close(plan.cs0);
+  // stdin: /dev/null, and nothing of what pid 0 had read ahead into stdin's
+  // buffer (dup2 first: the file position pid 0 shares with us stays untouched).
+  dup2(plan.devnull, 0);
+  close(plan.devnull);
+  __fpurge(stdin);
+  clearerr(stdin);
+  // One record from bspkrun: NAME=VALUE lines, then "ready". End of stream:
+  // bspkrun is gone, the job did not start.
+  std::vector<char> buf(65536);
+  ssize_t n;
+  do n = recv(plan.cs1, buf.data(), buf.size() - 1, 0);
+  while (n < 0 && errno == EINTR);
+  close(plan.cs1);
+  if (n <= 0) _exit(127);
+  std::string rec(buf.data(), static_cast<size_t>(n));
+  for (const char* v : kLauncherVars) unsetenv(v);
+  bool ready = false;
+  for (size_t s = 0, nl; !ready && (nl = rec.find('\n', s)) != std::string::npos; s = nl + 1) {
+    std::string line = rec.substr(s, nl - s);
+    size_t eq = line.find('=');
+    if (line == "ready") ready = true;
+    else if (line.rfind("BSPK_", 0) == 0 && eq != std::string::npos)
+      setenv(line.substr(0, eq).c_str(), line.substr(eq + 1).c_str(), 1);
+  }
+  if (!ready || setenv("BSPK_RANK", std::to_string(k).c_str(), 1) != 0) _exit(127);
+  return k;
+}
+
+// The helper, a fork of pid 0: forks pids 1..P-1 from itself (copies of pid 0
+// as it was at bsplib_spawn_self), then executes bspkrun, which thus is their
+// parent and reaps them. Returns only in the forks (their pid k);
+// async-signal-safe until then.
+int run_helper(Plan& plan) {
+  const pid_t self = getpid();
+  // SIGCHLD as the default while the forks are made: ignored, it would make
+  // the kernel reap them, and bspkrun could not learn how they ended.
+  struct sigaction dfl{}, old_chld{};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGCHLD, &dfl, &old_chld);
+  char* p = plan.pids;
+  for (int k = 1; k < plan.nprocs; ++k) {
+    pid_t c = fork();
+    if (c == 0) return become_fork(k, plan, self, old_chld);
+    if (c < 0) {
+      const int e = errno;
+      for (int j = 1; j < k; ++j) kill(plan.kids[static_cast<size_t>(j)], SIGKILL);
+      report_error(plan.wr, "fork-error", e);
+      _exit(127);
+    }
+    plan.kids[static_cast<size_t>(k)] = c;
+    if (k > 1) *p++ = ',';
+    p += put_decimal(p, static_cast<unsigned long>(c));
+  }
+  if (p) *p = '\0';
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  dup2(plan.devnull, 0);
+  dup2(plan.wr, kAdoptFd);     // without FD_CLOEXEC: bspkrun gets them
+  dup2(plan.cs0, kChildrenFd);
+  // Nothing else of pid 0's files: bspkrun must not hold them (a pipe that
+  // would never see its end, a lock, a socket).
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, kChildrenFd + 1, ~0U, 0) != 0)
+#endif
+    for (int fd = kChildrenFd + 1; fd < plan.max_fd; ++fd) close(fd);
+  execve(plan.argv[0], plan.argv.data(), plan.envp.data());
+  const int e = errno;
+  for (int j = 1; j < plan.nprocs; ++j) kill(plan.kids[static_cast<size_t>(j)], SIGKILL);
+  report_error(kAdoptFd, "exec-error", e);
+  _exit(127);
+}
+
+// fd as a close-on-exec descriptor >= 10 (so that the helper's dup2 onto 0, 3
+// and 4 cannot overwrite one of the others); closes fd; -1 on failure.
+int high_fd(int fd) {
+  if (fd < 0) return -1;
+  int h = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  close(fd);
+  return h;
 }
 
 }  // namespace
@@ -186,93 +293,80 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   const std::string bspkrun = find_bspkrun(&why);
   if (bspkrun.empty()) return fail(error, error_size, why);
 
-  // This program, and its argv as the kernel has it.
   const pid_t self = getpid();
-  std::string exe;
-  {
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n > 0) exe.assign(buf, static_cast<size_t>(n));
-    const std::string deleted = " (deleted)";
-    if (exe.empty() || (exe.size() > deleted.size() && exe.compare(exe.size() - deleted.size(), deleted.size(),
-                                                                   deleted) == 0))
-      exe = format("/proc/%d/exe", (int)self);  // replaced or removed since: the file this process runs
-  }
-  std::string cmdline;
-  if (!read_file("/proc/self/cmdline", &cmdline))
-    return fail(error, error_size, format("cannot read /proc/self/cmdline: %s", strerror(errno)));
+  Plan plan;
+  plan.nprocs = nprocs;
+  std::string pids(static_cast<size_t>(nprocs) * 24 + 1, '\0');
+  plan.pids = nprocs > 1 ? pids.data() : nullptr;
+  plan.kids.assign(static_cast<size_t>(nprocs), -1);
   std::vector<std::string> args = {bspkrun, "--adopt", std::to_string(self), "--adopt-fd", std::to_string(kAdoptFd),
-                                   "-n", std::to_string(nprocs), "--exe", exe, "--"};
-  size_t nargs = 0;
-  for (size_t s = 0; s < cmdline.size(); ++nargs) {
-    size_t e = cmdline.find('\0', s);
-    if (e == std::string::npos) e = cmdline.size();
-    args.push_back(cmdline.substr(s, e - s));
-    s = e + 1;
-  }
-  if (nargs == 0) args.push_back(exe);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // The environment, less what an earlier job left in it.
-  std::vector<char*> envp;
+                                   "-n", std::to_string(nprocs)};
+  for (auto& a : args) plan.argv.push_back(a.data());
+  std::string opt_children = "--adopt-children", opt_fd = "--children-fd", fd4 = std::to_string(kChildrenFd);
+  if (nprocs > 1) plan.argv.insert(plan.argv.end(), {opt_children.data(), plan.pids, opt_fd.data(), fd4.data()});
+  plan.argv.push_back(nullptr);
+  // bspkrun's environment: ours, less what an earlier job left in it.
   for (char** e = environ; e && *e; ++e) {
     bool launcher_var = false;
     for (const char* v : kLauncherVars) {
       size_t n = std::strlen(v);
       if (std::strncmp(*e, v, n) == 0 && (*e)[n] == '=') launcher_var = true;
     }
-    if (!launcher_var) envp.push_back(*e);
+    if (!launcher_var) plan.envp.push_back(*e);
   }
-  envp.push_back(nullptr);
+  plan.envp.push_back(nullptr);
 
-  // The pipe, and /dev/null for bspkrun's stdin, on fds >= 10 so that the
-  // child's dup2 onto 0 and 3 cannot overwrite one of them.
-  int pfd[2];
-  if (pipe2(pfd, O_CLOEXEC) != 0)
-    return fail(error, error_size, format("pipe: %s", strerror(errno)));
-  int rd = fcntl(pfd[0], F_DUPFD_CLOEXEC, 10), wr = fcntl(pfd[1], F_DUPFD_CLOEXEC, 10);
-  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int dn = devnull >= 0 ? fcntl(devnull, F_DUPFD_CLOEXEC, 10) : -1;
-  close(pfd[0]);
-  close(pfd[1]);
-  if (devnull >= 0) close(devnull);
-  if (rd < 0 || wr < 0 || dn < 0) {
-    int e = errno;
-    for (int fd : {rd, wr, dn})
+  int pfd[2] = {-1, -1}, sfd[2] = {-1, -1};
+  int setup_errno = 0;
+  if (pipe2(pfd, O_CLOEXEC) != 0) setup_errno = errno;
+  if (!setup_errno && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sfd) != 0) setup_errno = errno;
+  if (!setup_errno) {
+    errno = 0;
+    plan.rd = high_fd(pfd[0]);
+    plan.wr = high_fd(pfd[1]);
+    plan.cs0 = high_fd(sfd[0]);
+    plan.cs1 = high_fd(sfd[1]);
+    plan.devnull = high_fd(open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (plan.rd < 0 || plan.wr < 0 || plan.cs0 < 0 || plan.cs1 < 0 || plan.devnull < 0)
+      setup_errno = errno ? errno : EMFILE;
+  } else {
+    for (int fd : {pfd[0], pfd[1], sfd[0], sfd[1]})
       if (fd >= 0) close(fd);
-    return fail(error, error_size, format("cannot set up the pipe to bspkrun: %s", strerror(e)));
+  }
+  auto close_all = [&plan] {
+    for (int* fd : {&plan.rd, &plan.wr, &plan.cs0, &plan.cs1, &plan.devnull})
+      if (*fd >= 0) close(*fd), *fd = -1;
+  };
+  if (setup_errno) {
+    close_all();
+    return fail(error, error_size, format("cannot set up the pipes to bspkrun: %s", strerror(setup_errno)));
   }
   rlimit rl{};
-  int max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
-                   ? static_cast<int>(rl.rlim_cur)
-                   : 65536;
+  plan.max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
+                    ? static_cast<int>(rl.rlim_cur)
+                    : 65536;
+
+  // What this process has written so far is printed once: nothing buffered
+  // is copied into the forks. From now on stdout is line-buffered in every
+  // process (a line is one write, so lines of different processes do not mix
+  // on a pipe or in a file).
+  std::cout.flush();
+  std::clog.flush();
+  std::fflush(nullptr);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
-    close(rd), close(wr), close(dn);
+    close_all();
     return fail(error, error_size, format("fork: %s", strerror(e)));
   }
-  if (pid == 0) {
-    // The child of a possibly multi-threaded process: async-signal-safe calls only.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(dn, 0);
-    dup2(wr, kAdoptFd);  // without FD_CLOEXEC: bspkrun gets it
-    // Nothing else of this process's files: bspkrun and its processes must not
-    // hold them (a pipe that would never see its end, a lock, a socket).
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, kAdoptFd + 1, ~0U, 0) != 0)
-#endif
-      for (int fd = kAdoptFd + 1; fd < max_fd; ++fd) close(fd);
-    execve(argv[0], argv.data(), envp.data());
-    report_exec_error(kAdoptFd, errno);
-    _exit(127);
-  }
-  close(wr);
-  close(dn);
+  if (pid == 0) return run_helper(plan);  // returns only in forks 1..P-1
+  close(plan.wr);
+  close(plan.cs0);
+  close(plan.cs1);
+  close(plan.devnull);
+  const int rd = plan.rd;
 
   // bspkrun's answer: NAME=VALUE lines, then "ready".
   std::vector<std::pair<std::string, std::string>> vars;
@@ -308,6 +402,8 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
         ready = true;
       } else if (line.rfind("exec-error ", 0) == 0) {
         problem = format("cannot execute bspkrun (%s): %s", bspkrun.c_str(), strerror(std::atoi(line.c_str() + 11)));
+      } else if (line.rfind("fork-error ", 0) == 0) {
+        problem = format("cannot fork the %d other processes: %s", nprocs - 1, strerror(std::atoi(line.c_str() + 11)));
       } else if (line.rfind("BSPK_", 0) == 0 && eq != std::string::npos) {
         vars.emplace_back(line.substr(0, eq), line.substr(eq + 1));
       } else {
@@ -316,6 +412,7 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
     }
   }
   if (ready) {
+    for (const char* v : kLauncherVars) unsetenv(v);
     for (const auto& [name, value] : vars)
       if (setenv(name.c_str(), value.c_str(), 1) != 0) {
         problem = format("setenv %s: %s", name.c_str(), strerror(errno));
@@ -328,7 +425,8 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   }
   if (!ready) {
     // Closing our end tells a running bspkrun that pid 0 is gone: it ends the
-    // processes it started (reap() follows up with SIGTERM, then SIGKILL).
+    // forks (reap() follows up with SIGTERM, then SIGKILL); they also die with
+    // it (PR_SET_PDEATHSIG), and the helper killed them if it failed.
     close(rd);
     int st = reap(pid, eof ? 10 : 2);
     if (problem.empty())

@@ -1,13 +1,25 @@
 #!/bin/bash
 # tests/spawn/run.sh TEST_SPAWN CASE P -- runs test_spawn as a user would
-# (./prog, no launcher: it starts its own job with bsplib_spawn_self) and
-# checks the outcome of CASE:
-#   ok             exit 0, one line per process (stdin read by pid 0 only, argv
-#                  passed on), nothing left running
+# (./prog, no launcher: it starts its own job with bsplib_spawn_self, which
+# forks the other processes) and checks the outcome of CASE:
+#   ok             exit 0, one line per process, nothing left running; what
+#                  pid 0 did before the spawn is done once (its line before the
+#                  job printed once, its global seen by all); stdin: pid 0
+#                  reads its second line after the spawn, the forks find
+#                  stdin empty (not what pid 0's stdio had read ahead)
+#   output_pipe    every process prints 200 lines, stdout a pipe: all 200*P
+#                  lines there, whole
+#   output_file    the same with stdout a file
+#   bsplib         (TEST_SPAWN is test_spawn_bsplib) a BSPlib program reads P
+#                  from stdin before bsp_init/bsp_begin: its first line and
+#                  its last (after the SPMD function) once, one line per pid
+#                  with pid 0's global, exit 0, nothing left
 #   abort          the last pid calls bspk_abort: the job ends non-zero within
 #                  20 s, the message printed once, nothing left
 #   child_killed   the last pid is killed by SIGKILL: bspkrun says so, the job
 #                  ends non-zero, nothing left
+#   child_exit     the last pid calls exit(0) before bspk_finalize: bspkrun
+#                  says so, the job ends non-zero, nothing left
 #   parent_exit    pid 0 calls exit(3) before bspk_finalize: exit status 3,
 #                  bspkrun says pid 0 exited, nothing left
 #   parent_killed  pid 0 is killed with SIGKILL mid-run: bspkrun says pid 0
@@ -58,12 +70,28 @@ gone_within() {  # S: every process of the run has ended within S seconds
   done
   fail "processes still running $1 s after the job ended: $(alive)"
 }
-run() {  # run the program (stdin: one line for pid 0), status in $status, time in $secs
+run() {  # run the program (stdin: two lines for pid 0), status in $status, time in $secs
   local t0=$SECONDS
-  echo 42 | timeout -k 5 100 "$bin" "$@" >"$out" 2>"$err"
+  printf '42\nsecret\n' | timeout -k 5 100 "$bin" "$@" >"$out" 2>"$err"
   status=$?
   secs=$((SECONDS - t0))
   [ $status = 124 ] && fail "time limit reached"
+}
+run_pipe() {  # run, stdout a pipe (to cat)
+  local t0=$SECONDS
+  printf '42\nsecret\n' | timeout -k 5 100 "$bin" "$@" 2>"$err" | cat >"$out"
+  status=${PIPESTATUS[1]}
+  secs=$((SECONDS - t0))
+  [ $status = 124 ] && fail "time limit reached"
+}
+check_output() {  # the lines of the output cases: 200 per process, whole
+  local r
+  expect_count 1 "^test_spawn: before the job$" "$out"
+  expect_count $((200 * np)) "^test_spawn: out pid [0-9]+ line [0-9]{3} abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz$" "$out"
+  for ((r = 0; r < np; ++r)); do expect_count 200 "^test_spawn: out pid $r line" "$out"; done
+  local lines; lines=$(wc -l <"$out")
+  [ "$lines" = $((201 * np + 1)) ] || fail "$lines lines in stdout, expected $((201 * np + 1))"
+  [ -s "$err" ] && fail "unexpected output on stderr"
 }
 last=$((np - 1))
 
@@ -71,9 +99,39 @@ case $case_ in
   ok)
     run "$np" ok "$tag" "a b"
     [ $status = 0 ] || fail "exit status $status, expected 0"
-    expect_count "$np" "^test_spawn: pid [0-9]+ of $np: $np messages, sum ok, token 42, stdin (read|ok), args <$tag> <a b>$" "$out"
+    expect_count 1 "^test_spawn: before the job$" "$out"
+    expect_count "$np" "^test_spawn: pid [0-9]+ of $np: $np messages, sum ok, token 42, global 1042, stdin (read <secret>|empty), args <$tag> <a b>$" "$out"
     for ((r = 0; r < np; ++r)); do expect_count 1 "^test_spawn: pid $r of " "$out"; done
-    expect_count 1 "^test_spawn: pid 0 of .* stdin read," "$out"
+    expect_count 1 "^test_spawn: pid 0 of .* stdin read <secret>," "$out"
+    expect_count $((np - 1)) "^test_spawn: pid [1-9][0-9]* of .* stdin empty," "$out"
+    [ "$(wc -l <"$out")" = $((np + 1)) ] || fail "$(wc -l <"$out") lines in stdout, expected $((np + 1))"
+    [ -s "$err" ] && fail "unexpected output on stderr"
+    gone_within 0
+    ;;
+  output_pipe)
+    run_pipe "$np" output "$tag"
+    [ $status = 0 ] || fail "exit status $status, expected 0"
+    check_output
+    gone_within 0
+    ;;
+  output_file)
+    run "$np" output "$tag"
+    [ $status = 0 ] || fail "exit status $status, expected 0"
+    check_output
+    gone_within 0
+    ;;
+  bsplib)
+    t0=$SECONDS
+    echo "$np" | timeout -k 5 100 "$bin" "$tag" >"$out" 2>"$err"
+    status=$? secs=$((SECONDS - t0))
+    [ $status = 0 ] || fail "exit status $status, expected 0"
+    expect_count 1 "^test_spawn_bsplib: how many processes\? \([0-9]+ cores\)$" "$out"
+    expect_count "$np" "^test_spawn_bsplib: pid [0-9]+ of $np, global $((100 + np)), from left [0-9]+$" "$out"
+    for ((r = 0; r < np; ++r)); do
+      expect_count 1 "^test_spawn_bsplib: pid $r of $np, global $((100 + np)), from left $(((r + np - 1) % np))$" "$out"
+    done
+    expect_count 1 "^test_spawn_bsplib: done$" "$out"
+    [ "$(wc -l <"$out")" = $((np + 2)) ] || fail "$(wc -l <"$out") lines in stdout, expected $((np + 2))"
     [ -s "$err" ] && fail "unexpected output on stderr"
     gone_within 0
     ;;
@@ -91,6 +149,13 @@ case $case_ in
     [ $status != 0 ] || fail "exit status 0, expected a failure"
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 9 .*in superstep 2.*; ending the job" "$err"
+    gone_within 5
+    ;;
+  child_exit)
+    run "$np" child_exit "$tag"
+    [ $status != 0 ] || fail "exit status 0, expected a failure"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) exited without calling bspk_finalize in superstep 2.*; ending the job" "$err"
     gone_within 5
     ;;
   parent_exit)
@@ -120,6 +185,8 @@ case $case_ in
     [ $status = 2 ] || fail "exit status $status, expected 2 (a clean failure)"
     expect_count 1 "^test_spawn: BSPK_BSPKRUN=/nonexistent/bspkrun: not found or not executable" "$err"
     expect_count 1 "^test_spawn: no child left" "$err"
+    expect_count 1 "^test_spawn: before the job$" "$out"
+    gone_within 5
     ;;
   bspkrun_fails)
     export BSPK_BSPKRUN=false
@@ -127,6 +194,8 @@ case $case_ in
     [ $status = 2 ] || fail "exit status $status, expected 2 (a clean failure)"
     expect_count 1 "^test_spawn: bspkrun \(/.*false\) exited with status 1 before the job started" "$err"
     expect_count 1 "^test_spawn: no child left" "$err"
+    expect_count 1 "^test_spawn: before the job$" "$out"
+    gone_within 5
     ;;
   *) echo "unknown case $case_"; exit 2 ;;
 esac

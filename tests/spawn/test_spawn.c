@@ -1,18 +1,25 @@
 /* tests/spawn/test_spawn.c -- a plain BSPk program that, started without a
  * launcher, makes itself pid 0 of a P-process job with bsplib_spawn_self
- * (bsplib/spawn.h); run and checked by tests/spawn/run.sh.
+ * (bsplib/spawn.h): pids 1..P-1 are forks of it, made there. Run and checked
+ * by tests/spawn/run.sh.
  *
  *   test_spawn P MODE ARGS...
  *
- * Pid 0 reads one line from stdin before the job (the others must find stdin
- * at its end: /dev/null), sends it to all in the first superstep, where every
- * process also sends its pid to every process. Each prints one line:
- *   test_spawn: pid I of P: N messages, sum ok, token T, stdin S, args <A>...
- * MODE: ok; abort (the last pid calls bspk_abort in superstep 1); child_killed
- * (the last pid raises SIGKILL in superstep 2); parent_exit (pid 0 calls
- * exit(3) in superstep 2); hang (after its line every process syncs for up
- * 60 s: the test kills pid 0 meanwhile); spawn_error (bsplib_spawn_self
- * is expected to fail: print its message and whether a child is left). */
+ * Before the job, pid 0 prints "test_spawn: before the job" (once: the forks
+ * start after it), reads one line from stdin and sets a global from it. Right
+ * after the spawn it reads the next line (which its stdio buffer may already
+ * hold: the forks must not see it; their stdin is empty). In the first
+ * superstep pid 0 sends the token to all and every process sends its pid to
+ * every process. Each prints one line:
+ *   test_spawn: pid I of P: N messages, sum ok, token T, global G, stdin S, args <A>...
+ * (S: "read <next line>" on pid 0, "empty" on the others). MODE: ok; output
+ * (each process prints 200 long numbered lines); abort (the last pid calls
+ * bspk_abort in superstep 1); child_killed (the last pid raises SIGKILL in
+ * superstep 2); child_exit (the last pid calls exit(0) in superstep 2, without
+ * bspk_finalize); parent_exit (pid 0 calls exit(3) in superstep 2); hang
+ * (after its line every process syncs for up 60 s: the test kills pid 0
+ * meanwhile); spawn_error (bsplib_spawn_self is expected to fail: print its
+ * message and whether a child is left). */
 #include <bspk.h>
 #include <errno.h>
 #include <signal.h>
@@ -29,21 +36,27 @@
     if (!(c)) bspk_abort("check failed: %s (%s)", #c, bspk_error_string());        \
   } while (0)
 
+static long global = -1; /* set by pid 0 before the spawn */
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: test_spawn P ok|abort|child_killed|parent_exit|hang|spawn_error ARGS...\n");
+    fprintf(stderr, "usage: test_spawn P ok|output|abort|child_killed|child_exit|parent_exit|hang|spawn_error ARGS...\n");
     return 2;
   }
   const int P = atoi(argv[1]);
   const char *mode = argv[2];
   const int launched = getenv("BSPK_BOOT_SOCKET") != NULL;
   long token = -1;
-  const char *in = "?";
+  int rank = -1;
+  char in[80] = "?";
   if (!launched) {
+    printf("test_spawn: before the job\n");
     char line[64];
     if (fgets(line, sizeof line, stdin)) token = atol(line);
+    global = 1000 + token;
     char err[1024];
-    if (bsplib_spawn_self(P, err, sizeof err) != 0) {
+    rank = bsplib_spawn_self(P, err, sizeof err);
+    if (rank < 0) {
       int st;
       const int left = !(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD);
       fprintf(stderr, "test_spawn: %s\ntest_spawn: %s\n", err, left ? "a child process is left" : "no child left");
@@ -53,9 +66,16 @@ int main(int argc, char **argv) {
       fprintf(stderr, "test_spawn: bsplib_spawn_self succeeded, expected a failure\n");
       return 1;
     }
-    in = "read";
+    if (rank == 0) {
+      if (!fgets(line, sizeof line, stdin)) strcpy(line, "(nothing)\n");
+      line[strcspn(line, "\n")] = '\0';
+      snprintf(in, sizeof in, "read <%s>", line);
+    } else {
+      int c = getchar();
+      snprintf(in, sizeof in, c == EOF ? "empty" : "NOT EMPTY: '%c'", c);
+    }
   } else {
-    in = getchar() == EOF ? "ok" : "NOT /dev/null";
+    strcpy(in, getchar() == EOF ? "empty" : "NOT EMPTY");
   }
   if (bspk_init(&argc, &argv) != BSPK_OK) {
     fprintf(stderr, "test_spawn: bspk_init: %s\n", bspk_error_string());
@@ -63,7 +83,7 @@ int main(int argc, char **argv) {
   }
   const int me = bspk_pid(), p = bspk_nprocs();
   CHECK(p == P);
-  CHECK(launched || me == 0);
+  CHECK(launched || me == rank);
 
   for (int d = 0; d < p; ++d) {
     long msg[2] = {me, token};
@@ -85,12 +105,19 @@ int main(int argc, char **argv) {
     size_t l = strlen(args);
     snprintf(args + l, sizeof args - l, " <%s>", argv[i]);
   }
-  printf("test_spawn: pid %d of %d: %d messages, sum ok, token %ld, stdin %s, args%s\n", me, p, n, tok, in, args);
-  fflush(stdout);
+  printf("test_spawn: pid %d of %d: %d messages, sum ok, token %ld, global %ld, stdin %s, args%s\n", me, p, n, tok,
+         global, in, args);
+  if (strcmp(mode, "output") == 0)
+    for (int i = 0; i < 200; ++i)
+      printf("test_spawn: out pid %d line %03d %s\n", me, i,
+             "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz");
+  else
+    fflush(stdout); /* output: no flush of its own (exit and the line buffering must do) */
 
   if (strcmp(mode, "abort") == 0 && me == p - 1) bspk_abort("boom %d", 42);
   CHECK(bspk_sync() == BSPK_OK);  /* superstep 1 -> 2 */
   if (strcmp(mode, "child_killed") == 0 && me == p - 1) raise(SIGKILL);
+  if (strcmp(mode, "child_exit") == 0 && me == p - 1) exit(0);
   if (strcmp(mode, "parent_exit") == 0 && me == 0) exit(3);
   if (strcmp(mode, "hang") == 0) {
     for (int i = 0; i < 6000; ++i) { /* at least 60 s; the same count everywhere */

@@ -1,0 +1,42 @@
+/* tests/spawn/test_spawn_bsplib.c -- a BSPlib program as MulticoreBSP users
+ * write it, started without a launcher (./prog): main prints a line, reads P
+ * from stdin and sets a global before bsp_init/bsp_begin, so all of that must
+ * happen once (pids 1..P-1 are forks made at bsp_begin); main's tail after
+ * the SPMD function runs on pid 0 only. Checked by tests/spawn/run.sh (case
+ * bsplib).
+ *
+ *   echo P | test_spawn_bsplib TAG
+ *
+ * Each pid prints "test_spawn_bsplib: pid I of P, global G, from left L"
+ * (L: the pid of its left neighbour, put there in the SPMD section). */
+#include <bsp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int P = 0;
+static int global = -1;
+
+static void spmd(void) {
+  bsp_begin(P);
+  int left = -1, me = bsp_pid(), p = bsp_nprocs();
+  bsp_push_reg(&left, sizeof left);
+  bsp_sync();
+  bsp_put((me + 1) % p, &me, &left, 0, sizeof me);
+  bsp_sync();
+  printf("test_spawn_bsplib: pid %d of %d, global %d, from left %d\n", me, p, global, left);
+  bsp_pop_reg(&left);
+  bsp_end();
+}
+
+int main(int argc, char **argv) {
+  printf("test_spawn_bsplib: how many processes? (%d cores)\n", bsp_nprocs());
+  if (scanf("%d", &P) != 1 || P < 1) {
+    fprintf(stderr, "test_spawn_bsplib: no number of processes on stdin\n");
+    return 2;
+  }
+  global = 100 + P;
+  bsp_init(spmd, argc, argv);
+  spmd();
+  printf("test_spawn_bsplib: done\n");
+  return 0;
+}
