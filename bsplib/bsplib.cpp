@@ -130,6 +130,8 @@ class Reader {
     for (auto& s : spans_) total_ += s.len;
   }
   size_t total() const { return total_; }
+  size_t nspans() const { return spans_.size(); }
+  const Span& span(size_t i) const { return spans_[i]; }
   // Pointer to [off, off + n) if it lies within one span, else nullptr.
   const char* at(size_t off, size_t n) const {
     size_t i = find(off);
@@ -501,7 +503,12 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
     return;
   }
   std::memcpy(p, &h, sizeof h);
-  std::memcpy(p + sizeof h, src, n);
+  switch (n) {  // single words inline (a call to memcpy costs as much as the rest)
+    case 4: std::memcpy(p + sizeof h, src, 4); break;
+    case 8: std::memcpy(p + sizeof h, src, 8); break;
+    case 16: std::memcpy(p + sizeof h, src, 16); break;
+    default: std::memcpy(p + sizeof h, src, n);
+  }
 }
 
 // ---------------------------------------------------------------- registrations
@@ -566,41 +573,47 @@ size_t record_len(const Header& h) {
 
 // Visit the records of a batch.
 // Visit the records of a batch: f(header, offset of its data). SmallPut
-// records are handed over as kPut headers.
+// records are handed over as kPut headers. Headers never straddle a span
+// (frames; a 4 KiB buffer; the local batch), so they are read in place.
 template <class F>
 void for_records(const Reader& rd, const char* fn, int src, F&& f) {
+  const size_t total = rd.total();
   size_t off = 0;
-  while (off < rd.total()) {
-    size_t room = S.frame - off % S.frame;
+  size_t si = 0, s0 = 0;  // the span holding `off` and its start offset
+  while (off < total) {
+    while (si < rd.nspans() && off >= s0 + rd.span(si).len) s0 += rd.span(si++).len;
+    if (si == rd.nspans()) break;
+    const Span& sp = rd.span(si);
+    size_t room = S.frame - (off & (S.frame - 1));
     if (room < kMinRoom) {
       off += room;
       continue;
     }
-    uint32_t k = 0;
-    rd.copy(off, &k, sizeof k);
+    const char* p = sp.base + (off - s0);
+    size_t in_span = s0 + sp.len - off;
+    uint32_t k;
+    std::memcpy(&k, p, sizeof k);
     if (k == kPad8) {
       off += 8;
       continue;
     }
     if ((k & 0xff) == kSmallPut) {
-      SmallPut sp;
-      if (off + sizeof sp > rd.total()) break;
-      rd.copy(off, &sp, sizeof sp);
-      size_t n = sp.kind_len >> 8;
-      if (off + sizeof sp + n > rd.total())
-        fatal(fn, "malformed batch from pid %d (a put of %zu bytes at byte %zu of %zu)", src, n, off, rd.total());
-      f(Header{kPut, 0, sp.regid, sp.offset, n}, off + sizeof sp);
-      off += sizeof sp + pad8(n);
+      SmallPut h;
+      if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a put header across a frame)", src);
+      std::memcpy(&h, p, sizeof h);
+      size_t n = h.kind_len >> 8;
+      if (off + sizeof h + n > total)
+        fatal(fn, "malformed batch from pid %d (a put of %zu bytes at byte %zu of %zu)", src, n, off, total);
+      f(Header{kPut, 0, h.regid, h.offset, n}, off + sizeof h);
+      off += sizeof h + pad8(n);
       continue;
     }
     Header h;
-    if (const char* hp = rd.at(off, sizeof h))
-      std::memcpy(&h, hp, sizeof h);
-    else
-      rd.copy(off, &h, sizeof h);
+    if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a header across a frame)", src);
+    std::memcpy(&h, p, sizeof h);
     size_t len = record_len(h);
-    if (h.kind > kLastKind || len == 0 || off + len > rd.total())
-      fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, rd.total());
+    if (h.kind > kLastKind || len == 0 || off + len > total)
+      fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, total);
     f(h, off + sizeof(Header));
     off += len;
   }
@@ -910,9 +923,12 @@ void superstep(const char* fn, bool ending) {
         last_id = h.a;
       }
       char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
-      if (const char* d = rd.at(rec.data, h.n))
-        std::memcpy(dst, d, h.n);
-      else
+      if (const char* d = rd.at(rec.data, h.n)) {
+        if (h.n == 8)
+          std::memcpy(dst, d, 8);
+        else
+          std::memcpy(dst, d, h.n);
+      } else
         rd.copy(rec.data, dst, h.n);
     }
   }
