@@ -2,7 +2,7 @@
 # slurm_single.sh BUILD -- BSPk under a real single-node Slurm cluster
 # (slurmctld + slurmd + munged, started here and torn down by PID at exit,
 # also when a check fails): PMIx, PMI2 and plain-srun bootstraps running the
-# radix-sort and mp_template examples, an sbatch job, core binding, and the
+# radix-sort and mp_template examples, a BSPlib program, an sbatch job, core binding, and the
 # failure cases (SIGKILL mid-superstep, exit without bspk_finalize, finalize
 # while others sync, bspk_abort, a process of another BSPk version).
 BUILD=${1:?usage: slurm_single.sh BUILD_DIR}
@@ -23,6 +23,12 @@ for mpi in pmix pmi2 none; do
   expect_rc 0; expect "order ok, checksum ok"; expect "bootstrap $kind,"; expect "provider=shm"
   run "mp_template srun --mpi=$mpi" 120 "${SRUN[@]}" --mpi=$mpi "$MPT" --steps 40 --mode counted
   expect_rc 0; expect_count 4 "^mp_template pid=[0-3]: .*: ok$"; expect "bootstrap $kind,"
+done
+
+# ---- a BSPlib program under srun: bsp_begin(bsp_nprocs()) takes the step's tasks
+for mpi in pmix pmi2; do
+  run "BSPlib samplesort srun --mpi=$mpi" 120 "${SRUN[@]}" --mpi=$mpi "$BUILD/examples/bsplib/samplesort" 20011
+  expect_rc 0; expect "samplesort ok"; expect "bootstrap $mpi,"
 done
 
 # BSPK_BOOTSTRAP overrides the automatic choice: plain Slurm under --mpi=pmix.
