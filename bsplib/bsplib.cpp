@@ -53,11 +53,13 @@ namespace {
 // ---------------------------------------------------------------- records
 
 enum Kind : uint32_t {
-  kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6, kGetsFlag = 7,
+  kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6,
+  kHead = 7,      // first record of every batch; aux: kHeadGets if the sender has remote gets
   kSmallPut = 8,  // a SmallPut record (puts of < 16 MiB to registrations with 32-bit ids)
   kPad8 = 9,      // 8 bytes of padding (16-byte alignment of the record after it)
 };
-constexpr uint32_t kLastKind = kGetsFlag;
+constexpr uint32_t kLastKind = kHead;
+constexpr uint32_t kHeadGets = 1;
 
 struct Header {
   uint32_t kind;
@@ -193,6 +195,14 @@ class Outbox {
   // Where a record of `total` bytes goes when it fits in the current frame
   // (no padding, no growth needed); `used` is advanced. Else nullptr.
   char* room_for(size_t total);
+  // Set flags in the head record (the batch's first record).
+  void set_head_flag(uint32_t f) {
+    char* head = remote ? frames_[0].base : heap_.data();
+    uint32_t aux;
+    std::memcpy(&aux, head + 4, 4);
+    aux |= f;
+    std::memcpy(head + 4, &aux, 4);
+  }
   // Local batch: swap its buffer with `into` (the old inbox becomes the next
   // buffer) and return the bytes written.
   size_t take_heap(std::vector<char>& into) {
@@ -454,13 +464,20 @@ void Outbox::drop() {
   used = 0;
 }
 
+void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2, size_t n2);
+
+// The batch for dest, started with its head record if new.
 Outbox& outbox(int dest) {
   Outbox& o = S.out[static_cast<size_t>(dest)];
-  if (o.used == 0) S.touched.push_back(dest);
+  if (o.used == 0) {
+    S.touched.push_back(dest);
+    put_record(o, Header{kHead, 0, 0, 0, 0}, nullptr, 0, nullptr, 0);
+  }
   return o;
 }
 
-void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0) {
+void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0);
+void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2, size_t n2) {
   size_t total = sizeof(Header) + pad16(n1) + pad16(n2);
   if (o.used & 8) {  // after a SmallPut: back to 16-byte alignment
     size_t room = S.frame - o.used % S.frame;
@@ -564,7 +581,7 @@ size_t record_len(const Header& h) {
     case kReply: return sizeof(Header) + pad16(h.n);
     case kGet:
     case kEnd:
-    case kGetsFlag: return sizeof(Header);
+    case kHead: return sizeof(Header);
     case kSend: return sizeof(Header) + pad16(h.aux) + pad16(h.n);
     case kOps: return sizeof(Header) + pad16(h.n * sizeof(Op));
     default: return 0;
@@ -619,15 +636,42 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
   }
 }
 
-void parse(const Reader& rd, int src, Inbound& in) {
-  in.present = true;
+const Reg& reg_for(const char* fn, const char* what, int src, const Header& h);
+
+// Write one put from batch rd into this process's registration.
+inline void apply_put(const Reader& rd, const Header& h, size_t data, int src, uint64_t& last_id, const Reg*& r) {
+  if (h.a != last_id || static_cast<int64_t>(h.b + h.n) > r->size[static_cast<size_t>(S.pid)]) {
+    r = &reg_for("bsp_sync", "bsp_put", src, h);
+    last_id = h.a;
+  }
+  char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
+  if (const char* d = rd.at(data, h.n)) {
+    if (h.n == 8)
+      std::memcpy(dst, d, 8);
+    else
+      std::memcpy(dst, d, h.n);
+  } else {
+    rd.copy(data, dst, h.n);
+  }
+}
+
+// Sort a batch's records. direct: write its puts now (no get reads this
+// superstep, and batches are parsed in ascending source pid).
+void parse(const Reader& rd, int src, Inbound& in, bool direct) {
+  uint64_t last_id = 0;
+  const Reg* r = nullptr;
   for_records(rd, "bsp_sync", src, [&](const Header& h, size_t off) {
     switch (h.kind) {
-      case kPut: in.puts.push_back({h, off}); break;
+      case kPut:
+        if (direct)
+          apply_put(rd, h, off, src, last_id, r);
+        else
+          in.puts.push_back({h, off});
+        break;
       case kGet: in.gets.push_back({h, off}); break;
       case kSend: in.sends.push_back({h, off}); break;
       case kEnd: in.end = true; break;
-      case kGetsFlag: in.gets_flag = true; break;
+      case kHead: in.gets_flag |= (h.aux & kHeadGets) != 0; break;
       case kOps:
         in.has_ops = true;
         in.ops.resize(h.n);
@@ -842,26 +886,37 @@ void superstep(const char* fn, bool ending) {
   for (int j = 0; j < S.P; ++j) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
   if (remote_gets && !declared && !ending)
     for (int j = 0; j < S.nprocs_all; ++j)
-      if (j != me) put_record(outbox(j), Header{kGetsFlag, 0, 0, 0, 0}, nullptr, 0);
+      if (j != me) outbox(j).set_head_flag(kHeadGets);
   send_batches(fn, ending);
   check(fn, bspk_sync());
 
-  // ---- phase 1 in: parse every batch (the local one too), by source pid
+  // ---- phase 1 in: every batch (the local one too), by source pid
   for (auto& b : S.in) b.clear();
   for (auto& [src, region] : receive_all()) {
     if (src < 0 || src >= S.nprocs_all || S.in[static_cast<size_t>(src)].present)
       fatal(fn, "unexpected batch from pid %d", src);
     S.held.push_back(region);
     S.readers[static_cast<size_t>(src)] = Reader(region_spans(region));
-    parse(S.readers[static_cast<size_t>(src)], src, S.in[static_cast<size_t>(src)]);
+    S.in[static_cast<size_t>(src)].present = true;
   }
   // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
   if (size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in)) {
     S.readers[static_cast<size_t>(me)] = Reader({{S.local_in.data(), nself}});
-    parse(S.readers[static_cast<size_t>(me)], me, S.in[static_cast<size_t>(me)]);
+    S.in[static_cast<size_t>(me)].present = true;
   }
+  // Does some process have gets to be answered (the heads say)? If not, and
+  // nothing can read this process's memory, puts are written while parsing.
   bool two_phase = declared || remote_gets;
-  for (int j = 0; j < S.nprocs_all; ++j) two_phase |= S.in[static_cast<size_t>(j)].gets_flag;
+  for (int j = 0; j < S.nprocs_all && !two_phase; ++j) {
+    if (!S.in[static_cast<size_t>(j)].present) continue;
+    Header h{};
+    S.readers[static_cast<size_t>(j)].copy(0, &h, sizeof h);
+    two_phase |= h.kind == kHead && (h.aux & kHeadGets);
+  }
+  const bool direct = !two_phase && !ending && S.gets[static_cast<size_t>(me)].empty();
+  for (int j = 0; j < S.nprocs_all; ++j)
+    if (S.in[static_cast<size_t>(j)].present)
+      parse(S.readers[static_cast<size_t>(j)], j, S.in[static_cast<size_t>(j)], direct);
 
   // ---- Err_SYNC: some processes in bsp_end, others in bsp_sync
   {
@@ -909,28 +964,13 @@ void superstep(const char* fn, bool ending) {
   for (int j : S.touched) S.out[static_cast<size_t>(j)].reset();
   S.touched.clear();
 
-  // ---- puts, ascending source pid, call order within a source
+  // ---- puts, ascending source pid, call order within a source (unless
+  // written while parsing)
   for (int j = 0; j < S.P; ++j) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
-    if (b.puts.empty()) continue;
-    const Reader& rd = S.readers[static_cast<size_t>(j)];
     uint64_t last_id = 0;
     const Reg* r = nullptr;
-    for (const auto& rec : b.puts) {
-      const Header& h = rec.h;
-      if (h.a != last_id || static_cast<int64_t>(h.b + h.n) > r->size[static_cast<size_t>(me)]) {
-        r = &reg_for(fn, "bsp_put", j, h);
-        last_id = h.a;
-      }
-      char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
-      if (const char* d = rd.at(rec.data, h.n)) {
-        if (h.n == 8)
-          std::memcpy(dst, d, 8);
-        else
-          std::memcpy(dst, d, h.n);
-      } else
-        rd.copy(rec.data, dst, h.n);
-    }
+    for (const auto& rec : b.puts) apply_put(S.readers[static_cast<size_t>(j)], rec.h, rec.data, j, last_id, r);
   }
 
   // ---- registrations and tag size change
@@ -971,7 +1011,7 @@ void superstep(const char* fn, bool ending) {
       Reader rd(region_spans(m));
       for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t) {
         end |= h.kind == kEnd;
-        gets |= h.kind == kGetsFlag;
+        gets |= h.kind == kHead && (h.aux & kHeadGets);
       });
       bspk_free(m);
     }

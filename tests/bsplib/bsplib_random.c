@@ -6,7 +6,9 @@
  * gets reading values from before the puts). Sizes straddle frames (run it
  * with a small BSPK_FRAME_SIZE), puts of 1..N bytes and a few larger than a
  * frame, 0-byte messages, messages larger than a frame, operations on the
- * process itself. Usage: bsplib_random SEED STEPS OPS. Prints "random ok". */
+ * process itself. Usage: bsplib_random SEED STEPS OPS [nogets] (without gets
+ * a superstep is one BSPk superstep and puts are written while the batches are
+ * read: the other path of the layer). Prints "random ok". */
 #include <bsp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,12 +30,13 @@ static unsigned char byte_of(int src, int step, int op, size_t k) {
 
 typedef struct { int kind, dest; size_t off, n; } Op; /* 0 put, 1 send, 2 get */
 
+static int nogets;
 static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
     rng_state = seed * 1000003u + (uint64_t)src * 7919u + (uint64_t)step * 104729u;
     int k = (int)(rnd() % (uint64_t)(nops + 1));
     for (int i = 0; i < k; i++) {
         Op o;
-        o.kind = (int)(rnd() % 3);
+        o.kind = (int)(rnd() % (nogets ? 2u : 3u));
         o.dest = (int)(rnd() % (uint64_t)p);
         uint64_t r = rnd() % 100;
         o.n = r < 60 ? 1 + rnd() % 16 : r < 90 ? rnd() % 3000 : r < 97 ? 5000 + rnd() % 20000 : 70000 + rnd() % 60000;
@@ -49,6 +52,7 @@ int main(int argc, char **argv) {
     bsp_begin(bsp_nprocs());
     uint64_t seed = argc > 1 ? strtoull(argv[1], 0, 10) : 1;
     int steps = argc > 2 ? atoi(argv[2]) : 10, nops = argc > 3 ? atoi(argv[3]) : 20;
+    nogets = argc > 4 && strcmp(argv[4], "nogets") == 0;
     int p = bsp_nprocs(), s = bsp_pid();
     unsigned char *area = calloc(AREA, 1), *expect = calloc(AREA, 1), *before = malloc(AREA);
     unsigned char *buf = malloc(AREA), *gotbuf = malloc(AREA);
