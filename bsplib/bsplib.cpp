@@ -589,7 +589,8 @@ size_t record_len(const Header& h) {
 }
 
 // Visit the records of a batch.
-// Visit the records of a batch: f(header, offset of its data). SmallPut
+// Visit the records of a batch: f(header, offset of its data, its address
+// when the whole record lies in one span, else nullptr). SmallPut
 // records are handed over as kPut headers. Headers never straddle a span
 // (frames; a 4 KiB buffer; the local batch), so they are read in place.
 template <class F>
@@ -621,7 +622,7 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
       size_t n = h.kind_len >> 8;
       if (off + sizeof h + n > total)
         fatal(fn, "malformed batch from pid %d (a put of %zu bytes at byte %zu of %zu)", src, n, off, total);
-      f(Header{kPut, 0, h.regid, h.offset, n}, off + sizeof h);
+      f(Header{kPut, 0, h.regid, h.offset, n}, off + sizeof h, in_span >= sizeof h + n ? p + sizeof h : nullptr);
       off += sizeof h + pad8(n);
       continue;
     }
@@ -631,7 +632,7 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
     size_t len = record_len(h);
     if (h.kind > kLastKind || len == 0 || off + len > total)
       fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, total);
-    f(h, off + sizeof(Header));
+    f(h, off + sizeof(Header), in_span >= len ? p + sizeof(Header) : nullptr);
     off += len;
   }
 }
@@ -639,13 +640,15 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
 const Reg& reg_for(const char* fn, const char* what, int src, const Header& h);
 
 // Write one put from batch rd into this process's registration.
-inline void apply_put(const Reader& rd, const Header& h, size_t data, int src, uint64_t& last_id, const Reg*& r) {
+// `d`: the data's address when contiguous (else it is read from rd at `data`).
+inline void apply_put(const Reader& rd, const Header& h, size_t data, const char* d, int src, uint64_t& last_id,
+                      const Reg*& r) {
   if (h.a != last_id || static_cast<int64_t>(h.b + h.n) > r->size[static_cast<size_t>(S.pid)]) {
     r = &reg_for("bsp_sync", "bsp_put", src, h);
     last_id = h.a;
   }
   char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
-  if (const char* d = rd.at(data, h.n)) {
+  if (d || (d = rd.at(data, h.n))) {
     if (h.n == 8)
       std::memcpy(dst, d, 8);
     else
@@ -660,11 +663,11 @@ inline void apply_put(const Reader& rd, const Header& h, size_t data, int src, u
 void parse(const Reader& rd, int src, Inbound& in, bool direct) {
   uint64_t last_id = 0;
   const Reg* r = nullptr;
-  for_records(rd, "bsp_sync", src, [&](const Header& h, size_t off) {
+  for_records(rd, "bsp_sync", src, [&](const Header& h, size_t off, const char* data) {
     switch (h.kind) {
       case kPut:
         if (direct)
-          apply_put(rd, h, off, src, last_id, r);
+          apply_put(rd, h, off, data, src, last_id, r);
         else
           in.puts.push_back({h, off});
         break;
@@ -849,7 +852,7 @@ void phase2(const char* fn) {
     Reader rd(region_spans(region));
     size_t k = 0;
     auto& want = S.gets[static_cast<size_t>(src)];
-    for_records(rd, fn, src, [&](const Header& h, size_t off) {
+    for_records(rd, fn, src, [&](const Header& h, size_t off, const char*) {
       if (h.kind != kReply) return;
       if (k >= want.size() || static_cast<int64_t>(h.n) != want[k].n)
         fatal(fn, "get replies from pid %d do not match the requests", src);
@@ -970,7 +973,7 @@ void superstep(const char* fn, bool ending) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
     uint64_t last_id = 0;
     const Reg* r = nullptr;
-    for (const auto& rec : b.puts) apply_put(S.readers[static_cast<size_t>(j)], rec.h, rec.data, j, last_id, r);
+    for (const auto& rec : b.puts) apply_put(S.readers[static_cast<size_t>(j)], rec.h, rec.data, nullptr, j, last_id, r);
   }
 
   // ---- registrations and tag size change
@@ -1009,7 +1012,7 @@ void superstep(const char* fn, bool ending) {
       bspk_ptr m = bspk_recv();
       if (bspk_is_null(m)) break;
       Reader rd(region_spans(m));
-      for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t) {
+      for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t, const char*) {
         end |= h.kind == kEnd;
         gets |= h.kind == kHead && (h.aux & kHeadGets);
       });
@@ -1200,7 +1203,30 @@ void bsp_pop_reg(const void* addr) {
   if (!addr) S.ops.back().value = static_cast<int64_t>(id);  // our own candidate, if everyone pops NULL
 }
 
+// The common put, without a call per check: the registration is the last
+// one looked up, the batch to pid is started, and the record fits in the
+// current frame. Returns false when the full path must run (it checks again).
+static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  if (S.phase != Phase::Spmd || !dst || dst != S.cache_addr || !S.cache_id || !src || pid < 0 || pid >= S.P || offset < 0 ||
+      nbytes <= 0 || S.cache_id > UINT32_MAX || nbytes > static_cast<bsp_size_t>(kSmallPutMax) ||
+      static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
+    return false;
+  Outbox& o = S.out[static_cast<size_t>(pid)];
+  if (o.used == 0) return false;
+  size_t n = static_cast<size_t>(nbytes);
+  char* p = o.room_for(sizeof(SmallPut) + pad8(n));
+  if (!p) return false;
+  SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(S.cache_id), static_cast<uint64_t>(offset)};
+  std::memcpy(p, &h, sizeof h);
+  if (n == 8)
+    std::memcpy(p + sizeof h, src, 8);
+  else
+    std::memcpy(p + sizeof h, src, n);
+  return true;
+}
+
 void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  if (put_fast(pid, src, dst, offset, nbytes)) return;
   need_spmd("bsp_put");
   if (nbytes == 0) return;
   check_drma("bsp_put", pid, dst, offset, nbytes, src, "the source");
@@ -1210,6 +1236,7 @@ void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_s
 }
 
 void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  if (put_fast(pid, src, dst, offset, nbytes)) return;
   need_spmd("bsp_hpput");
   if (nbytes == 0) return;
   check_drma("bsp_hpput", pid, dst, offset, nbytes, src, "the source");
