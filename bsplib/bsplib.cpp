@@ -188,7 +188,16 @@ class Outbox {
   // straddle one.
   void begin_record(size_t total);
   void write(const void* src, size_t n);  // at `used`, advances
-  void pad_to16() { used = pad16(used); }
+  // Padding is written as zeros: nothing stale from an earlier batch goes on the wire.
+  void zeros(size_t n) {
+    static const char z[64] = {};
+    while (n > 0) {
+      size_t k = n < sizeof z ? n : sizeof z;
+      write(z, k);
+      n -= k;
+    }
+  }
+  void pad_to16() { zeros(pad16(used) - used); }
   bspk_ptr region() const { return region_; }
   std::vector<Span> spans() const;  // the written part
   void drop();
@@ -414,7 +423,7 @@ void Outbox::begin_record(size_t total) {
       write(&h, sizeof h);
     }
     ensure(used + room - (room >= kMinRoom ? sizeof(Header) : 0));
-    used += room - (room >= kMinRoom ? sizeof(Header) : 0);
+    zeros(room - (room >= kMinRoom ? sizeof(Header) : 0));
   }
   ensure(used + total);
 }
@@ -490,7 +499,9 @@ void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const voi
   if (char* p = o.room_for(total)) {  // the common case: room in the current frame
     std::memcpy(p, &h, sizeof h);
     if (n1) std::memcpy(p + sizeof h, d1, n1);
+    std::memset(p + sizeof h + n1, 0, pad16(n1) - n1);
     if (n2) std::memcpy(p + sizeof h + pad16(n1), d2, n2);
+    std::memset(p + sizeof h + pad16(n1) + n2, 0, pad16(n2) - n2);
     return;
   }
   o.begin_record(total);
@@ -516,7 +527,7 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
     o.begin_record(total);
     o.write(&h, sizeof h);
     o.write(src, n);
-    o.used = o.used + (pad8(n) - n);
+    o.zeros(pad8(n) - n);
     return;
   }
   std::memcpy(p, &h, sizeof h);
@@ -524,7 +535,9 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
     case 4: std::memcpy(p + sizeof h, src, 4); break;
     case 8: std::memcpy(p + sizeof h, src, 8); break;
     case 16: std::memcpy(p + sizeof h, src, 16); break;
-    default: std::memcpy(p + sizeof h, src, n);
+    default:
+      std::memcpy(p + sizeof h, src, n);
+      std::memset(p + sizeof h + n, 0, pad8(n) - n);
   }
 }
 
@@ -1218,10 +1231,12 @@ static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst, bsp
   if (!p) return false;
   SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(S.cache_id), static_cast<uint64_t>(offset)};
   std::memcpy(p, &h, sizeof h);
-  if (n == 8)
+  if (n == 8) {
     std::memcpy(p + sizeof h, src, 8);
-  else
+  } else {
     std::memcpy(p + sizeof h, src, n);
+    std::memset(p + sizeof h + n, 0, pad8(n) - n);
+  }
   return true;
 }
 
