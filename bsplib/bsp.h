@@ -65,8 +65,9 @@ typedef int bsp_size_t;
  * bsp_begin(maxprocs): start the SPMD section. maxprocs is taken from pid 0
  * only (the others may pass anything, e.g. 0, when only pid 0 read it); it
  * must be >= 1 there. With bsprun -n N (or srun) and maxprocs < N, processes
- * with pid >= maxprocs leave at bsp_begin with exit status 0; maxprocs > N
- * runs N. Started without a launcher (./prog), bsp_begin(P) starts P
+ * with pid >= maxprocs never return from bsp_begin: they wait there, idle,
+ * until the others call bsp_end, then exit with status 0 (they take part in
+ * every sync, which is therefore counted); maxprocs > N runs N. Started without a launcher (./prog), bsp_begin(P) starts P
  * processes on this machine, as MulticoreBSP starts P threads there: this one
  * is pid 0, the others are fork()s of it made in bsp_begin, which go on from
  * there with a copy of its memory (what main did and read before bsp_begin
