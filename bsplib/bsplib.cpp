@@ -57,6 +57,7 @@ enum Kind : uint32_t {
   kHead = 7,      // first record of every batch; aux: kHeadGets if the sender has remote gets
   kSmallPut = 8,  // a SmallPut record (puts of < 16 MiB to registrations with 32-bit ids)
   kPad8 = 9,      // 8 bytes of padding (16-byte alignment of the record after it)
+  kSmallSend = 10,  // a SmallSend record (BSMP messages with tags of < 16 MiB)
 };
 constexpr uint32_t kLastKind = kHead;
 constexpr uint32_t kHeadGets = 1;
@@ -79,6 +80,15 @@ struct SmallPut {
 };
 static_assert(sizeof(SmallPut) == 16);
 constexpr uint64_t kSmallPutMax = (1u << 24) - 1;
+
+// A BSMP message in 16 bytes of header, then its tag and its payload, each
+// padded to 16 (the payload stays 16-byte aligned for bsp_hpmove).
+struct SmallSend {
+  uint32_t kind_tag;  // kSmallSend | tag bytes << 8
+  uint32_t unused;
+  uint64_t nbytes;
+};
+static_assert(sizeof(SmallSend) == 16);
 inline size_t pad8(size_t n) { return (n + 7) & ~size_t(7); }
 // No record starts closer than this to a frame boundary (the reader skips there).
 constexpr size_t kMinRoom = 32;
@@ -486,8 +496,10 @@ Outbox& outbox(int dest) {
 }
 
 void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0);
-void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2, size_t n2) {
-  size_t total = sizeof(Header) + pad16(n1) + pad16(n2);
+// A record of header `hdr` (hsz bytes, a multiple of 16) and up to two data
+// parts, each padded to 16, starting 16-byte aligned.
+void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, size_t n1, const void* d2, size_t n2) {
+  size_t total = hsz + pad16(n1) + pad16(n2);
   if (o.used & 8) {  // after a SmallPut: back to 16-byte alignment
     size_t room = S.frame - o.used % S.frame;
     if (room >= kMinRoom) {  // (else the record starts in the next frame anyway)
@@ -497,21 +509,25 @@ void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const voi
     }
   }
   if (char* p = o.room_for(total)) {  // the common case: room in the current frame
-    std::memcpy(p, &h, sizeof h);
-    if (n1) std::memcpy(p + sizeof h, d1, n1);
-    std::memset(p + sizeof h + n1, 0, pad16(n1) - n1);
-    if (n2) std::memcpy(p + sizeof h + pad16(n1), d2, n2);
-    std::memset(p + sizeof h + pad16(n1) + n2, 0, pad16(n2) - n2);
+    std::memcpy(p, hdr, hsz);
+    if (n1) std::memcpy(p + hsz, d1, n1);
+    std::memset(p + hsz + n1, 0, pad16(n1) - n1);
+    if (n2) std::memcpy(p + hsz + pad16(n1), d2, n2);
+    std::memset(p + hsz + pad16(n1) + n2, 0, pad16(n2) - n2);
     return;
   }
   o.begin_record(total);
-  o.write(&h, sizeof h);
+  o.write(hdr, hsz);
   o.write(d1, n1);
   o.pad_to16();
   if (d2 || n2) {
     o.write(d2, n2);
     o.pad_to16();
   }
+}
+
+void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2, size_t n2) {
+  put_record_bytes(o, &h, sizeof h, d1, n1, d2, n2);
 }
 
 // A put: a SmallPut record when it fits one, else a Header record.
@@ -637,6 +653,19 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
         fatal(fn, "malformed batch from pid %d (a put of %zu bytes at byte %zu of %zu)", src, n, off, total);
       f(Header{kPut, 0, h.regid, h.offset, n}, off + sizeof h, in_span >= sizeof h + n ? p + sizeof h : nullptr);
       off += sizeof h + pad8(n);
+      continue;
+    }
+    if ((k & 0xff) == kSmallSend) {
+      SmallSend h;
+      if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a message header across a frame)", src);
+      std::memcpy(&h, p, sizeof h);
+      size_t tag = h.kind_tag >> 8, len = sizeof h + pad16(tag) + pad16(h.nbytes);
+      if (h.nbytes > (1ull << 40) || off + len > total)
+        fatal(fn, "malformed batch from pid %d (a message of %llu bytes at byte %zu of %zu)", src,
+              (unsigned long long)h.nbytes, off, total);
+      f(Header{kSend, static_cast<uint32_t>(tag), 0, 0, h.nbytes}, off + sizeof h,
+        in_span >= len ? p + sizeof h : nullptr);
+      off += len;
       continue;
     }
     Header h;
@@ -1295,6 +1324,11 @@ static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const vo
   if (nbytes < 0) fatal(fn, "negative payload size %d", nbytes);
   if (!payload && nbytes > 0) fatal(fn, "the payload is NULL with %d bytes", nbytes);
   if (!tag && S.tag_now > 0) fatal(fn, "the tag is NULL with tag size %d", S.tag_now);
+  if (S.tag_now < (1 << 24)) {
+    SmallSend h{static_cast<uint32_t>(kSmallSend | static_cast<uint32_t>(S.tag_now) << 8), 0, static_cast<uint64_t>(nbytes)};
+    put_record_bytes(outbox(pid), &h, sizeof h, tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
+    return;
+  }
   Header h{kSend, static_cast<uint32_t>(S.tag_now), 0, 0, static_cast<uint64_t>(nbytes)};
   put_record(outbox(pid), h, tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
 }
