@@ -496,6 +496,20 @@ Outbox& outbox(int dest) {
 }
 
 void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0);
+// n bytes of src at dst, then zeros up to the next multiple of 16; words
+// and short tags inline (a call to memcpy costs as much as the rest).
+inline void copy_padded(char* dst, const void* src, size_t n) {
+  switch (n) {
+    case 0: return;
+    case 4: std::memcpy(dst, src, 4); std::memset(dst + 4, 0, 12); return;
+    case 8: std::memcpy(dst, src, 8); std::memset(dst + 8, 0, 8); return;
+    case 16: std::memcpy(dst, src, 16); return;
+    default:
+      std::memcpy(dst, src, n);
+      if (n & 15) std::memset(dst + n, 0, 16 - (n & 15));
+  }
+}
+
 // A record of header `hdr` (hsz bytes, a multiple of 16) and up to two data
 // parts, each padded to 16, starting 16-byte aligned.
 void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, size_t n1, const void* d2, size_t n2) {
@@ -510,10 +524,8 @@ void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, si
   }
   if (char* p = o.room_for(total)) {  // the common case: room in the current frame
     std::memcpy(p, hdr, hsz);
-    if (n1) std::memcpy(p + hsz, d1, n1);
-    std::memset(p + hsz + n1, 0, pad16(n1) - n1);
-    if (n2) std::memcpy(p + hsz + pad16(n1), d2, n2);
-    std::memset(p + hsz + pad16(n1) + n2, 0, pad16(n2) - n2);
+    copy_padded(p + hsz, d1, n1);
+    copy_padded(p + hsz + pad16(n1), d2, n2);
     return;
   }
   o.begin_record(total);
