@@ -138,8 +138,21 @@ struct Span {
 class Reader {
  public:
   Reader() = default;
-  explicit Reader(std::vector<Span> spans) : spans_(std::move(spans)) {
-    for (auto& s : spans_) total_ += s.len;
+  explicit Reader(bspk_ptr region) { assign(region); }
+  // Read `region` (its frames), or one buffer; keeps the vectors' capacity,
+  // so a Reader kept from sync to sync allocates nothing.
+  void assign(bspk_ptr region) {
+    reset();
+    void* base = nullptr;
+    for (bspk_ptr p = region; size_t n = bspk_span(p, &base); p = bspk_incr(p, static_cast<ptrdiff_t>(n))) {
+      spans_.push_back({static_cast<char*>(base), n});
+      total_ += n;
+    }
+  }
+  void assign(char* buf, size_t n) {
+    reset();
+    spans_.push_back({buf, n});
+    total_ = n;
   }
   size_t total() const { return total_; }
   size_t nspans() const { return spans_.size(); }
@@ -178,6 +191,12 @@ class Reader {
     last_ = i;
     return i;
   }
+  void reset() {
+    spans_.clear();
+    start_.clear();
+    last_ = 0;
+    total_ = 0;
+  }
   std::vector<Span> spans_;
   mutable std::vector<size_t> start_;
   mutable size_t last_ = 0;
@@ -209,7 +228,6 @@ class Outbox {
   }
   void pad_to16() { zeros(pad16(used) - used); }
   bspk_ptr region() const { return region_; }
-  std::vector<Span> spans() const;  // the written part
   void drop();
   // Where a record of `total` bytes goes when it fits in the current frame
   // (no padding, no growth needed); `used` is advanced. Else nullptr.
@@ -263,7 +281,6 @@ struct Inbound {
 
 struct State {
   Phase phase = Phase::Before;
-  bool launched_known = false;
   int nprocs_all = 1;  // processes of the BSPk job
   int P = 1;           // processes of the SPMD section
   int pid = 0;
@@ -396,27 +413,14 @@ void Outbox::ensure(size_t need) {
   ncap = (ncap + S.frame - 1) / S.frame * S.frame;
   bspk_ptr r = bspk_malloc("", 0, ncap, 1);
   if (bspk_is_null(r)) fatal("bsp_sync", "no memory for a batch of %zu bytes: %s", ncap, bspk_error_string());
-  std::vector<Span> old = spans();
+  std::vector<Span> old = std::move(frames_);  // frame k of the old region -> frame k of the new one
   bspk_ptr old_region = region_;
   region_ = r;
   map_spans();
-  // Move what is written already (only while the batch grows: capacity stays).
-  size_t at = 0;
-  for (auto& s : old) {
-    size_t off = 0;
-    while (off < s.len) {
-      size_t o = 0;
-      for (auto& f : frames_) {
-        if (at < o + f.len) {
-          size_t k = std::min(s.len - off, o + f.len - at);
-          std::memcpy(f.base + (at - o), s.base + off, k);
-          at += k;
-          off += k;
-          break;
-        }
-        o += f.len;
-      }
-    }
+  for (size_t k = 0, left = used; left > 0; ++k) {
+    size_t c = std::min(left, old[k].len);
+    std::memcpy(frames_[k].base, old[k].base, c);
+    left -= c;
   }
   if (!bspk_is_null(old_region)) bspk_free(old_region);
 }
@@ -458,22 +462,6 @@ void Outbox::write(const void* src, size_t n) {
   }
 }
 
-std::vector<Span> Outbox::spans() const {
-  std::vector<Span> r;
-  if (!remote) {
-    if (used) r.push_back({const_cast<char*>(heap_.data()), used});
-    return r;
-  }
-  size_t left = used;
-  for (auto& f : frames_) {
-    if (left == 0) break;
-    size_t k = std::min(left, f.len);
-    r.push_back({f.base, k});
-    left -= k;
-  }
-  return r;
-}
-
 void Outbox::drop() {
   if (!bspk_is_null(region_)) bspk_free(region_);
   region_ = BSPK_NULL;
@@ -483,19 +471,6 @@ void Outbox::drop() {
   used = 0;
 }
 
-void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2, size_t n2);
-
-// The batch for dest, started with its head record if new.
-Outbox& outbox(int dest) {
-  Outbox& o = S.out[static_cast<size_t>(dest)];
-  if (o.used == 0) {
-    S.touched.push_back(dest);
-    put_record(o, Header{kHead, 0, 0, 0, 0}, nullptr, 0, nullptr, 0);
-  }
-  return o;
-}
-
-void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0);
 // n bytes of src at dst, then zeros up to the next multiple of 16; words
 // and short tags inline (a call to memcpy costs as much as the rest).
 inline void copy_padded(char* dst, const void* src, size_t n) {
@@ -538,34 +513,46 @@ void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, si
   }
 }
 
-void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2, size_t n2) {
+void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const void* d2 = nullptr, size_t n2 = 0) {
   put_record_bytes(o, &h, sizeof h, d1, n1, d2, n2);
+}
+
+// The batch for dest, started with its head record if new.
+Outbox& outbox(int dest) {
+  Outbox& o = S.out[static_cast<size_t>(dest)];
+  if (o.used == 0) {
+    S.touched.push_back(dest);
+    put_record(o, Header{kHead, 0, 0, 0, 0}, nullptr, 0, nullptr, 0);
+  }
+  return o;
+}
+
+// A SmallPut record when it fits in the current frame (else false, nothing
+// written): the common case of every put, words copied inline.
+inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t n) {
+  char* p = o.room_for(sizeof(SmallPut) + pad8(n));
+  if (!p) return false;
+  SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
+  std::memcpy(p, &h, sizeof h);
+  if (n == 8) {
+    std::memcpy(p + sizeof h, src, 8);
+  } else {
+    std::memcpy(p + sizeof h, src, n);
+    std::memset(p + sizeof h + n, 0, pad8(n) - n);
+  }
+  return true;
 }
 
 // A put: a SmallPut record when it fits one, else a Header record.
 void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t n) {
   if (n > kSmallPutMax || regid > UINT32_MAX) {
     put_record(o, Header{kPut, 0, regid, offset, n}, src, n);
-    return;
-  }
-  SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
-  size_t total = sizeof h + pad8(n);
-  char* p = o.room_for(total);
-  if (!p) {
-    o.begin_record(total);
+  } else if (!small_put_here(o, regid, offset, src, n)) {
+    SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
+    o.begin_record(sizeof h + pad8(n));
     o.write(&h, sizeof h);
     o.write(src, n);
     o.zeros(pad8(n) - n);
-    return;
-  }
-  std::memcpy(p, &h, sizeof h);
-  switch (n) {  // single words inline (a call to memcpy costs as much as the rest)
-    case 4: std::memcpy(p + sizeof h, src, 4); break;
-    case 8: std::memcpy(p + sizeof h, src, 8); break;
-    case 16: std::memcpy(p + sizeof h, src, 16); break;
-    default:
-      std::memcpy(p + sizeof h, src, n);
-      std::memset(p + sizeof h + n, 0, pad8(n) - n);
   }
 }
 
@@ -856,28 +843,6 @@ void send_batches(const char* fn, bool ending) {
   }
 }
 
-// Receive every batch of the phase just ended: regions from other processes.
-std::vector<std::pair<int, bspk_ptr>> receive_all() {
-  std::vector<std::pair<int, bspk_ptr>> got;
-  for (;;) {
-    bspk_ptr m = bspk_recv();
-    if (bspk_is_null(m)) break;
-    got.push_back({bspk_sender_id(m), m});
-  }
-  return got;
-}
-
-std::vector<Span> region_spans(bspk_ptr r) {
-  std::vector<Span> v;
-  void* base = nullptr;
-  bspk_ptr p = r;
-  while (size_t n = bspk_span(p, &base)) {
-    v.push_back({static_cast<char*>(base), n});
-    p = bspk_incr(p, static_cast<ptrdiff_t>(n));
-  }
-  return v;
-}
-
 // The registration a put or get from another process names, checked
 // against this process's size (the issuer checked it at the call).
 const Reg& reg_for(const char* fn, const char* what, int src, const Header& h) {
@@ -900,10 +865,11 @@ void phase2(const char* fn) {
     if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
   check(fn, bspk_expect(owners));
   check(fn, bspk_sync());
-  for (auto& [src, region] : receive_all()) {
+  for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
+    int src = bspk_sender_id(region);
     if (src < 0 || src >= S.P || S.gets[static_cast<size_t>(src)].empty())
       fatal(fn, "unexpected get reply from pid %d", src);
-    Reader rd(region_spans(region));
+    Reader rd(region);
     size_t k = 0;
     auto& want = S.gets[static_cast<size_t>(src)];
     for_records(rd, fn, src, [&](const Header& h, size_t off, const char*) {
@@ -949,16 +915,17 @@ void superstep(const char* fn, bool ending) {
 
   // ---- phase 1 in: every batch (the local one too), by source pid
   for (auto& b : S.in) b.clear();
-  for (auto& [src, region] : receive_all()) {
+  for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
+    int src = bspk_sender_id(region);
     if (src < 0 || src >= S.nprocs_all || S.in[static_cast<size_t>(src)].present)
       fatal(fn, "unexpected batch from pid %d", src);
     S.held.push_back(region);
-    S.readers[static_cast<size_t>(src)] = Reader(region_spans(region));
+    S.readers[static_cast<size_t>(src)].assign(region);
     S.in[static_cast<size_t>(src)].present = true;
   }
   // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
   if (size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in)) {
-    S.readers[static_cast<size_t>(me)] = Reader({{S.local_in.data(), nself}});
+    S.readers[static_cast<size_t>(me)].assign(S.local_in.data(), nself);
     S.in[static_cast<size_t>(me)].present = true;
   }
   // Does some process have gets to be answered (the heads say)? If not, and
@@ -1065,7 +1032,7 @@ void superstep(const char* fn, bool ending) {
     for (;;) {
       bspk_ptr m = bspk_recv();
       if (bspk_is_null(m)) break;
-      Reader rd(region_spans(m));
+      Reader rd(m);
       for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t, const char*) {
         end |= h.kind == kEnd;
         gets |= h.kind == kHead && (h.aux & kHeadGets);
@@ -1266,39 +1233,27 @@ static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst, bsp
       static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
     return false;
   Outbox& o = S.out[static_cast<size_t>(pid)];
-  if (o.used == 0) return false;
-  size_t n = static_cast<size_t>(nbytes);
-  char* p = o.room_for(sizeof(SmallPut) + pad8(n));
-  if (!p) return false;
-  SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(S.cache_id), static_cast<uint64_t>(offset)};
-  std::memcpy(p, &h, sizeof h);
-  if (n == 8) {
-    std::memcpy(p + sizeof h, src, 8);
-  } else {
-    std::memcpy(p + sizeof h, src, n);
-    std::memset(p + sizeof h + n, 0, pad8(n) - n);
-  }
-  return true;
+  return o.used != 0 && small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
+}
+
+// bsp_put and bsp_hpput (this layer buffers both: see bsp.h).
+static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset,
+                       bsp_size_t nbytes) {
+  if (put_fast(pid, src, dst, offset, nbytes)) return;
+  need_spmd(fn);
+  if (nbytes == 0) return;
+  check_drma(fn, pid, dst, offset, nbytes, src, "the source");
+  uint64_t id = lookup_reg(fn, dst);
+  check_range(fn, pid, id, offset, nbytes, "writes");
+  put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
 }
 
 void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
-  if (put_fast(pid, src, dst, offset, nbytes)) return;
-  need_spmd("bsp_put");
-  if (nbytes == 0) return;
-  check_drma("bsp_put", pid, dst, offset, nbytes, src, "the source");
-  uint64_t id = lookup_reg("bsp_put", dst);
-  check_range("bsp_put", pid, id, offset, nbytes, "writes");
-  put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
+  put_common("bsp_put", pid, src, dst, offset, nbytes);
 }
 
 void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
-  if (put_fast(pid, src, dst, offset, nbytes)) return;
-  need_spmd("bsp_hpput");
-  if (nbytes == 0) return;
-  check_drma("bsp_hpput", pid, dst, offset, nbytes, src, "the source");
-  uint64_t id = lookup_reg("bsp_hpput", dst);
-  check_range("bsp_hpput", pid, id, offset, nbytes, "writes");
-  put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
+  put_common("bsp_hpput", pid, src, dst, offset, nbytes);
 }
 
 static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
