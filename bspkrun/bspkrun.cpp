@@ -120,6 +120,7 @@ class Launcher {
   void spawn(int rank);
   void adopt_parent();
   void adopt_children_();
+  void bind_to_cores(int rank, pid_t pid, hwloc_const_bitmap_t set);
   void bind_adopted(int rank);
   void send_children();
   void check_parent();
@@ -239,18 +240,7 @@ void Launcher::spawn(int rank) {
       if (dn >= 0) dup2(dn, 0);
     }
     for (const auto& [name, value] : job_env(rank)) setenv(name.c_str(), value.c_str(), 1);
-    if (set) {
-      if (hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_PROCESS) != 0)
-        std::fprintf(stderr, "bspkrun: warning: could not bind pid %d: %s\n", rank, strerror(errno));
-      else if (report_bindings) {
-        char* s = nullptr;
-        hwloc_bitmap_list_asprintf(&s, set);
-        std::fprintf(stderr, "bspkrun: pid %d bound to cpu %s\n", rank, s ? s : "?");
-        free(s);
-      }
-    } else if (report_bindings) {
-      std::fprintf(stderr, "bspkrun: pid %d not bound (--bind none)\n", rank);
-    }
+    bind_to_cores(rank, getpid(), set);
     std::vector<char*> argv;
     for (auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -302,9 +292,10 @@ std::string Launcher::prepare_adopt() {
 }
 
 // --bind core for a process bspkrun did not start (pid 0, the adopted children).
-void Launcher::bind_adopted(int rank) {
-  const pid_t pid = procs_[rank].pid;
-  if (hwloc_bitmap_t set = core_set(rank)) {
+// Bind process `pid` (pid `rank` of the job) to `set` (null: --bind none),
+// saying so when --report-bindings asks.
+void Launcher::bind_to_cores(int rank, pid_t pid, hwloc_const_bitmap_t set) {
+  if (set) {
     if (hwloc_set_proc_cpubind(topo_, pid, set, HWLOC_CPUBIND_PROCESS) != 0)
       std::fprintf(stderr, "bspkrun: warning: could not bind pid %d: %s\n", rank, strerror(errno));
     else if (report_bindings) {
@@ -313,10 +304,15 @@ void Launcher::bind_adopted(int rank) {
       std::fprintf(stderr, "bspkrun: pid %d bound to cpu %s\n", rank, s ? s : "?");
       free(s);
     }
-    hwloc_bitmap_free(set);
   } else if (report_bindings) {
     std::fprintf(stderr, "bspkrun: pid %d not bound (--bind none)\n", rank);
   }
+}
+
+void Launcher::bind_adopted(int rank) {
+  hwloc_bitmap_t set = core_set(rank);
+  bind_to_cores(rank, procs_[rank].pid, set);
+  if (set) hwloc_bitmap_free(set);
 }
 
 // --adopt-children: pids 1..P-1 are bspkrun's children, waiting for the job's
