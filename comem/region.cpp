@@ -66,6 +66,31 @@ Region& Comem::init_slot(uint32_t slot, uint64_t n, uint32_t nframes, uint32_t s
   return r;
 }
 
+// The index array and the frames of a fresh region in `slot`: nframes frames
+// from the pool, or, with run_bytes > 0, one run of consecutive frames
+// holding run_bytes back to back (frames[f] is the address of element f*epf,
+// see region.h). On failure everything taken is given back, the slot is
+// freed and the error propagates.
+void Comem::alloc_frames(uint32_t slot, Region& r, uint32_t nframes, uint64_t run_bytes) {
+  uint32_t got = 0;
+  try {
+    r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
+    if (run_bytes > 0) {
+      uintptr_t base = frames_.alloc_run(static_cast<size_t>((run_bytes + frames_.frame_size() - 1) / frames_.frame_size()));
+      r.run = true;
+      for (uint32_t f = 0; f < nframes; ++f) r.frames[f] = base + uint64_t{f} * r.epf * r.elem_size;
+    } else {
+      for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
+    }
+  } catch (...) {
+    for (uint32_t k = 0; k < got; ++k) frames_.free(r.frames[k]);
+    if (r.frames) index_.free(r.frames, r.idx_class);
+    r.frames = nullptr;
+    free_slots_.push_back(slot);
+    throw;
+  }
+}
+
 bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size, bool contiguous) {
   if (elem_size == 0) fail(BSPK_ERR_ARG, "element size is 0");
   if (elem_size > frames_.frame_size())
@@ -98,26 +123,7 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
   uint8_t gen = r.gen;
   r.named = !nm.empty();
   r.contiguous = contiguous;
-  uint32_t got = 0;
-  try {
-    r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
-    if (contiguous && nframes > 1) {
-      // One run of consecutive frames holding the n elements back to back;
-      // frames[f] is the address of element f*epf (see region.h).
-      uint64_t bytes = n * elem_size;
-      uintptr_t base = frames_.alloc_run(static_cast<size_t>((bytes + frames_.frame_size() - 1) / frames_.frame_size()));
-      r.run = true;
-      for (uint32_t f = 0; f < nframes; ++f) r.frames[f] = base + uint64_t{f} * r.epf * elem_size;
-    } else {
-      for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
-    }
-  } catch (...) {
-    for (uint32_t k = 0; k < got; ++k) frames_.free(r.frames[k]);
-    if (r.frames) index_.free(r.frames, r.idx_class);
-    r.frames = nullptr;
-    free_slots_.push_back(slot);
-    throw;
-  }
+  alloc_frames(slot, r, nframes, contiguous && nframes > 1 ? n * elem_size : 0);
   r.live = true;
   ++live_;
   if (!nm.empty()) {
@@ -168,17 +174,7 @@ bspk_ptr Comem::create_anon(uint64_t n, uint32_t elem_size, uint32_t skew) {
   const uint32_t nframes = static_cast<uint32_t>(nframes64);
   uint32_t slot = new_slot();
   Region& r = init_slot(slot, n, nframes, nframes ? skew : 0, elem_size, pid_);
-  uint32_t got = 0;
-  try {
-    r.frames = index_.alloc(nframes ? nframes : 1, &r.idx_class);
-    for (; got < nframes; ++got) r.frames[got] = frames_.alloc();
-  } catch (...) {
-    for (uint32_t k = 0; k < got; ++k) frames_.free(r.frames[k]);
-    if (r.frames) index_.free(r.frames, r.idx_class);
-    r.frames = nullptr;
-    free_slots_.push_back(slot);
-    throw;
-  }
+  alloc_frames(slot, r, nframes, 0);
   if (nframes) r.frames[0] -= uintptr_t{r.skew} * elem_size;  // bias, see region.h
   r.live = true;
   ++live_;

@@ -168,6 +168,8 @@ class Comem {
 
  private:
   uint32_t new_slot();
+  // Index array and frames (or one run of run_bytes) for a fresh region; undoes itself on failure.
+  void alloc_frames(uint32_t slot, Region& r, uint32_t nframes, uint64_t run_bytes);
   // Fresh Region in `slot` (next generation) with the geometry filled in.
   Region& init_slot(uint32_t slot, uint64_t n, uint32_t nframes, uint32_t skew, uint32_t elem_size,
                     int32_t sender);
