@@ -20,23 +20,14 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import rawlines  # noqa: E402  (bench/rawlines.py)
+
 FIELDS = ["provider", "round", "library", "kind", "variant", "p", "h", "a", "b", "reps", "ok"]
 
 
 def load(path):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            parts = line.strip().split(",")
-            if len(parts) != len(FIELDS):
-                continue
-            r = dict(zip(FIELDS, parts))
-            for k in ("round", "p", "h", "reps", "ok"):
-                r[k] = int(r[k])
-            for k in ("a", "b"):
-                r[k] = float(r[k])
-            rows.append(r)
-    return rows
+    return rawlines.load(path, FIELDS, ("round", "p", "h", "reps", "ok"), ("a", "b"))
 
 
 def fmt(x, scale=1e6):

@@ -21,25 +21,16 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import rawlines  # noqa: E402  (bench/rawlines.py)
+
 FIELDS = ["provider", "round", "suite", "test", "library", "variant", "p", "h", "n",
           "max_median_s", "avg_s", "reps", "ok"]
 AS_TESTS = ["Empty", "Comp", "Full", "Simple", "Scatter"]
 
 
 def load(path):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            parts = line.strip().split(",")
-            if len(parts) != len(FIELDS):
-                continue
-            r = dict(zip(FIELDS, parts))
-            for k in ("round", "p", "h", "n", "reps", "ok"):
-                r[k] = int(r[k])
-            for k in ("max_median_s", "avg_s"):
-                r[k] = float(r[k])
-            rows.append(r)
-    return rows
+    return rawlines.load(path, FIELDS, ("round", "p", "h", "n", "reps", "ok"), ("max_median_s", "avg_s"))
 
 
 def declared(variant):
