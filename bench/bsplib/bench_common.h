@@ -262,4 +262,20 @@ static inline void bb_emit(const char *library, const char *kind, const char *va
     fflush(stdout);
 }
 
+/* On pid 0, after every process's times reached `gath` (stride values per
+ * process: reps times, then the words wrong or missing at [reps + 1]): print
+ * one "time" line (slowest process per repetition, median and mean), add the
+ * wrong words to *bad_total, and return the median (0 elsewhere). */
+static inline double bb_report_times(const char *library, const char *variant, int me, const double *gath, int p,
+                                     int stride, int reps, long h, long *bad_total) {
+    double med = 0, avg = 0;
+    if (me != 0) return 0;
+    long allbad = 0;
+    for (int q = 0; q < p; q++) allbad += (long)gath[(size_t)q * stride + reps + 1];
+    bb_stats(gath, p, stride, reps, &med, &avg);
+    bb_emit(library, "time", variant, p, h, med, avg, reps, allbad == 0);
+    *bad_total += allbad;
+    return med;
+}
+
 #endif /* BSPK_BENCH_BSPLIB_COMMON_H */

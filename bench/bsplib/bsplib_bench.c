@@ -142,15 +142,7 @@ static double measure(int v, int h) {
     else
         bsp_put(0, times, gath, me * stride * (bsp_size_t)sizeof(double), (reps + 2) * (bsp_size_t)sizeof(double));
     bsp_sync();
-    double med = 0, avg = 0;
-    if (me == 0) {
-        long allbad = 0;
-        for (int q = 0; q < P; q++) allbad += (long)gath[(size_t)q * stride + reps + 1];
-        bb_stats(gath, P, stride, reps, &med, &avg);
-        bb_emit("bsplib", "time", variant_name[v], P, h, med, avg, reps, allbad == 0);
-        bad_total += allbad;
-    }
-    return med;
+    return bb_report_times("bsplib", variant_name[v], me, gath, P, stride, reps, h, &bad_total);
 }
 
 /* The h-relation curve of variant v and its fit (printed by pid 0). */

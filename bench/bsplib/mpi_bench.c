@@ -84,15 +84,7 @@ static double measure(int v, int h) {
     if (bad) fprintf(stderr, "mpi_bench: pid %d: %s h=%d: %ld words wrong or missing\n", me, variant_name[v], h, bad);
 
     MPI_Gather(times, reps + 2, MPI_DOUBLE, gath, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    double med = 0, avg = 0;
-    if (me == 0) {
-        long allbad = 0;
-        for (int q = 0; q < P; q++) allbad += (long)gath[(size_t)q * stride + reps + 1];
-        bb_stats(gath, P, stride, reps, &med, &avg);
-        bb_emit("mpi", "time", variant_name[v], P, h, med, avg, reps, allbad == 0);
-        bad_total += allbad;
-    }
-    return med;
+    return bb_report_times("mpi", variant_name[v], me, gath, P, stride, reps, h, &bad_total);
 }
 
 int main(int argc, char **argv) {
