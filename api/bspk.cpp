@@ -102,7 +102,7 @@ void abort_job(const std::string& line, int code) {
     // Another process is printing and ending the job; the launcher ends this
     // one with it. (Saying nothing: an Abort from here could end the job
     // before the first one's message reached the launcher.)
-    for (int i = 0; i < 40; ++i) usleep(50000);
+    sleep(2);
     _exit(code);
   }
   if (rt && rt->boot) rt->boot->abort(code, line);
