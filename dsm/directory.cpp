@@ -214,7 +214,11 @@ void Dsm::on_dir(int src, const DirRec& r) {
         break;
       }
       unresolved_.push_back(u);
-      if (rounds_.lower_bound(r.step) == rounds_.end()) {
+      // A progress round for exactly this superstep: one for a later
+      // superstep would need the asker to enter that superstep's sync, while
+      // it waits for this answer in the sync ending r.step (issue 12, defect
+      // 4); one for an earlier superstep says nothing about r.step.
+      if (!rounds_.count(r.step)) {
         Round& rd = rounds_[r.step];
         rd.announced.assign(static_cast<size_t>(nprocs_), -1);
         DirRec q = dir_rec(DirOp::ProgQuery, "");
