@@ -16,7 +16,8 @@ using wire::Header;
 void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   if (dst.region == 0) fail(BSPK_ERR_PTR, "destination pointer is BSPK_NULL");
   if (src.region == 0) fail(BSPK_ERR_PTR, "source pointer is BSPK_NULL");
-  bspk_ptr d = resolve(dst), s = resolve(src);
+  const bspk_ptr da = adopt(dst), sa = adopt(src);
+  bspk_ptr d = resolve(da), s = resolve(sa);
   if (is_handle(d) || is_handle(s)) {
     for (const bspk_ptr* p : {&d, &s}) {
       if (!is_handle(*p)) continue;
@@ -27,7 +28,7 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
     // A local side must be valid now (its frames are read or written later).
     if (!is_handle(d) && d.owner == pid_) comem_.local(d);
     if (!is_handle(s) && s.owner == pid_) comem_.local(s);
-    deferred_.push_back(Deferred{dst, src, n});
+    deferred_.push_back(Deferred{da, sa, n});
     return;
   }
   issue(d, s, n);
@@ -36,7 +37,8 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
 void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
   if (dst.region == 0) fail(BSPK_ERR_PTR, "destination pointer is BSPK_NULL");
   if (!src && nbytes) fail(BSPK_ERR_ARG, "source buffer is NULL (with %llu bytes to put)", (unsigned long long)nbytes);
-  bspk_ptr d = resolve(dst);
+  const bspk_ptr da = adopt(dst);
+  bspk_ptr d = resolve(da);
   if (!is_handle(d)) {
     put_known(d, src, nbytes);
     return;
@@ -48,7 +50,7 @@ void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
   // the bytes as bytes now (the caller may reuse src at once); reshaped and
   // issued by before_sync.
   bspk_ptr tmp = comem_.create_filled(src, nbytes, 1);
-  deferred_.push_back(Deferred{dst, tmp, nbytes, true});
+  deferred_.push_back(Deferred{da, tmp, nbytes, true});
   stats_.bytes_copied += nbytes;
 }
 

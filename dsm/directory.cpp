@@ -60,8 +60,8 @@ bspk_ptr Dsm::lookup(const char* name, int idx) {
   if (it != handle_of_.end()) {
     id = it->second;
     Handle& h = handles_[id];
-    if (h.state == Handle::Found) return resolve(bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner});
-    if (h.state == Handle::Pending) return bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner};
+    if (h.state == Handle::Found) return resolve(handle_ptr(id));
+    if (h.state == Handle::Pending) return handle_ptr(id);
   } else {
     id = static_cast<uint32_t>(handles_.size());
     handles_.push_back(Handle{});
@@ -70,15 +70,24 @@ bspk_ptr Dsm::lookup(const char* name, int idx) {
     handle_of_[{nm, idx}] = id;
   }
   ask(id);  // again, if the home said "unknown" in an earlier superstep
-  return bspk_ptr{0, 0, id, kHandleOwner, 0, kHandleOwner};
+  return handle_ptr(id);
 }
 
-// Ask the pair's home to resolve handle `id` for the current superstep.
+// Ask the pair's home to resolve handle `id` for the current superstep (or,
+// for a handle standing for another process's, that process).
 void Dsm::ask(uint32_t id) {
   Handle& h = handles_[id];
   h.state = Handle::Pending;
   h.asked = engine_.step();
   lookups_waiting_++;
+  if (h.maker >= 0) {
+    DirRec q = dir_rec(DirOp::HandleQuery, "");
+    q.handle = id;
+    q.count = h.maker_handle;
+    q.step = h.asked;
+    send_dir(h.maker, q);
+    return;
+  }
   DirRec r = dir_rec(DirOp::Lookup, h.name);
   r.idx = h.idx;
   r.handle = id;
@@ -87,10 +96,59 @@ void Dsm::ask(uint32_t id) {
 }
 
 bspk_ptr Dsm::resolve(const bspk_ptr& p) const {
-  if (!is_handle(p) || p.region >= handles_.size()) return p;
-  const Handle& h = handles_[p.region];
+  if (!is_handle(p)) return p;
+  uint32_t id = p.region;
+  if (p.sender != pid_) {
+    auto it = foreign_of_.find({p.sender, p.region});
+    if (it == foreign_of_.end()) return p;
+    id = it->second;
+  }
+  if (id >= handles_.size()) return p;
+  const Handle& h = handles_[id];
   if (h.state != Handle::Found) return p;
   return bspk_ptr{p.offset, h.nelems, h.region, h.owner, h.elem_size, h.owner};
+}
+
+bspk_ptr Dsm::adopt(const bspk_ptr& p) {
+  if (!is_handle(p) || p.sender == pid_) return p;
+  if (p.sender < 0 || p.sender >= nprocs_)
+    fail(BSPK_ERR_PTR,
+         "a provisional bspk_lookup pointer made on pid %d, outside [0, %d): not a pointer returned by bspk_lookup "
+         "(corrupt, or from another job)",
+         p.sender, nprocs_);
+  auto [it, fresh] = foreign_of_.try_emplace({p.sender, p.region}, 0);
+  if (fresh) {
+    it->second = static_cast<uint32_t>(handles_.size());
+    handles_.push_back(Handle{});
+    handles_.back().maker = p.sender;
+    handles_.back().maker_handle = p.region;
+    ask(it->second);
+  }
+  return handle_ptr(it->second, p.offset);
+}
+
+void Dsm::answer_handle(int asker, uint32_t their, uint32_t k) {
+  DirRec r{};
+  r.op = static_cast<uint32_t>(DirOp::LookupReply);
+  r.handle = their;
+  if (k == 0 || k >= handles_.size() || handles_[k].maker >= 0) {
+    r.status = 2;  // never given out by this process
+  } else {
+    const Handle& h = handles_[k];
+    if (h.state == Handle::Pending) {
+      handle_waiters_[k].emplace_back(asker, their);
+      return;
+    }
+    r = dir_rec(DirOp::LookupReply, h.name);
+    r.handle = their;
+    r.idx = h.idx;
+    r.status = h.state == Handle::Found ? 0 : 1;
+    r.owner = h.owner;
+    r.region = h.region;
+    r.nelems = h.nelems;
+    r.elem_size = h.elem_size;
+  }
+  send_dir(asker, r);
 }
 
 void Dsm::answer_lookup(const Unresolved& u, const Entry* e) {
@@ -231,18 +289,35 @@ void Dsm::on_dir(int src, const DirRec& r) {
       if (r.handle == 0 || r.handle >= handles_.size()) break;
       Handle& h = handles_[r.handle];
       if (h.state != Handle::Pending) break;
+      if (lookups_waiting_) lookups_waiting_--;
       if (r.status == 0) {
         h.state = Handle::Found;
         h.owner = r.owner;
         h.region = r.region;
         h.nelems = r.nelems;
         h.elem_size = r.elem_size;
+      } else if (r.status == 1 && h.maker >= 0) {
+        // The maker's handle names a pair not known when it asked: ask the
+        // pair's home ourselves, as the maker would on using it now.
+        h.name = name;
+        h.idx = r.idx;
+        h.maker = -1;
+        ask(r.handle);
+        break;
       } else {
-        h.state = Handle::Unknown;
+        h.state = r.status == 2 ? Handle::Invalid : Handle::Unknown;
       }
-      if (lookups_waiting_) lookups_waiting_--;
+      auto w = handle_waiters_.find(r.handle);
+      if (w != handle_waiters_.end()) {
+        auto waiting = std::move(w->second);
+        handle_waiters_.erase(w);
+        for (auto [asker, theirs] : waiting) answer_handle(asker, theirs, r.handle);
+      }
       break;
     }
+    case DirOp::HandleQuery:
+      answer_handle(src, r.handle, static_cast<uint32_t>(r.count));
+      break;
     case DirOp::ProgQuery:
       prog_waiting_.emplace_back(src, r.step);
       answer_progress();

@@ -42,8 +42,13 @@ void Dsm::before_sync() {
                                                    acks_waiting_, lookups_waiting_);
                          for (size_t i = 1; i < handles_.size(); ++i)
                            if (handles_[i].state == Handle::Pending) {
-                             w += strprintf(" (e.g. %s, home pid %d)", pair_text(handles_[i].name, handles_[i].idx).c_str(),
-                                            home(handles_[i].name, handles_[i].idx));
+                             const Handle& h = handles_[i];
+                             if (h.maker >= 0)
+                               w += strprintf(" (e.g. a provisional bspk_lookup pointer made on pid %d, asked there)",
+                                              h.maker);
+                             else
+                               w += strprintf(" (e.g. %s, home pid %d)", pair_text(h.name, h.idx).c_str(),
+                                              home(h.name, h.idx));
                              break;
                            }
                          return w;
@@ -57,6 +62,16 @@ void Dsm::before_sync() {
     bspk_ptr d = resolve(c.dst), s = resolve(c.src);
     if (is_handle(d) || is_handle(s)) {
       const Handle& h = handles_[(is_handle(d) ? d : s).region];
+      if (h.state == Handle::Invalid) {
+        post_error(BSPK_ERR_PTR,
+                   strprintf("%s in superstep %u: the %s pointer claims to be a provisional bspk_lookup pointer made "
+                             "on pid %d (handle %u), which made no such pointer: not a pointer returned by "
+                             "bspk_lookup (corrupt, or from another job); the %s was dropped",
+                             call, engine_.step(), is_handle(d) ? "destination" : "source", h.maker, h.maker_handle,
+                             c.put ? "put" : "copy"));
+        if (c.put) comem_.release(c.src.region);
+        continue;
+      }
       post_error(BSPK_ERR_NAME,
                  strprintf("%s in superstep %u uses bspk_lookup%s, but no process had registered that "
                            "pair by the end of the superstep; the %s was dropped",

@@ -81,7 +81,12 @@
 namespace bspk::dsm {
 
 // Owner field of a pointer returned by bspk_lookup before the pair was
-// resolved; its region field is the handle number on this process.
+// resolved (a *provisional* pointer, or handle); its region field is the
+// handle number on the process that made it, its sender field that process's
+// pid. So a provisional pointer written into a region and followed by another
+// process still names the pair it was made for (issue 12, defect 1): the
+// other process asks the maker what its handle resolved to (DirOp::HandleQuery)
+// and keeps the answer in a handle of its own.
 constexpr int32_t kHandleOwner = INT32_MIN;
 
 class Dsm {
@@ -96,7 +101,9 @@ class Dsm {
 
   // bspk_lookup.
   bspk_ptr lookup(const char* name, int idx);
-  // p with a resolved handle replaced by the region it names (else p itself).
+  // p with a resolved handle replaced by the region it names (else p itself);
+  // a handle made on another process is resolved once this process has
+  // asked its maker (see adopt()).
   bspk_ptr resolve(const bspk_ptr& p) const;
   static bool is_handle(const bspk_ptr& p) { return p.region != 0 && p.owner == kHandleOwner; }
 
@@ -166,7 +173,10 @@ class Dsm {
   struct Handle {
     std::string name;
     int idx = 0;
-    enum State : uint8_t { Pending, Found, Unknown } state = Pending;
+    // Invalid: the maker never issued the handle a foreign pointer names.
+    enum State : uint8_t { Pending, Found, Unknown, Invalid } state = Pending;
+    int maker = -1;            // >= 0: stands for handle maker_handle of that pid (asked there)
+    uint32_t maker_handle = 0;
     int owner = -1;
     uint32_t region = 0, elem_size = 0;
     uint64_t nelems = 0;
@@ -204,6 +214,15 @@ class Dsm {
   void on_dir(int src, const DirRec& r);
   void send_dir(int dest, const DirRec& r);
   void ask(uint32_t handle);
+  // p, or for a provisional pointer made on another process the same pointer
+  // as a handle of this process (created, and its maker asked, on first use).
+  // Throws BSPK_ERR_PTR for a maker pid outside the job.
+  bspk_ptr adopt(const bspk_ptr& p);
+  bspk_ptr handle_ptr(uint32_t id, uint64_t offset = 0) const {
+    return bspk_ptr{offset, 0, id, kHandleOwner, 0, pid_};
+  }
+  // Answer a HandleQuery about this process's handle k (now, or once k is resolved).
+  void answer_handle(int asker, uint32_t their, uint32_t k);
   void answer_lookup(const Unresolved& u, const Entry* e);
   void home_try_resolve();
   void answer_progress();
@@ -240,6 +259,8 @@ class Dsm {
   // directory, asker side
   std::vector<Handle> handles_;  // [0] unused
   std::map<std::pair<std::string, int>, uint32_t> handle_of_;
+  std::map<std::pair<int, uint32_t>, uint32_t> foreign_of_;  // (maker, its handle) -> our handle
+  std::map<uint32_t, std::vector<std::pair<int, uint32_t>>> handle_waiters_;  // our pending handle -> (asker, theirs)
   uint32_t lookups_waiting_ = 0;  // handles in state Pending
   uint32_t acks_waiting_ = 0;     // Registers not yet acknowledged
   std::vector<uint64_t> regs_sent_;  // Registers sent to each home

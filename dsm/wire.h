@@ -35,11 +35,15 @@ enum class DirOp : uint32_t {
   RegAck = 2,      // home -> owner: status 0 ok, 1 duplicate (owner/region: the other owner)
   Unregister = 3,  // owner -> home: the region was freed
   Lookup = 4,      // asker -> home: resolve (name, idx) for handle `handle`, used in `step`
-  LookupReply = 5, // home -> asker: status 0 found (owner, region, nelems, elem_size), 1 unknown
+  LookupReply = 5, // home -> asker: status 0 found (owner, region, nelems, elem_size), 1 unknown;
+                   // also the maker's answer to a HandleQuery
   ProgQuery = 6,   // home -> all: "answer when you have entered the sync ending `step`"
   ProgReply = 7,   // all -> home: done; `count` = Registers sent to that home so far
   DupNotice = 8,   // home -> first owner: someone else registered your pair (text)
   CopyError = 9,   // target -> issuer: a copy was refused (text; idx = error code, status 2 = a fetch)
+  HandleQuery = 10, // user of a provisional pointer -> its maker: what does your handle `count` name?
+                    // (reply: LookupReply for `handle`, status 0 found, 1 unknown (text, idx: the
+                    // pair, to ask its home), 2 never issued)
 };
 
 struct DirRec {

@@ -424,9 +424,14 @@ BSPK_API int bspk_sender_id(bspk_ptr p);
  * the end of the superstep -- the pair may be registered in this very superstep
  * [BSPk §6.2]. A pair still unknown at the end of the superstep in which a copy
  * uses it makes that bspk_sync return BSPK_ERR_NAME naming the pair (the copy
- * is dropped). Lookups are not counted by bspk_expect. A provisional pointer is
- * meaningful on this process only: send the pointer bspk_lookup returns after
- * the sync, or the region's own pointer. Pairs are cached: after a named region
+ * is dropped). Lookups are not counted by bspk_expect. A provisional pointer
+ * means the same on every process [BSPk §4]: written into a region, sent, and
+ * used by another process in a later superstep, it names the pair it was made
+ * for (that process asks this one what it resolved to, within its superstep:
+ * one more round trip on first use); one this process never made (corrupt,
+ * from another job) makes the copy fail with BSPK_ERR_PTR at that sync. Until
+ * a process has used a provisional pointer it got from elsewhere in a copy,
+ * the accessors there give -1 / 0 as for an unresolved one. Pairs are cached: after a named region
  * is freed and registered again, look it up on a process that has not used it,
  * or use the new region's pointer. Cost: O(1) local; one round trip to the home
  * within the superstep (two rounds of p control messages if the pair is not yet
