@@ -207,7 +207,7 @@ int bspk_free(bspk_ptr p) {
     Runtime& r = need();
     bspk_ptr q = r.dsm->resolve(p);
     r.comem->local(q);
-    r.dsm->freeing(q.region);
+    r.dsm->freeing(q.region, q.gen);
     r.comem->release(q.region);
   });
 }
@@ -216,7 +216,7 @@ void* bspk_elemP(bspk_ptr p) {
   p = canon(p);
   if (rt && p.owner == rt->pid) {
     // Fast path: a live local region and an element inside it.
-    if (comem::Region* r = rt->comem->find(p.region); r && p.offset < r->nelems) return r->elem(p.offset);
+    if (comem::Region* r = rt->comem->find(p.region, p.gen); r && p.offset < r->nelems) return r->elem(p.offset);
   }
   void* out = nullptr;
   guarded("bspk_elemP", [&] {
@@ -259,7 +259,7 @@ size_t bspk_span(bspk_ptr p, void** base) {
   size_t n = 0;
   void* b = nullptr;
   if (rt && p.owner == rt->pid) {
-    if (comem::Region* r = rt->comem->find(p.region); r && p.offset <= r->nelems) {
+    if (comem::Region* r = rt->comem->find(p.region, p.gen); r && p.offset <= r->nelems) {
       if (p.offset < r->nelems) {
         b = r->elem(p.offset);
         n = r->contiguous_span(p.offset);

@@ -360,6 +360,7 @@ int finalize_runtime() {
   r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
   r.dsm->before_sync();
   r.engine->sync(/*finalizing=*/true);
+  r.dsm->flush_errors();  // refusals of the final superstep's copies, too (issue 12, defect 3)
   std::string msg;
   if (int c = r.dsm->take_error(&msg)) late = record("bspk_finalize", c, msg.c_str());
   r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <random>
 
 #include "base/error.h"
 
@@ -22,6 +23,8 @@ int8_t shift_of(uint32_t x) {
 Comem::Comem(int pid, FramePool& frames, IndexPool& index, FramePool* small)
     : pid_(pid), frames_(frames), index_(index), small_(small) {
   table_.resize(1);  // slot 0 is never used: region id 0 means NULL
+  std::random_device rd;
+  gen_seed_ = (uint64_t{rd()} << 32) ^ rd();
 }
 
 Comem::~Comem() = default;  // frames and index arrays die with their pools
@@ -35,6 +38,12 @@ uint32_t Comem::new_slot() {
   if (table_.size() >= (1u << kSlotBits))
     fail(BSPK_ERR_NOMEM, "more than %u live comem regions on one process", (1u << kSlotBits) - 1);
   table_.emplace_back();
+  // A random first generation (splitmix64 of the seed and the slot): pointers
+  // from another job, or made up, match a live region with odds of 2^-40.
+  uint64_t x = gen_seed_ + 0x9E3779B97F4A7C15ull * table_.size();
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  table_.back().gen = (x ^ (x >> 31)) & kGenMask;
   return static_cast<uint32_t>(table_.size() - 1);
 }
 
@@ -47,13 +56,14 @@ bspk_ptr Comem::ptr_to(uint32_t slot) const {
   p.owner = pid_;
   p.elem_size = r.elem_size;
   p.sender = r.sender;
+  p.gen = gen_hi(r.gen);
   return p;
 }
 
 Region& Comem::init_slot(uint32_t slot, uint64_t n, uint32_t nframes, uint32_t skew,
                          uint32_t elem_size, int32_t sender) {
   Region& r = table_[slot];
-  uint8_t gen = static_cast<uint8_t>(r.gen + 1 == 0 ? 1 : r.gen + 1);  // never 0
+  uint64_t gen = (r.gen + 1) & kGenMask;
   r = Region{};
   r.gen = gen;
   r.nelems = n;
@@ -120,7 +130,7 @@ bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size
 
   uint32_t slot = new_slot();
   Region& r = init_slot(slot, n, nframes, 0, static_cast<uint32_t>(elem_size), pid_);
-  uint8_t gen = r.gen;
+  uint64_t gen = r.gen;
   r.named = !nm.empty();
   r.contiguous = contiguous;
   alloc_frames(slot, r, nframes, contiguous && nframes > 1 ? n * elem_size : 0);
@@ -232,7 +242,7 @@ Region* Comem::find(uint32_t id) {
   uint32_t slot = slot_of(id);
   if (slot == 0 || slot >= table_.size()) return nullptr;
   Region& r = table_[slot];
-  if (!r.live || r.gen != gen_of(id) || r.free_pending) return nullptr;
+  if (!r.live || !gen_matches(r.gen, id) || r.free_pending) return nullptr;
   return &r;
 }
 
@@ -241,8 +251,8 @@ Region& Comem::local(const bspk_ptr& p) {
   if (p.owner != pid_)
     fail(BSPK_ERR_PTR, "comem pointer refers to a region owned by pid %d, not this process",
          p.owner);
-  Region* r = find(p.region);
-  if (!r) fail(BSPK_ERR_PTR, "comem pointer refers to a freed region (region id %#x)", p.region);
+  Region* r = find(p.region, p.gen);
+  if (!r) fail(BSPK_ERR_PTR, "comem pointer refers to a freed region (region id %#x, generation %#x)", p.region, p.gen);
   return *r;
 }
 
@@ -259,7 +269,7 @@ void Comem::destroy(uint32_t slot) {
     names_.erase(it->second);
     name_of_.erase(it);
   }
-  uint8_t gen = r.gen;
+  uint64_t gen = r.gen;
   r = Region{};
   r.gen = gen;
   free_slots_.push_back(slot);
@@ -279,7 +289,7 @@ void Comem::release(uint32_t id) {
 void Comem::send_done(uint32_t id) {
   uint32_t slot = slot_of(id);
   Region& r = table_[slot];
-  if (r.gen != gen_of(id) || !r.live) return;
+  if (!gen_matches(r.gen, id) || !r.live) return;
   if (--r.inflight == 0 && r.free_pending) destroy(slot);
 }
 

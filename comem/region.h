@@ -19,8 +19,11 @@
 // frame flips), so their addresses stay valid until the region is freed.
 //
 // A bspk_ptr names (owner pid, region id, element offset); the region id is a
-// slot in this process's region table plus an 8-bit generation, so pointers to
-// freed regions are detected instead of silently reaching reused memory.
+// slot in this process's region table plus a 40-bit generation of the slot
+// (its low 8 bits in the 32-bit id, the rest in bspk_ptr::gen), so pointers to
+// freed regions are detected instead of silently reaching reused memory, for
+// 2^40 reuses of a slot (issue 12, defect 2). Generations start at a random
+// value per slot and process, so a pointer from another job is refused too.
 #pragma once
 
 #include <bspk.h>
@@ -35,11 +38,18 @@
 
 namespace bspk::comem {
 
-// Region ids: low 24 bits slot, high 8 bits generation (never 0, so id != 0).
+// Region ids: low 24 bits slot (never 0, so id != 0), high 8 bits the low 8
+// bits of the slot's generation; gen_hi() is the rest of the generation.
 constexpr uint32_t kSlotBits = 24;
+constexpr uint64_t kGenMask = (uint64_t{1} << 40) - 1;
 constexpr uint32_t slot_of(uint32_t id) { return id & ((1u << kSlotBits) - 1); }
 constexpr uint8_t gen_of(uint32_t id) { return static_cast<uint8_t>(id >> kSlotBits); }
-constexpr uint32_t make_id(uint32_t slot, uint8_t gen) { return (uint32_t{gen} << kSlotBits) | slot; }
+constexpr uint32_t make_id(uint32_t slot, uint64_t gen) {
+  return (static_cast<uint32_t>(gen & 0xff) << kSlotBits) | slot;
+}
+constexpr uint32_t gen_hi(uint64_t gen) { return static_cast<uint32_t>(gen >> 8); }
+// Do a slot's generation and an id agree in the bits the id carries?
+constexpr bool gen_matches(uint64_t gen, uint32_t id) { return (gen & 0xff) == gen_of(id); }
 
 struct Region {
   uintptr_t* frames = nullptr;  // index array; frames[0] is biased by -skew*elem_size
@@ -50,7 +60,7 @@ struct Region {
   uint32_t epf = 0;        // elements per frame
   int8_t epf_shift = -1;   // log2(epf) when epf is a power of two, else -1
   uint8_t idx_class = 0;   // IndexPool size class of `frames`
-  uint8_t gen = 0;         // generation of the table slot
+  uint64_t gen = 0;        // generation of the table slot (40 bits)
   bool live = false;
   bool free_pending = false;  // freed by the program while sends were in flight
   int32_t sender = -1;        // sender pid for received messages, else owner
@@ -144,6 +154,14 @@ class Comem {
   // The live local region p points into; throws BSPK_ERR_PTR for NULL, remote
   // or stale pointers (the API layer adds the call, pid and superstep).
   Region& local(const bspk_ptr& p);
+  // The live region with id `id` whose generation's high bits are `hi` (ids
+  // from the program or the wire), else nullptr.
+  Region* find(uint32_t id, uint32_t hi) {
+    Region* r = find(id);
+    return r && gen_hi(r->gen) == hi ? r : nullptr;
+  }
+  // The same by the id alone: for the runtime's own regions (staging, in-flight
+  // sends), whose ids never leave it.
   Region* find(uint32_t id);
 
   // Bookkeeping for zero-copy sends from a region.
@@ -153,7 +171,7 @@ class Comem {
   // The (name, idx) of a live named region, or nullptr.
   const std::pair<std::string, int>* name_of(uint32_t id) const {
     uint32_t slot = slot_of(id);
-    if (slot >= table_.size() || table_[slot].gen != gen_of(id)) return nullptr;
+    if (slot >= table_.size() || !gen_matches(table_[slot].gen, id)) return nullptr;
     auto it = name_of_.find(slot);
     return it == name_of_.end() ? nullptr : &it->second;
   }
@@ -184,6 +202,7 @@ class Comem {
   FramePool* small_;
   std::vector<Region> table_;      // slot 0 unused
   std::vector<uint32_t> free_slots_;
+  uint64_t gen_seed_;  // random: the first generation of each new slot derives from it
   std::map<std::pair<std::string, int>, uint32_t> names_;  // (name, idx) -> region id
   std::map<uint32_t, std::pair<std::string, int>> name_of_;  // slot -> (name, idx), named regions only
   size_t live_ = 0;

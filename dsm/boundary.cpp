@@ -35,9 +35,9 @@ void gather(const comem::Region& r, uint64_t off, uint64_t n, char* to) {
 }  // namespace
 
 
-bool Dsm::apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small, int writer,
+bool Dsm::apply(uint32_t region, uint32_t gen, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small, int writer,
                 std::string* err) {
-  comem::Region* r = target(region, es, off, cnt, err);
+  comem::Region* r = target(region, gen, es, off, cnt, err);
   if (!r) {
     *err = "the destination: " + *err + "; nothing written";
     return false;
@@ -60,8 +60,9 @@ bool Dsm::apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintpt
   return false;
 }
 
-comem::Region* Dsm::target(uint32_t region, uint32_t es, uint64_t off, uint64_t cnt, std::string* err) {
-  comem::Region* r = comem_.find(region);
+comem::Region* Dsm::target(uint32_t region, uint32_t gen, uint32_t es, uint64_t off, uint64_t cnt,
+                           std::string* err) {
+  comem::Region* r = comem_.find(region, gen);
   if (!r)
     *err = strprintf("region %#x on pid %d was freed", region, pid_);
   else if (r->elem_size != es)
@@ -110,7 +111,7 @@ void Dsm::on_boundary(uint32_t s) {
     uint32_t last_seq = 0;
     for (Frag& f : b.stores) {
       err.clear();
-      if (!apply(f.region, f.off, f.cnt, f.elem_size, f.buf, f.small, f.src, &err)) free_buf(f.buf, f.small);
+      if (!apply(f.region, f.gen, f.off, f.cnt, f.elem_size, f.buf, f.small, f.src, &err)) free_buf(f.buf, f.small);
       f.buf = 0;
       if (!err.empty() && (f.src != last_src || f.seq != last_seq)) {
         last_src = f.src;
@@ -118,15 +119,15 @@ void Dsm::on_boundary(uint32_t s) {
         DirRec e = dir_rec(DirOp::CopyError, strprintf("%s (store) into pid %d in superstep %u: %s",
                                                        f.put ? "bspk_put" : "bspk_copy", pid_, s, err.c_str()));
         e.idx = BSPK_ERR_PTR;
-        send_dir(f.src, e);
+        send_copy_error(f.src, e);
       }
     }
     b.stores.clear();
   }
   // 2. Copies between two local regions.
   for (const LocalCopy& c : local_) {
-    comem::Region* d = comem_.find(c.dst);
-    comem::Region* sr = comem_.find(c.src);
+    comem::Region* d = comem_.find(c.dst, c.dst_gen);
+    comem::Region* sr = comem_.find(c.src, c.src_gen);
     if (!d || !sr) {
       if (c.put)
         post_error(BSPK_ERR_PTR, strprintf("bspk_put into a local region in superstep %u: the destination region was "
@@ -210,7 +211,7 @@ void Dsm::on_boundary(uint32_t s) {
     std::sort(f.frags.begin(), f.frags.end(), [](const Frag& x, const Frag& y) { return x.k < y.k; });
     for (Frag& g : f.frags) {
       err.clear();
-      if (!apply(g.region, g.off, g.cnt, g.elem_size, g.buf, g.small, pid_, &err)) free_buf(g.buf, g.small);
+      if (!apply(g.region, f.dst_gen, g.off, g.cnt, g.elem_size, g.buf, g.small, pid_, &err)) free_buf(g.buf, g.small);
       if (!err.empty())
         post_error(BSPK_ERR_PTR, strprintf("bspk_copy (fetch from pid %d) in superstep %u: %s", f.owner, s, err.c_str()));
     }

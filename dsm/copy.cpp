@@ -21,7 +21,7 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   if (is_handle(d) || is_handle(s)) {
     for (const bspk_ptr* p : {&d, &s}) {
       if (!is_handle(*p)) continue;
-      if (p->region >= handles_.size()) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
+      if (!own_handle(*p)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
       // Unknown at an earlier sync: ask again for this superstep.
       if (handles_[p->region].state == Handle::Unknown) ask(p->region);
     }
@@ -43,7 +43,7 @@ void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
     put_known(d, src, nbytes);
     return;
   }
-  if (d.region >= handles_.size()) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
+  if (!own_handle(d)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
   if (nbytes == 0) return;
   if (handles_[d.region].state == Handle::Unknown) ask(d.region);
   // The destination's element size is known once the pair is resolved: stage
@@ -127,7 +127,7 @@ void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n, bool put) {
   }
   stats_.copies++;
   if (dl && sl) {
-    local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n, put});
+    local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n, d.gen, s.gen, put});
     // DSM rule 5: its target is this process, which counts it like a message
     // to itself: sent and arrived in this superstep (bspk_expect,
     // bspk_will_send's v[pid] and the counted mode all include it).
@@ -188,7 +188,9 @@ void Dsm::store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n, bool put) 
   h.nelems = n;
   h.elem_size = r.elem_size;
   h.u32[0] = dst.region;
-  h.u32[3] = put ? 1 : 0;  // only for the target's error messages
+  h.u32[3] = dst.gen;
+  h.skew = put ? 1 : 0;  // only for the target's error messages
+  targeted_[static_cast<size_t>(dest)] = 1;
   uint32_t inflight = send_fragments(dest, kStore, h, r, src.region, src.offset, dst.offset, 0, n, dst.nelems);
   comem_.send_started(r, inflight);
   engine_.count_sent(dest);
@@ -201,6 +203,7 @@ void Dsm::fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   f.id = fetch_base_ + static_cast<uint32_t>(fetches_.size());
   f.owner = src.owner;
   f.dst_region = dst.region;
+  f.dst_gen = dst.gen;
   f.dst_off = dst.offset;
   f.n = n;
   uint64_t fr, phase;
@@ -211,10 +214,12 @@ void Dsm::fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   h.elem_size = r.elem_size;
   h.skew = static_cast<uint32_t>(phase);
   h.u32[0] = src.region;
+  h.u32[3] = src.gen;
   h.u32[1] = static_cast<uint32_t>(src.offset);
   h.u32[2] = static_cast<uint32_t>(src.offset >> 32);
   fetches_.push_back(std::move(f));
   fetches_left_++;
+  targeted_[static_cast<size_t>(src.owner)] = 1;
   engine_.send_frame(src.owner, kFetchReq, h, nullptr, 0, nullptr, 0, wire::kTagSmall);
   engine_.count_sent(src.owner);
 }
@@ -222,13 +227,13 @@ void Dsm::fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
 // Answer a fetch request at the boundary, straight from the region's frames.
 void Dsm::serve(const FetchReq& q) {
   std::string err;
-  comem::Region* r = target(q.region, q.elem_size, q.off, q.n, &err);
+  comem::Region* r = target(q.region, q.gen, q.elem_size, q.off, q.n, &err);
   if (!r) {
     DirRec e = dir_rec(DirOp::CopyError, strprintf("bspk_copy (fetch) by pid %d: the source: %s; nothing fetched",
                                                    q.src, err.c_str()));
     e.status = 2;
     e.handle = q.id;
-    send_dir(q.src, e);
+    send_copy_error(q.src, e);
     return;
   }
   Header h{};
@@ -304,6 +309,7 @@ bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
     q.src = h.src;
     q.id = h.seq;
     q.region = h.u32[0];
+    q.gen = h.u32[3];
     q.elem_size = h.elem_size;
     q.phase = h.skew;
     q.off = off;
@@ -318,12 +324,13 @@ bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
   g.seq = h.seq;
   g.k = h.frame;
   g.region = h.u32[0];
+  g.gen = h.u32[3];
   g.off = off;
   g.cnt = len / h.elem_size;
   g.elem_size = h.elem_size;
   g.buf = buf;
   g.small = small;
-  g.put = (h.u32[3] & 1) != 0;
+  g.put = (h.skew & 1) != 0;
   b.stores.push_back(g);
   if (h.nframes <= 1) {
     engine_.message_arrived(h.step, h.src);

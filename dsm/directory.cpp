@@ -30,6 +30,7 @@ void Dsm::registered(const bspk_ptr& p, const char* name, int idx) {
   r.idx = idx;
   r.owner = pid_;
   r.region = p.region;
+  r.region_gen = p.gen;
   r.nelems = p.nelems;
   r.elem_size = p.elem_size;
   r.step = engine_.step();
@@ -39,13 +40,14 @@ void Dsm::registered(const bspk_ptr& p, const char* name, int idx) {
   send_dir(h, r);
 }
 
-void Dsm::freeing(uint32_t region) {
+void Dsm::freeing(uint32_t region, uint32_t gen) {
   const auto* nm = comem_.name_of(region);
   if (!nm) return;
   DirRec r = dir_rec(DirOp::Unregister, nm->first);
   r.idx = nm->second;
   r.owner = pid_;
   r.region = region;
+  r.region_gen = gen;
   unregisters_.push_back(r);
 }
 
@@ -84,6 +86,7 @@ void Dsm::ask(uint32_t id) {
     DirRec q = dir_rec(DirOp::HandleQuery, "");
     q.handle = id;
     q.count = h.maker_handle;
+    q.region_gen = h.maker_salt;  // checked by the maker
     q.step = h.asked;
     send_dir(h.maker, q);
     return;
@@ -99,14 +102,16 @@ bspk_ptr Dsm::resolve(const bspk_ptr& p) const {
   if (!is_handle(p)) return p;
   uint32_t id = p.region;
   if (p.sender != pid_) {
-    auto it = foreign_of_.find({p.sender, p.region});
+    auto it = foreign_of_.find({p.sender, p.region, p.gen});
     if (it == foreign_of_.end()) return p;
     id = it->second;
+  } else if (!own_handle(p)) {
+    return p;
   }
   if (id >= handles_.size()) return p;
   const Handle& h = handles_[id];
   if (h.state != Handle::Found) return p;
-  return bspk_ptr{p.offset, h.nelems, h.region, h.owner, h.elem_size, h.owner};
+  return bspk_ptr{p.offset, h.nelems, h.region, h.owner, h.elem_size, h.owner, h.gen};
 }
 
 bspk_ptr Dsm::adopt(const bspk_ptr& p) {
@@ -116,27 +121,28 @@ bspk_ptr Dsm::adopt(const bspk_ptr& p) {
          "a provisional bspk_lookup pointer made on pid %d, outside [0, %d): not a pointer returned by bspk_lookup "
          "(corrupt, or from another job)",
          p.sender, nprocs_);
-  auto [it, fresh] = foreign_of_.try_emplace({p.sender, p.region}, 0);
+  auto [it, fresh] = foreign_of_.try_emplace({p.sender, p.region, p.gen}, 0);
   if (fresh) {
     it->second = static_cast<uint32_t>(handles_.size());
     handles_.push_back(Handle{});
     handles_.back().maker = p.sender;
     handles_.back().maker_handle = p.region;
+    handles_.back().maker_salt = p.gen;
     ask(it->second);
   }
   return handle_ptr(it->second, p.offset);
 }
 
-void Dsm::answer_handle(int asker, uint32_t their, uint32_t k) {
+void Dsm::answer_handle(int asker, uint32_t their, uint32_t k, uint32_t salt) {
   DirRec r{};
   r.op = static_cast<uint32_t>(DirOp::LookupReply);
   r.handle = their;
-  if (k == 0 || k >= handles_.size() || handles_[k].maker >= 0) {
+  if (k == 0 || k >= handles_.size() || handles_[k].maker >= 0 || salt != handle_salt_) {
     r.status = 2;  // never given out by this process
   } else {
     const Handle& h = handles_[k];
     if (h.state == Handle::Pending) {
-      handle_waiters_[k].emplace_back(asker, their);
+      handle_waiters_[k].emplace_back(asker, their);  // answered when k is resolved
       return;
     }
     r = dir_rec(DirOp::LookupReply, h.name);
@@ -145,6 +151,7 @@ void Dsm::answer_handle(int asker, uint32_t their, uint32_t k) {
     r.status = h.state == Handle::Found ? 0 : 1;
     r.owner = h.owner;
     r.region = h.region;
+    r.region_gen = h.gen;
     r.nelems = h.nelems;
     r.elem_size = h.elem_size;
   }
@@ -160,6 +167,7 @@ void Dsm::answer_lookup(const Unresolved& u, const Entry* e) {
   if (e) {
     r.owner = e->owner;
     r.region = e->region;
+    r.region_gen = e->gen;
     r.nelems = e->nelems;
     r.elem_size = e->elem_size;
   }
@@ -234,7 +242,7 @@ void Dsm::on_dir(int src, const DirRec& r) {
         send_dir(it->second.owner, n);
       } else {
         // New, or the same owner registering the pair again after freeing it.
-        dir_[key] = Entry{src, r.region, r.nelems, r.elem_size};
+        dir_[key] = Entry{src, r.region, r.region_gen, r.nelems, r.elem_size};
         send_dir(src, ack);
         const Entry& e = dir_[key];
         for (size_t i = 0; i < unresolved_.size();) {
@@ -261,7 +269,9 @@ void Dsm::on_dir(int src, const DirRec& r) {
       break;
     case DirOp::Unregister: {
       auto it = dir_.find({name, r.idx});
-      if (it != dir_.end() && it->second.owner == src && it->second.region == r.region) dir_.erase(it);
+      if (it != dir_.end() && it->second.owner == src && it->second.region == r.region &&
+          it->second.gen == r.region_gen)
+        dir_.erase(it);
       break;
     }
     case DirOp::Lookup: {
@@ -294,6 +304,7 @@ void Dsm::on_dir(int src, const DirRec& r) {
         h.state = Handle::Found;
         h.owner = r.owner;
         h.region = r.region;
+        h.gen = r.region_gen;
         h.nelems = r.nelems;
         h.elem_size = r.elem_size;
       } else if (r.status == 1 && h.maker >= 0) {
@@ -311,12 +322,12 @@ void Dsm::on_dir(int src, const DirRec& r) {
       if (w != handle_waiters_.end()) {
         auto waiting = std::move(w->second);
         handle_waiters_.erase(w);
-        for (auto [asker, theirs] : waiting) answer_handle(asker, theirs, r.handle);
+        for (auto [asker, theirs] : waiting) answer_handle(asker, theirs, r.handle, handle_salt_);
       }
       break;
     }
     case DirOp::HandleQuery:
-      answer_handle(src, r.handle, static_cast<uint32_t>(r.count));
+      answer_handle(src, r.handle, static_cast<uint32_t>(r.count), r.region_gen);
       break;
     case DirOp::ProgQuery:
       prog_waiting_.emplace_back(src, r.step);
@@ -334,7 +345,15 @@ void Dsm::on_dir(int src, const DirRec& r) {
     case DirOp::DupNotice:
       post_error(BSPK_ERR_NAME, name);
       break;
+    case DirOp::ErrFlush:
+      if (final_done_) answer_flush(src);
+      else flush_waiting_.push_back(src);
+      break;
+    case DirOp::ErrCount:
+      if (!cerr_told_.empty()) cerr_told_[static_cast<size_t>(src)] = static_cast<int64_t>(r.count);
+      break;
     case DirOp::CopyError: {
+      cerr_recv_[static_cast<size_t>(src)]++;
       if (r.status == 2) {  // a fetch of ours was refused: it is complete (with nothing)
         uint32_t k = r.handle - fetch_base_;
         if (r.handle >= fetch_base_ && k < fetches_.size() && fetches_[k].got < fetches_[k].n) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "base/error.h"
 #include "dsm/dsm.h"
@@ -17,9 +18,14 @@ Dsm::Dsm(sync::Engine& engine, comem::Comem& comem, Stats& stats, bool check)
     : engine_(engine), comem_(comem), stats_(stats), check_(check), pid_(engine.pid()),
       nprocs_(engine.nprocs()), ring_(engine.options().max_ahead) {
   handles_.resize(1);
+  std::random_device rd;
+  handle_salt_ = rd();
   regs_sent_.assign(static_cast<size_t>(nprocs_), 0);
   regs_recv_.assign(static_cast<size_t>(nprocs_), 0);
   store_seq_.assign(static_cast<size_t>(nprocs_), 0);
+  cerr_sent_.assign(static_cast<size_t>(nprocs_), 0);
+  cerr_recv_.assign(static_cast<size_t>(nprocs_), 0);
+  targeted_.assign(static_cast<size_t>(nprocs_), 0);
   for (wire::Kind k : {kStore, kFetchReq, kFetchReply, kDir})
     engine_.on(k, [this](const sync::Engine::Incoming& in) {
       bool kept = on_msg(in.h, in.buf, in.len, in.small);
@@ -107,6 +113,43 @@ void Dsm::before_sync() {
                                      engine_.step(), e.what()));
     }
   }
+}
+
+void Dsm::answer_flush(int dest) {
+  DirRec r = dir_rec(DirOp::ErrCount, "");
+  r.count = cerr_sent_[static_cast<size_t>(dest)];
+  send_dir(dest, r);
+}
+
+void Dsm::flush_errors() {
+  final_done_ = true;
+  for (int d : flush_waiting_) answer_flush(d);
+  flush_waiting_.clear();
+  cerr_told_.assign(static_cast<size_t>(nprocs_), -1);
+  int asked = 0;
+  for (int t = 0; t < nprocs_; ++t)
+    if (targeted_[static_cast<size_t>(t)] && t != pid_) {
+      send_dir(t, dir_rec(DirOp::ErrFlush, ""));
+      ++asked;
+    }
+  if (!asked) return;
+  auto done = [&] {
+    for (int t = 0; t < nprocs_; ++t) {
+      if (!targeted_[static_cast<size_t>(t)] || t == pid_) continue;
+      int64_t told = cerr_told_[static_cast<size_t>(t)];
+      if (told < 0 || cerr_recv_[static_cast<size_t>(t)] < static_cast<uint64_t>(told)) return false;
+    }
+    return true;
+  };
+  engine_.wait_until(done, [&] {
+    std::string w = "the copy errors of the final superstep from";
+    for (int t = 0; t < nprocs_; ++t)
+      if (targeted_[static_cast<size_t>(t)] && t != pid_ &&
+          (cerr_told_[static_cast<size_t>(t)] < 0 ||
+           cerr_recv_[static_cast<size_t>(t)] < static_cast<uint64_t>(cerr_told_[static_cast<size_t>(t)])))
+        w += strprintf(" pid %d", t);
+    return w;
+  });
 }
 
 void Dsm::after_sync() {

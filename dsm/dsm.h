@@ -68,6 +68,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -97,7 +98,7 @@ class Dsm {
   // A named region was just created by bspk_malloc: register it job-wide.
   void registered(const bspk_ptr& p, const char* name, int idx);
   // A local region is about to be freed: unregister its name at the next sync.
-  void freeing(uint32_t region);
+  void freeing(uint32_t region, uint32_t gen);
 
   // bspk_lookup.
   bspk_ptr lookup(const char* name, int idx);
@@ -119,6 +120,11 @@ class Dsm {
   // has ended so that no other process is left waiting).
   void before_sync();
   void after_sync();
+  // bspk_finalize, after the final superstep's boundary: wait until every
+  // copy error the targets of this process's copies sent it has arrived
+  // (each target says how many it sent, once past its own final boundary),
+  // so that take_error() sees a refusal of a final-superstep copy too.
+  void flush_errors();
   // The error after_sync would throw (0 if none), cleared; for bspk_finalize,
   // which must finish its collective shutdown before reporting it.
   int take_error(std::string* msg) {
@@ -135,6 +141,7 @@ class Dsm {
     uint32_t seq = 0;  // store: issue number from src; fetch reply: fetch id
     uint32_t k = 0;    // fragment number
     uint32_t region = 0;
+    uint32_t gen = 0;  // region's generation (high bits): stores only
     uint64_t off = 0;  // destination element offset
     uint64_t cnt = 0;  // elements
     uint32_t elem_size = 0;
@@ -144,7 +151,7 @@ class Dsm {
   };
   struct FetchReq {
     int src = 0;
-    uint32_t id = 0, region = 0, elem_size = 0, phase = 0;
+    uint32_t id = 0, region = 0, gen = 0, elem_size = 0, phase = 0;
     uint64_t off = 0, n = 0;
   };
   struct Box {  // copies targeting this process, issued in one superstep
@@ -160,7 +167,7 @@ class Dsm {
   struct Fetch {  // one of this process's fetches in the current superstep
     uint32_t id = 0;
     int owner = 0;
-    uint32_t dst_region = 0;
+    uint32_t dst_region = 0, dst_gen = 0;
     uint64_t dst_off = 0, n = 0, got = 0;
     std::string error;
     std::vector<Frag> frags;
@@ -168,6 +175,7 @@ class Dsm {
   struct LocalCopy {
     uint32_t dst, src;
     uint64_t dst_off, src_off, n;
+    uint32_t dst_gen, src_gen;
     bool put = false;  // src is a bspk_put's staging region: flip its whole frames in, then free it
   };
   struct Handle {
@@ -176,9 +184,9 @@ class Dsm {
     // Invalid: the maker never issued the handle a foreign pointer names.
     enum State : uint8_t { Pending, Found, Unknown, Invalid } state = Pending;
     int maker = -1;            // >= 0: stands for handle maker_handle of that pid (asked there)
-    uint32_t maker_handle = 0;
+    uint32_t maker_handle = 0, maker_salt = 0;
     int owner = -1;
-    uint32_t region = 0, elem_size = 0;
+    uint32_t region = 0, gen = 0, elem_size = 0;
     uint64_t nelems = 0;
     uint32_t asked = 0;  // superstep of the outstanding question
   };
@@ -189,7 +197,7 @@ class Dsm {
   };
   struct Entry {  // home directory entry
     int owner;
-    uint32_t region;
+    uint32_t region, gen;
     uint64_t nelems;
     uint32_t elem_size;
   };
@@ -219,10 +227,14 @@ class Dsm {
   // Throws BSPK_ERR_PTR for a maker pid outside the job.
   bspk_ptr adopt(const bspk_ptr& p);
   bspk_ptr handle_ptr(uint32_t id, uint64_t offset = 0) const {
-    return bspk_ptr{offset, 0, id, kHandleOwner, 0, pid_};
+    return bspk_ptr{offset, 0, id, kHandleOwner, 0, pid_, handle_salt_};
+  }
+  // Is p a handle of this process (its number issued here, its salt ours)?
+  bool own_handle(const bspk_ptr& p) const {
+    return p.sender == pid_ && p.gen == handle_salt_ && p.region != 0 && p.region < handles_.size();
   }
   // Answer a HandleQuery about this process's handle k (now, or once k is resolved).
-  void answer_handle(int asker, uint32_t their, uint32_t k);
+  void answer_handle(int asker, uint32_t their, uint32_t k, uint32_t salt);
   void answer_lookup(const Unresolved& u, const Entry* e);
   void home_try_resolve();
   void answer_progress();
@@ -231,9 +243,9 @@ class Dsm {
   void on_boundary(uint32_t s);
   // The live local region `region` if elements [off, off+cnt) of elem_size es
   // fit in it; else nullptr and *err says why (naming the region and this pid).
-  comem::Region* target(uint32_t region, uint32_t es, uint64_t off, uint64_t cnt, std::string* err);
+  comem::Region* target(uint32_t region, uint32_t gen, uint32_t es, uint64_t off, uint64_t cnt, std::string* err);
   // Apply a fragment into a local region; returns true if buf became one of its frames.
-  bool apply(uint32_t region, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small,
+  bool apply(uint32_t region, uint32_t gen, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small,
              int writer, std::string* err);
   // put: src is a bspk_put's staging region, which this takes over (freed
   // when the sends from it complete, or after the boundary for a local copy).
@@ -247,6 +259,12 @@ class Dsm {
   void fetch(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
   void serve(const FetchReq& q);
   void post_error(int code, const std::string& msg);
+  // Tell an issuer that a copy was refused (counted for flush_errors).
+  void send_copy_error(int dest, const DirRec& r) {
+    cerr_sent_[static_cast<size_t>(dest)]++;
+    send_dir(dest, r);
+  }
+  void answer_flush(int dest);
   std::string describe_region(uint32_t region) const;
   std::string pair_text(const std::string& name, int idx) const;
 
@@ -258,8 +276,9 @@ class Dsm {
 
   // directory, asker side
   std::vector<Handle> handles_;  // [0] unused
+  uint32_t handle_salt_;         // random, in the gen field of our provisional pointers
   std::map<std::pair<std::string, int>, uint32_t> handle_of_;
-  std::map<std::pair<int, uint32_t>, uint32_t> foreign_of_;  // (maker, its handle) -> our handle
+  std::map<std::tuple<int, uint32_t, uint32_t>, uint32_t> foreign_of_;  // (maker, its handle, salt) -> ours
   std::map<uint32_t, std::vector<std::pair<int, uint32_t>>> handle_waiters_;  // our pending handle -> (asker, theirs)
   uint32_t lookups_waiting_ = 0;  // handles in state Pending
   uint32_t acks_waiting_ = 0;     // Registers not yet acknowledged
@@ -287,6 +306,13 @@ class Dsm {
 
   int post_code_ = 0;
   std::string post_msg_;
+
+  // copy errors (see flush_errors)
+  std::vector<uint64_t> cerr_sent_, cerr_recv_;  // CopyErrors sent to / received from each pid
+  std::vector<char> targeted_;                   // pids this process issued stores or fetches to
+  std::vector<int64_t> cerr_told_;               // in flush_errors: what each target said (-1: not yet)
+  bool final_done_ = false;                      // past the final superstep's boundary
+  std::vector<int> flush_waiting_;               // ErrFlush requests to answer once final_done_
 };
 
 }  // namespace bspk::dsm

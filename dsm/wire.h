@@ -6,11 +6,13 @@
 //   Store      seq = store number from src to this target in the superstep,
 //              frame / nframes = fragment index / count, nelems, elem_size,
 //              u32[0] = destination region, u32[1..2] = destination element,
-//              u32[3] bit 0 = issued by bspk_put (named in the target's
-//              refusal message; 0 from older senders, which is harmless)
+//              u32[3] = the destination region's generation (high bits,
+//              bspk_ptr::gen), skew bit 0 = issued by bspk_put (named in the
+//              target's refusal message)
 //   FetchReq   seq = fetch id, nelems, elem_size, skew = the fetcher's slot of
 //              its first destination element, u32[0] = source region,
-//              u32[1..2] = source element
+//              u32[1..2] = source element, u32[3] = the source region's
+//              generation (high bits)
 //   FetchReply seq = fetch id, frame / nframes, nelems, elem_size,
 //              u32[1..2] = element offset of the fragment within the fetch
 //   Dir        payload: one DirRec
@@ -41,6 +43,9 @@ enum class DirOp : uint32_t {
   ProgReply = 7,   // all -> home: done; `count` = Registers sent to that home so far
   DupNotice = 8,   // home -> first owner: someone else registered your pair (text)
   CopyError = 9,   // target -> issuer: a copy was refused (text; idx = error code, status 2 = a fetch)
+  ErrFlush = 11,   // issuer -> a target of its copies, in bspk_finalize: "once past your final
+                   // boundary, say how many CopyErrors you sent me" (reply ErrCount, in `count`)
+  ErrCount = 12,
   HandleQuery = 10, // user of a provisional pointer -> its maker: what does your handle `count` name?
                     // (reply: LookupReply for `handle`, status 0 found, 1 unknown (text, idx: the
                     // pair, to ask its home), 2 never issued)
@@ -56,6 +61,7 @@ struct DirRec {
   uint32_t handle;
   uint32_t status;
   uint32_t step;
+  uint32_t region_gen;  // with `region`: the generation's high bits (bspk_ptr::gen)
   uint64_t count;
   char text[200];  // name (<= 63 bytes) or, for DupNotice/CopyError, the message
 };

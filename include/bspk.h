@@ -81,7 +81,12 @@ extern "C" {
  * region's element count and (for received messages) the sender. It holds no
  * process-local address, so a pointer sent inside a message means the same
  * thing on every process. Treat the fields as read-only; use the accessors.
- * A zero-initialised bspk_ptr ({0}) is the NULL pointer. */
+ * A zero-initialised bspk_ptr ({0}) is the NULL pointer.
+ * Stale pointers: a region id is a slot of the owner's region table plus a
+ * 40-bit generation of that slot (8 bits in `region`, 32 in `gen`), starting
+ * at a random value per process and advanced on every reuse, so a pointer to
+ * a freed region is refused (BSPK_ERR_PTR) for 2^40 reuses of its slot, and a
+ * pointer from another job or a corrupt one is refused with near certainty. */
 typedef struct bspk_ptr {
     uint64_t offset;    /* element offset from the start of the region          */
     uint64_t nelems;    /* elements in the whole region                          */
@@ -89,9 +94,10 @@ typedef struct bspk_ptr {
     int32_t  owner;     /* pid of the process owning the region                 */
     uint32_t elem_size; /* bytes per element                                     */
     int32_t  sender;    /* pid that sent the region (received messages), else owner */
+    uint32_t gen;       /* high 32 bits of the region's generation (see above)  */
 } bspk_ptr;
 
-#define BSPK_NULL_INIT {0, 0, 0, 0, 0, 0}
+#define BSPK_NULL_INIT {0, 0, 0, 0, 0, 0, 0}
 #ifdef __cplusplus
 #define BSPK_NULL (bspk_ptr BSPK_NULL_INIT)
 #else
@@ -451,8 +457,11 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * Errors: BSPK_ERR_PTR (NULL or freed local region, pid out of range),
  * BSPK_ERR_ARG (both regions remote, element sizes differ), BSPK_ERR_RANGE
  * (either range runs past its region's end); nothing is written. Errors found
- * only at the target (a remote region freed or too short) are reported by the
- * issuer's next bspk_sync. With a provisional bspk_lookup pointer the checks run
+ * only at the target (a remote region freed or too short, a stale pointer)
+ * are applied at the target's boundary and reported by the first bspk_sync of
+ * the issuer that ends after the refusal arrived (usually the next one or the
+ * one after it); for a copy of the final superstep, by bspk_finalize, which
+ * waits for them. With a provisional bspk_lookup pointer the checks run
  * at the sync, whose return value reports them. */
 BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
 
