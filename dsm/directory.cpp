@@ -48,7 +48,15 @@ void Dsm::freeing(uint32_t region, uint32_t gen) {
   r.owner = pid_;
   r.region = region;
   r.region_gen = gen;
-  unregisters_.push_back(r);
+  freed_at_[{nm->first, nm->second}] = engine_.step();
+  // At once, so that the home learns of the free before most lookups made
+  // after it; but never ahead of this process's own Register of the pair
+  // (nothing orders two messages): with registrations unacknowledged, at the
+  // sync once they are.
+  const int h = home(nm->first, nm->second);
+  if (acks_waiting_ == 0 && h == pid_) on_dir(pid_, r);  // this process is the home: now, not after queued lookups
+  else if (acks_waiting_ == 0) send_dir(h, r);
+  else unregisters_.push_back(r);
 }
 
 bspk_ptr Dsm::lookup(const char* name, int idx) {
@@ -174,6 +182,133 @@ void Dsm::answer_lookup(const Unresolved& u, const Entry* e) {
   send_dir(u.asker, r);
 }
 
+void Dsm::ask_holder(const std::pair<std::string, int>& key, const Entry& e, uint32_t step) {
+  DirRec q = dir_rec(DirOp::OwnerQuery, key.first);
+  q.idx = key.second;
+  q.step = step;
+  q.region = e.region;
+  q.region_gen = e.gen;
+  contested_[key];  // exists while the question is out
+  send_dir(e.owner, q);
+}
+
+// The home's answer to a lookup made in superstep u.step. An entry is given
+// out only once its owner has confirmed the region live in that superstep:
+// a free before it may not have reached the home yet, and a registration of
+// the pair by another process in an earlier superstep then must win (issue
+// 12, defect 5). A pair not registered waits for the progress round of
+// u.step (see home_try_resolve).
+void Dsm::home_lookup(const Unresolved& u) {
+  auto key = std::make_pair(u.name, u.idx);
+  auto c = contested_.find(key);
+  if (c != contested_.end()) {  // a question to the holder is out: answered with it
+    c->second.lookups.push_back(u);
+    return;
+  }
+  auto it = dir_.find(key);
+  if (it != dir_.end()) {
+    if (it->second.live_through >= static_cast<int64_t>(u.step)) {
+      answer_lookup(u, &it->second);
+      return;
+    }
+    ask_holder(key, it->second, u.step);
+    contested_[key].lookups.push_back(u);
+    return;
+  }
+  unresolved_.push_back(u);
+  // A progress round for exactly this superstep: one for a later superstep
+  // would need the asker to enter that superstep's sync, while it waits for
+  // this answer in the sync ending u.step (issue 12, defect 4); one for an
+  // earlier superstep says nothing about u.step.
+  if (!rounds_.count(u.step)) {
+    Round& rd = rounds_[u.step];
+    rd.announced.assign(static_cast<size_t>(nprocs_), -1);
+    DirRec q = dir_rec(DirOp::ProgQuery, "");
+    q.step = u.step;
+    for (int d = 0; d < nprocs_; ++d) send_dir(d, q);
+  }
+}
+
+// The home's decision on a registration (reg.owner: the registering pid).
+// A pair held by another process may have been freed there without the home
+// knowing yet (its Unregister travels at that process's next sync, and
+// nothing orders it with this Register): ask the holder whether its region
+// was still live in the registration's superstep, and hold the registration
+// (and lookups of the pair) until it answers (issue 12, defect 5).
+void Dsm::home_register(const DirRec& reg) {
+  std::string name(reg.text, strnlen(reg.text, sizeof reg.text));
+  auto key = std::make_pair(name, reg.idx);
+  auto it = dir_.find(key);
+  if (it != dir_.end() && it->second.owner != reg.owner) {
+    if (it->second.live_through < static_cast<int64_t>(reg.step)) {  // not known live then: ask
+      ask_holder(key, it->second, reg.step);
+      contested_[key].regs.push_back(reg);
+      return;
+    }
+    // The holder's region was live in reg.step: a real duplicate. Keep the
+    // first owner; both are told.
+    DirRec ack = dir_rec(DirOp::RegAck, name);
+    ack.idx = reg.idx;
+    ack.status = 1;
+    ack.owner = it->second.owner;
+    ack.region = it->second.region;
+    ack.step = reg.step;
+    send_dir(reg.owner, ack);
+    DirRec n = dir_rec(DirOp::DupNotice,
+                       strprintf("the region %s registered by this process is also registered by pid %d "
+                                 "(bspk_malloc in its superstep %u): names must be unique in the whole job",
+                                 pair_text(name, reg.idx).c_str(), reg.owner, reg.step));
+    send_dir(it->second.owner, n);
+  } else {
+    // New, or the same owner registering the pair again after freeing it.
+    dir_[key] = Entry{reg.owner, reg.region, reg.region_gen, reg.nelems, reg.elem_size, reg.step};
+    DirRec ack = dir_rec(DirOp::RegAck, name);
+    ack.idx = reg.idx;
+    send_dir(reg.owner, ack);
+  }
+  // Lookups of the pair held meanwhile (or waiting for it): answered now.
+  const Entry& e = dir_[key];
+  for (size_t i = 0; i < unresolved_.size();) {
+    if (unresolved_[i].name == name && unresolved_[i].idx == reg.idx) {
+      answer_lookup(unresolved_[i], &e);
+      unresolved_[i] = std::move(unresolved_.back());
+      unresolved_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+// The holder's side of an OwnerQuery about its pair: answered once this
+// process has entered the sync ending the superstep before the registration
+// (so every free it made before that superstep has happened): status 0 if its
+// region was live in that superstep, 1 if it had been freed before it.
+void Dsm::answer_owner_queries() {
+  for (size_t i = 0; i < owner_queries_.size();) {
+    const OwnerQ& q = owner_queries_[i];
+    if (q.r.step > 0 && entered_ < static_cast<int64_t>(q.r.step) - 1) {
+      ++i;
+      continue;
+    }
+    std::string name(q.r.text, strnlen(q.r.text, sizeof q.r.text));
+    bspk_ptr mine = comem_.find_named(name, q.r.idx);
+    bool live = mine.region == q.r.region && mine.gen == q.r.region_gen;
+    if (!live) {
+      auto f = freed_at_.find({name, q.r.idx});
+      live = f != freed_at_.end() && f->second >= q.r.step;  // freed in or after that superstep
+    }
+    DirRec a = dir_rec(DirOp::OwnerReply, name);
+    a.idx = q.r.idx;
+    a.step = q.r.step;
+    a.region = q.r.region;
+    a.region_gen = q.r.region_gen;
+    a.status = live ? 0 : 1;
+    send_dir(q.home, a);
+    owner_queries_[i] = owner_queries_.back();
+    owner_queries_.pop_back();
+  }
+}
+
 // A progress round for superstep s is complete when every process has entered
 // the sync ending s and every Register it sent here by then has arrived: a pair
 // unknown now was not registered in any superstep <= s.
@@ -224,37 +359,39 @@ void Dsm::on_dir(int src, const DirRec& r) {
   switch (static_cast<DirOp>(r.op)) {
     case DirOp::Register: {
       regs_recv_[static_cast<size_t>(src)]++;
+      DirRec reg = r;
+      reg.owner = src;
+      auto key = std::make_pair(name, r.idx);
+      auto c = contested_.find(key);
+      if (c != contested_.end()) c->second.regs.push_back(reg);  // decided when the holder answers
+      else home_register(reg);
+      home_try_resolve();
+      break;
+    }
+    case DirOp::OwnerQuery:
+      owner_queries_.push_back(OwnerQ{src, r});
+      answer_owner_queries();
+      break;
+    case DirOp::OwnerReply: {
       auto key = std::make_pair(name, r.idx);
       auto it = dir_.find(key);
-      DirRec ack = dir_rec(DirOp::RegAck, name);
-      ack.idx = r.idx;
-      if (it != dir_.end() && it->second.owner != src) {
-        // Keep the first owner; both are told.
-        ack.status = 1;
-        ack.owner = it->second.owner;
-        ack.region = it->second.region;
-        ack.step = r.step;
-        send_dir(src, ack);
-        DirRec n = dir_rec(DirOp::DupNotice,
-                           strprintf("the region %s registered by this process is also registered by pid %d "
-                                     "(bspk_malloc in its superstep %u): names must be unique in the whole job",
-                                     pair_text(name, r.idx).c_str(), src, r.step));
-        send_dir(it->second.owner, n);
-      } else {
-        // New, or the same owner registering the pair again after freeing it.
-        dir_[key] = Entry{src, r.region, r.region_gen, r.nelems, r.elem_size};
-        send_dir(src, ack);
-        const Entry& e = dir_[key];
-        for (size_t i = 0; i < unresolved_.size();) {
-          if (unresolved_[i].name == name && unresolved_[i].idx == r.idx) {
-            answer_lookup(unresolved_[i], &e);
-            unresolved_[i] = std::move(unresolved_.back());
-            unresolved_.pop_back();
-          } else {
-            ++i;
-          }
-        }
+      if (it != dir_.end() && it->second.owner == src && it->second.region == r.region &&
+          it->second.gen == r.region_gen) {
+        if (r.status == 1) dir_.erase(it);  // freed before r.step: no longer registered
+        else it->second.live_through = std::max<int64_t>(it->second.live_through, r.step);
       }
+      auto c = contested_.find(key);
+      if (c == contested_.end()) break;
+      Contested waiting = std::move(c->second);
+      contested_.erase(c);
+      // Decide what waited, in arrival order of its kind (each may ask again,
+      // and then queues the rest behind the new question).
+      for (const DirRec& reg : waiting.regs) {
+        auto again = contested_.find(key);
+        if (again != contested_.end()) again->second.regs.push_back(reg);
+        else home_register(reg);
+      }
+      for (const Unresolved& u : waiting.lookups) home_lookup(u);
       home_try_resolve();
       break;
     }
@@ -274,27 +411,9 @@ void Dsm::on_dir(int src, const DirRec& r) {
         dir_.erase(it);
       break;
     }
-    case DirOp::Lookup: {
-      auto it = dir_.find({name, r.idx});
-      Unresolved u{src, r.handle, r.step, name, r.idx};
-      if (it != dir_.end()) {
-        answer_lookup(u, &it->second);
-        break;
-      }
-      unresolved_.push_back(u);
-      // A progress round for exactly this superstep: one for a later
-      // superstep would need the asker to enter that superstep's sync, while
-      // it waits for this answer in the sync ending r.step (issue 12, defect
-      // 4); one for an earlier superstep says nothing about r.step.
-      if (!rounds_.count(r.step)) {
-        Round& rd = rounds_[r.step];
-        rd.announced.assign(static_cast<size_t>(nprocs_), -1);
-        DirRec q = dir_rec(DirOp::ProgQuery, "");
-        q.step = r.step;
-        for (int d = 0; d < nprocs_; ++d) send_dir(d, q);
-      }
+    case DirOp::Lookup:
+      home_lookup(Unresolved{src, r.handle, r.step, name, r.idx});
       break;
-    }
     case DirOp::LookupReply: {
       if (r.handle == 0 || r.handle >= handles_.size()) break;
       Handle& h = handles_[r.handle];

@@ -38,8 +38,7 @@ Dsm::Dsm(sync::Engine& engine, comem::Comem& comem, Stats& stats, bool check)
 void Dsm::before_sync() {
   entered_ = engine_.step();
   if (!prog_waiting_.empty()) answer_progress();
-  for (const DirRec& r : unregisters_) send_dir(home(std::string(r.text), r.idx), r);
-  unregisters_.clear();
+  if (!owner_queries_.empty()) answer_owner_queries();
   if (acks_waiting_ || lookups_waiting_) {
     engine_.wait_until([&] { return acks_waiting_ == 0 && lookups_waiting_ == 0; },
                        [&] {
@@ -60,6 +59,8 @@ void Dsm::before_sync() {
                          return w;
                        });
   }
+  for (const DirRec& r : unregisters_) send_dir(home(std::string(r.text), r.idx), r);
+  unregisters_.clear();
   if (deferred_.empty()) return;
   std::vector<Deferred> todo;
   todo.swap(deferred_);

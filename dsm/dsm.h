@@ -65,6 +65,7 @@
 #include <bspk.h>
 
 #include <climits>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -200,6 +201,7 @@ class Dsm {
     uint32_t region, gen;
     uint64_t nelems;
     uint32_t elem_size;
+    int64_t live_through = -1;  // the owner confirmed the region live in supersteps up to this
   };
   struct Unresolved {  // at the home
     int asker;
@@ -238,6 +240,11 @@ class Dsm {
   void answer_lookup(const Unresolved& u, const Entry* e);
   void home_try_resolve();
   void answer_progress();
+  void home_register(const DirRec& reg);
+  void home_lookup(const Unresolved& u);
+  // Ask the holder of `key`'s entry whether its region was live in `step`.
+  void ask_holder(const std::pair<std::string, int>& key, const Entry& e, uint32_t step);
+  void answer_owner_queries();
   Box& box(uint32_t step);
   void free_buf(uintptr_t buf, bool small);
   void on_boundary(uint32_t s);
@@ -283,7 +290,7 @@ class Dsm {
   uint32_t lookups_waiting_ = 0;  // handles in state Pending
   uint32_t acks_waiting_ = 0;     // Registers not yet acknowledged
   std::vector<uint64_t> regs_sent_;  // Registers sent to each home
-  std::vector<DirRec> unregisters_;  // sent at the next sync
+  std::vector<DirRec> unregisters_;  // sent once our Registers are acknowledged (see freeing())
   int64_t entered_ = -1;             // last superstep whose sync this process entered
   std::vector<std::pair<int, uint32_t>> prog_waiting_;  // (home, step) queries to answer later
   // directory, home side
@@ -291,6 +298,19 @@ class Dsm {
   std::vector<uint64_t> regs_recv_;  // Registers received from each process
   std::vector<Unresolved> unresolved_;
   std::map<uint32_t, Round> rounds_;
+  // Pairs waiting for their holder's OwnerReply: the Registers and Lookups
+  // that arrived meanwhile, decided when it comes (see home_register).
+  struct Contested {
+    std::deque<DirRec> regs;
+    std::vector<Unresolved> lookups;
+  };
+  std::map<std::pair<std::string, int>, Contested> contested_;
+  struct OwnerQ {
+    int home;
+    DirRec r;
+  };
+  std::vector<OwnerQ> owner_queries_;  // holder side: OwnerQueries to answer later
+  std::map<std::pair<std::string, int>, uint32_t> freed_at_;  // superstep of this process's last free of a pair
 
   // copies
   sync::StepRing<Box> ring_;

@@ -46,6 +46,10 @@ enum class DirOp : uint32_t {
   ErrFlush = 11,   // issuer -> a target of its copies, in bspk_finalize: "once past your final
                    // boundary, say how many CopyErrors you sent me" (reply ErrCount, in `count`)
   ErrCount = 12,
+  OwnerQuery = 13, // home -> holder of a pair another process registers in `step`: was your
+                   // region (region, region_gen) live then? (answered once the holder has
+                   // entered the sync ending step - 1)
+  OwnerReply = 14, // holder -> home: status 0 live (a real duplicate), 1 freed before `step`
   HandleQuery = 10, // user of a provisional pointer -> its maker: what does your handle `count` name?
                     // (reply: LookupReply for `handle`, status 0 found, 1 unknown (text, idx: the
                     // pair, to ask its home), 2 never issued)

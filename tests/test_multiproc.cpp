@@ -257,6 +257,9 @@ int main(int argc, char** argv) {
 #ifdef CONTIG_SCENARIOS_PATH
   register_table("ContigScenarios", CONTIG_SCENARIOS_PATH, names);
 #endif
+#ifdef FIDELITY_SCENARIOS_PATH
+  register_table("FidelityScenarios", FIDELITY_SCENARIOS_PATH, names);
+#endif
 #ifdef BSPLIB_SCENARIOS_PATH
   register_table("BsplibScenarios", BSPLIB_SCENARIOS_PATH, names);
 #endif

@@ -1,0 +1,286 @@
+// tests/fidelity_scenarios.cpp -- multi-process regression checks for the
+// semantic defects of issue 12 (each scenario failed before its fix), through
+// the public C API only. Run as `bspkrun -n P fidelity_scenarios NAME [args]`;
+// each scenario verifies its results and ends the job with bspk_abort on the
+// first violation. What each run must end with is in the SCENARIO_ROW next to
+// the scenario (tests/scenario_table.h); tests/test_multiproc.cpp runs the
+// table (p = 1..8, tcp and shm).
+#include <bspk.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "scenario_table.h"
+#include "scenario_util.h"
+
+namespace {
+
+using namespace scen;
+
+template <class T>
+T& at(bspk_ptr p, uint64_t k = 0) {
+  void* a = bspk_elemP(bspk_incr(p, static_cast<ptrdiff_t>(k)));
+  CHECK(a, "elemP(%llu): %s", (unsigned long long)k, bspk_error_string());
+  return *static_cast<T*>(a);
+}
+
+// rc must be `code`, and the error message must contain `text`.
+void expect_err(int rc, int code, const char* what, const char* text) {
+  CHECK(rc == code, "%s: returned %d, expected %d (%s)", what, rc, code, bspk_error_string());
+  CHECK(std::strstr(bspk_error_string(), text), "%s: message '%s' lacks '%s'", what, bspk_error_string(), text);
+}
+
+// ---------------------------------------------------------------- ring list
+// Defect 1: a bspk_lookup pointer made in the superstep of the registration
+// (provisional on its maker) is written into a region and followed later by
+// another process: it must reach the region it names. Every process builds a
+// node ("node", pid) = {value, next} with next = bspk_lookup("node", pid + 1)
+// in the same superstep; pid 0 then walks the ring by fetches, twice around,
+// following the next fields it fetched. Before the fix pid 0 resolved the
+// other processes' provisional pointers through its own lookup table and read
+// node 1 for every node.
+struct Node {
+  uint64_t value;
+  bspk_ptr next;
+};
+
+SCENARIO_ROW({.test = "LookupPointerFromTheRegistrationSuperstepIsValidEverywhere", .args = "ringlist",
+              .out = {exactly(1, "ringlist ok")}});
+int ringlist(int, char**) {
+  if (me % 2) usleep(20000);  // registrations reach their homes late
+  bspk_ptr node = bspk_malloc("node", me, 1, sizeof(Node));
+  CHECK(!bspk_is_null(node), "malloc: %s", bspk_error_string());
+  at<Node>(node).value = 1000 + static_cast<uint64_t>(me);
+  at<Node>(node).next = bspk_lookup("node", (me + 1) % P);
+  CHECK(!bspk_is_null(at<Node>(node).next), "lookup: %s", bspk_error_string());
+  OK(bspk_sync());
+  bspk_ptr buf = bspk_malloc("", 0, 1, sizeof(Node));
+  bspk_ptr cur = bspk_lookup("node", 0);  // this process's own (pid 0) or resolved by now
+  for (int k = 0; k <= 2 * P; ++k) {
+    if (me == 0) OK(bspk_copy(buf, cur, 1));
+    if (h3(static_cast<uint64_t>(me), static_cast<uint64_t>(k), 5) % 3 == 0) usleep(3000);
+    OK(bspk_sync());
+    if (me == 0) {
+      const Node& n = at<Node>(buf);
+      CHECK(n.value == 1000 + static_cast<uint64_t>(k % P), "hop %d: fetched value %llu, expected %d (node %d)", k,
+            (unsigned long long)n.value, 1000 + k % P, k % P);
+      cur = n.next;
+    }
+  }
+  if (me == 0) std::printf("ringlist ok\n");
+  return 0;
+}
+
+// A forged provisional pointer (a handle number its maker never issued, or a
+// maker pid outside the job) is refused with a clear error, not resolved to
+// some region.
+SCENARIO_ROW({.test = "ForgedLookupPointerIsRefused", .args = "forged", .procs = p_range(2, 8),
+              .out = {exactly(1, "forged ok")}});
+int forged(int, char**) {
+  bspk_ptr real = bspk_malloc("real", me, 4, 8);
+  bspk_ptr src = bspk_malloc("", 0, 4, 8);
+  for (int k = 0; k < 4; ++k) at<uint64_t>(real, k) = 7, at<uint64_t>(src, k) = 99;
+  // pid 1's handle 1 names ("real", 2 % P); pid 0 makes no lookup at all.
+  bspk_ptr h = me == 1 ? bspk_lookup("real", 2 % P) : BSPK_NULL;
+  OK(bspk_sync());
+  if (me == 1) {
+    bspk_ptr f = BSPK_NULL;
+    f.region = 1;         // a handle number pid 0 never issued (pid 1 did)
+    f.owner = INT_MIN;    // a provisional pointer's owner field
+    f.sender = 0;         // made on pid 0
+    int rc = bspk_copy(f, src, 4);
+    if (rc == BSPK_OK) rc = bspk_sync();
+    else OK(bspk_sync());
+    expect_err(rc, BSPK_ERR_PTR, "forged handle", "not a pointer returned by bspk_lookup");
+    f.sender = P + 3;     // maker outside the job
+    rc = bspk_copy(f, src, 4);
+    if (rc == BSPK_OK) rc = bspk_sync();
+    else OK(bspk_sync());
+    expect_err(rc, BSPK_ERR_PTR, "forged maker", "pid");
+    CHECK(bspk_owner(h) == 2 % P, "the real lookup resolved to %d", bspk_owner(h));
+  } else {
+    OK(bspk_sync());
+    OK(bspk_sync());
+  }
+  OK(bspk_sync());
+  for (int k = 0; k < 4; ++k) CHECK(at<uint64_t>(real, k) == 7, "real[%d] was written", k);
+  if (me == 1) std::printf("forged ok\n");
+  return 0;
+}
+
+// ---------------------------------------------------------------- stale pointers
+// Defect 2: a pointer to a freed region must stay detectably stale however
+// often its table slot is reused. pid 1 keeps a pointer to pid 0's region
+// ("victim", 0); pid 0 frees it and allocates and frees anonymous regions
+// until one gets the very same region id (slot and the pointer's generation
+// bits), fills it, and pid 1 stores through its stale pointer: the store must
+// be refused (BSPK_ERR_PTR at pid 1's next sync at the latest) and the new
+// region left unchanged.
+SCENARIO_ROW({.test = "StalePointerStaysStaleAcrossSlotReuse", .args = "stale", .procs = p_range(2, 8),
+              .out = {exactly(1, "stale ok pid=0"), exactly(1, "stale ok pid=1")}});
+int stale(int, char**) {
+  bspk_ptr victim = BSPK_NULL;
+  if (me == 0) victim = bspk_malloc("victim", 0, 4, 8);
+  bspk_ptr src = bspk_malloc("", 0, 4, 8);
+  for (int k = 0; k < 4; ++k) at<uint64_t>(src, k) = 0xbad;
+  bspk_ptr V = me == 1 ? bspk_lookup("victim", 0) : BSPK_NULL;
+  OK(bspk_sync());
+  bspk_ptr fresh = BSPK_NULL;
+  if (me == 0) {
+    const bspk_ptr old = victim;
+    OK(bspk_free(victim));
+    // Same slot, same pointer fields: a region a stale pointer would match.
+    int tries = 0;
+    for (; tries < 100000; ++tries) {
+      fresh = bspk_malloc("", 0, 4, 8);
+      CHECK(!bspk_is_null(fresh), "malloc: %s", bspk_error_string());
+      if (fresh.region == old.region) break;
+      OK(bspk_free(fresh));
+    }
+    CHECK(tries < 100000, "no region got the freed region's id");
+    for (int k = 0; k < 4; ++k) at<uint64_t>(fresh, k) = 0x600d;
+  }
+  OK(bspk_sync());
+  int rc = BSPK_OK;
+  if (me == 1) OK(bspk_copy(V, src, 4));  // the call cannot know: the pointer is remote
+  // The refusal reaches pid 1 at one of its next syncs (after pid 0's boundary).
+  for (int k = 0; k < 6; ++k) {
+    int r = bspk_sync();
+    if (me == 1 && rc == BSPK_OK && r != BSPK_OK) rc = r;
+    else OK(r);
+    usleep(10000);
+  }
+  if (me == 1) expect_err(rc, BSPK_ERR_PTR, "store through a stale pointer", "freed");
+  if (me == 0)
+    for (int k = 0; k < 4; ++k)
+      CHECK(at<uint64_t>(fresh, k) == 0x600d, "the new region was written through a stale pointer: [%d] = %#llx", k,
+            (unsigned long long)at<uint64_t>(fresh, k));
+  if (me <= 1) std::printf("stale ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- final superstep
+// Defect 3: a store refused at its target in the final superstep (here: into
+// a region its owner freed) must make the issuer's bspk_finalize return the
+// error instead of BSPK_OK.
+SCENARIO_ROW({.test = "RefusedStoreInTheFinalSuperstepIsReportedByFinalize", .args = "finalstore",
+              .procs = p_range(2, 8), .out = {exactly(1, "finalstore ok")}});
+int finalstore(int, char**) {
+  bspk_ptr r = me == 0 ? bspk_malloc("fs", 0, 4, 8) : BSPK_NULL;
+  bspk_ptr src = bspk_malloc("", 0, 4, 8);
+  for (int k = 0; k < 4; ++k) at<uint64_t>(src, k) = 5;
+  bspk_ptr R = me == 1 ? bspk_lookup("fs", 0) : BSPK_NULL;
+  OK(bspk_sync());
+  if (me == 0) OK(bspk_free(r));
+  OK(bspk_sync());
+  if (me == 1) {
+    OK(bspk_copy(R, src, 4));  // remote: refused only at pid 0
+    int rc = bspk_finalize();
+    expect_err(rc, BSPK_ERR_PTR, "bspk_finalize after a refused store", "freed");
+    std::printf("finalstore ok\n");
+    std::fflush(stdout);
+    return 2;  // finalized already
+  }
+  if (me == 0) usleep(50000);  // the store arrives while pid 0 is still in the superstep
+  return 0;
+}
+
+// ---------------------------------------------------------------- unknown names, skewed
+// Defect 4: lookups of unknown pairs must end with BSPK_ERR_NAME, not a
+// time-out, when processes are a superstep apart: the others ask for the pair
+// in superstep 1 (their round for superstep 1 reaches the home first) while
+// pid 0, delayed, asks for it in superstep 0.
+SCENARIO_ROW({.test = "UnknownLookupUnderSkewIsANameError", .args = "ghost", .procs = p_range(2, 8),
+              .env = "BSPK_SYNC_TIMEOUT=30", .out = once_per_process("ghost ok"), .limit_s = 90, .within_s = 25});
+int ghost(int, char**) {
+  bspk_ptr src = bspk_malloc("", 0, 2, 8);
+  at<uint64_t>(src, 0) = at<uint64_t>(src, 1) = 1;
+  if (me == 0) {
+    usleep(300000);
+    OK(bspk_copy(bspk_lookup("ghost", 0), src, 2));
+    OK(bspk_expect(0));
+    expect_err(bspk_sync(), BSPK_ERR_NAME, "pid 0, superstep 0", "(\"ghost\", 0)");
+    OK(bspk_expect(0));
+    OK(bspk_sync());
+  } else {
+    OK(bspk_expect(0));
+    OK(bspk_sync());
+    OK(bspk_copy(bspk_lookup("ghost", 0), src, 2));
+    OK(bspk_expect(0));
+    expect_err(bspk_sync(), BSPK_ERR_NAME, "superstep 1", "(\"ghost\", 0)");
+  }
+  OK(bspk_sync());
+  std::printf("ghost ok pid=%d\n", me);
+  return 0;
+}
+
+// ---------------------------------------------------------------- re-registration
+// Defect 5: pid 0 frees ("pair", 7) in superstep 1 and, delayed, enters its
+// sync late; pid 1 registers the pair again in superstep 2 (it need not wait
+// for pid 0 under bspk_expect(0)). No BSPK_ERR_NAME for anyone, and in
+// superstep 3 every process finds pid 1's region under the name.
+SCENARIO_ROW({.test = "PairFreedAndRegisteredByAnotherProcessNextSuperstep", .args = "rereg", .procs = p_range(2, 8),
+              .out = once_per_process("rereg ok")});
+int rereg(int, char**) {
+  bspk_ptr mine = me == 0 ? bspk_malloc("pair", 7, 4, 8) : BSPK_NULL;
+  if (me == 0)
+    for (int k = 0; k < 4; ++k) at<uint64_t>(mine, k) = 100;
+  OK(bspk_sync());
+  if (me == 0) {
+    OK(bspk_free(mine));
+    usleep(300000);
+  }
+  OK(bspk_expect(0));
+  OK(bspk_sync());
+  bspk_ptr again = BSPK_NULL;
+  if (me == 1) {
+    again = bspk_malloc("pair", 7, 4, 8);
+    CHECK(!bspk_is_null(again), "malloc: %s", bspk_error_string());
+    for (int k = 0; k < 4; ++k) at<uint64_t>(again, k) = 200 + static_cast<uint64_t>(k);
+  }
+  OK(bspk_expect(0));
+  OK(bspk_sync());
+  bspk_ptr got = bspk_malloc("", 0, 4, 8);
+  bspk_ptr L = bspk_lookup("pair", 7);
+  OK(bspk_copy(got, L, 4));
+  OK(bspk_sync());
+  CHECK(bspk_owner(L) == 1, "the pair resolved to pid %d, expected pid 1", bspk_owner(L));
+  for (int k = 0; k < 4; ++k)
+    CHECK(at<uint64_t>(got, k) == 200 + static_cast<uint64_t>(k), "fetched [%d] = %llu", k,
+          (unsigned long long)at<uint64_t>(got, k));
+  OK(bspk_sync());
+  std::printf("rereg ok pid=%d\n", me);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: fidelity_scenarios NAME [args] | fidelity_scenarios --list\n");
+    return 2;
+  }
+  if (std::string(argv[1]) == "--list") return scen::print_table(stdout);  // before any bspk call
+  if (bspk_init(&argc, &argv) != BSPK_OK) {
+    std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
+    return 1;
+  }
+  me = bspk_pid();
+  P = bspk_nprocs();
+  std::string name = argv[1];
+  int rc;
+  if (name == "ringlist") rc = ringlist(argc, argv);
+  else if (name == "forged") rc = forged(argc, argv);
+  else if (name == "stale") rc = stale(argc, argv);
+  else if (name == "finalstore") rc = finalstore(argc, argv);
+  else if (name == "ghost") rc = ghost(argc, argv);
+  else if (name == "rereg") rc = rereg(argc, argv);
+  else bspk_abort("unknown scenario '%s'", name.c_str());
+  if (rc == 0) OK(bspk_finalize());
+  return rc == 2 ? 0 : rc;
+}
