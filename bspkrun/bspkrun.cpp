@@ -9,10 +9,11 @@
 // (a Unix socket, see boot/protocol.h), forwards their output line by line,
 // binds them to cores with hwloc when asked, and ends the whole job when one
 // process fails: it says which pid died, how, and in which superstep, ends the
-// others (SIGTERM, then SIGKILL after 2 s) and exits with that status. A
-// process that called bspk_init and exits without bspk_finalize is a failure
-// too (BSPlib's Err_SYNC case). Exit status: the first non-zero status of a
-// process (128+signal for a signal), 124 when --timeout expires, else 0.
+// others (SIGTERM and SIGCONT, so a stopped process ends too, then SIGKILL
+// after 2 s) and exits with that status. A process that called bspk_init and
+// exits without bspk_finalize is a failure too (BSPlib's Err_SYNC case). Exit
+// status: the first non-zero status of a process (128+signal for a signal),
+// 124 when --timeout expires, else 0.
 //
 // Nothing a process does blocks the event loop: bootstrap connections and
 // output pipes are non-blocking, messages are parsed as their bytes arrive
@@ -640,7 +641,13 @@ void Launcher::handle_msg(int fd, Msg type, const std::string& pl) {
 
 void Launcher::kill_all(int sig) {
   for (auto& p : procs_) {
-    if (p.exited || p.pid <= 0) continue;
+    if (p.pid <= 0) continue;
+    if (p.exited) {
+      // Its process group may live on: a process it started that holds its
+      // output open. (While the group has a member its id is not reused.)
+      if (!adopting() && (p.out_fd >= 0 || p.err_fd >= 0)) kill(-p.pid, sig);
+      continue;
+    }
     if (adopted(p.rank)) signal_parent(sig);  // that process only: its group is the user's
     else if (adopting()) kill(p.pid, sig);    // an adopted child, in that group too (not reaped yet)
     else kill(-p.pid, sig), kill(p.pid, sig);
@@ -655,6 +662,9 @@ void Launcher::fail_job(int status, const std::string& msg) {
   std::fprintf(stderr, "%s\n", msg.c_str());
   std::fflush(stderr);
   kill_all(SIGTERM);
+  // A stopped process acts on SIGTERM only once continued (else only the
+  // SIGKILL 2 s later would end it).
+  kill_all(SIGCONT);
   kill_deadline_ = now_s() + 2.0;
 }
 
@@ -776,9 +786,20 @@ int Launcher::run() {
       kill_all(SIGKILL);
       sent_kill = true;
     }
+    // After a failure, output pipes that something outside the job's process
+    // groups still holds open (e.g. a process started with setsid) are not
+    // waited for beyond a second after the SIGKILL.
+    const bool stop_forwarding = sent_kill && now_s() > kill_deadline_ + 1.0;
     bool all_done = true;
-    for (auto& p : procs_)
+    for (auto& p : procs_) {
+      if (p.exited && stop_forwarding) {  // what is there now, then close
+        if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
+        if (p.out_fd >= 0) forward(p, p.out_fd, false, true);
+        if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
+        if (p.err_fd >= 0) forward(p, p.err_fd, true, true);
+      }
       if (!p.exited || p.out_fd >= 0 || p.err_fd >= 0) all_done = false;
+    }
     if (all_done) break;
   }
   if (!failing_) {
