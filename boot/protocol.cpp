@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -157,25 +158,27 @@ bool unpack_blobs(const std::string& p, std::vector<std::string>* out) {
   return pos == p.size();
 }
 
-bool FrameReader::fill(int fd) {
+bool FrameReader::fill(int fd, size_t max_read) {
   char tmp[16384];
-  for (;;) {
-    ssize_t n = ::recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
+  for (size_t got = 0; got < max_read;) {
+    ssize_t n = ::recv(fd, tmp, std::min(sizeof tmp, max_read - got), MSG_DONTWAIT);
     if (n > 0) {
       buf_.append(tmp, static_cast<size_t>(n));
+      got += static_cast<size_t>(n);
       continue;
     }
     if (n == 0) return false;
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
+  return true;
 }
 
 bool FrameReader::next(Msg* type, std::string* payload) {
   if (bad_ || buf_.size() < 4) return false;
   uint32_t len = 0;
   std::memcpy(&len, buf_.data(), 4);
-  if (len == 0 || len > (1u << 30)) {
+  if (len == 0 || len > max_frame_) {
     bad_ = true;
     return false;
   }
@@ -188,7 +191,7 @@ bool FrameReader::next(Msg* type, std::string* payload) {
 
 bool recv_msg(int fd, Msg* type, std::string* payload) {
   uint32_t len = 0;
-  if (!read_all(fd, &len, sizeof len) || len == 0 || len > (1u << 30)) return false;
+  if (!read_all(fd, &len, sizeof len) || len == 0 || len > kMaxFrame) return false;
   std::string buf(len, '\0');
   if (!read_all(fd, buf.data(), len)) return false;
   *type = static_cast<Msg>(buf[0]);

@@ -8,6 +8,7 @@
 // barrier.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -83,22 +84,35 @@ std::string frame(Msg type, const std::string& payload);
 std::string pack_blobs(const std::vector<std::string>& blobs);
 // false if truncated or malformed.
 bool unpack_blobs(const std::string& payload, std::vector<std::string>* out);
+// The longest frame (its length field: type and payload) either end accepts.
+constexpr uint32_t kMaxFrame = 1u << 30;
+
 // Reads one message; returns false on EOF/error.
 bool recv_msg(int fd, Msg* type, std::string* payload);
 
-// Non-blocking reading of framed messages from a socket polled for input.
+// Non-blocking reading of framed messages from a socket polled for input:
+// bytes are taken as they arrive and a message is parsed once it is whole, so
+// a peer that sends half a frame and stops never blocks the reader.
 class FrameReader {
  public:
-  // Appends what the socket has; false at end of stream or on an error
-  // (messages already buffered can still be taken with next()).
-  bool fill(int fd);
+  explicit FrameReader(uint32_t max_frame = kMaxFrame) : max_frame_(max_frame) {}
+  // Frames longer than `n` make the stream bad() from now on (e.g. a small
+  // limit until a peer has said hello).
+  void set_max_frame(uint32_t n) { max_frame_ = n; }
+  // Appends what the socket has, at most `max_read` bytes in this call (the
+  // rest stays in the socket: poll again); false at end of stream or on an
+  // error (messages already buffered can still be taken with next()).
+  bool fill(int fd, size_t max_read = SIZE_MAX);
   // Takes the next complete message; false if none is complete yet (or the
-  // stream is malformed: see bad()).
+  // stream is malformed, a zero or too long frame: see bad()).
   bool next(Msg* type, std::string* payload);
   bool bad() const { return bad_; }
+  // Bytes received and not yet taken (part of a frame, or whole frames).
+  size_t buffered() const { return buf_.size(); }
 
  private:
   std::string buf_;
+  uint32_t max_frame_;
   bool bad_ = false;
 };
 

@@ -9,10 +9,17 @@
 // (a Unix socket, see boot/protocol.h), forwards their output line by line,
 // binds them to cores with hwloc when asked, and ends the whole job when one
 // process fails: it says which pid died, how, and in which superstep, ends the
-// others (SIGTERM, then SIGKILL after 2 s) and exits with that status. A
-// process that called bspk_init and exits without bspk_finalize is a failure
-// too (BSPlib's Err_SYNC case). Exit status: the first non-zero status of a
-// process (128+signal for a signal), 124 when --timeout expires, else 0.
+// others (SIGTERM and SIGCONT, so a stopped process ends too, then SIGKILL
+// after 2 s) and exits with that status. A process that called bspk_init and
+// exits without bspk_finalize is a failure too (BSPlib's Err_SYNC case). Exit
+// status: the first non-zero status of a process (128+signal for a signal),
+// 124 when --timeout expires, else 0.
+//
+// Nothing a process does blocks the event loop: bootstrap connections and
+// output pipes are non-blocking, messages are parsed as their bytes arrive
+// and replies queued until the socket takes them. A stopped process, or any
+// local process that connects and sends half a message, leaves output
+// forwarding, failure handling and --timeout working.
 //
 // --adopt (bsplib/spawn.h): bspkrun starts nothing. Pid 0 is its parent, the
 // running process OSPID; pids 1..P-1 are the --adopt-children, its own
@@ -42,7 +49,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +78,26 @@ struct Proc {
   bool hello = false, finalized = false, exited = false;
   int status = 0;
 };
+
+// A connection to the bootstrap socket: a process of the job once its Hello
+// is taken (rank >= 0), any local process before that. Never waited on: what
+// it sends is parsed as it arrives (a half frame just waits in `in`), and what
+// it is sent is queued and written as its socket takes it, so a stopped or
+// slow process never blocks the event loop.
+struct Client {
+  int rank = -1;
+  FrameReader in;
+  std::deque<std::shared_ptr<const std::string>> out;  // frames not yet written (shared: the all-gather result)
+  size_t out_off = 0;                                   // bytes of out.front() already written
+};
+
+// Before its Hello a connection may send one frame of at most this many bytes
+// (a Hello is kHelloFixed + 1): more, or any other message first, and it is
+// dropped; it is never buffered beyond that.
+constexpr uint32_t kPreHelloFrame = 4096;
+// Most bytes read from one process's socket (or pipe) per wake-up, so that
+// one fast writer cannot hold up the others.
+constexpr size_t kReadChunk = size_t{1} << 20;
 
 
 // pidfd_open / pidfd_send_signal (Linux 5.1 / 5.3), through syscall(): -1 with
@@ -129,7 +158,11 @@ class Launcher {
   void forward(Proc& p, int fd, bool is_err, bool eof);
   void emit(Proc& p, const std::string& line, bool is_err);
   void accept_client();
-  void handle_client(int fd);
+  void read_client(int fd, bool drain);
+  void handle_msg(int fd, Msg type, const std::string& pl);
+  void send_to(int fd, Msg type, const std::string& pl);
+  void send_to(int fd, const std::shared_ptr<const std::string>& frame);
+  void flush_client(int fd);
   void drop_client(int fd);
   void reap();
   void fail_job(int status, const std::string& msg);
@@ -140,8 +173,7 @@ class Launcher {
   int listen_fd_ = -1;
   StatusSlot* status_ = nullptr;
   std::vector<Proc> procs_;
-  std::vector<int> pending_;                // accepted sockets before Hello
-  std::map<int, int> rank_of_fd_;
+  std::map<int, Client> clients_;  // by socket: every accepted bootstrap connection
   std::vector<std::string> gather_;
   std::vector<bool> gathered_;
   int ngathered_ = 0;
@@ -175,7 +207,7 @@ void Launcher::setup_rendezvous() {
   jobid_ = strprintf("%d-%s", (int)getpid(), dir_.substr(dir_.size() - 6).c_str());
   sock_path_ = dir_ + "/boot.sock";
   status_path_ = dir_ + "/status";
-  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock_path_.c_str());
@@ -224,6 +256,10 @@ void Launcher::spawn(int rank) {
     perror("bspkrun: pipe");
     exit(1);
   }
+  // Our read ends only (the process's ends stay blocking): a read never waits,
+  // e.g. for a process that holds its output open but is stopped.
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
   hwloc_bitmap_t set = core_set(rank);
   pid_t pid = fork();
   if (pid < 0) {
@@ -407,11 +443,7 @@ void Launcher::parent_gone(bool died) {
   p.exited = true;  // not signalled from now on
   if (adopt_fd >= 0) close(adopt_fd), adopt_fd = -1;
   // Its last bootstrap messages (e.g. Finalized) before judging, as in reap().
-  for (int guard = 0; p.sock >= 0 && guard < 64; ++guard) {
-    pollfd pf{p.sock, POLLIN, 0};
-    if (poll(&pf, 1, 0) <= 0) break;
-    handle_client(p.sock);
-  }
+  if (p.sock >= 0) read_client(p.sock, true);
   if (status_ && status_[0].state == static_cast<uint32_t>(ProcState::Done)) p.finalized = true;
   if (failing_ || p.finalized) return;
   fail_job(1, strprintf("bspkrun: pid 0 (os pid %d, the process that started this job) %s before calling "
@@ -431,13 +463,17 @@ void Launcher::emit(Proc& p, const std::string& line, bool is_err) {
   std::fflush(f);
 }
 
+// Forwards what the pipe has now (it is non-blocking), whole lines; at its
+// end (or `eof`) the rest too, and closes it.
 void Launcher::forward(Proc& p, int fd, bool is_err, bool eof) {
   std::string& buf = is_err ? p.err_buf : p.out_buf;
-  if (!eof) {
+  for (size_t got = 0; !eof && got < kReadChunk;) {
     char tmp[65536];
     ssize_t n = read(fd, tmp, sizeof tmp);
-    if (n > 0) buf.append(tmp, static_cast<size_t>(n));
-    if (n <= 0 && !(n < 0 && errno == EINTR)) eof = true;
+    if (n > 0) buf.append(tmp, static_cast<size_t>(n)), got += static_cast<size_t>(n);
+    else if (n < 0 && errno == EINTR) continue;
+    else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    else eof = true;
   }
   size_t start = 0;
   for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
@@ -452,30 +488,87 @@ void Launcher::forward(Proc& p, int fd, bool is_err, bool eof) {
 }
 
 void Launcher::accept_client() {
-  int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd >= 0) pending_.push_back(fd);
+  for (;;) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && errno == EINTR) continue;
+    if (fd < 0) return;  // none left (EAGAIN), or out of descriptors: poll again
+    clients_[fd].in.set_max_frame(kPreHelloFrame);
+  }
 }
 
 void Launcher::drop_client(int fd) {
   close(fd);
-  rank_of_fd_.erase(fd);
+  clients_.erase(fd);
   for (auto& p : procs_)
     if (p.sock == fd) p.sock = -1;
-  for (size_t i = 0; i < pending_.size(); ++i)
-    if (pending_[i] == fd) {
-      pending_.erase(pending_.begin() + static_cast<long>(i));
-      break;
-    }
 }
 
-void Launcher::handle_client(int fd) {
+// Takes what connection `fd` has sent and acts on each whole message. `drain`:
+// its process is gone, so take everything left (its last messages, e.g.
+// Finalized, before it is judged) instead of one chunk.
+void Launcher::read_client(int fd, bool drain) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  Client& c = it->second;  // stays valid while fd is in clients_ (std::map)
+  const size_t pre_hello = 4 + size_t{kPreHelloFrame};
+  size_t max_read = c.rank >= 0 ? (drain ? SIZE_MAX : kReadChunk)
+                                : (c.in.buffered() < pre_hello ? pre_hello - c.in.buffered() : 0);
+  const bool open = c.in.fill(fd, max_read);
   Msg type;
   std::string pl;
-  if (!recv_msg(fd, &type, &pl)) {
-    drop_client(fd);  // the process exited or closed; reap() reports how
-    return;
+  while (c.in.next(&type, &pl)) {
+    handle_msg(fd, type, pl);
+    if (!clients_.count(fd)) return;  // dropped
   }
-  auto it = rank_of_fd_.find(fd);
+  if (c.in.bad() && c.rank >= 0) {
+    const Proc& p = procs_[c.rank];
+    fail_job(1, strprintf("bspkrun: pid %d (os pid %d) sent a malformed bootstrap message (bad frame length); "
+                          "ending the job",
+                          p.rank, (int)p.pid));
+    drop_client(fd);
+  } else if (c.rank < 0 && (c.in.bad() || c.in.buffered() >= pre_hello)) {
+    std::fprintf(stderr, "bspkrun: warning: dropped a connection to the bootstrap socket that sent no valid "
+                         "hello (a frame longer than %u bytes)\n", kPreHelloFrame);
+    drop_client(fd);
+  } else if (!open) {
+    drop_client(fd);  // the process exited or closed; reap() reports how
+  }
+}
+
+// Queues a message for connection `fd` and writes what its socket takes now;
+// the rest goes when poll() says it can (flush_client).
+void Launcher::send_to(int fd, Msg type, const std::string& pl) {
+  send_to(fd, std::make_shared<const std::string>(frame(type, pl)));
+}
+
+void Launcher::send_to(int fd, const std::shared_ptr<const std::string>& f) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  it->second.out.push_back(f);
+  flush_client(fd);
+}
+
+void Launcher::flush_client(int fd) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  Client& c = it->second;
+  while (!c.out.empty()) {
+    const std::string& f = *c.out.front();
+    ssize_t n = send(fd, f.data() + c.out_off, f.size() - c.out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // full: POLLOUT wakes us
+    if (n < 0) {  // the process is gone: its end of stream (and reap()) report it
+      c.out.clear();
+      c.out_off = 0;
+      return;
+    }
+    c.out_off += static_cast<size_t>(n);
+    if (c.out_off == f.size()) c.out.pop_front(), c.out_off = 0;
+  }
+}
+
+void Launcher::handle_msg(int fd, Msg type, const std::string& pl) {
+  Client& c = clients_.at(fd);
   if (type == Msg::Hello) {
     HelloInfo h;
     std::string why;
@@ -487,25 +580,21 @@ void Launcher::handle_client(int fd) {
                       (int)procs_[rank].pid);
     else why = version_mismatch(h);
     if (!why.empty()) {
-      send_msg(fd, Msg::Refused, why);
+      send_to(fd, Msg::Refused, why);
       fail_job(1, "bspkrun: refused a process: " + why);
       return;
     }
     procs_[rank].hello = true;
     procs_[rank].sock = fd;
-    rank_of_fd_[fd] = rank;
-    for (size_t i = 0; i < pending_.size(); ++i)
-      if (pending_[i] == fd) {
-        pending_.erase(pending_.begin() + static_cast<long>(i));
-        break;
-      }
+    c.rank = rank;
+    c.in.set_max_frame(kMaxFrame);
     return;
   }
-  if (it == rank_of_fd_.end()) {
+  if (c.rank < 0) {  // anything but a Hello first: not one of ours
     drop_client(fd);
     return;
   }
-  int rank = it->second;
+  int rank = c.rank;
   switch (type) {
     case Msg::Allgather: {
       if (gathered_[rank]) {
@@ -516,9 +605,9 @@ void Launcher::handle_client(int fd) {
       gather_[rank] = pl;
       if (ngathered_ == 0) gather_started_ = now_s();
       if (++ngathered_ == nprocs) {
-        std::string res = pack_blobs(gather_);
+        auto res = std::make_shared<const std::string>(frame(Msg::AllgatherResult, pack_blobs(gather_)));
         for (auto& p : procs_)
-          if (p.sock >= 0) send_msg(p.sock, Msg::AllgatherResult, res);
+          if (p.sock >= 0) send_to(p.sock, res);
         ngathered_ = 0;
         std::fill(gathered_.begin(), gathered_.end(), false);
       }
@@ -552,7 +641,13 @@ void Launcher::handle_client(int fd) {
 
 void Launcher::kill_all(int sig) {
   for (auto& p : procs_) {
-    if (p.exited || p.pid <= 0) continue;
+    if (p.pid <= 0) continue;
+    if (p.exited) {
+      // Its process group may live on: a process it started that holds its
+      // output open. (While the group has a member its id is not reused.)
+      if (!adopting() && (p.out_fd >= 0 || p.err_fd >= 0)) kill(-p.pid, sig);
+      continue;
+    }
     if (adopted(p.rank)) signal_parent(sig);  // that process only: its group is the user's
     else if (adopting()) kill(p.pid, sig);    // an adopted child, in that group too (not reaped yet)
     else kill(-p.pid, sig), kill(p.pid, sig);
@@ -567,6 +662,9 @@ void Launcher::fail_job(int status, const std::string& msg) {
   std::fprintf(stderr, "%s\n", msg.c_str());
   std::fflush(stderr);
   kill_all(SIGTERM);
+  // A stopped process acts on SIGTERM only once continued (else only the
+  // SIGKILL 2 s later would end it).
+  kill_all(SIGCONT);
   kill_deadline_ = now_s() + 2.0;
 }
 
@@ -582,11 +680,7 @@ void Launcher::reap() {
       // Drain its output and bootstrap messages (e.g. Finalized) before judging.
       if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
       if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
-      for (int guard = 0; p.sock >= 0 && guard < 64; ++guard) {
-        pollfd pf{p.sock, POLLIN, 0};
-        if (poll(&pf, 1, 0) <= 0) break;
-        handle_client(p.sock);
-      }
+      if (p.sock >= 0) read_client(p.sock, true);
       if (status_ && status_[p.rank].state == static_cast<uint32_t>(ProcState::Done)) p.finalized = true;
       if (failing_) break;
       if (WIFSIGNALED(st)) {
@@ -647,9 +741,8 @@ int Launcher::run() {
       if (p.out_fd >= 0) fds.push_back({p.out_fd, POLLIN, 0}), what.push_back({1, p.rank});
       if (p.err_fd >= 0) fds.push_back({p.err_fd, POLLIN, 0}), what.push_back({2, p.rank});
     }
-    std::vector<int> clients = pending_;
-    for (auto& [fd, r] : rank_of_fd_) clients.push_back(fd);
-    for (int fd : clients) fds.push_back({fd, POLLIN, 0}), what.push_back({3, fd});
+    for (auto& [fd, c] : clients_)
+      fds.push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0}), what.push_back({3, fd});
     if (adopt_pid > 0 && !procs_[0].exited) {  // wake at once when pid 0 dies or leaves
       if (adopt_pidfd_ >= 0) fds.push_back({adopt_pidfd_, POLLIN, 0}), what.push_back({4, 0});
       if (adopt_fd >= 0) fds.push_back({adopt_fd, 0, 0}), what.push_back({4, 0});
@@ -666,8 +759,10 @@ int Launcher::run() {
         else if (k == 2) forward(procs_[idx], procs_[idx].err_fd, true, false);
         else if (k == 4) continue;  // check_parent() below
         else if (k == 5) send_children();
-        else if (rank_of_fd_.count(idx) || std::find(pending_.begin(), pending_.end(), idx) != pending_.end())
-          handle_client(idx);
+        else {
+          if (fds[i].revents & POLLOUT) flush_client(idx);
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) read_client(idx, false);
+        }
       }
     }
     reap();
@@ -691,9 +786,20 @@ int Launcher::run() {
       kill_all(SIGKILL);
       sent_kill = true;
     }
+    // After a failure, output pipes that something outside the job's process
+    // groups still holds open (e.g. a process started with setsid) are not
+    // waited for beyond a second after the SIGKILL.
+    const bool stop_forwarding = sent_kill && now_s() > kill_deadline_ + 1.0;
     bool all_done = true;
-    for (auto& p : procs_)
+    for (auto& p : procs_) {
+      if (p.exited && stop_forwarding) {  // what is there now, then close
+        if (p.out_fd >= 0) forward(p, p.out_fd, false, false);
+        if (p.out_fd >= 0) forward(p, p.out_fd, false, true);
+        if (p.err_fd >= 0) forward(p, p.err_fd, true, false);
+        if (p.err_fd >= 0) forward(p, p.err_fd, true, true);
+      }
       if (!p.exited || p.out_fd >= 0 || p.err_fd >= 0) all_done = false;
+    }
     if (all_done) break;
   }
   if (!failing_) {

@@ -97,6 +97,42 @@ TEST(Protocol, FrameReaderReassemblesSplitMessages) {
   close(sv[1]);
 }
 
+// bspkrun reads a connection that has not said hello with a small frame limit
+// and a bounded read: an oversize frame is bad as soon as its length is in,
+// and no more than asked is taken from the socket.
+TEST(Protocol, FrameReaderLimitsFrameSizeAndHowMuchOneFillReads) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  FrameReader small(64);
+  Msg t;
+  std::string pl;
+  std::string hello = frame(Msg::Hello, std::string(20, 'h'));
+  ASSERT_TRUE(write_all(sv[0], hello.data(), hello.size()));
+  ASSERT_TRUE(small.fill(sv[1], 10));
+  EXPECT_EQ(small.buffered(), 10u) << "at most max_read bytes per fill";
+  EXPECT_FALSE(small.next(&t, &pl));
+  ASSERT_TRUE(small.fill(sv[1]));
+  ASSERT_TRUE(small.next(&t, &pl));
+  EXPECT_EQ(t, Msg::Hello);
+  EXPECT_EQ(small.buffered(), 0u);
+  // A header announcing more than the limit: bad at once, the rest not awaited.
+  std::string big = frame(Msg::Hello, std::string(100, 'x')).substr(0, 5);
+  ASSERT_TRUE(write_all(sv[0], big.data(), big.size()));
+  ASSERT_TRUE(small.fill(sv[1]));
+  EXPECT_FALSE(small.next(&t, &pl));
+  EXPECT_TRUE(small.bad());
+  // Raised after a hello, the same frame is fine.
+  FrameReader raised(64);
+  raised.set_max_frame(kMaxFrame);
+  std::string f = frame(Msg::Allgather, std::string(100, 'x'));
+  ASSERT_TRUE(write_all(sv[0], f.data(), f.size()));
+  while (!raised.next(&t, &pl)) ASSERT_TRUE(raised.fill(sv[1]));
+  EXPECT_FALSE(raised.bad());
+  EXPECT_EQ(pl.size(), 100u);
+  close(sv[0]);
+  close(sv[1]);
+}
+
 namespace {
 HubTiming fast() {
   HubTiming t;

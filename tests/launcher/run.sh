@@ -1,0 +1,89 @@
+#!/bin/bash
+# tests/launcher/run.sh BSPKRUN PEER CASE -- runs `bspkrun -n 2 PEER CASE DIR`
+# (tests/launcher/peer.cpp) under a hard limit and checks how the job ended.
+# bspkrun must never wait on one process: a process (or a stranger on its
+# socket) that sends half a message, or is stopped, must leave the job's
+# completion, output forwarding, failure handling and --timeout working.
+#   strangers        three local processes connect and stop mid-message: the
+#                    job still completes (exit 0, both exchanges), the one that
+#                    announced an oversize hello is dropped with a warning
+#   stop             --timeout 3, pid 1 stopped: exit 124 with the time-limit
+#                    message; pid 0's output keeps coming; pid 1 ends by
+#                    SIGTERM (it was continued), not only by the SIGKILL
+#   stop_reader      the same, pid 1 stopped before reading an all-gather
+#                    result that does not fit its socket buffer
+#   half_stop_exit   pid 1 stopped after half a message; pid 0 exits 3: the job
+#                    ends at once with status 3 naming pid 0; pid 1 got SIGTERM
+#   half_stop_abort  the same, pid 0 aborts: its message, "called bspk_abort"
+#   held_output      pid 0 exits 3 while a process it started holds its output
+#                    pipes open: the job ends at once, status 3, naming pid 0
+#   bad_frame        pid 1 sends a frame of length 0: the job fails (status 1)
+#                    naming pid 1 and its os pid
+# A job still running after LIMIT seconds is killed (status 137): a hang fails.
+set -u
+bspkrun=${1:?usage: run.sh BSPKRUN PEER CASE} peer=${2:?} case_=${3:?}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out=$dir/out err=$dir/err
+# No launcher around this one (ctest might run under one).
+unset BSPK_BOOT_SOCKET BSPK_JOBID BSPK_RANK BSPK_NPROCS BSPK_STATUS_FILE BSPK_BOOTSTRAP
+
+rc=0 secs=0
+run() {  # LIMIT bspkrun-args...
+  local limit=$1 t0=$SECONDS
+  shift
+  timeout --preserve-status -s KILL "$limit" "$bspkrun" "$@" >"$out" 2>"$err"
+  rc=$? secs=$((SECONDS - t0))
+}
+fail() {
+  echo "FAIL ($case_): $*; exit status $rc after ~${secs} s"
+  echo "--- stdout"; cat "$out"
+  echo "--- stderr"; cat "$err"
+  exit 1
+}
+expect_rc() { [ "$rc" = 137 ] && fail "bspkrun hung (killed at the test's limit)"; [ "$rc" = "$1" ] || fail "expected exit status $1"; }
+expect_out() { grep -Eq -- "$1" "$out" || fail "stdout lacks /$1/"; }
+expect_err() { grep -Eq -- "$1" "$err" || fail "stderr lacks /$1/"; }
+
+case $case_ in
+  strangers)
+    run 20 -n 2 "$peer" strangers "$dir"
+    expect_rc 0
+    expect_out "^pid 0: exchange ok$"
+    expect_out "^pid 1: exchange ok$"
+    expect_err "bspkrun: warning: dropped a connection to the bootstrap socket"
+    ;;
+  stop | stop_reader)
+    run 20 --timeout 3 -n 2 "$peer" "$case_" "$dir"
+    expect_rc 124
+    expect_err "^bspkrun: time limit of 3 s reached; ending the job$"
+    [ "$case_" = stop_reader ] && expect_out "^pid 0: exchange ok$"
+    expect_out "^pid 0: tick 5$"  # output forwarded while pid 1 is stopped
+    expect_err "^pid 1: got SIGTERM$"
+    ;;
+  half_stop_exit)
+    run 20 -n 2 "$peer" "$case_" "$dir"
+    expect_rc 3
+    expect_err "^bspkrun: pid 0 \(os pid [0-9]+\) exited with status 3.*; ending the job$"
+    expect_err "^pid 1: got SIGTERM$"
+    ;;
+  half_stop_abort)
+    run 20 -n 2 "$peer" "$case_" "$dir"
+    expect_rc 3
+    expect_err "^pid 0: test abort$"
+    expect_err "^bspkrun: pid 0 called bspk_abort; ending the job$"
+    expect_err "^pid 1: got SIGTERM$"
+    ;;
+  held_output)
+    run 15 -n 2 "$peer" "$case_" "$dir"
+    expect_rc 3
+    expect_err "^bspkrun: pid 0 \(os pid [0-9]+\) exited with status 3"
+    ;;
+  bad_frame)
+    run 20 -n 2 "$peer" "$case_" "$dir"
+    expect_rc 1
+    expect_err "^bspkrun: pid 1 \(os pid [0-9]+\) sent a malformed bootstrap message"
+    ;;
+  *) echo "run.sh: unknown case $case_"; exit 2 ;;
+esac
+echo "ok ($case_): exit status $rc after ~${secs} s"
