@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,19 @@ class FramePool {
     free_.pop_back();
     if (++in_use_ > peak_) peak_ = in_use_;
     return f;
+  }
+
+  // alloc() that returns 0 instead of throwing when the pool cannot grow
+  // (the limit, or memory or registration failing).
+  uintptr_t try_alloc() {
+    if (free_.empty()) {
+      try {
+        grow();
+      } catch (const std::exception&) {
+        return 0;
+      }
+    }
+    return alloc();
   }
 
   // Return a frame obtained from alloc().

@@ -86,9 +86,10 @@ void Dsm::post_error(int code, const std::string& msg) {
   if (post_code_ == 0) {
     post_code_ = code;
     post_msg_ = msg;
-  } else {
-    // Several errors in one superstep: the first is returned, all are printed.
-    std::fprintf(stderr, "bspk: error (pid %d, superstep %u, also): %s\n", pid_, engine_.step(), msg.c_str());
+  } else if (post_msg_.size() < 4000) {
+    // Several errors in one superstep: the first one's code is returned, and
+    // every message is kept in it (printed with it unless BSPK_ERRORS=quiet).
+    post_msg_ += "; also: " + msg;
   }
 }
 

@@ -174,6 +174,8 @@ class Engine {
   void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what);
   // An error found while progressing (e.g. more arrivals than declared);
   // recorded here, printed by the API layer, thrown by the next sync/expect.
+  // The first one's code is returned; later ones, until it is thrown, are
+  // appended to its message ("; also: ..."), so none is lost.
   void raise_async(int code, const std::string& msg);
   void throw_pending();
   // Something happened that a waiting process should count as progress.
@@ -226,6 +228,7 @@ class Engine {
   void post_slot(RecvSlot* slot);
   void flush_reposts();
   void dispatch(const fabric::Completion& c);
+  void dispatch_one(const fabric::Completion& c);
   void on_recv(RecvSlot* slot, size_t len);
   // flow.cpp
   bool window_open(int dest, uint32_t step) const {
@@ -297,6 +300,7 @@ class Engine {
   // receiving
   std::vector<RecvSlot> slots_;
   std::vector<RecvSlot*> repost_;  // consumed slots to post again before the next wait
+  std::vector<RecvSlot*> starved_; // consumed slots with no buffer (pool at its limit), see flush_reposts
 
   // flow control
   std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached
@@ -314,6 +318,7 @@ class Engine {
   uint64_t progress_events_ = 0;   // bumps on every arrival/tree event (for time-outs)
   int pending_code_ = 0;
   std::string pending_msg_;
+  unsigned pending_more_ = 0;  // later errors appended to pending_msg_ (issue 12, defect 8)
 };
 
 }  // namespace bspk::sync

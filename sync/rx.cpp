@@ -38,6 +38,20 @@ void Engine::post_slot(RecvSlot* slot) {
 }
 
 void Engine::flush_reposts() {
+  // Slots whose buffer went to a region while the pool was at its limit:
+  // given a fresh buffer (and posted) as soon as one can be had.
+  for (size_t i = 0; i < starved_.size();) {
+    RecvSlot* slot = starved_[i];
+    uintptr_t b = (slot->small ? small_ : frames_).try_alloc();
+    if (!b) {
+      ++i;
+      continue;
+    }
+    slot->frame = b;
+    repost_.push_back(slot);
+    starved_[i] = starved_.back();
+    starved_.pop_back();
+  }
   // post_slot may progress the CQ (receive queue full), which can add to
   // repost_: work on a detached list.
   std::vector<RecvSlot*> now;
@@ -50,6 +64,19 @@ void Engine::flush_reposts() {
 }
 
 void Engine::dispatch(const fabric::Completion& c) {
+  // One completion's failure (e.g. BSPK_ERR_NOMEM in a handler) must not
+  // lose the others of the batch, nor leave a slot or a send unaccounted
+  // (issue 12, defect 6): it is recorded and thrown by the waiting call.
+  try {
+    dispatch_one(c);
+  } catch (const Error& e) {
+    raise_async(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    raise_async(BSPK_ERR_NOMEM, "out of memory while handling an arrival or a completion");
+  }
+}
+
+void Engine::dispatch_one(const fabric::Completion& c) {
   switch (c.kind) {
     case fabric::CompletionKind::Received:
       on_recv(recv_slot_of(c.context), c.len);
@@ -80,11 +107,30 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   // Every message but the flow-control ones proves its sender's superstep.
   if (h.kind != wire::kStepQuery && h.kind != wire::kStepNotice) note_peer_step(h.src, h.step);
   const Handler& handle = handlers_[h.kind];
+  bool kept = false;
   if (!handle) {
     raise_async(BSPK_ERR_FABRIC,
                 strprintf("received a message of unknown kind %u from pid %d", unsigned(h.kind), h.src));
-  } else if (handle(Incoming{h, slot->frame, h.payload, slot->small})) {
-    slot->frame = (slot->small ? small_ : frames_).alloc();  // the handler kept the buffer
+  } else {
+    try {
+      kept = handle(Incoming{h, slot->frame, h.payload, slot->small});
+    } catch (const Error& e) {
+      raise_async(e.code(), e.what());  // the slot is reposted below all the same
+    }
+  }
+  if (kept) {  // the handler kept the buffer: the slot needs a fresh one
+    slot->frame = (slot->small ? small_ : frames_).try_alloc();
+    if (!slot->frame) {
+      // At the pool's limit: the slot waits (unposted) until a buffer is
+      // freed; the others stay posted. Reported once per wait.
+      starved_.push_back(slot);
+      if (starved_.size() == 1)  // once, not per slot
+        raise_async(BSPK_ERR_NOMEM,
+                    strprintf("no free %s for a receive slot (BSPK_POOL_LIMIT reached): arrivals slow down until "
+                              "regions (received messages included) are freed",
+                              slot->small ? "4 KiB buffer" : "frame"));
+      return;
+    }
   }
   // Repost later (before this process next waits): keeps fi_trecvmsg off the
   // path between a message's arrival and the program seeing it.

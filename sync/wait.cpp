@@ -16,6 +16,10 @@ void Engine::raise_async(int code, const std::string& msg) {
   if (pending_code_ == 0) {
     pending_code_ = code;
     pending_msg_ = msg;
+    pending_more_ = 0;
+  } else if (msg != pending_msg_ && pending_msg_.find("; also: " + msg) == std::string::npos) {
+    // Kept, not dropped: up to 8 in full, then counted.
+    if (++pending_more_ <= 8) pending_msg_ += "; also: " + msg;
   }
 }
 
@@ -23,8 +27,10 @@ void Engine::throw_pending() {
   if (!pending_code_) return;
   int c = pending_code_;
   std::string m = pending_msg_;
+  if (pending_more_ > 8) m += strprintf("; and %u more", pending_more_ - 8);
   pending_code_ = 0;
   pending_msg_.clear();
+  pending_more_ = 0;
   throw Error(c, m);
 }
 
@@ -123,6 +129,19 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
         fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
              opt_.timeout_s, step_, what().c_str());
       if (!boot_.alive()) fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", step_);
+      // Every frame slot starved (the pool at its limit, all frames held by
+      // regions): nothing more can arrive until the program frees some, so
+      // say so now rather than at the time-out.
+      if (!starved_.empty() && t - last_change > 1.0) {
+        flush_reposts();
+        size_t large = 0;
+        for (RecvSlot* s : starved_) large += !s->small;
+        if (large == opt_.rx_depth || starved_.size() - large == opt_.small_rx_depth)
+          fail(BSPK_ERR_NOMEM,
+               "superstep %u cannot receive: every %s receive slot waits for a free buffer (BSPK_POOL_LIMIT "
+               "reached) while %s; free regions (received messages included) and call bspk_sync again",
+               step_, large == opt_.rx_depth ? "frame" : "4 KiB", what().c_str());
+      }
     }
   }
 }

@@ -258,6 +258,52 @@ int rereg(int, char**) {
   return 0;
 }
 
+// ---------------------------------------------------------------- pool limit
+// Defect 6: an error while handling one completion (here: no frame left for a
+// receive slot under BSPK_POOL_LIMIT) must not lose the rest of its batch.
+// pid 0 holds most of its frames in a region, then pid 1 sends it three
+// 300-frame messages: pid 0's sync returns BSPK_ERR_NOMEM (not a time-out);
+// after freeing the region a second bspk_sync completes the superstep and
+// every message arrives intact.
+SCENARIO_ROW({.test = "PoolLimitInTheMiddleOfABatchLosesNothing", .args = "nomem", .procs = p_list({2, 3}),
+              .env = "BSPK_SYNC_TIMEOUT=30 BSPK_FRAME_SIZE=4096 BSPK_POOL_LIMIT=8M BSPK_SHM_RINGS=off",
+              .out = {exactly(1, "nomem ok")}, .limit_s = 120, .within_s = 25});
+int nomem(int, char**) {
+  const size_t kFrames = 300, kElems = kFrames * 512;  // 8-byte elements, 512 per 4 KiB frame
+  bspk_ptr hog = me == 0 ? bspk_malloc("", 0, 1500 * 512, 8) : BSPK_NULL;
+  bspk_ptr msg = me == 1 ? bspk_malloc("", 0, kElems, 8) : BSPK_NULL;
+  if (me == 1) fill(msg, kElems, 1, 0, 0);
+  OK(bspk_sync());
+  if (me == 1)
+    for (int k = 0; k < 3; ++k) OK(bspk_send(0, msg, kElems));
+  int rc = bspk_sync();
+  if (me == 0) {
+    int tries = 0;
+    if (rc != BSPK_OK) {
+      CHECK(rc == BSPK_ERR_NOMEM, "sync returned %d, expected BSPK_ERR_NOMEM: %s", rc, bspk_error_string());
+      CHECK(std::strstr(bspk_error_string(), "BSPK_POOL_LIMIT"), "message: %s", bspk_error_string());
+      OK(bspk_free(hog));
+      hog = BSPK_NULL;
+      while (rc != BSPK_OK && ++tries < 5) rc = bspk_sync();
+    }
+    CHECK(rc == BSPK_OK, "sync after freeing: %s", bspk_error_string());
+    CHECK(tries > 0, "the pool limit was never reached: the scenario tests nothing");
+    for (int k = 0; k < 3; ++k) {
+      bspk_ptr m = bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_nelems(m) == kElems, "message %d missing or short", k);
+      verify(m, kElems, 1, 0, 0);
+      OK(bspk_free(m));
+    }
+    CHECK(bspk_is_null(bspk_recv()), "a fourth message");
+    if (!bspk_is_null(hog)) OK(bspk_free(hog));
+    std::printf("nomem ok\n");
+  } else {
+    OK(rc);
+  }
+  OK(bspk_sync());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -280,6 +326,7 @@ int main(int argc, char** argv) {
   else if (name == "finalstore") rc = finalstore(argc, argv);
   else if (name == "ghost") rc = ghost(argc, argv);
   else if (name == "rereg") rc = rereg(argc, argv);
+  else if (name == "nomem") rc = nomem(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());
   return rc == 2 ? 0 : rc;

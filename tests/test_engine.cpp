@@ -749,6 +749,38 @@ TEST(EngineErrors, FailedReceiveIsReportedAndItsSlotReposted) {
   c.expect_clean();
 }
 
+// Issue 12, defect 8: errors found while progressing are all kept: two
+// arrivals of kinds nobody handles, before the receiver syncs, give one
+// error (the first's code) whose message names both.
+TEST(EngineErrors, EveryAsynchronousErrorIsReported) {
+  Layers su;
+  su.frame_size = 4096;
+  Cluster c(config(2), su);
+  c.run([&](Proc& me) {
+    if (me.pid == 0) {
+      me.engine.expect(0);
+      for (wire::Kind k : {wire::Kind{200}, wire::Kind{201}}) {
+        wire::Header h{};
+        me.engine.send_frame(1, k, h, nullptr, 0, nullptr, 0, wire::kTagSmall);
+      }
+      me.sync();
+      return;
+    }
+    me.engine.expect(0);
+    me.progress_until([&] { return c.net.counters().delivered >= 2; });
+    try {
+      me.sync();
+      me.check(false, "the unknown kinds went unreported");
+    } catch (const Error& e) {
+      std::string m = e.what();
+      me.check(e.code() == BSPK_ERR_FABRIC && m.find("kind 200") != std::string::npos &&
+                   m.find("kind 201") != std::string::npos,
+               "an error was dropped: " + m);
+    }
+  });
+  c.expect_clean();
+}
+
 // ---------------------------------------------------------------- skew
 
 // [RBS §5] A producer runs two supersteps ahead (bspk_expect(0) on its side);
