@@ -95,5 +95,8 @@ BSPK_CONFIG_VAR(STATUS_FILE, "BSPK_STATUS_FILE", String, Launcher, kNoDefault, 0
                 "file where each process records its superstep and state for bspkrun's failure reports")
 
 // ---- test hooks ----
+BSPK_CONFIG_VAR(TEST_FIRST_SUPERSTEP, "BSPK_TEST_FIRST_SUPERSTEP", Int, Test, 0, 0, UINT32_MAX, nullptr, nullptr,
+                "test hook: number the first superstep this (e.g. 4294967290, to cross the wrap at 2^32 within a "
+                "test); the same on every process")
 BSPK_CONFIG_VAR(TEST_WIRE_VERSION, "BSPK_TEST_WIRE_VERSION", Int, Test, version::kWireVersion, 0, UINT32_MAX, nullptr,
                 nullptr, "test hook: announce another wire version at start-up (to exercise the refusal)")

@@ -298,7 +298,7 @@ bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
     if (f.got == f.n) fetches_left_--;
     return true;
   }
-  if (h.step < engine_.step()) {
+  if (wire::step_before(h.step, engine_.step())) {
     // Later than its superstep: counted (and reported) as an excess arrival.
     engine_.message_arrived(h.step, h.src);
     return false;

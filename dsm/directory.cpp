@@ -207,7 +207,7 @@ void Dsm::home_lookup(const Unresolved& u) {
   }
   auto it = dir_.find(key);
   if (it != dir_.end()) {
-    if (it->second.live_through >= static_cast<int64_t>(u.step)) {
+    if (!wire::step_before(it->second.live_through, u.step)) {
       answer_lookup(u, &it->second);
       return;
     }
@@ -240,7 +240,7 @@ void Dsm::home_register(const DirRec& reg) {
   auto key = std::make_pair(name, reg.idx);
   auto it = dir_.find(key);
   if (it != dir_.end() && it->second.owner != reg.owner) {
-    if (it->second.live_through < static_cast<int64_t>(reg.step)) {  // not known live then: ask
+    if (wire::step_before(it->second.live_through, reg.step)) {  // not known live then: ask
       ask_holder(key, it->second, reg.step);
       contested_[key].regs.push_back(reg);
       return;
@@ -286,7 +286,7 @@ void Dsm::home_register(const DirRec& reg) {
 void Dsm::answer_owner_queries() {
   for (size_t i = 0; i < owner_queries_.size();) {
     const OwnerQ& q = owner_queries_[i];
-    if (q.r.step > 0 && entered_ < static_cast<int64_t>(q.r.step) - 1) {
+    if (q.r.step != engine_.options().first_step && !has_entered(q.r.step - 1)) {
       ++i;
       continue;
     }
@@ -295,7 +295,7 @@ void Dsm::answer_owner_queries() {
     bool live = mine.region == q.r.region && mine.gen == q.r.region_gen;
     if (!live) {
       auto f = freed_at_.find({name, q.r.idx});
-      live = f != freed_at_.end() && f->second >= q.r.step;  // freed in or after that superstep
+      live = f != freed_at_.end() && !wire::step_before(f->second, q.r.step);  // freed in or after that superstep
     }
     DirRec a = dir_rec(DirOp::OwnerReply, name);
     a.idx = q.r.idx;
@@ -325,7 +325,7 @@ void Dsm::home_try_resolve() {
     const uint32_t s = it->first;
     for (size_t i = 0; i < unresolved_.size();) {
       Unresolved& u = unresolved_[i];
-      if (u.step <= s) {
+      if (!wire::step_after(u.step, s)) {
         auto e = dir_.find({u.name, u.idx});
         answer_lookup(u, e == dir_.end() ? nullptr : &e->second);
         unresolved_[i] = std::move(unresolved_.back());
@@ -341,7 +341,7 @@ void Dsm::home_try_resolve() {
 void Dsm::answer_progress() {
   for (size_t i = 0; i < prog_waiting_.size();) {
     auto [h, s] = prog_waiting_[i];
-    if (entered_ >= static_cast<int64_t>(s)) {
+    if (has_entered(s)) {
       DirRec r = dir_rec(DirOp::ProgReply, "");
       r.step = s;
       r.count = regs_sent_[static_cast<size_t>(h)];
@@ -378,7 +378,7 @@ void Dsm::on_dir(int src, const DirRec& r) {
       if (it != dir_.end() && it->second.owner == src && it->second.region == r.region &&
           it->second.gen == r.region_gen) {
         if (r.status == 1) dir_.erase(it);  // freed before r.step: no longer registered
-        else it->second.live_through = std::max<int64_t>(it->second.live_through, r.step);
+        else if (wire::step_after(r.step, it->second.live_through)) it->second.live_through = r.step;
       }
       auto c = contested_.find(key);
       if (c == contested_.end()) break;

@@ -37,6 +37,7 @@ Dsm::Dsm(sync::Engine& engine, comem::Comem& comem, Stats& stats, bool check)
 
 void Dsm::before_sync() {
   entered_ = engine_.step();
+  entered_any_ = true;
   if (!prog_waiting_.empty()) answer_progress();
   if (!owner_queries_.empty()) answer_owner_queries();
   if (acks_waiting_ || lookups_waiting_) {

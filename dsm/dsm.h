@@ -201,7 +201,7 @@ class Dsm {
     uint32_t region, gen;
     uint64_t nelems;
     uint32_t elem_size;
-    int64_t live_through = -1;  // the owner confirmed the region live in supersteps up to this
+    uint32_t live_through = 0;  // the region is known live in supersteps up to this (from its registration on)
   };
   struct Unresolved {  // at the home
     int asker;
@@ -291,7 +291,11 @@ class Dsm {
   uint32_t acks_waiting_ = 0;     // Registers not yet acknowledged
   std::vector<uint64_t> regs_sent_;  // Registers sent to each home
   std::vector<DirRec> unregisters_;  // sent once our Registers are acknowledged (see freeing())
-  int64_t entered_ = -1;             // last superstep whose sync this process entered
+  // Has this process entered the sync ending superstep s? (entered_: the
+  // last such superstep, valid once entered_any_.)
+  bool has_entered(uint32_t s) const { return entered_any_ && !wire::step_before(entered_, s); }
+  uint32_t entered_ = 0;
+  bool entered_any_ = false;
   std::vector<std::pair<int, uint32_t>> prog_waiting_;  // (home, step) queries to answer later
   // directory, home side
   std::map<std::pair<std::string, int>, Entry> dir_;

@@ -153,7 +153,7 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
     uint64_t cnt = std::min<uint64_t>(cap, h.nelems - start);
     if (payload != cnt * h.elem_size) return bad("frame payload length does not match its header");
   }
-  if (h.step < engine_.step()) {
+  if (wire::step_before(h.step, engine_.step())) {
     // Counted (and reported) by the engine as an excess message; not kept.
     engine_.message_arrived(h.step, h.src);
     return false;

@@ -1,5 +1,6 @@
 // sync/board.cpp -- the shared-memory count exchange (see board.h).
 #include "sync/board.h"
+#include "sync/wire.h"
 
 #include <bspk.h>
 
@@ -92,7 +93,7 @@ bool Board::poll(Result& r) {
       const Record& rj = rec(j);
       if (rj.joined.load(std::memory_order_relaxed) != k_ + 1) continue;
       uint32_t f = rj.from.load(std::memory_order_relaxed);
-      if (f < r.min_step) {
+      if (wire::step_before(f, r.min_step)) {
         r.min_step = f;
         r.min_pid = j;
       }
@@ -100,7 +101,7 @@ bool Board::poll(Result& r) {
     for (int j = 0; j < nprocs_; ++j) {
       const Record& rj = rec(j);
       uint32_t f = rj.from.load(std::memory_order_relaxed);
-      if (rj.joined.load(std::memory_order_relaxed) == k_ + 1 && f > r.min_step) {
+      if (rj.joined.load(std::memory_order_relaxed) == k_ + 1 && wire::step_after(f, r.min_step)) {
         r.later_pid = j;
         r.later_step = f;
         break;
@@ -127,7 +128,7 @@ int Board::left_without_joining(uint32_t s) const {
     Record& r = rec(j);
     // step is stored with release after joined: a process seen past s shows
     // every collective it joined before leaving s.
-    if (r.step.load(std::memory_order_acquire) > s && r.joined.load(std::memory_order_relaxed) < k_ + 1) return j;
+    if (wire::step_after(r.step.load(std::memory_order_acquire), s) && r.joined.load(std::memory_order_relaxed) < k_ + 1) return j;
   }
   return -1;
 }

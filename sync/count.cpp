@@ -72,7 +72,7 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
 // for a superstep in which this process used bspk_expect (or has already left
 // it) mixed kinds.
 bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
-  if (s < step_ || (s == step_ && mode_ == Mode::Expect && !exchange_joined(s))) {
+  if (wire::step_before(s, step_) || (s == step_ && mode_ == Mode::Expect && !exchange_joined(s))) {
     int32_t first[3] = {int32_t(meta[1]), int32_t(meta[2]), int32_t(meta[3])};
     raise_async(BSPK_ERR_MODE,
                 strprintf("mixed synchronisation kinds in superstep %u: this process used "
@@ -155,7 +155,7 @@ bool Engine::counts_complete(uint32_t s) {
     // peer was seen ahead is a mixed-kinds error.
     int ahead = -1;
     for (int j = 0; j < nprocs_ && ahead < 0; ++j)
-      if (j != pid_ && known_[static_cast<size_t>(j)] > s && !direct_->has(s, j)) ahead = j;
+      if (j != pid_ && wire::step_after(known_[static_cast<size_t>(j)], s) && !direct_->has(s, j)) ahead = j;
     if (ahead < 0) {
       suspect_since_ = 0;
     } else if (suspect_since_ == 0) {
@@ -174,7 +174,7 @@ bool Engine::counts_complete(uint32_t s) {
       // contributed to this one left it some other way: it used bspk_expect.
       const auto& ch = counts_->children();
       for (size_t c = 0; c < ch.size(); ++c)
-        if (!(ts.child_mask & (1u << c)) && known_[ch[c]] > s)
+        if (!(ts.child_mask & (1u << c)) && wire::step_after(known_[ch[c]], s))
           fail(BSPK_ERR_MODE,
                "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
                "%s count exchange (it must have used bspk_expect)",

@@ -33,9 +33,12 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
          nprocs, p * sizeof(uint64_t), frames.frame_size());
   sent_.assign(p, 0);
   declared_vec_.assign(p, 0);
-  known_.assign(p, 0);
-  queried_.assign(p, 0);
+  step_ = opt.first_step;
+  joined_upto_ = opt.first_step;
+  known_.assign(p, opt.first_step);  // every process starts there
+  queried_.assign(p, opt.first_step);
   notify_at_.assign(p, 0);
+  notify_set_.assign(p, 0);
   blocked_.resize(p);
   // The engine's own kinds go through the same table as the layers' above.
   on(wire::kStepQuery, [this](const Incoming& in) {
@@ -71,7 +74,10 @@ Engine::~Engine() {
   for (SendOp* op : all_ops_) delete op;
 }
 
-void Engine::use_board(std::unique_ptr<Board> board) { board_ = std::move(board); }
+void Engine::use_board(std::unique_ptr<Board> board) {
+  board_ = std::move(board);
+  board_->set_step(step_);  // before the start-up barrier: no peer reads it earlier
+}
 
 void Engine::on(wire::Kind kind, Handler h) {
   if (handlers_[kind]) fail(BSPK_ERR_INTERNAL, "message kind %u registered twice", unsigned(kind));
@@ -95,7 +101,7 @@ void Engine::sync(bool finalizing) {
   if (mode_ != Mode::Expect) {
     // Once per superstep: a sync that failed (an [over] error) and is called
     // again for the same superstep must not contribute its counts twice.
-    if (joined_upto_ <= s) {
+    if (!wire::step_before(s, joined_upto_)) {
       join_count_exchange(s, finalizing);
       joined_upto_ = s + 1;
     }

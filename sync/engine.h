@@ -232,7 +232,7 @@ class Engine {
   void on_recv(RecvSlot* slot, size_t len);
   // flow.cpp
   bool window_open(int dest, uint32_t step) const {
-    return dest == pid_ || step < known_[static_cast<size_t>(dest)] + opt_.max_ahead;
+    return dest == pid_ || wire::step_before(step, known_[static_cast<size_t>(dest)] + opt_.max_ahead);
   }
   void hold_for_window(SendOp* op);
   void flush_blocked(int dest);
@@ -287,7 +287,7 @@ class Engine {
   // Direct exchange: since when a peer seen in a later superstep has sent no
   // count for this one (0: none); an error after kMixedGraceS.
   double suspect_since_ = 0;
-  uint32_t joined_upto_ = 0;       // count exchanges joined: supersteps [0, joined_upto_) at most
+  uint32_t joined_upto_ = 0;       // count exchanges joined: supersteps before joined_upto_ at most
   static constexpr double kMixedGraceS = 1.0;
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)
@@ -304,8 +304,9 @@ class Engine {
 
   // flow control
   std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached
-  std::vector<uint32_t> queried_;        // step asked for in our last StepQuery (0 = none)
-  std::vector<uint32_t> notify_at_;      // peer asked to hear when we reach this step (0 = no)
+  std::vector<uint32_t> queried_;        // step asked for in our last StepQuery (first_step: none)
+  std::vector<uint32_t> notify_at_;      // peer asked to hear when we reach this step (if notify_set_)
+  std::vector<char> notify_set_;
   std::vector<int> waiters_;             // peers with notify_at_ set
   std::vector<std::deque<SendOp*>> blocked_;  // sends held back per destination
   size_t nblocked_ = 0;

@@ -17,7 +17,7 @@ void Engine::hold_for_window(SendOp* op) {
   ++nblocked_;
   stats_.flow_waits++;
   uint32_t want = op->step - opt_.max_ahead + 1;
-  if (queried_[op->dest] < want) {
+  if (wire::step_before(queried_[op->dest], want)) {
     queried_[op->dest] = want;
     uint32_t inl[4] = {want, 0, 0, 0};
     send_ctrl(op->dest, wire::kStepQuery, step_, inl, nullptr, 0, false);
@@ -36,7 +36,7 @@ void Engine::flush_blocked(int dest) {
 
 void Engine::note_peer_step(int src, uint32_t step) {
   if (src < 0 || src >= nprocs_) return;
-  if (step > known_[src]) {
+  if (wire::step_after(step, known_[src])) {
     known_[src] = step;
     if (!blocked_[src].empty()) flush_blocked(src);
   }
@@ -45,11 +45,12 @@ void Engine::note_peer_step(int src, uint32_t step) {
 // "Tell me when you reach superstep u32[0]": at once if we are there.
 void Engine::on_step_query(const wire::Header& h) {
   uint32_t want = h.u32[0];
-  if (step_ >= want) {
+  if (!wire::step_before(step_, want)) {
     uint32_t inl[4] = {step_, 0, 0, 0};
     send_ctrl(h.src, wire::kStepNotice, step_, inl, nullptr, 0, false);
-  } else if (notify_at_[h.src] < want) {
-    if (notify_at_[h.src] == 0) waiters_.push_back(h.src);
+  } else if (!notify_set_[h.src] || wire::step_before(notify_at_[h.src], want)) {
+    if (!notify_set_[h.src]) waiters_.push_back(h.src);
+    notify_set_[h.src] = 1;
     notify_at_[h.src] = want;
   }
 }
@@ -58,10 +59,10 @@ void Engine::on_step_query(const wire::Header& h) {
 void Engine::notify_waiters() {
   for (size_t i = 0; i < waiters_.size();) {
     int w = waiters_[i];
-    if (notify_at_[w] && notify_at_[w] <= step_) {
+    if (notify_set_[w] && !wire::step_before(step_, notify_at_[w])) {
       uint32_t inl[4] = {step_, 0, 0, 0};
       send_ctrl(w, wire::kStepNotice, step_, inl, nullptr, 0, false);
-      notify_at_[w] = 0;
+      notify_set_[w] = 0;
       waiters_[i] = waiters_.back();
       waiters_.pop_back();
     } else {

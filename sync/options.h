@@ -22,6 +22,7 @@ struct Options {
   // Message-based count exchange (when there is no shared-memory board):
   // direct (one round, p-1 messages each) or the binomial tree.
   bool count_direct = true;
+  uint32_t first_step = 0;       // number of the first superstep (BSPK_TEST_FIRST_SUPERSTEP)
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy
   // spinning if the processes outnumber the CPUs.

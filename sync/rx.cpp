@@ -139,7 +139,7 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
 
 void Engine::message_arrived(uint32_t s, int src) {
   ++progress_events_;
-  if (s < step_) {
+  if (wire::step_before(s, step_)) {
     raise_async(BSPK_ERR_COUNT,
                 strprintf("more messages than declared: a message sent by pid %d in superstep %u "
                           "arrived after this process had left that superstep",

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "sync/wire.h"
 
 namespace bspk::sync {
 
@@ -40,14 +41,15 @@ class StepRing {
   template <class Recycle>
   T& at(uint32_t s, uint32_t current, Recycle&& recycle) {
     Slot& sl = slots_[s & (slots_.size() - 1)];
-    if (sl.step != s) {
-      if (sl.step != kEmpty) {
-        if (sl.step >= current)
+    if (!sl.used || sl.step != s) {
+      if (sl.used) {
+        if (!wire::step_before(sl.step, current))
           fail(BSPK_ERR_INTERNAL, "superstep ring overflow (holding %u, need %u, at %u)", sl.step, s, current);
         recycle(sl.value);
       }
       sl.value.reset();
       sl.step = s;
+      sl.used = true;
     }
     return sl.value;
   }
@@ -58,20 +60,20 @@ class StepRing {
   // The entry of superstep s if the ring holds it, else nullptr.
   T* find(uint32_t s) {
     Slot& sl = slots_[s & (slots_.size() - 1)];
-    return sl.step == s ? &sl.value : nullptr;
+    return sl.used && sl.step == s ? &sl.value : nullptr;
   }
 
   // Every entry held (for clean-up at shutdown).
   template <class F>
   void for_each(F&& f) {
     for (Slot& sl : slots_)
-      if (sl.step != kEmpty) f(sl.value);
+      if (sl.used) f(sl.value);
   }
 
  private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Slot {
-    uint32_t step = kEmpty;
+    bool used = false;  // (every step value is a valid superstep: they wrap at 2^32)
+    uint32_t step = 0;
     T value{};
   };
   std::vector<Slot> slots_;

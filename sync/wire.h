@@ -81,6 +81,13 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64, "wire header must stay 64 bytes");
 
+// Superstep order across the wrap at 2^32 (serial-number arithmetic, RFC
+// 1982): processes are never 2^31 supersteps apart (flow control keeps them
+// within BSPK_MAX_AHEAD), so a - b read as a signed 32-bit number orders
+// them. Every comparison of superstep numbers goes through these.
+constexpr bool step_before(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
+constexpr bool step_after(uint32_t a, uint32_t b) { return step_before(b, a); }
+
 constexpr uint32_t magic_word() { return version::kWireMagic ^ version::kWireVersion; }
 
 // Remote CQ data of a future one-sided path (fi_writedata into frames the

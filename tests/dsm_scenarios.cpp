@@ -54,6 +54,10 @@ void declare(const std::string& mode, const std::vector<int>& to, int expect_n) 
 // of 3 elements stored from element 1.
 SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_Expect",
               .args = "ring expect 100000 0 10", .out = once_per_process("dsm ring ok")});
+// Across the wrap of superstep numbers at 2^32 (issue 12, defect 7).
+SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_AcrossTheWrap",
+              .args = "ring counted 100000 0 10", .env = "BSPK_SYNC_TIMEOUT=60 BSPK_TEST_FIRST_SUPERSTEP=4294967291",
+              .out = once_per_process("dsm ring ok")});
 SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_WillSend",
               .args = "ring will_send 100000 0 10", .out = once_per_process("dsm ring ok")});
 SCENARIO_ROW({.test = "DsmStoreVisibleExactlyAtTheOwnersNextSuperstep_Counted",

@@ -197,6 +197,9 @@ int finalstore(int, char**) {
 // pid 0, delayed, asks for it in superstep 0.
 SCENARIO_ROW({.test = "UnknownLookupUnderSkewIsANameError", .args = "ghost", .procs = p_range(2, 8),
               .env = "BSPK_SYNC_TIMEOUT=30", .out = once_per_process("ghost ok"), .limit_s = 90, .within_s = 25});
+SCENARIO_ROW({.test = "UnknownLookupUnderSkewIsANameError_AcrossTheWrap", .args = "ghost", .procs = p_list({2, 4}),
+              .env = "BSPK_SYNC_TIMEOUT=30 BSPK_TEST_FIRST_SUPERSTEP=4294967295", .out = once_per_process("ghost ok"),
+              .limit_s = 90, .within_s = 25});
 int ghost(int, char**) {
   bspk_ptr src = bspk_malloc("", 0, 2, 8);
   at<uint64_t>(src, 0) = at<uint64_t>(src, 1) = 1;
@@ -225,6 +228,10 @@ int ghost(int, char**) {
 // for pid 0 under bspk_expect(0)). No BSPK_ERR_NAME for anyone, and in
 // superstep 3 every process finds pid 1's region under the name.
 SCENARIO_ROW({.test = "PairFreedAndRegisteredByAnotherProcessNextSuperstep", .args = "rereg", .procs = p_range(2, 8),
+              .out = once_per_process("rereg ok")});
+// The directory's superstep comparisons across the wrap at 2^32 (defect 7).
+SCENARIO_ROW({.test = "PairFreedAndRegisteredByAnotherProcessNextSuperstep_AcrossTheWrap", .args = "rereg",
+              .procs = p_list({2, 4}), .env = "BSPK_SYNC_TIMEOUT=60 BSPK_TEST_FIRST_SUPERSTEP=4294967294",
               .out = once_per_process("rereg ok")});
 int rereg(int, char**) {
   bspk_ptr mine = me == 0 ? bspk_malloc("pair", 7, 4, 8) : BSPK_NULL;

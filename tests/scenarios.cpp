@@ -76,6 +76,11 @@ SCENARIO_ROW({.test = "StatsLinePerProcess", .args = "traffic expect 4", .env = 
 // rendezvous threshold.
 SCENARIO_ROW({.test = "TrafficOver4KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=4096"});
 SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=262144"});
+// Issue 12, defect 7: superstep numbers wrap at 2^32. With the test hook the
+// job starts 11 supersteps before the wrap, so traffic in every sync mode
+// (the counted exchanges, flow control, early arrivals) crosses it.
+SCENARIO_ROW({.test = "SuperstepNumbersWrapAt2To32_Traffic", .args = "traffic cycle 24",
+              .env = "BSPK_SYNC_TIMEOUT=60 BSPK_TEST_FIRST_SUPERSTEP=4294967285"});
 
 // Both registration branches: tcp addresses remote frames by offset into the
 // registered region (no mr_mode bits), shm by virtual address (FI_MR_VIRT_ADDR).
@@ -266,6 +271,10 @@ int send_buf(int argc, char** argv) {
 // 2; everyone j > 0 also sends in superstep 2. Each message must be received
 // exactly in the superstep after it was sent.
 SCENARIO_ROW({.test = "DeliveryInTheRightSuperstepUnderSkew", .args = "skew", .out = {exactly(1, "skew ok")}});
+// The same across the wrap at 2^32 (issue 12, defect 7): superstep 0 of the
+// scenario is 2^32 - 1, its messages of "superstep 2" are tagged 1.
+SCENARIO_ROW({.test = "SuperstepNumbersWrapAt2To32_Skew", .args = "skew",
+              .env = "BSPK_SYNC_TIMEOUT=60 BSPK_TEST_FIRST_SUPERSTEP=4294967295", .out = {exactly(1, "skew ok")}});
 // bspkrun: --provider wins over FI_PROVIDER=sockets; without it, the deprecated
 // sockets provider is refused.
 SCENARIO_ROW({.test = "ProviderOptionWinsOverFiProvider", .args = "skew", .procs = p_list({2}), .providers = {"tcp"},
@@ -373,6 +382,12 @@ SCENARIO_ROW({.test = "RunawayProducerHasBoundedMemory", .args = "runaway 10000"
                 return Matches{exactly(p / 2, "role=producer frames_peak=\\d+ small_peak=\\d+ flow_waits=[1-9]"_re)};
               },
               .limit_s = 240});
+// Flow control's window across the wrap at 2^32 (issue 12, defect 7).
+SCENARIO_ROW({.test = "SuperstepNumbersWrapAt2To32_Runaway", .args = "runaway 400", .procs = p_list({2, 4}),
+              .env = "BSPK_SYNC_TIMEOUT=60 BSPK_TEST_FIRST_SUPERSTEP=4294967096",
+              .out = [](int p) {
+                return Matches{exactly(p / 2, "role=producer frames_peak=\\d+ small_peak=\\d+ flow_waits=[1-9]"_re)};
+              }});
 int runaway(int argc, char** argv) {
   int steps = argc > 2 ? atoi(argv[2]) : 10000;
   bool producer = me % 2 == 0 && me + 1 < P;
