@@ -2,16 +2,25 @@
 // bspk_copy (store and fetch) with superstep semantics [BSPk §3, §6.2, Fig. 5].
 //
 // Directory. A named region (name, idx) has a *home* process, hash mod p.
-// bspk_malloc sends Register to the home at once; the home refuses a second
-// owner of the pair (both owners are told; the caller's next bspk_sync returns
-// BSPK_ERR_NAME). bspk_lookup answers from this process's own names or its
-// cache; otherwise it returns a *handle* pointer at once and asks the home.
-// The home answers when it knows the pair; if it does not, it asks every
-// process to report when it has entered the sync ending the lookup's superstep
+// bspk_malloc sends Register to the home at once, bspk_free an Unregister (at
+// once, or once this process's Registers are acknowledged). Nothing orders
+// messages from different processes, so the home does not trust an entry
+// beyond what its holder confirmed: before giving it out to a lookup made in
+// superstep u, or refusing a second owner registering in superstep t, it asks
+// the holder (OwnerQuery) whether the region was live in u (t); the holder
+// answers once it has entered the sync ending u - 1. A second owner whose
+// pair was live is refused (both owners are told; the caller's next bspk_sync
+// returns BSPK_ERR_NAME); otherwise it takes the pair over.
+// bspk_lookup answers from this process's own names or its cache; otherwise
+// it returns a *handle* (provisional) pointer at once and asks the home. The
+// home answers when it knows the pair; if it does not, it asks every process
+// to report when it has entered the sync ending the lookup's superstep
 // (registrations are sent by then) and answers "unknown" only after all have.
 // The asker waits for its answers on entering bspk_sync, so a handle is
-// resolved by the end of the superstep of the lookup. Directory messages are
-// control traffic: not counted by bspk_expect.
+// resolved by the end of the superstep of the lookup. A handle names its
+// maker (pid and a random salt), so another process that gets it (in a
+// message or a region) resolves it by asking the maker (HandleQuery).
+// Directory messages are control traffic: not counted by bspk_expect.
 //
 // Copies. bspk_copy(dst, src, n) with a remote dst is a *store*: the source
 // elements go onto the wire at once, straight from the source frames, as
