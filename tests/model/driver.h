@@ -17,7 +17,8 @@ struct Options {
   int np = 0;
   std::string provider;
   uint64_t frame = 0;
-  int runs = 1;
+  int runs = 3;           // a candidate fails if one of this many runs fails
+  bool any_failure = false;  // keep candidates failing in any way (default: the same way)
   std::string out;
   std::string self;      // this executable
   std::string bspkrun;   // the launcher

@@ -114,6 +114,10 @@ struct Gen {
     return m.region(sl.rid);
   }
 
+  bool provisional(int q, const Ref& r) {
+    return r.kind == 's' && m.slots(q).at(r.id).provisional;
+  }
+
   bool add(int q, const Op& op, int want_code = BSPK_OK) {
     int code;
     std::string why;
@@ -224,6 +228,7 @@ struct Gen {
     op.n = std::min(len, sn - soff);
     if (rng.chance(30)) op.n = std::min(op.n, slen);
     op.dst = d, op.src = s;
+    if (op.n == 0 && !f("copy0-provisional") && (provisional(q, d) || provisional(q, s))) return false;
     return add(q, op);
   }
 

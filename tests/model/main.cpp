@@ -29,7 +29,7 @@ void usage() {
       "usage: bspkrun -n P [--provider tcp|shm] bspk_model [--seed S] [--seeds N] [--program FILE] [--verbose]\n"
       "       bspk_model --print-program|--dump-program FILE (--seed S | --program FILE) --np P --frame-size F\n"
       "       bspk_model --gen-check N [--seed S] [--frame-size F]\n"
-      "       bspk_model --shrink (--seed S | --program FILE) --np P --provider X --frame-size F [--runs R] [--out FILE]\n"
+      "       bspk_model --shrink (--seed S | --program FILE) --np P --provider X --frame-size F [--runs R] [--out FILE] [--any-failure]\n"
       "       any mode: --feature NAME=on|off (or no-NAME); --features lists them\n",
       stderr);
 }
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     else if (a == "--frame-size") o.frame = std::strtoull(val().c_str(), nullptr, 10);
     else if (a == "--runs") o.runs = std::atoi(val().c_str());
     else if (a == "--out") o.out = val();
+    else if (a == "--any-failure") o.any_failure = true;
     else if (a == "--print-program") mode = "print";
     else if (a == "--dump-program") mode = "dump", dump = val();
     else if (a == "--gen-check") mode = "gencheck", gen_n = std::strtoull(val().c_str(), nullptr, 10);

@@ -37,6 +37,8 @@ bool repair(Program* pr) {
 struct Shrinker {
   const Options& o;
   std::string file, log;
+  std::string want;      // signature of the failure being shrunk
+  std::string last_out;  // output of the last failing run
   int jobs = 0;
 
   bool fails(const Program& pr) {
@@ -47,9 +49,36 @@ struct Shrinker {
                         file + " > " + log + " 2>&1";
       ++jobs;
       int st = std::system(cmd.c_str());
-      if (st != 0) return true;
+      if (st == 0) continue;
+      std::string out;
+      read_file(log, &out);
+      std::string sig = signature(out);
+      if (want.empty() || o.any_failure || sig == want) {
+        if (want.empty()) want = sig;
+        last_out = out;
+        return true;
+      }
     }
     return false;
+  }
+
+  // What kind of failure the output shows: the line after "DIFFERENCE"
+  // without its numbers and pointer names (or the first error line), so that
+  // the shrinker keeps the failure it started with.
+  static std::string signature(const std::string& out) {
+    size_t d = out.find("DIFFERENCE");
+    size_t a = d == std::string::npos ? 0 : out.find('\n', d);
+    if (a == std::string::npos) a = 0;
+    else if (d != std::string::npos) ++a;
+    size_t b = out.find('\n', a);
+    std::string line = out.substr(a, b == std::string::npos ? std::string::npos : b - a);
+    std::string sig;
+    for (char c : line) {
+      if (c >= '0' && c <= '9') continue;
+      sig += c;
+      if (sig.size() >= 60) break;
+    }
+    return sig;
   }
 
   // Keep `cand` (after repair) if it still fails.
@@ -140,7 +169,7 @@ int shrink_main(const Options& o) {
   } else {
     pr = generate(o.seed, o.np, o.frame, o.feat);
   }
-  Shrinker sh{o, "", ""};
+  Shrinker sh{o};
   std::string base = o.out.empty() ? "shrunk-seed" + std::to_string(pr.seed) + "-p" + std::to_string(pr.p) + "-" + o.provider +
                                          "-f" + std::to_string(pr.frame)
                                    : o.out;
@@ -156,9 +185,8 @@ int shrink_main(const Options& o) {
   sh.pass(pr);
   std::string final_file = base + ".prog";
   write_file(final_file, program_str(pr));
-  sh.fails(pr);  // leave the log of the final program
-  std::string logtext;
-  read_file(sh.log, &logtext);
+  std::string logtext = sh.last_out;
+  std::printf("shrink: failure kept: %s\n", sh.want.c_str());
   std::printf("shrink: done after %d jobs; the smallest failing program (%s):\n%s\nits output:\n%s",
               sh.jobs, final_file.c_str(), program_str(pr).c_str(), logtext.c_str());
   std::printf("replay: BSPK_FRAME_SIZE=%llu BSPK_SYNC_TIMEOUT=60 %s -n %d --provider %s %s --program %s\n",
