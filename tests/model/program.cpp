@@ -16,9 +16,10 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
       {"rereg-next-step",
        "register a freed (name, idx) again one superstep after the free, possibly on another process "
        "(issue 12 defect 5); off: only two or more supersteps later"},
-      {"lookup-accessors",
-       "check bspk_owner/nelems/elem_size of a provisional bspk_lookup pointer after its superstep "
-       "(\"afterwards the values of the region it names\")"},
+      {"lookup-resolved",
+       "a bspk_lookup pointer is resolved by the end of its superstep: check its accessors then "
+       "(\"afterwards the values of the region it names\"), and that a later lookup of the pair on that process "
+       "is exact at once"},
       {"copy0-provisional",
        "bspk_copy of n = 0 elements through a provisional bspk_lookup pointer (\"n == 0 does nothing\")"},
       {"anon-remote", "follow pointers to anonymous regions of other processes (stores into / fetches from them)"},

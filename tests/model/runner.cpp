@@ -262,7 +262,10 @@ struct Runner {
         bspk_ptr v = bspk_lookup(op.name.c_str(), op.idx);
         if (bspk_is_null(v)) diff("`" + op_str(op) + "` returned BSPK_NULL: " + bspk_error_string());
         slots[op.slot] = v;
-        if (want.exact) check_ptr(v, m.slots(me).at(op.slot).rid, 0, "`" + op_str(op) + "` (exact at once)");
+        // Exact at once for the owner; for a pair resolved before, only if
+        // lookups are resolved by the end of their superstep (lookup-resolved).
+        if (want.exact && (pr.feat("lookup-resolved") || m.region(m.slots(me).at(op.slot).rid)->owner == me))
+          check_ptr(v, m.slots(me).at(op.slot).rid, 0, "`" + op_str(op) + "` (exact at once)");
         break;
       }
       case K::WritePtr: {
@@ -334,7 +337,7 @@ struct Runner {
       compare_regions("after bspk_sync");
       // "afterwards the values of the region it names"
       for (int sl : made)
-        if (pr.feat("lookup-accessors") || !m.slots(me).at(sl).provisional)
+        if (pr.feat("lookup-resolved") || m.region(m.slots(me).at(sl).rid)->owner == me)
           check_ptr(slots.at(sl), m.slots(me).at(sl).rid, 0, "bspk_lookup pointer after its superstep");
     }
     cur_step = static_cast<int>(pr.steps.size());

@@ -35,6 +35,7 @@ bool repair(Program* pr) {
 }
 
 struct Shrinker {
+  explicit Shrinker(const Options& o_) : o(o_) {}
   const Options& o;
   std::string file, log;
   std::string want;      // signature of the failure being shrunk
