@@ -151,6 +151,10 @@ struct Gen {
     Op op;
     op.k = K::Free;
     op.rid = rng.pick(v);
+    const MRegion* r = m.region(op.rid);
+    if (!f("free-looked-up") && !r->name.empty())
+      for (int o = 0; o < p; ++o)
+        if (o != q && m.used_pair(o, r->name + "#" + std::to_string(r->idx))) return false;
     return add(q, op);
   }
 

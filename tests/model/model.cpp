@@ -190,7 +190,9 @@ bool Model::check(int pid, const Op& op, int* code, std::string* why) {
         // again one superstep later is issue 12 defect 5 (feature switch).
         int fa = freed_at(pr);
         if (fa >= step_) return *why = "pair freed in this superstep", false;
-        if (fa == step_ - 1 && !pr_.feat("rereg-next-step")) return *why = "re-registration one superstep after the free (rereg-next-step off)", false;
+        auto fb = freed_by_.find(pr);
+        if (fb != freed_by_.end() && fb->second != pid && !pr_.feat("rereg-other"))
+          return *why = "re-registration on another process (rereg-other off)", false;
       } else if (r) {
         return *why = "rid reused", false;
       }
@@ -540,6 +542,7 @@ void Model::end_step() {
       std::string pr = pair(regions_[rid].name, regions_[rid].idx);
       if (reg_.count(pr) && reg_[pr] == rid) reg_.erase(pr);
       freed_at_[pr] = step_;
+      freed_by_[pr] = regions_[rid].owner;
     }
   // Lookups of this superstep are resolved by its end.
   for (auto& [pid, pr] : lookups_)

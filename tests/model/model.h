@@ -170,6 +170,7 @@ class Model {
   std::vector<std::map<int, Slot>> slots_;
   std::map<std::string, int> reg_;       // pair -> rid
   std::map<std::string, int> freed_at_;  // pair -> superstep of its last free
+  std::map<std::string, int> freed_by_;  // pair -> the process that freed it last
   std::vector<std::map<std::string, int>> used_;      // per pid: pair -> rid it used (the lookup cache)
   std::vector<std::map<std::string, int>> resolved_;  // per pid: pair -> rid resolved at an earlier boundary
   // current superstep

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -45,7 +46,8 @@ struct Shrinker {
   bool fails(const Program& pr) {
     if (!write_file(file, program_str(pr))) return false;
     for (int r = 0; r < o.runs; ++r) {
-      std::string cmd = "BSPK_FRAME_SIZE=" + std::to_string(pr.frame) + " BSPK_SYNC_TIMEOUT=20 " + o.bspkrun + " -n " +
+      const char* to = std::getenv("BSPK_SYNC_TIMEOUT");  // a hang costs this much per run
+      std::string cmd = "BSPK_FRAME_SIZE=" + std::to_string(pr.frame) + " BSPK_SYNC_TIMEOUT=" + (to && *to ? to : "20") + " " + o.bspkrun + " -n " +
                         std::to_string(pr.p) + " --provider " + o.provider + " --timeout 120 " + o.self + " --program " +
                         file + " > " + log + " 2>&1";
       ++jobs;
