@@ -119,6 +119,18 @@ struct Gen {
   }
 
   bool add(int q, const Op& op, int want_code = BSPK_OK) {
+    // overlap-provisional off: no second copy into the same elements through a provisional pointer.
+    if ((op.k == K::Copy || op.k == K::Put) && op.n && !f("overlap-provisional")) {
+      uint64_t base;
+      const MRegion* r = op.dst.kind ? reg_of(q, op.dst, &base) : nullptr;
+      if (r && (provisional(q, op.dst) || m.own_target(r->rid, 0, r->n, q)) &&
+          m.own_target(r->rid, base + op.dst.off, base + op.dst.off + op.n, q)) {
+        bool any_prov = provisional(q, op.dst);
+        for (auto& [id, sl] : m.slots(q))
+          if (sl.rid == r->rid && sl.provisional) any_prov = true;
+        if (any_prov) return false;
+      }
+    }
     int code;
     std::string why;
     if (!m.check(q, op, &code, &why) || code != want_code) return false;

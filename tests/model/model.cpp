@@ -46,6 +46,14 @@ bool Model::region_busy(int rid) const {
   return it != rs_.end() && (it->second.used || it->second.freed);
 }
 
+bool Model::own_target(int rid, uint64_t a, uint64_t b, int pid) const {
+  auto it = rs_.find(rid);
+  if (it == rs_.end()) return false;
+  for (auto& t : it->second.tgt)
+    if (t.issuer == pid && overlap(a, b, t.a, t.b)) return true;
+  return false;
+}
+
 std::vector<std::pair<uint64_t, int>> Model::whole_ptrs(int rid) const {
   std::vector<std::pair<uint64_t, int>> out;
   const MRegion* r = region(rid);

@@ -122,7 +122,9 @@ class Model {
   const std::map<std::string, int>& registered() const { return reg_; }
   int freed_at(const std::string& pair) const;
   bool used_pair(int pid, const std::string& pair) const;
-  bool region_busy(int rid) const;  // used (or freed) in the current superstep
+  bool region_busy(int rid) const;
+  // Has pid already issued, in this superstep, a copy into elements [a, b) of rid?
+  bool own_target(int rid, uint64_t a, uint64_t b, int pid) const;  // used (or freed) in the current superstep
   // The pointer symbols lying whole in region rid: (byte offset, sym).
   std::vector<std::pair<uint64_t, int>> whole_ptrs(int rid) const;
 
