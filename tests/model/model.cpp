@@ -198,9 +198,7 @@ bool Model::check(int pid, const Op& op, int* code, std::string* why) {
         // again one superstep later is issue 12 defect 5 (feature switch).
         int fa = freed_at(pr);
         if (fa >= step_) return *why = "pair freed in this superstep", false;
-        auto fb = freed_by_.find(pr);
-        if (fb != freed_by_.end() && fb->second != pid && !pr_.feat("rereg-other"))
-          return *why = "re-registration on another process (rereg-other off)", false;
+        if (fa >= 0 && !pr_.feat("rereg")) return *why = "re-registration of a freed pair (rereg off)", false;
       } else if (r) {
         return *why = "rid reused", false;
       }
