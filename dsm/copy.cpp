@@ -18,7 +18,12 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   if (src.region == 0) fail(BSPK_ERR_PTR, "source pointer is BSPK_NULL");
   const bspk_ptr da = adopt(dst), sa = adopt(src);
   bspk_ptr d = resolve(da), s = resolve(sa);
-  if (is_handle(d) || is_handle(s)) {
+  // n == 0 does nothing (bspk.h), even through a pointer not resolved yet.
+  if (n == 0 && (is_handle(d) || is_handle(s))) return;
+  // Once a copy of this superstep waits for a lookup, later ones wait behind
+  // it: they are issued in call order at the sync, so that one process's
+  // overlapping copies still end with the last one's data (DSM rule 4).
+  if (is_handle(d) || is_handle(s) || !deferred_.empty()) {
     for (const bspk_ptr* p : {&d, &s}) {
       if (!is_handle(*p)) continue;
       if (!own_handle(*p)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
@@ -39,13 +44,18 @@ void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
   if (!src && nbytes) fail(BSPK_ERR_ARG, "source buffer is NULL (with %llu bytes to put)", (unsigned long long)nbytes);
   const bspk_ptr da = adopt(dst);
   bspk_ptr d = resolve(da);
-  if (!is_handle(d)) {
+  if (!is_handle(d) && (deferred_.empty() || nbytes == 0)) {
     put_known(d, src, nbytes);
     return;
   }
-  if (!own_handle(d)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
-  if (nbytes == 0) return;
-  if (handles_[d.region].state == Handle::Unknown) ask(d.region);
+  if (is_handle(d)) {
+    if (!own_handle(d)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
+    if (nbytes == 0) return;
+    if (handles_[d.region].state == Handle::Unknown) ask(d.region);
+  } else if (d.owner == pid_) {
+    comem_.local(d);  // a local destination must be valid now
+  }
+  // (Or behind a copy that waits for a lookup: issued in call order, see copy().)
   // The destination's element size is known once the pair is resolved: stage
   // the bytes as bytes now (the caller may reuse src at once); reshaped and
   // issued by before_sync.

@@ -48,6 +48,7 @@ void Dsm::freeing(uint32_t region, uint32_t gen) {
   r.owner = pid_;
   r.region = region;
   r.region_gen = gen;
+  r.step = engine_.step();  // freed in this superstep: unregistered from the next one
   freed_at_[{nm->first, nm->second}] = engine_.step();
   // At once, so that the home learns of the free before most lookups made
   // after it; but never ahead of this process's own Register of the pair
@@ -182,14 +183,31 @@ void Dsm::answer_lookup(const Unresolved& u, const Entry* e) {
   send_dir(u.asker, r);
 }
 
+Dsm::Entry* Dsm::entry_at(const std::pair<std::string, int>& key, uint32_t s) {
+  auto it = dir_.find(key);
+  if (it == dir_.end()) return nullptr;
+  for (size_t i = it->second.size(); i-- > 0;)
+    if (!wire::step_after(it->second[i].reg_step, s)) return &it->second[i];
+  return nullptr;
+}
+
+Dsm::Entry* Dsm::entry_of(const std::pair<std::string, int>& key, int owner, uint32_t region, uint32_t gen) {
+  auto it = dir_.find(key);
+  if (it == dir_.end()) return nullptr;
+  for (Entry& e : it->second)
+    if (e.owner == owner && e.region == region && e.gen == gen) return &e;
+  return nullptr;
+}
+
 void Dsm::ask_holder(const std::pair<std::string, int>& key, const Entry& e, uint32_t step) {
   DirRec q = dir_rec(DirOp::OwnerQuery, key.first);
   q.idx = key.second;
   q.step = step;
   q.region = e.region;
   q.region_gen = e.gen;
-  contested_[key];  // exists while the question is out
-  send_dir(e.owner, q);
+  // One question per (pair, superstep) at a time; what waits on it is kept
+  // in contested_[key] and decided again when any answer about the pair comes.
+  if (asked_.insert({key.first, key.second, step}).second) send_dir(e.owner, q);
 }
 
 // The home's answer to a lookup made in superstep u.step. An entry is given
@@ -200,18 +218,14 @@ void Dsm::ask_holder(const std::pair<std::string, int>& key, const Entry& e, uin
 // u.step (see home_try_resolve).
 void Dsm::home_lookup(const Unresolved& u) {
   auto key = std::make_pair(u.name, u.idx);
-  auto c = contested_.find(key);
-  if (c != contested_.end()) {  // a question to the holder is out: answered with it
-    c->second.lookups.push_back(u);
+  Entry* e = entry_at(key, u.step);
+  int live = e ? e->live_in(u.step) : 0;
+  if (live > 0) {
+    answer_lookup(u, e);
     return;
   }
-  auto it = dir_.find(key);
-  if (it != dir_.end()) {
-    if (!wire::step_before(it->second.live_through, u.step)) {
-      answer_lookup(u, &it->second);
-      return;
-    }
-    ask_holder(key, it->second, u.step);
+  if (live < 0) {
+    ask_holder(key, *e, u.step);
     contested_[key].lookups.push_back(u);
     return;
   }
@@ -238,39 +252,52 @@ void Dsm::home_lookup(const Unresolved& u) {
 void Dsm::home_register(const DirRec& reg) {
   std::string name(reg.text, strnlen(reg.text, sizeof reg.text));
   auto key = std::make_pair(name, reg.idx);
-  auto it = dir_.find(key);
-  if (it != dir_.end() && it->second.owner != reg.owner) {
-    if (wire::step_before(it->second.live_through, reg.step)) {  // not known live then: ask
-      ask_holder(key, it->second, reg.step);
-      contested_[key].regs.push_back(reg);
-      return;
-    }
+  Entry* cur = entry_at(key, reg.step);
+  int live = !cur || cur->owner == reg.owner ? 0 : cur->live_in(reg.step);
+  if (live < 0) {  // not known live then: ask
+    ask_holder(key, *cur, reg.step);
+    contested_[key].regs.push_back(reg);
+    return;
+  }
+  if (live > 0) {
     // The holder's region was live in reg.step: a real duplicate. Keep the
     // first owner; both are told.
     DirRec ack = dir_rec(DirOp::RegAck, name);
     ack.idx = reg.idx;
     ack.status = 1;
-    ack.owner = it->second.owner;
-    ack.region = it->second.region;
+    ack.owner = cur->owner;
+    ack.region = cur->region;
     ack.step = reg.step;
     send_dir(reg.owner, ack);
     DirRec n = dir_rec(DirOp::DupNotice,
                        strprintf("the region %s registered by this process is also registered by pid %d "
                                  "(bspk_malloc in its superstep %u): names must be unique in the whole job",
                                  pair_text(name, reg.idx).c_str(), reg.owner, reg.step));
-    send_dir(it->second.owner, n);
-  } else {
-    // New, or the same owner registering the pair again after freeing it.
-    dir_[key] = Entry{reg.owner, reg.region, reg.region_gen, reg.nelems, reg.elem_size, reg.step};
-    DirRec ack = dir_rec(DirOp::RegAck, name);
-    ack.idx = reg.idx;
-    send_dir(reg.owner, ack);
+    send_dir(cur->owner, n);
+    return;
   }
-  // Lookups of the pair held meanwhile (or waiting for it): answered now.
-  const Entry& e = dir_[key];
+  // New, or the same owner registering the pair again after freeing it (its
+  // old registration ends where this one starts, if its Unregister is late).
+  if (cur && !cur->freed && cur->owner == reg.owner) {
+    cur->freed = true;
+    cur->freed_at = reg.step - 1;
+  }
+  std::vector<Entry>& hist = dir_[key];
+  Entry fresh{reg.owner, reg.region, reg.region_gen, reg.nelems, reg.elem_size, reg.step};
+  fresh.reg_step = reg.step;
+  size_t at = hist.size();
+  while (at > 0 && wire::step_after(hist[at - 1].reg_step, reg.step)) --at;  // kept in superstep order
+  hist.insert(hist.begin() + static_cast<long>(at), fresh);
+  if (hist.size() > kDirHistory) hist.erase(hist.begin());
+  DirRec ack = dir_rec(DirOp::RegAck, name);
+  ack.idx = reg.idx;
+  send_dir(reg.owner, ack);
+  // Lookups of the pair waiting for it, made in its superstep or later: answered now.
   for (size_t i = 0; i < unresolved_.size();) {
-    if (unresolved_[i].name == name && unresolved_[i].idx == reg.idx) {
-      answer_lookup(unresolved_[i], &e);
+    const Unresolved& u = unresolved_[i];
+    Entry* e = u.name == name && u.idx == reg.idx ? entry_at(key, u.step) : nullptr;
+    if (e && e->live_in(u.step) > 0) {
+      answer_lookup(unresolved_[i], e);
       unresolved_[i] = std::move(unresolved_.back());
       unresolved_.pop_back();
     } else {
@@ -298,6 +325,10 @@ void Dsm::answer_owner_queries() {
       live = f != freed_at_.end() && !wire::step_before(f->second, q.r.step);  // freed in or after that superstep
     }
     DirRec a = dir_rec(DirOp::OwnerReply, name);
+    if (!live) {
+      auto f = freed_at_.find({name, q.r.idx});
+      a.count = f != freed_at_.end() ? f->second : q.r.step - 1;  // the superstep it was freed in
+    }
     a.idx = q.r.idx;
     a.step = q.r.step;
     a.region = q.r.region;
@@ -326,10 +357,18 @@ void Dsm::home_try_resolve() {
     for (size_t i = 0; i < unresolved_.size();) {
       Unresolved& u = unresolved_[i];
       if (!wire::step_after(u.step, s)) {
-        auto e = dir_.find({u.name, u.idx});
-        answer_lookup(u, e == dir_.end() ? nullptr : &e->second);
+        auto key = std::make_pair(u.name, u.idx);
+        Entry* e = entry_at(key, u.step);
+        int live = e ? e->live_in(u.step) : 0;
+        Unresolved v = std::move(u);
         unresolved_[i] = std::move(unresolved_.back());
         unresolved_.pop_back();
+        if (live >= 0) {
+          answer_lookup(v, live ? e : nullptr);
+        } else {
+          ask_holder(key, *e, v.step);
+          contested_[key].lookups.push_back(std::move(v));
+        }
       } else {
         ++i;
       }
@@ -361,10 +400,7 @@ void Dsm::on_dir(int src, const DirRec& r) {
       regs_recv_[static_cast<size_t>(src)]++;
       DirRec reg = r;
       reg.owner = src;
-      auto key = std::make_pair(name, r.idx);
-      auto c = contested_.find(key);
-      if (c != contested_.end()) c->second.regs.push_back(reg);  // decided when the holder answers
-      else home_register(reg);
+      home_register(reg);
       home_try_resolve();
       break;
     }
@@ -374,23 +410,21 @@ void Dsm::on_dir(int src, const DirRec& r) {
       break;
     case DirOp::OwnerReply: {
       auto key = std::make_pair(name, r.idx);
-      auto it = dir_.find(key);
-      if (it != dir_.end() && it->second.owner == src && it->second.region == r.region &&
-          it->second.gen == r.region_gen) {
-        if (r.status == 1) dir_.erase(it);  // freed before r.step: no longer registered
-        else if (wire::step_after(r.step, it->second.live_through)) it->second.live_through = r.step;
+      if (Entry* e = entry_of(key, src, r.region, r.region_gen)) {
+        if (r.status == 1) {  // freed in superstep r.count, before r.step
+          e->freed = true;
+          e->freed_at = static_cast<uint32_t>(r.count);
+        } else if (wire::step_after(r.step, e->live_through)) {
+          e->live_through = r.step;
+        }
       }
+      asked_.erase({name, r.idx, r.step});
       auto c = contested_.find(key);
       if (c == contested_.end()) break;
       Contested waiting = std::move(c->second);
       contested_.erase(c);
-      // Decide what waited, in arrival order of its kind (each may ask again,
-      // and then queues the rest behind the new question).
-      for (const DirRec& reg : waiting.regs) {
-        auto again = contested_.find(key);
-        if (again != contested_.end()) again->second.regs.push_back(reg);
-        else home_register(reg);
-      }
+      // Decide again what waited on the pair (each may wait on a question still out).
+      for (const DirRec& reg : waiting.regs) home_register(reg);
       for (const Unresolved& u : waiting.lookups) home_lookup(u);
       home_try_resolve();
       break;
@@ -405,10 +439,11 @@ void Dsm::on_dir(int src, const DirRec& r) {
                              pair_text(name, r.idx).c_str(), r.owner, pid_));
       break;
     case DirOp::Unregister: {
-      auto it = dir_.find({name, r.idx});
-      if (it != dir_.end() && it->second.owner == src && it->second.region == r.region &&
-          it->second.gen == r.region_gen)
-        dir_.erase(it);
+      Entry* e = entry_of({name, r.idx}, src, r.region, r.region_gen);
+      if (e && !e->freed) {
+        e->freed = true;  // kept for lookups of supersteps up to r.step
+        e->freed_at = r.step;
+      }
       break;
     }
     case DirOp::Lookup:

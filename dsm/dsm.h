@@ -77,6 +77,7 @@
 #include <deque>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -211,6 +212,18 @@ class Dsm {
     uint64_t nelems;
     uint32_t elem_size;
     uint32_t live_through = 0;  // the region is known live in supersteps up to this (from its registration on)
+    uint32_t reg_step = 0;      // superstep of its registration
+    // Freed (by the Unregister, or as the holder answered): the pair still
+    // names the region for lookups made in supersteps up to freed_at (a
+    // process behind may still ask), and nothing after.
+    bool freed = false;
+    uint32_t freed_at = 0;
+    // Does the entry name the pair's region in superstep s? 1 yes, 0 no (freed
+    // before s), -1 unknown (the holder must say).
+    int live_in(uint32_t s) const {
+      if (freed) return wire::step_after(s, freed_at) ? 0 : 1;
+      return wire::step_before(live_through, s) ? -1 : 1;
+    }
   };
   struct Unresolved {  // at the home
     int asker;
@@ -307,7 +320,15 @@ class Dsm {
   bool entered_any_ = false;
   std::vector<std::pair<int, uint32_t>> prog_waiting_;  // (home, step) queries to answer later
   // directory, home side
-  std::map<std::pair<std::string, int>, Entry> dir_;
+  // Per pair, its registrations oldest first (the last few: a lookup made in
+  // superstep u is answered with the one that named the pair in u, however
+  // late it arrives).
+  std::map<std::pair<std::string, int>, std::vector<Entry>> dir_;
+  static constexpr size_t kDirHistory = 8;
+  // The registration of `key` made last in or before superstep s (nullptr: none).
+  Entry* entry_at(const std::pair<std::string, int>& key, uint32_t s);
+  // The registration of `key` that is (owner, region, gen), if kept.
+  Entry* entry_of(const std::pair<std::string, int>& key, int owner, uint32_t region, uint32_t gen);
   std::vector<uint64_t> regs_recv_;  // Registers received from each process
   std::vector<Unresolved> unresolved_;
   std::map<uint32_t, Round> rounds_;
@@ -318,6 +339,7 @@ class Dsm {
     std::vector<Unresolved> lookups;
   };
   std::map<std::pair<std::string, int>, Contested> contested_;
+  std::set<std::tuple<std::string, int, uint32_t>> asked_;  // OwnerQuery out for (pair, superstep)
   struct OwnerQ {
     int home;
     DirRec r;

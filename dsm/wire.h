@@ -49,7 +49,8 @@ enum class DirOp : uint32_t {
   OwnerQuery = 13, // home -> holder of a pair another process registers in `step`: was your
                    // region (region, region_gen) live then? (answered once the holder has
                    // entered the sync ending step - 1)
-  OwnerReply = 14, // holder -> home: status 0 live (a real duplicate), 1 freed before `step`
+  OwnerReply = 14, // holder -> home: status 0 live (a real duplicate), 1 freed before `step` (in
+                   // superstep `count`)
   HandleQuery = 10, // user of a provisional pointer -> its maker: what does your handle `count` name?
                     // (reply: LookupReply for `handle`, status 0 found, 1 unknown (text, idx: the
                     // pair, to ask its home), 2 never issued)
