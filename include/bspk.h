@@ -462,7 +462,9 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * the issuer that ends after the refusal arrived (usually the next one or the
  * one after it); for a copy of the final superstep, by bspk_finalize, which
  * waits for them. With a provisional bspk_lookup pointer the checks run
- * at the sync, whose return value reports them. */
+ * at the sync, whose return value reports them; so do those of every later
+ * bspk_copy and bspk_put of this process in the superstep, which are issued
+ * after it, in call order (rule 4: its last overlapping copy wins). */
 BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* Buffered store (beyond the paper; BSPlib's bsp_put): store the nbytes bytes
