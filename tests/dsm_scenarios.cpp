@@ -779,29 +779,8 @@ int buf_errors(int, char**) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: dsm_scenarios NAME [args] | dsm_scenarios --list\n");
-    return 2;
-  }
-  if (std::string(argv[1]) == "--list") return scen::print_table(stdout);  // before any bspk call
-  if (bspk_init(&argc, &argv) != BSPK_OK) {
-    std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
-    return 1;
-  }
-  me = bspk_pid();
-  P = bspk_nprocs();
-  std::string name = argv[1];
-  int rc;
-  if (name == "ring") rc = ring(argc, argv);
-  else if (name == "fetch") rc = fetch(argc, argv);
-  else if (name == "samestep") rc = samestep(argc, argv);
-  else if (name == "conflict") rc = conflict(argc, argv);
-  else if (name == "selfcount") rc = selfcount(argc, argv);
-  else if (name == "put") rc = put(argc, argv);
-  else if (name == "put_many") rc = put_many(argc, argv);
-  else if (name == "buf_errors") rc = buf_errors(argc, argv);
-  else if (name == "errors") rc = errors(argc, argv);
-  else bspk_abort("unknown scenario '%s'", name.c_str());
-  if (rc == 0) OK(bspk_finalize());
-  return rc;
+  return scenario_main(argc, argv, "dsm_scenarios",
+                       {{"ring", ring}, {"fetch", fetch}, {"samestep", samestep}, {"conflict", conflict},
+                        {"selfcount", selfcount}, {"put", put}, {"put_many", put_many}, {"buf_errors", buf_errors},
+                        {"errors", errors}});
 }

@@ -314,27 +314,7 @@ int nomem(int, char**) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: fidelity_scenarios NAME [args] | fidelity_scenarios --list\n");
-    return 2;
-  }
-  if (std::string(argv[1]) == "--list") return scen::print_table(stdout);  // before any bspk call
-  if (bspk_init(&argc, &argv) != BSPK_OK) {
-    std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
-    return 1;
-  }
-  me = bspk_pid();
-  P = bspk_nprocs();
-  std::string name = argv[1];
-  int rc;
-  if (name == "ringlist") rc = ringlist(argc, argv);
-  else if (name == "forged") rc = forged(argc, argv);
-  else if (name == "stale") rc = stale(argc, argv);
-  else if (name == "finalstore") rc = finalstore(argc, argv);
-  else if (name == "ghost") rc = ghost(argc, argv);
-  else if (name == "rereg") rc = rereg(argc, argv);
-  else if (name == "nomem") rc = nomem(argc, argv);
-  else bspk_abort("unknown scenario '%s'", name.c_str());
-  if (rc == 0) OK(bspk_finalize());
-  return rc == 2 ? 0 : rc;
+  return scenario_main(argc, argv, "fidelity_scenarios",
+                       {{"ringlist", ringlist}, {"forged", forged}, {"stale", stale}, {"finalstore", finalstore},
+                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}});
 }

@@ -4,8 +4,13 @@
 #pragma once
 #include <bspk.h>
 
+#include "scenario_table.h"
+
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -68,6 +73,34 @@ void for_each_byte(bspk_ptr p, size_t n, F&& f) {
     sum = sum * 1099511628211ull + *b;
   });
   return sum;
+}
+
+// The main() of a scenario program: `PROG --list` prints its table (before
+// any bspk call); `PROG NAME [args]` starts the runtime, runs the scenario
+// NAME and finalizes when it returns 0 (a scenario that finalized itself
+// returns 2; its exit status is then 0). Any other return is the status.
+using Scenario = int (*)(int, char**);
+[[maybe_unused]] int scenario_main(int argc, char** argv, const char* prog,
+                                   std::initializer_list<std::pair<const char*, Scenario>> scenarios) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s NAME [args] | %s --list\n", prog, prog);
+    return 2;
+  }
+  if (std::string(argv[1]) == "--list") return scen::print_table(stdout);  // before any bspk call
+  if (bspk_init(&argc, &argv) != BSPK_OK) {
+    std::fprintf(stderr, "bspk_init failed: %s\n", bspk_error_string());
+    return 1;
+  }
+  me = bspk_pid();
+  P = bspk_nprocs();
+  const std::string name = argv[1];
+  for (const auto& [n, run] : scenarios) {
+    if (name != n) continue;
+    int rc = run(argc, argv);
+    if (rc == 0) OK(bspk_finalize());
+    return rc == 2 ? 0 : rc;
+  }
+  bspk_abort("unknown scenario '%s'", name.c_str());
 }
 
 }  // namespace
