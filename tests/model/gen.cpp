@@ -114,8 +114,12 @@ struct Gen {
     return m.region(sl.rid);
   }
 
+  // Provisional for the model, or possibly so in the runtime: with
+  // lookup-resolved off, any lookup pointer to another process's region.
   bool provisional(int q, const Ref& r) {
-    return r.kind == 's' && m.slots(q).at(r.id).provisional;
+    if (r.kind != 's') return false;
+    const Slot& sl = m.slots(q).at(r.id);
+    return sl.provisional || (!f("lookup-resolved") && sl.from_lookup && m.region(sl.rid)->owner != q);
   }
 
   bool add(int q, const Op& op, int want_code = BSPK_OK) {
@@ -127,7 +131,7 @@ struct Gen {
           m.own_target(r->rid, base + op.dst.off, base + op.dst.off + op.n, q)) {
         bool any_prov = provisional(q, op.dst);
         for (auto& [id, sl] : m.slots(q))
-          if (sl.rid == r->rid && sl.provisional) any_prov = true;
+          if (sl.rid == r->rid && provisional(q, Ref{'s', id, 0})) any_prov = true;
         if (any_prov) return false;
       }
     }
@@ -249,6 +253,7 @@ struct Gen {
   }
 
   bool gen_lookup(int q) {
+    if (!f("lookup-lazy") && st->mode == Mode::Expect) return false;
     std::vector<std::string> cands;
     for (auto& [pair, rid] : m.registered())
       if (pair.rfind(pr.prefix, 0) == 0) cands.push_back(pair);
@@ -275,10 +280,7 @@ struct Gen {
     uint64_t base;
     const MRegion* sr = reg_of(q, s, &base);
     if (!sr) return false;
-    if (s.kind == 's') {
-      const Slot& sl = m.slots(q).at(s.id);
-      if (sl.provisional && !f("lookup-ptr-same-step")) return false;
-    }
+    if (provisional(q, s) && !f("lookup-ptr-same-step")) return false;
     if (!f("anon-remote") && sr->name.empty()) return false;
     s.off = rng.below(sr->n - base + 1);
     Op op;

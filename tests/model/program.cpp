@@ -22,6 +22,9 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
       {"overlap-provisional",
        "one process's overlapping copies / puts into the same elements through a provisional bspk_lookup "
        "pointer (rule 4: the last issued wins; soak finding, regress/open/put-order-provisional.prog)"},
+      {"lookup-lazy",
+       "bspk_lookup in bspk_expect supersteps, where the pair's home may run supersteps ahead (soak: some "
+       "lookups are never answered and the sync times out, regress/open/lookup-unanswered.prog)"},
       {"lookup-resolved",
        "a bspk_lookup pointer is resolved by the end of its superstep: check its accessors then "
        "(\"afterwards the values of the region it names\"), and that a later lookup of the pair on that process "
