@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include "model.h"
 
@@ -30,6 +31,7 @@ struct Gen {
   std::vector<int> next_slot;
   std::vector<std::string> names;
   Step* st = nullptr;
+  std::set<std::pair<int, int>> prov_tgt;  // (pid, rid): a copy through a provisional pointer went there this superstep
 
   Gen(Program& pr_, uint64_t seed)
       : pr(pr_), f(pr_.feat), rng(mix64(seed) ^ (static_cast<uint64_t>(pr_.p) << 40) ^ pr_.frame), m(pr_), p(pr_.p),
@@ -114,21 +116,26 @@ struct Gen {
     return m.region(sl.rid);
   }
 
+  // Provisional for the model, or possibly so in the runtime: with
+  // lookup-resolved off, any lookup pointer to another process's region.
   bool provisional(int q, const Ref& r) {
-    return r.kind == 's' && m.slots(q).at(r.id).provisional;
+    if (r.kind != 's') return false;
+    const Slot& sl = m.slots(q).at(r.id);
+    return sl.provisional || (!f("lookup-resolved") && sl.from_lookup && m.region(sl.rid)->owner != q);
   }
 
   bool add(int q, const Op& op, int want_code = BSPK_OK) {
     // overlap-provisional off: no second copy into the same elements through a provisional pointer.
+    // (soak: fetches too, seed 35 p=7 shm: the provisional pointer was the source.)
+    bool prov_op = (op.k == K::Copy || op.k == K::Put) && (provisional(q, op.dst) || provisional(q, op.src));
+    int drid = -1;
     if ((op.k == K::Copy || op.k == K::Put) && op.n && !f("overlap-provisional")) {
       uint64_t base;
       const MRegion* r = op.dst.kind ? reg_of(q, op.dst, &base) : nullptr;
-      if (r && (provisional(q, op.dst) || m.own_target(r->rid, 0, r->n, q)) &&
-          m.own_target(r->rid, base + op.dst.off, base + op.dst.off + op.n, q)) {
-        bool any_prov = provisional(q, op.dst);
-        for (auto& [id, sl] : m.slots(q))
-          if (sl.rid == r->rid && sl.provisional) any_prov = true;
-        if (any_prov) return false;
+      if (r) {
+        drid = r->rid;
+        if ((prov_op || prov_tgt.count({q, r->rid})) && m.own_target(r->rid, base + op.dst.off, base + op.dst.off + op.n, q))
+          return false;
       }
     }
     int code;
@@ -136,6 +143,7 @@ struct Gen {
     if (!m.check(q, op, &code, &why) || code != want_code) return false;
     m.exec(q, op);
     st->ops[q].push_back(op);
+    if (prov_op && drid >= 0) prov_tgt.insert({q, drid});
     return true;
   }
 
@@ -249,6 +257,7 @@ struct Gen {
   }
 
   bool gen_lookup(int q) {
+    if (!f("lookup-lazy") && st->mode == Mode::Expect) return false;
     std::vector<std::string> cands;
     for (auto& [pair, rid] : m.registered())
       if (pair.rfind(pr.prefix, 0) == 0) cands.push_back(pair);
@@ -275,10 +284,7 @@ struct Gen {
     uint64_t base;
     const MRegion* sr = reg_of(q, s, &base);
     if (!sr) return false;
-    if (s.kind == 's') {
-      const Slot& sl = m.slots(q).at(s.id);
-      if (sl.provisional && !f("lookup-ptr-same-step")) return false;
-    }
+    if (provisional(q, s) && !f("lookup-ptr-same-step")) return false;
     if (!f("anon-remote") && sr->name.empty()) return false;
     s.off = rng.below(sr->n - base + 1);
     Op op;
@@ -456,6 +462,7 @@ Program generate(uint64_t seed, int p, uint64_t frame, const Features& f) {
     st.mode = g.rng.pick(modes);
     st.ops.resize(p);
     g.m.begin_step(nullptr);
+    g.prov_tgt.clear();
     for (int q = 0; q < p; ++q) g.recvs(q);
     if (f("delays") && g.rng.chance(40)) g.delay(static_cast<int>(g.rng.below(p)), true);
     int rounds = 1 + static_cast<int>(g.rng.below(6));

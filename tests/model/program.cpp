@@ -20,8 +20,11 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
        "free a named region that another process has looked up (the lookup may still be on its way: "
        "soak finding, regress/open/lookup-unanswered.prog)"},
       {"overlap-provisional",
-       "one process's overlapping copies / puts into the same elements through a provisional bspk_lookup "
-       "pointer (rule 4: the last issued wins; soak finding, regress/open/put-order-provisional.prog)"},
+       "one process's overlapping copies / puts into the same elements, one of them through a provisional "
+       "bspk_lookup pointer (destination or source) (rule 4: the last issued wins; soak finding, regress/open/put-order-provisional.prog)"},
+      {"lookup-lazy",
+       "bspk_lookup in bspk_expect supersteps, where the pair's home may run supersteps ahead (soak: some "
+       "lookups are never answered and the sync times out, regress/open/lookup-unanswered.prog)"},
       {"lookup-resolved",
        "a bspk_lookup pointer is resolved by the end of its superstep: check its accessors then "
        "(\"afterwards the values of the region it names\"), and that a later lookup of the pair on that process "
