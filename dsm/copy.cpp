@@ -18,12 +18,20 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   if (src.region == 0) fail(BSPK_ERR_PTR, "source pointer is BSPK_NULL");
   const bspk_ptr da = adopt(dst), sa = adopt(src);
   bspk_ptr d = resolve(da), s = resolve(sa);
+  const bool provisional = is_handle(d) || is_handle(s);
   // n == 0 does nothing (bspk.h), even through a pointer not resolved yet.
-  if (n == 0 && (is_handle(d) || is_handle(s))) return;
-  // Once a copy of this superstep waits for a lookup, later ones wait behind
-  // it: they are issued in call order at the sync, so that one process's
-  // overlapping copies still end with the last one's data (DSM rule 4).
-  if (is_handle(d) || is_handle(s) || !deferred_.empty()) {
+  if (n == 0 && provisional) return;
+  if (!provisional) {
+    if (deferred_.empty() || n == 0) {
+      issue(d, s, n);
+      return;
+    }
+    // Once a copy of this superstep waits for a lookup, later ones wait
+    // behind it: issued in call order at the sync, so that one process's
+    // overlapping copies still end with the last one's data (DSM rule 4).
+    // Their errors are still found here, at the call.
+    check_copy(d, s, n);
+  } else {
     for (const bspk_ptr* p : {&d, &s}) {
       if (!is_handle(*p)) continue;
       if (!own_handle(*p)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
@@ -33,10 +41,8 @@ void Dsm::copy(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
     // A local side must be valid now (its frames are read or written later).
     if (!is_handle(d) && d.owner == pid_) comem_.local(d);
     if (!is_handle(s) && s.owner == pid_) comem_.local(s);
-    deferred_.push_back(Deferred{da, sa, n});
-    return;
   }
-  issue(d, s, n);
+  deferred_.push_back(Deferred{da, sa, n});
 }
 
 void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
@@ -52,10 +58,12 @@ void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
     if (!own_handle(d)) fail(BSPK_ERR_PTR, "not a pointer returned by bspk_lookup");
     if (nbytes == 0) return;
     if (handles_[d.region].state == Handle::Unknown) ask(d.region);
-  } else if (d.owner == pid_) {
-    comem_.local(d);  // a local destination must be valid now
+  } else {
+    // Behind a copy that waits for a lookup: issued in call order at the
+    // sync (see copy()), its errors found here all the same.
+    uint32_t es = 0, dskew = 0;
+    check_put(d, nbytes, &es, &dskew);
   }
-  // (Or behind a copy that waits for a lookup: issued in call order, see copy().)
   // The destination's element size is known once the pair is resolved: stage
   // the bytes as bytes now (the caller may reuse src at once); reshaped and
   // issued by before_sync.
@@ -65,6 +73,23 @@ void Dsm::put(const bspk_ptr& dst, const void* src, uint64_t nbytes) {
 }
 
 void Dsm::put_known(const bspk_ptr& d, const void* src, uint64_t nbytes) {
+  uint32_t es = 0, dskew = 0;
+  const uint64_t n = check_put(d, nbytes, &es, &dskew);
+  if (n == 0) return;
+  // Staging frames aligned with the destination's (same element size, so the
+  // same elements per frame): whole destination frames can be flipped in.
+  const uint64_t epf = comem_.frame_size() / es;
+  bspk_ptr tmp = comem_.create_filled(src, n, es, static_cast<uint32_t>((d.offset + dskew) % epf));
+  try {
+    issue(d, tmp, n, true);
+  } catch (...) {
+    comem_.release(tmp.region);
+    throw;
+  }
+  stats_.bytes_copied += nbytes;
+}
+
+uint64_t Dsm::check_put(const bspk_ptr& d, uint64_t nbytes, uint32_t* es_out, uint32_t* dskew_out) {
   if (d.owner < 0 || d.owner >= nprocs_)
     fail(BSPK_ERR_PTR, "destination pointer names pid %d, outside [0, %d)", d.owner, nprocs_);
   uint64_t dn = d.nelems;
@@ -86,21 +111,12 @@ void Dsm::put_known(const bspk_ptr& d, const void* src, uint64_t nbytes) {
          "destination: %llu elements (%llu bytes) from element %llu run past the end of the region (%llu elements on pid %d)",
          (unsigned long long)n, (unsigned long long)nbytes, (unsigned long long)d.offset, (unsigned long long)dn,
          d.owner);
-  if (n == 0) return;
-  // Staging frames aligned with the destination's (same element size, so the
-  // same elements per frame): whole destination frames can be flipped in.
-  const uint64_t epf = comem_.frame_size() / es;
-  bspk_ptr tmp = comem_.create_filled(src, n, es, static_cast<uint32_t>((d.offset + dskew) % epf));
-  try {
-    issue(d, tmp, n, true);
-  } catch (...) {
-    comem_.release(tmp.region);
-    throw;
-  }
-  stats_.bytes_copied += nbytes;
+  *es_out = es;
+  *dskew_out = dskew;
+  return n;
 }
 
-void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n, bool put) {
+void Dsm::check_copy(const bspk_ptr& d, const bspk_ptr& s, uint64_t n) {
   const bool dl = d.owner == pid_, sl = s.owner == pid_;
   for (const bspk_ptr* p : {&d, &s})
     if (p->owner < 0 || p->owner >= nprocs_)
@@ -131,6 +147,11 @@ void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n, bool put) {
   if (s.offset > sn || n > sn - s.offset)
     fail(BSPK_ERR_RANGE, "source: %llu elements from element %llu run past the end of the region (%llu elements on pid %d)",
          (unsigned long long)n, (unsigned long long)s.offset, (unsigned long long)sn, s.owner);
+}
+
+void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n, bool put) {
+  check_copy(d, s, n);
+  const bool dl = d.owner == pid_, sl = s.owner == pid_;
   if (n == 0) {
     if (put) comem_.release(s.region);
     return;

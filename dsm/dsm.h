@@ -279,6 +279,11 @@ class Dsm {
   // put: src is a bspk_put's staging region, which this takes over (freed
   // when the sends from it complete, or after the boundary for a local copy).
   void issue(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n, bool put = false);
+  // The checks of issue() (pids, both remote, element sizes, ranges); throws.
+  void check_copy(const bspk_ptr& d, const bspk_ptr& s, uint64_t n);
+  // The checks of a bspk_put into the resolved d: the number of elements,
+  // with d's element size and (local d) its skew. Throws.
+  uint64_t check_put(const bspk_ptr& d, uint64_t nbytes, uint32_t* es, uint32_t* dskew);
   // A bspk_put whose destination pointer is known (resolved): the checks, the
   // staging region, the issue. Throws for errors.
   void put_known(const bspk_ptr& d, const void* src, uint64_t nbytes);

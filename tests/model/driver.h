@@ -31,4 +31,9 @@ int run_job(const Options& o);
 // Outside a job: reduce a failing program by re-running jobs.
 int shrink_main(const Options& o);
 
+// The program of --program FILE, or generated from --seed for o.np
+// processes and frame size o.frame. False (after a message on stderr) if the
+// file cannot be read or parsed.
+bool load_program(const Options& o, Program* pr);
+
 }  // namespace model

@@ -124,19 +124,11 @@ int main(int argc, char** argv) {
   }
   // print / dump
   Program pr;
-  if (!o.program_file.empty()) {
-    std::string text, err;
-    if (!read_file(o.program_file, &text) || !parse_program(text, &pr, &err)) {
-      std::fprintf(stderr, "bspk_model: cannot read %s: %s\n", o.program_file.c_str(), err.c_str());
-      return 2;
-    }
-  } else {
-    if (o.np < 1) {
-      std::fprintf(stderr, "bspk_model: --np P is needed\n");
-      return 2;
-    }
-    pr = generate(o.seed, o.np, o.frame, o.feat);
+  if (o.program_file.empty() && o.np < 1) {
+    std::fprintf(stderr, "bspk_model: --np P is needed\n");
+    return 2;
   }
+  if (!load_program(o, &pr)) return 2;
   if (mode == "print") {
     std::fputs(program_str(pr).c_str(), stdout);
     return 0;

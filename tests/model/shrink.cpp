@@ -157,21 +157,24 @@ struct Shrinker {
 
 }  // namespace
 
+bool load_program(const Options& o, Program* pr) {
+  if (o.program_file.empty()) {
+    *pr = generate(o.seed, o.np, o.frame, o.feat);
+    return true;
+  }
+  std::string text, err;
+  if (read_file(o.program_file, &text) && parse_program(text, pr, &err)) return true;
+  std::fprintf(stderr, "bspk_model: cannot read %s: %s\n", o.program_file.c_str(), err.c_str());
+  return false;
+}
+
 int shrink_main(const Options& o) {
   if (o.np < 1 || o.provider.empty()) {
     std::fprintf(stderr, "bspk_model --shrink needs --np P --provider tcp|shm --frame-size F\n");
     return 2;
   }
   Program pr;
-  if (!o.program_file.empty()) {
-    std::string text, err;
-    if (!read_file(o.program_file, &text) || !parse_program(text, &pr, &err)) {
-      std::fprintf(stderr, "bspk_model: cannot read %s: %s\n", o.program_file.c_str(), err.c_str());
-      return 2;
-    }
-  } else {
-    pr = generate(o.seed, o.np, o.frame, o.feat);
-  }
+  if (!load_program(o, &pr)) return 2;
   Shrinker sh{o};
   std::string base = o.out.empty() ? "shrunk-seed" + std::to_string(pr.seed) + "-p" + std::to_string(pr.p) + "-" + o.provider +
                                          "-f" + std::to_string(pr.frame)
