@@ -49,7 +49,7 @@ void Dsm::freeing(uint32_t region, uint32_t gen) {
   r.region = region;
   r.region_gen = gen;
   r.step = engine_.step();  // freed in this superstep: unregistered from the next one
-  freed_at_[{nm->first, nm->second}] = engine_.step();
+  freed_at_[{nm->first, nm->second}] = Freed{region, gen, engine_.step()};
   // At once, so that the home learns of the free before most lookups made
   // after it; but never ahead of this process's own Register of the pair
   // (nothing orders two messages): with registrations unacknowledged, at the
@@ -248,7 +248,9 @@ void Dsm::home_lookup(const Unresolved& u) {
 // knowing yet (its Unregister travels at that process's next sync, and
 // nothing orders it with this Register): ask the holder whether its region
 // was still live in the registration's superstep, and hold the registration
-// (and lookups of the pair) until it answers (issue 12, defect 5).
+// until it answers (issue 12, defect 5). The pair's registrations are kept
+// in superstep order, so that lookups made before this one still get the
+// region that was registered then.
 void Dsm::home_register(const DirRec& reg) {
   std::string name(reg.text, strnlen(reg.text, sizeof reg.text));
   auto key = std::make_pair(name, reg.idx);
@@ -320,15 +322,18 @@ void Dsm::answer_owner_queries() {
     std::string name(q.r.text, strnlen(q.r.text, sizeof q.r.text));
     bspk_ptr mine = comem_.find_named(name, q.r.idx);
     bool live = mine.region == q.r.region && mine.gen == q.r.region_gen;
+    // Freed: when? (Known exactly for the pair's last freed region; an
+    // earlier one of the pair was freed before that one was registered.)
+    uint32_t freed = q.r.step - 1;
     if (!live) {
       auto f = freed_at_.find({name, q.r.idx});
-      live = f != freed_at_.end() && !wire::step_before(f->second, q.r.step);  // freed in or after that superstep
+      if (f != freed_at_.end() && f->second.region == q.r.region && f->second.gen == q.r.region_gen) {
+        freed = f->second.step;
+        live = !wire::step_before(freed, q.r.step);  // freed in or after that superstep
+      }
     }
     DirRec a = dir_rec(DirOp::OwnerReply, name);
-    if (!live) {
-      auto f = freed_at_.find({name, q.r.idx});
-      a.count = f != freed_at_.end() ? f->second : q.r.step - 1;  // the superstep it was freed in
-    }
+    if (!live) a.count = freed;  // the superstep it was freed in
     a.idx = q.r.idx;
     a.step = q.r.step;
     a.region = q.r.region;

@@ -350,7 +350,10 @@ class Dsm {
     DirRec r;
   };
   std::vector<OwnerQ> owner_queries_;  // holder side: OwnerQueries to answer later
-  std::map<std::pair<std::string, int>, uint32_t> freed_at_;  // superstep of this process's last free of a pair
+  struct Freed {
+    uint32_t region, gen, step;
+  };
+  std::map<std::pair<std::string, int>, Freed> freed_at_;  // this process's last freed region of a pair, and when
 
   // copies
   sync::StepRing<Box> ring_;

@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define BSPK_VERSION_MAJOR 0
-#define BSPK_VERSION_MINOR 1
+#define BSPK_VERSION_MINOR 2
 #define BSPK_VERSION_PATCH 0
 
 /* ---- Return codes -------------------------------------------------------------
@@ -459,9 +459,10 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * (either range runs past its region's end); nothing is written. Errors found
  * only at the target (a remote region freed or too short, a stale pointer)
  * are applied at the target's boundary and reported by the first bspk_sync of
- * the issuer that ends after the refusal arrived (usually the next one or the
- * one after it); for a copy of the final superstep, by bspk_finalize, which
- * waits for them. With a provisional bspk_lookup pointer the checks run
+ * the issuer that ends after the refusal arrived: usually the next one or the
+ * one after it, within 16 supersteps when the issuer's syncs never wait (it
+ * then polls for such messages every 16th); for a copy of the final
+ * superstep, by bspk_finalize, which waits for them. With a provisional bspk_lookup pointer the checks run
  * at the sync, whose return value reports them; so do those of every later
  * bspk_copy and bspk_put of this process in the superstep, which are issued
  * after it, in call order (rule 4: its last overlapping copy wins). */

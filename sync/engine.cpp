@@ -85,6 +85,13 @@ void Engine::on(wire::Kind kind, Handler h) {
 }
 
 void Engine::sync(bool finalizing) {
+  // The fast paths below may not touch the fabric at all (the board, or
+  // everything declared already here): push on our control messages still
+  // leaving, and look for arrivals at least every 16th superstep, so that a
+  // control message (a copy's refusal, a directory question) is seen within
+  // a few supersteps even by a process that never has to wait.
+  if ((++syncs_ & 15) == 0) progress();
+  else progress_if_busy();
   throw_pending();
   const uint32_t s = step_;
   if (mode_ == Mode::WillSend && !finalizing) {

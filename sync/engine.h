@@ -317,6 +317,7 @@ class Engine {
 
   // waiting and errors
   uint64_t progress_events_ = 0;   // bumps on every arrival/tree event (for time-outs)
+  uint32_t syncs_ = 0;             // sync() calls (every 16th polls the fabric, see sync())
   int pending_code_ = 0;
   std::string pending_msg_;
   unsigned pending_more_ = 0;  // later errors appended to pending_msg_ (issue 12, defect 8)

@@ -148,12 +148,13 @@ int stale(int, char**) {
   OK(bspk_sync());
   int rc = BSPK_OK;
   if (me == 1) OK(bspk_copy(V, src, 4));  // the call cannot know: the pointer is remote
-  // The refusal reaches pid 1 at one of its next syncs (after pid 0's boundary).
-  for (int k = 0; k < 6; ++k) {
+  // The refusal reaches pid 1 at one of its next syncs (after pid 0's boundary;
+  // a process whose syncs never wait looks for control messages every 16th).
+  for (int k = 0; k < 40; ++k) {
     int r = bspk_sync();
     if (me == 1 && rc == BSPK_OK && r != BSPK_OK) rc = r;
     else OK(r);
-    usleep(10000);
+    usleep(2000);
   }
   if (me == 1) expect_err(rc, BSPK_ERR_PTR, "store through a stale pointer", "freed");
   if (me == 0)
