@@ -1,8 +1,12 @@
 # tests/cluster/lib.sh -- shared helpers of the Slurm / multi-host tests.
 # Sourced by slurm_single.sh and slurm_netns.sh with BUILD set to the build dir.
-# Each check prints PASS/FAIL lines; the script's status is the number of
-# FAILs (0 = all passed), or 77 = skipped (ctest SKIP_RETURN_CODE) with a
+# Each check counts as passed or failed; the script's status is 0 when all
+# passed, 1 when any failed, or 77 = skipped (ctest SKIP_RETURN_CODE) with a
 # "skipped: <reason>" line when the machine lacks what the tests need.
+# Output is short on purpose (CI shows only the start of a failing test's
+# output): one line per step, and for a failed check a FAIL line followed by
+# the step's command and the end of its output. Every step's full output goes
+# to $BUILD/cluster-<script>.log; CLUSTER_TEST_VERBOSE=1 also prints PASS lines.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,10 +19,27 @@ MPT=$BUILD/examples/mp_template
 export SLURM_TEST_DIR=${SLURM_TEST_DIR:-/tmp/bspk-ctest-slurm}
 export SLURM_TEST_PORT=${SLURM_TEST_PORT:-16917}
 FAILS=0
+PASSES=0
+LOG=$BUILD/cluster-$(basename "$0" .sh).log
+: >"$LOG"
+VERBOSE=${CLUSTER_TEST_VERBOSE:-0}
+NAME= CMD= OUT= RC= SECS=
 
 skip() { echo "skipped: $*"; exit 77; }
-pass() { echo "PASS: $*"; }
-bad() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { PASSES=$((PASSES + 1)); [[ $VERBOSE == 1 ]] && echo "PASS: $*"; return 0; }
+# A failed check: the FAIL line, then what the step ran and how it ended.
+bad() {
+  echo "FAIL: $*"
+  FAILS=$((FAILS + 1))
+  echo "    step \"$NAME\": rc=$RC after $SECS s: $CMD"
+  sed 's/^/    | /' <<<"$OUT" | tail -n 25
+}
+# step NAME CMDLINE RC SECS OUT: record a step run outside run() (a background job).
+step() {
+  NAME=$1 CMD=$2 RC=$3 SECS=$4 OUT=$5
+  echo "--- $NAME: rc=$RC in $SECS s"
+  { echo "=== $NAME: rc=$RC in $SECS s: $CMD"; echo "$OUT"; } >>"$LOG"
+}
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}'; }
 
@@ -35,17 +56,14 @@ need_slurm() {
 }
 
 # run NAME LIMIT CMD...: runs CMD under `timeout` (every srun in the tests is
-# time-limited), sets OUT (stdout+stderr), RC and SECS, and shows the output.
+# time-limited), sets OUT (stdout+stderr), RC and SECS, and logs the output.
 run() {
-  NAME=$1
-  local limit=$2 t0
+  local name=$1 limit=$2 t0 out rc
   shift 2
   t0=$(now)
-  OUT=$(timeout -k 5 "$limit" "$@" 2>&1)
-  RC=$?
-  SECS=$(elapsed "$t0")
-  echo "--- $NAME: rc=$RC in $SECS s: $*"
-  sed 's/^/    /' <<<"$OUT" | tail -n 30
+  out=$(timeout -k 5 "$limit" "$@" 2>&1)
+  rc=$?
+  step "$name" "$*" "$rc" "$(elapsed "$t0")" "$out"
   # 124: timeout sent TERM; 137 is also a task killed by SIGKILL, so only a
   # 137 at the limit counts as timeout's KILL.
   if [[ $RC == 124 ]] || { [[ $RC == 137 ]] && awk -v a="$SECS" -v l="$limit" 'BEGIN{exit !(a >= l)}'; }; then
@@ -100,6 +118,6 @@ wait_gone() {  # wait_gone LIMIT PID...
 }
 
 finish() {
-  echo "=== $(basename "$0"): $FAILS failure(s)"
+  echo "=== $(basename "$0"): $PASSES checks passed, $FAILS failed (full output: $LOG)"
   exit $((FAILS > 0 ? 1 : 0))
 }

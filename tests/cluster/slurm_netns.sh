@@ -56,11 +56,10 @@ steady_job() {
   sleep 1.5  # well inside the run
 }
 finish_job() {  # finish_job NAME LOG GONE
-  NAME=$1
-  wait "$SPID"; RC=$?
-  OUT=$(cat "$2")
-  echo "--- $NAME: every process gone after $3 s; srun rc=$RC"
-  grep -v "^steady pid .* running" <<<"$OUT" | sed 's/^/    /' | tail -n 12
+  local rc
+  wait "$SPID"; rc=$?
+  step "$1" "srun ... steady 60 (every process gone after $3 s)" "$rc" "$3" \
+    "$(grep -v "^steady pid .* running" "$2")"
 }
 
 # A process on host bh2 killed with SIGKILL mid-run.
@@ -118,6 +117,7 @@ for loss in 1 5; do
 done
 
 # Nothing left behind in the hosts: no BSPk process, no shm region.
+NAME="clean-up" CMD="ip netns pids" OUT= RC= SECS=
 left=$(for i in 0 1 2; do ip netns pids bh$i 2>/dev/null; done | while read -r p; do
   [[ $(cat /proc/$p/comm 2>/dev/null) == scenarios || $(cat /proc/$p/comm 2>/dev/null) == radix_sort ]] && echo "$p"; done | wc -l)
 if [[ $left == 0 ]]; then pass "no BSPk process left on the hosts"; else bad "$left BSPk processes left on the hosts"; fi

@@ -55,8 +55,8 @@ for ((k = 0; k < 600; k++)); do
   [[ $state == COMPLETED || $state == FAILED || $state == CANCELLED || $state == TIMEOUT ]] && break
   sleep 0.1
 done
-OUT=$(cat "$out" 2>/dev/null)
-echo "--- $NAME: job $job $state in $(elapsed "$t0") s"; sed 's/^/    /' <<<"$OUT"
+step "$NAME" "sbatch ... examples/slurm/radix_sort.sbatch (job $job, ended $state)" "$state" "$(elapsed "$t0")" \
+  "$(cat "$out" 2>/dev/null)"
 [[ $state == COMPLETED ]] && pass "$NAME: job $job COMPLETED" || bad "$NAME: job $job ended $state"
 expect "order ok, checksum ok"; expect "1000000 keys on 4 processes"
 
@@ -79,14 +79,15 @@ NAME="kill -9 from outside (pmi2)"
 if ((${#pids[@]} < 4)); then
   # (Say so instead of failing on an unset pid: srun --immediate gives up when
   # the previous step's resources are still being released.)
-  kill "$spid" 2>/dev/null; wait $spid
-  bad "$NAME: the job did not report 4 running processes within 20 s: $(tail -3 "$log" | tr '\n' ' ')"
+  kill "$spid" 2>/dev/null; wait $spid; rc=$?
+  step "$NAME" "srun ... steady 30 (to be killed)" "$rc" 20 "$(cat "$log")"
+  bad "$NAME: the job did not report 4 running processes within 20 s"
 else
   sleep 1
   t0=$(now); kill -9 "${pids[1]}"
   gone=$(wait_gone 15 "${pids[@]}")
-  wait $spid; RC=$?; OUT=$(cat "$log")
-  echo "--- $NAME: killed os pid ${pids[1]}; all processes gone after $gone s; srun rc=$RC"; sed 's/^/    /' <<<"$OUT" | tail -8
+  wait $spid; rc=$?
+  step "$NAME" "kill -9 ${pids[1]} of srun ... steady 30 (all gone after $gone s)" "$rc" "$gone" "$(cat "$log")"
   expect_within 10 "$gone" "every process ended"; expect_fail
   expect "^bspk: ending pid [0-3] \(superstep [0-9]+\): pid [0-3] \(os pid ${pids[1]} on [^)]*\) died .*its last report: superstep [0-9]+"
 fi
@@ -123,6 +124,7 @@ for mpi in pmix none; do
 done
 
 # Nothing left behind: no shm regions of these jobs, no processes.
+NAME="clean-up" CMD="ls /dev/shm" OUT= RC= SECS=
 left=$(ls /dev/shm 2>/dev/null | grep -c '^bspk\.slurm\.' || true)
 if [[ $left == 0 ]]; then pass "no /dev/shm regions left"; else bad "$left /dev/shm regions left: $(ls /dev/shm | grep '^bspk\.slurm\.' | head -3)"; fi
 finish
