@@ -245,6 +245,10 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   watch.phase("opening the fabric endpoint");
   r.ep = std::make_unique<fabric::Endpoint>(sel.config);
   size_t fsz = config::get_size(config::Var::FRAME_SIZE, sel.default_frame_size);
+  if (fsz + sizeof(wire::Header) > r.ep->max_msg_size())
+    fail(BSPK_ERR_ARG, "frame size %zu bytes: a frame and its %zu-byte header exceed provider %s's largest message "
+         "(%zu bytes); set BSPK_FRAME_SIZE lower", fsz, sizeof(wire::Header), r.ep->provider().c_str(),
+         r.ep->max_msg_size());
   size_t limit = config::get_size(config::Var::POOL_LIMIT);
   r.frames = std::make_unique<comem::FramePool>(r.ep.get(), fsz, limit);
   r.small = std::make_unique<comem::FramePool>(r.ep.get(), wire::kSmallPayload, limit, size_t{1} << 20);
@@ -278,7 +282,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   // From here on every wait progresses the fabric: a provider whose first
   // contact with a peer needs that peer to progress (a process blocked in the
   // bootstrap would stall it) gets every connection opened now, all at once.
-  r.engine->fabric_barrier(sel.connect_all_pairs);
+  r.engine->fabric_barrier(sel.connect_all_pairs || r.ep->control_progress_manual());
   // Registration check: read the right neighbour's probe word one-sidedly,
   // addressed per mr_mode (base + offset under FI_MR_VIRT_ADDR, else offset).
   int nb = (r.pid + 1) % r.nprocs;

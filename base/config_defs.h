@@ -58,6 +58,9 @@ BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|
                 "provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
                 "receive frames kept posted")
+BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
+                "`on`: each process keeps at most min(tx, rx queue) / (4 P) sends in flight and injects "
+                "none; `auto`: on for providers without a tuning row (any but tcp, shm, verbs)")
 BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,
                 "4 KiB receive buffers kept posted (for messages of up to 4 KiB)")
 BSPK_CONFIG_VAR(IFACE, "BSPK_IFACE", String, User, kNoDefault, 0, 0, nullptr,
@@ -67,7 +70,9 @@ BSPK_CONFIG_VAR(BOOTSTRAP, "BSPK_BOOTSTRAP", Enum, User, kNoDefault, 0, 0, "bspk
                 "from the environment", "`pmix`, `pmi2`, `slurm` (plain srun), `bspkrun` or `singleton`")
 BSPK_CONFIG_VAR(PROVIDER, "BSPK_PROVIDER", String, User, kNoDefault, 0, 0, nullptr,
                 "see \"Running on a cluster\"",
-                "`tcp`, `shm` or `verbs` (as bspkrun `--provider`; when unset: `FI_PROVIDER`, if set)")
+                "libfabric provider, any name `fi_info -l` lists: `tcp` (= `tcp;ofi_rxm`), `shm`, `verbs` (= "
+                "`verbs;ofi_rxm`), `udp;ofi_rxd`, `net`, `efa`, ... (as bspkrun `--provider`; when unset: "
+                "`FI_PROVIDER`, if set); see \"Providers\"")
 BSPK_CONFIG_VAR(FAILURE_TIMEOUT, "BSPK_FAILURE_TIMEOUT", SecondsOrOff, User, 10.0, 0, 0, nullptr, nullptr,
                 "seconds within which every process has exited after a host or process went silent (Slurm "
                 "jobs); `0` = never declare a silent peer dead")

@@ -1,6 +1,6 @@
 // bspkrun -- start a BSPk job on this machine.
 //
-//   bspkrun -n P [--provider tcp|shm|verbs] [--bind core|none] [--timeout S]
+//   bspkrun -n P [--provider NAME] [--bind core|none] [--timeout S]
 //           [--tag-output] [--report-bindings] prog args...
 //   bspkrun --adopt OSPID --adopt-fd FD [--adopt-children OSPID,... --children-fd FD2] -n P [options]
 //   bspkrun --info[=markdown]     every BSPK_* setting (base/config_defs.h)
@@ -831,8 +831,10 @@ int main(int argc, char** argv) {
   CLI::App app{"bspkrun: start a BSPk job of P processes on this machine"};
   app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
   app.add_option("--provider", L.provider,
-                 "libfabric provider: tcp, shm or verbs (default: shm on one host; FI_PROVIDER is honoured)")
-      ->check(CLI::IsMember({"tcp", "shm", "verbs"}));
+                 "libfabric provider, by any name `fi_info -l` lists (tcp = tcp;ofi_rxm, shm, verbs = verbs;ofi_rxm, "
+                 "\"udp;ofi_rxd\", net, efa, cxi, ...); it must offer what BSPk needs (README \"Providers\"). "
+                 "Default: shm on one host; FI_PROVIDER is honoured")
+      ->check([](const std::string& v) { return v.empty() ? std::string("empty provider name") : std::string(); });
   app.add_option("--bind", L.bind_mode, "bind each process to one core with hwloc (core) or not (none)")
       ->check(CLI::IsMember({"core", "none"}));
   app.add_option("--timeout", L.timeout, "end the job after S seconds (exit status 124)")

@@ -17,6 +17,7 @@
 #include <ctime>
 
 #include "base/error.h"
+#include "fabric/caps.h"
 
 namespace bspk::fabric {
 
@@ -44,58 +45,59 @@ bool is_loopback(const fi_info* i) {
 }  // namespace
 
 Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
-  fi_info* hints = fi_allocinfo();
+  fi_info* hints = caps::hints(cfg.provider, cfg.off_host);
   if (!hints) fail(BSPK_ERR_NOMEM, "fi_allocinfo failed");
-  hints->ep_attr->type = FI_EP_RDM;
-  // FI_RMA and remote CQ data are requested now so that DSM copies (fi_writedata /
-  // fi_read on frames) use the same endpoint.
-  hints->caps = FI_TAGGED | FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
-                FI_REMOTE_WRITE;
-  hints->mode = FI_CONTEXT | FI_CONTEXT2;  // every op context starts with fi_context2
-  // Offer every registration mode we implement; the provider clears what it does
-  // not need and we honour what it returns (see fabric.h).
-  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-  hints->domain_attr->threading = FI_THREAD_DOMAIN;
-  hints->domain_attr->av_type = FI_AV_TABLE;
-  hints->domain_attr->cq_data_size = 4;  // verbs gives 4 bytes; we never need more
-  hints->fabric_attr->prov_name = strdup(cfg.provider.c_str());
-
   fi_info* list = nullptr;
-  // shm names its shared-memory region after `node` (default: the pid).
-  const bool named = cfg.provider == "shm" && !cfg.shm_name.empty();
-  int rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.shm_name.c_str() : nullptr, nullptr,
-                      named ? FI_SOURCE : 0, hints, &list);
+  // A provider that keeps its endpoint in a named shared-memory region (shm)
+  // names it after `node`.
+  const bool named = !cfg.node_name.empty();
+  int rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
+                      hints, &list);
   fi_freeinfo(hints);
-  if (rc) {
-    fail(BSPK_ERR_FABRIC,
-         "fi_getinfo found no usable '%s' provider (reliable datagram endpoint with send/recv "
-         "and RMA): %s. Check `fi_info -p \"%s\"`; choose another with --provider or "
-         "FI_PROVIDER.",
-         cfg.provider.c_str(), errstr(rc).c_str(), cfg.provider.c_str());
+  auto exact = [&](const fi_info* i) {
+    return i->fabric_attr && i->fabric_attr->prov_name && cfg.provider == i->fabric_attr->prov_name;
+  };
+  bool any_exact = false;
+  for (fi_info* i = list; i && rc == 0; i = i->next) any_exact |= exact(i);
+  if (rc || !any_exact) {
+    if (list) fi_freeinfo(list);
+    std::string why = caps::why_unusable(cfg.provider, cfg.off_host);
+    fail(BSPK_ERR_FABRIC, "provider '%s' cannot run BSPk: %s. Check `fi_info -v -p \"%s\"`; choose another with "
+         "--provider or BSPK_PROVIDER.",
+         cfg.provider.c_str(), why.empty() ? ("fi_getinfo: " + errstr(rc)).c_str() : why.c_str(),
+         cfg.provider.c_str());
   }
-  // Pick the entry: for network providers prefer the requested interface (domain
-  // name), else the first IPv4 fabric; shm has a single entry.
+  // Pick the entry: of the provider exactly as named (asking for "net" also
+  // lists "net;ofi_rxm"); then the requested interface (domain name), else
+  // for network providers the first IPv4 fabric (never a loopback one when
+  // peers are on other hosts), else the first entry.
+  bool any_ip = false;
+  for (fi_info* i = list; i; i = i->next) any_ip |= exact(i) && is_ipv4_fabric(i);
   fi_info* pick = nullptr;
-  for (fi_info* i = list; i; i = i->next) {
+  for (fi_info* i = list; i && !pick; i = i->next) {
+    if (!exact(i) || !caps::unmet(i, cfg.off_host).empty()) continue;
     if (!cfg.iface.empty()) {
-      if (i->domain_attr && i->domain_attr->name && cfg.iface == i->domain_attr->name) {
-        pick = i;
-        break;
-      }
-    } else if (provider_ == "shm" || (is_ipv4_fabric(i) && !(cfg.off_host && is_loopback(i)))) {
+      if (i->domain_attr && i->domain_attr->name && cfg.iface == i->domain_attr->name) pick = i;
+    } else if (!any_ip || (is_ipv4_fabric(i) && !(cfg.off_host && is_loopback(i)))) {
       pick = i;
-      break;
     }
   }
-  if (!pick && !cfg.iface.empty()) {
+  if (!pick) {
     std::string seen;
     for (fi_info* i = list; i; i = i->next)
-      if (i->domain_attr && i->domain_attr->name) seen += std::string(" ") + i->domain_attr->name;
+      if (exact(i) && i->domain_attr && i->domain_attr->name) seen += std::string(" ") + i->domain_attr->name;
+    bool usable = false;
+    for (fi_info* i = list; i; i = i->next) usable |= exact(i) && caps::unmet(i, cfg.off_host).empty();
     fi_freeinfo(list);
-    fail(BSPK_ERR_FABRIC, "provider '%s' has no interface '%s' (available:%s)",
-         cfg.provider.c_str(), cfg.iface.c_str(), seen.c_str());
+    if (!usable)
+      fail(BSPK_ERR_FABRIC, "provider '%s' cannot run BSPk: %s", cfg.provider.c_str(),
+           caps::why_unusable(cfg.provider, cfg.off_host).c_str());
+    if (!cfg.iface.empty())
+      fail(BSPK_ERR_FABRIC, "provider '%s' has no interface '%s' (available:%s)", cfg.provider.c_str(),
+           cfg.iface.c_str(), seen.c_str());
+    fail(BSPK_ERR_FABRIC, "provider '%s' offers no usable interface for a job across hosts (available:%s; loopback "
+         "ones are not used): set BSPK_IFACE", cfg.provider.c_str(), seen.c_str());
   }
-  if (!pick) pick = list;
   info_ = fi_dupinfo(pick);
   fi_freeinfo(list);
   if (!info_) fail(BSPK_ERR_NOMEM, "fi_dupinfo failed");
@@ -109,9 +111,20 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   tx_size_ = info_->tx_attr->size;
   rx_size_ = info_->rx_attr->size;
   domain_name_ = info_->domain_attr->name ? info_->domain_attr->name : "";
-  if (iov_limit_ < 2)
-    fail(BSPK_ERR_FABRIC, "provider '%s' supports %zu iovecs per message; BSPk needs 2",
-         provider_.c_str(), iov_limit_);
+  control_manual_ = info_->domain_attr->control_progress == FI_PROGRESS_MANUAL;
+  data_manual_ = info_->domain_attr->data_progress == FI_PROGRESS_MANUAL;
+  rma_event_ = (info_->caps & FI_RMA_EVENT) != 0;
+  delivery_complete_ = (info_->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0 ||
+                       (info_->tx_attr->caps & FI_DELIVERY_COMPLETE) != 0;
+  // fi_getinfo returned it for our hints, so this should hold; say which
+  // requirement failed if a provider got it wrong.
+  std::vector<std::string> unmet = caps::unmet(info_, cfg.off_host);
+  if (!unmet.empty()) {
+    std::string text;
+    for (auto& u : unmet) text += (text.empty() ? "" : "; ") + u;
+    fail(BSPK_ERR_FABRIC, "provider '%s' returned an endpoint without what BSPk asked for: %s", provider_.c_str(),
+         text.c_str());
+  }
 
   if ((rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr))) fab_fail("fi_fabric", rc);
   if ((rc = fi_domain(fabric_, info_, &domain_, nullptr))) fab_fail("fi_domain", rc);
@@ -143,6 +156,14 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
     fab_fail("fi_ep_bind", rc, "(completion queue)");
   if ((rc = fi_enable(ep_))) fab_fail("fi_enable", rc);
+
+  // Operations in flight (fabric.h), when bounded: a quarter of the smaller
+  // queue shared by every process, since all may send to one receiver at
+  // once (udp;ofi_rxd 1.17 with 4 processes: 256 each stalled, 64 each ran).
+  if (cfg.bound_inflight) {
+    size_t nprocs = static_cast<size_t>(std::max(cfg.nprocs, 1));
+    inflight_limit_ = std::max<size_t>(std::min(tx_size_, rx_size_) / (4 * nprocs), 8);
+  }
 }
 
 void Endpoint::close_endpoint() noexcept {
@@ -184,11 +205,27 @@ void Endpoint::insert_peers(const std::vector<std::vector<uint8_t>>& names) {
 MemoryRegion Endpoint::register_memory(void* base, size_t len) {
   MemoryRegion m;
   uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  // requested_key is ignored under FI_MR_PROV_KEY; elsewhere it must be unique.
   int rc = fi_mr_reg(domain_, base, len, access, 0, next_key_++, 0, &m.mr, nullptr);
   if (rc) fab_fail("fi_mr_reg", rc, strprintf("(%zu bytes)", len));
+  // FI_MR_ENDPOINT: the region is usable (and its key known) only once bound
+  // to the endpoint and enabled.
+  if (mr_mode_ & FI_MR_ENDPOINT) {
+    if (!ep_) {
+      fi_close(&m.mr->fid);
+      fail(BSPK_ERR_INTERNAL, "memory registered after the endpoint was closed (FI_MR_ENDPOINT)");
+    }
+    if ((rc = fi_mr_bind(m.mr, &ep_->fid, 0)) || (rc = fi_mr_enable(m.mr))) {
+      fi_close(&m.mr->fid);
+      fab_fail("fi_mr_bind/fi_mr_enable", rc, "(FI_MR_ENDPOINT)");
+    }
+  }
   m.desc = fi_mr_desc(m.mr);
   m.key = fi_mr_key(m.mr);
-  if (m.key == FI_KEY_NOTAVAIL) fail(BSPK_ERR_FABRIC, "fi_mr_key returned FI_KEY_NOTAVAIL");
+  if (m.key == FI_KEY_NOTAVAIL) {
+    fi_close(&m.mr->fid);
+    fail(BSPK_ERR_FABRIC, "fi_mr_key returned FI_KEY_NOTAVAIL (keys longer than 64 bits are not supported)");
+  }
   m.base = reinterpret_cast<uintptr_t>(base);
   m.len = len;
   return m;
@@ -232,11 +269,15 @@ bool Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t count
 
 bool Endpoint::post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
                          uint64_t tag) {
-  return send_tagged(dest, iov, desc, count, ctx, tag, FI_COMPLETION);
+  if (inflight_limit_ && inflight_ >= inflight_limit_) return false;
+  if (!send_tagged(dest, iov, desc, count, ctx, tag, FI_COMPLETION)) return false;
+  ++inflight_;
+  return true;
 }
 
 bool Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,
                          OpContext* ctx) {
+  if (inflight_limit_ && inflight_ >= inflight_limit_) return false;
   iovec iov{local, len};
   fi_rma_iov riov{raddr, len, key};
   fi_msg_rma msg{};
@@ -249,38 +290,53 @@ bool Endpoint::post_read(int src, void* local, size_t len, void* desc, uint64_t 
   msg.context = ctx;
   ssize_t rc = fi_readmsg(ep_, &msg, FI_COMPLETION);
   if (rc && rc != -FI_EAGAIN) fab_fail("fi_readmsg", rc, strprintf("from pid %d", src));
-  return rc == 0;
+  if (rc) return false;
+  ++inflight_;
+  return true;
 }
 
 bool Endpoint::inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
+  // Bounded: no injection, whose resources the provider holds without telling
+  // us when it lets them go; the caller posts the send as an operation.
+  if (inflight_limit_) return false;
   return send_tagged(dest, iov, desc, count, nullptr, tag, FI_INJECT);
 }
 
-namespace {
-ssize_t read_error(fid_cq* cq, CompletionError* err) {
+ssize_t Endpoint::read_error(CompletionError* err) {
   fi_cq_err_entry e{};
-  ssize_t rc = fi_cq_readerr(cq, &e, 0);
+  ssize_t rc = fi_cq_readerr(cq_, &e, 0);
   if (rc < 0) {
     if (rc == -FI_EAGAIN) return 0;
     fab_fail("fi_cq_readerr", rc);
   }
   err->context = static_cast<OpContext*>(e.op_context);
+  if (!(e.flags & FI_RECV) && err->context && inflight_) --inflight_;
   err->canceled = e.err == FI_ECANCELED;
   char buf[256];
-  const char* s = fi_cq_strerror(cq, e.prov_errno, e.err_data, buf, sizeof buf);
+  const char* s = fi_cq_strerror(cq_, e.prov_errno, e.err_data, buf, sizeof buf);
   err->message = strprintf("%s (%s)", fi_strerror(e.err), s ? s : "");
   return -1;
 }
 
+namespace {
 constexpr size_t kCqBatch = 16;  // completions read per fi_cq_read
+}  // namespace
 
-// libfabric's completion entries as opaque Completions. Entries are ours only
-// (FI_SELECTIVE_COMPLETION: injected sends report nothing).
-ssize_t to_completions(const fi_cq_data_entry* e, ssize_t n, Completion* out) {
+// libfabric's completion entries as opaque Completions: those of operations
+// posted with a context (FI_SELECTIVE_COMPLETION: injected sends, posted
+// without one, report nothing, or are skipped here).
+ssize_t Endpoint::to_completions(const void* entries, ssize_t n, Completion* out) {
+  auto* e = static_cast<const fi_cq_data_entry*>(entries);
   ssize_t k = 0;
   for (ssize_t i = 0; i < n; ++i) {
     Completion& c = out[k];
     c.context = static_cast<OpContext*>(e[i].op_context);
+    if (!(e[i].flags & FI_RECV) && c.context && inflight_) --inflight_;  // a send or read of ours left
+    // Injected sends are posted without a context and without FI_COMPLETION;
+    // under FI_SELECTIVE_COMPLETION they report nothing, but libfabric 1.17's
+    // net provider reports each one anyway (flags FI_TAGGED | FI_SEND, null
+    // context): nothing to settle, skip it.
+    if (!c.context) continue;
     c.len = e[i].len;
     if (e[i].flags & FI_RECV) c.kind = CompletionKind::Received;
     else if (e[i].flags & FI_READ) c.kind = CompletionKind::Read;
@@ -290,13 +346,12 @@ ssize_t to_completions(const fi_cq_data_entry* e, ssize_t n, Completion* out) {
   }
   return k;
 }
-}  // namespace
 
 ssize_t Endpoint::poll(Completion* out, size_t n, CompletionError* err) {
   fi_cq_data_entry e[kCqBatch];
   ssize_t rc = fi_cq_read(cq_, e, std::min(n, kCqBatch));
   if (rc == -FI_EAGAIN || rc == -EINTR) return 0;
-  if (rc == -FI_EAVAIL) return read_error(cq_, err);
+  if (rc == -FI_EAVAIL) return read_error(err);
   if (rc < 0) fab_fail("fi_cq_read", rc);
   return to_completions(e, rc, out);
 }
@@ -306,7 +361,7 @@ ssize_t Endpoint::wait(Completion* out, size_t n, int timeout_ms, CompletionErro
   fi_cq_data_entry e[kCqBatch];
   ssize_t rc = fi_cq_sread(cq_, e, std::min(n, kCqBatch), nullptr, timeout_ms);
   if (rc == -FI_EAGAIN || rc == -EINTR || rc == -FI_ETIMEDOUT) return 0;
-  if (rc == -FI_EAVAIL) return read_error(cq_, err);
+  if (rc == -FI_EAVAIL) return read_error(err);
   if (rc < 0) fab_fail("fi_cq_sread", rc);
   return to_completions(e, rc, out);
 }
@@ -317,11 +372,15 @@ std::string Endpoint::describe() const {
   if (mr_mode_ & FI_MR_VIRT_ADDR) modes += "VIRT_ADDR|";
   if (mr_mode_ & FI_MR_ALLOCATED) modes += "ALLOCATED|";
   if (mr_mode_ & FI_MR_PROV_KEY) modes += "PROV_KEY|";
+  if (mr_mode_ & FI_MR_ENDPOINT) modes += "ENDPOINT|";
   if (modes.empty()) modes = "none (offset addressing)";
   else modes.pop_back();
-  return strprintf("provider=%s domain=%s mr_mode=%s inject=%zu cq_data=%zu iov=%zu tx=%zu rx=%zu%s",
+  return strprintf("provider=%s domain=%s mr_mode=%s inject=%zu max_msg=%s cq_data=%zu (unused) iov=%zu tx=%zu rx=%zu "
+                   "progress=%s/%s%s%s%s",
                    provider_.c_str(), domain_name_.c_str(), modes.c_str(), inject_size_,
-                   cq_data_size_, iov_limit_, tx_size_, rx_size_,
+                   max_msg_size_ == SIZE_MAX ? "unlimited" : std::to_string(max_msg_size_).c_str(), cq_data_size_,
+                   iov_limit_, tx_size_, rx_size_, control_manual_ ? "manual" : "auto", data_manual_ ? "manual" : "auto",
+                   rma_event_ ? " rma_event" : "", delivery_complete_ ? " delivery_complete" : "",
                    can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)");
 }
 

@@ -11,18 +11,25 @@
 // completion queue for both directions, and an address vector of type
 // FI_AV_TABLE filled in rank order, so that the fi_addr_t of process r is r.
 //
+// Any provider that offers what fabric/caps.h lists is used, whatever its name;
+// one that lacks something is refused with a message naming the capability.
+//
 // Memory registration follows one strict code path whatever the provider
 // (libfabric fi_mr(3)): we always register (one region per frame slab), always
 // pass fi_mr_desc() on every data call (needed by FI_MR_LOCAL), always send the
 // fi_mr_key() value to peers (needed by FI_MR_PROV_KEY; harmless otherwise; we
 // still pass a unique requested_key), register only allocated memory
-// (FI_MR_ALLOCATED), and address remote memory as base + offset when the
-// provider returns FI_MR_VIRT_ADDR and as an offset into the region otherwise.
-// On this project's test machine tcp;ofi_rxm returns no mr_mode bits (offset
-// addressing) and shm returns FI_MR_VIRT_ADDR, so both branches run in CI.
+// (FI_MR_ALLOCATED), bind each region to the endpoint and enable it when the
+// provider returns FI_MR_ENDPOINT, and address remote memory as base + offset
+// when the provider returns FI_MR_VIRT_ADDR and as an offset into the region
+// otherwise. On this project's test machine tcp;ofi_rxm, udp;ofi_rxd and net
+// return no mr_mode bits (offset addressing) and shm returns FI_MR_VIRT_ADDR,
+// so both addressing branches run in CI; no provider here needs FI_MR_LOCAL,
+// FI_MR_PROV_KEY or FI_MR_ENDPOINT (verbs needs the first two).
 //
-// Progress is manual on tcp, shm and verbs: completions (and the provider's
-// own protocol work) happen only inside poll()/wait().
+// Progress: completions (and the provider's own protocol work, where its
+// progress is manual, as on tcp, shm, udp;ofi_rxd and verbs) happen only
+// inside poll()/wait().
 #pragma once
 
 #include <sys/types.h>
@@ -139,12 +146,16 @@ class Transport {
 
 // How to open the endpoint (fabric/select.h computes it).
 struct Config {
-  std::string provider;  // libfabric provider name ("tcp;ofi_rxm", "shm", ...)
-  std::string iface;     // network providers: domain (interface) to use, "" = first IPv4 one
-  std::string shm_name;  // shm: endpoint name (its /dev/shm region); "" = libfabric's (the pid),
-                         // which collides with regions left by killed processes once pids are reused
+  std::string provider;   // libfabric provider name, exactly as fi_getinfo lists it ("tcp;ofi_rxm", "shm", "net", ...)
+  std::string iface;      // network providers: domain (interface) to use, "" = first IPv4 one
+  std::string node_name;  // passed to fi_getinfo as `node` (FI_SOURCE) when not empty: the shm provider
+                          // names its endpoint's /dev/shm region after it; libfabric's default (the pid)
+                          // collides with regions left by killed processes once pids are reused
   int nprocs = 1;        // size of the address vector
   bool off_host = false; // peers on other hosts: never pick a loopback interface by default
+  bool bound_inflight = false;  // keep at most min(tx_size, rx_size) / (4 nprocs) (>= 8) sends and reads
+                                // in flight, and inject nothing (an injected send holds provider
+                                // resources we cannot see)
 };
 
 class Endpoint final : public Transport {
@@ -184,6 +195,7 @@ class Endpoint final : public Transport {
 
   uint64_t mr_mode() const { return mr_mode_; }
   size_t max_msg_size() const { return max_msg_size_; }
+  bool control_progress_manual() const { return control_manual_; }  // FI_PROGRESS_MANUAL for connections
   size_t cq_data_size() const { return cq_data_size_; }
   size_t iov_limit() const { return iov_limit_; }
   size_t tx_size() const { return tx_size_; }
@@ -194,7 +206,14 @@ class Endpoint final : public Transport {
   // Human-readable summary for BSPK_VERBOSE / bench headers.
   std::string describe() const;
 
+  // Sends and reads posted and not yet completed (counted only when bounded).
+  size_t inflight() const { return inflight_; }
+  size_t inflight_limit() const { return inflight_limit_; }  // 0 = unbounded
+
  private:
+  ssize_t to_completions(const void* entries, ssize_t n, Completion* out);
+  ssize_t read_error(CompletionError* err);
+
   bool send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag,
                    uint64_t flags);
 
@@ -209,6 +228,10 @@ class Endpoint final : public Transport {
   uint64_t next_key_ = 1;
   size_t max_msg_size_ = 0, cq_data_size_ = 0, iov_limit_ = 1;
   size_t tx_size_ = 0, rx_size_ = 0;
+  bool control_manual_ = false, data_manual_ = false;  // FI_PROGRESS_MANUAL
+  bool rma_event_ = false, delivery_complete_ = false;  // reported only: BSPk uses neither
+  // Bounded operations in flight (Config::bound_inflight).
+  size_t inflight_ = 0, inflight_limit_ = 0;
   std::string provider_, domain_name_;
 };
 

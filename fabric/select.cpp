@@ -9,18 +9,19 @@
 #include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "fabric/caps.h"
 
 namespace bspk::fabric {
 
 namespace {
 
-// One row per provider BSPk runs on: its tuning is data, not code.
+// Tuning of the providers measured here (and verbs, by design): data, not
+// code. A provider without a row runs with defaults from its endpoint.
 struct ProviderRow {
-  const char* name;            // user-facing short name
-  const char* libfabric_name;  // what fi_getinfo is asked for
-  size_t frame_size;           // default comem frame size (bytes)
-  bool connect_all_pairs;      // first contact needs the peer to progress: connect all at start-up
-  bool rxm;                    // runs over ofi_rxm (eager / segmented / rendezvous thresholds)
+  const char* libfabric_name;   // as fi_getinfo lists it
+  size_t frame_size;            // default comem frame size (bytes)
+  bool connect_all_pairs;       // first contact needs the peer to progress: connect all at start-up
+  bool node_names_endpoint;     // fi_getinfo's `node` names the endpoint's shared-memory region
 };
 
 // Frame sizes measured with bench/pingpong on libfabric 1.17:
@@ -31,17 +32,20 @@ struct ProviderRow {
 //    message occupies at least one frame on its receiver until freed, so small
 //    messages cost 4x less memory. shm 1.17's first contact with a peer needs
 //    that peer to progress, so every connection is opened at start-up.
-constexpr ProviderRow kProviders[] = {
-    {"tcp", "tcp;ofi_rxm", size_t{256} << 10, false, true},
-    {"verbs", "verbs;ofi_rxm", size_t{256} << 10, false, true},
-    {"shm", "shm", size_t{64} << 10, true, false},
+constexpr ProviderRow kTuned[] = {
+    {"tcp;ofi_rxm", size_t{256} << 10, false, false},
+    {"verbs;ofi_rxm", size_t{256} << 10, false, false},
+    {"shm", size_t{64} << 10, true, true},
 };
 
-const ProviderRow& row_of(const std::string& canonical) {
-  for (const ProviderRow& r : kProviders)
-    if (canonical == r.libfabric_name) return r;
-  fail(BSPK_ERR_INTERNAL, "no tuning row for provider '%s'", canonical.c_str());
+const ProviderRow* row_of(const std::string& canonical) {
+  for (const ProviderRow& r : kTuned)
+    if (canonical == r.libfabric_name) return &r;
+  return nullptr;
 }
+
+// Across hosts, in order of preference: RDMA-class providers, then tcp.
+constexpr const char* kAcrossHosts[] = {"verbs;ofi_rxm", "cxi", "efa", "opx", "psm3"};
 
 void set_default_env(const char* name, const std::string& value) {
   if (!env::get(name)) setenv(name, value.c_str(), 1);
@@ -50,27 +54,27 @@ void set_default_env(const char* name, const std::string& value) {
 }  // namespace
 
 std::string canonical_provider(const std::string& name) {
+  if (name.empty()) fail(BSPK_ERR_ARG, "empty provider name (see `fi_info -l` for the providers of this host)");
   if (name.find("sockets") != std::string::npos)
     fail(BSPK_ERR_ARG,
          "the libfabric 'sockets' provider is deprecated and lost messages in BSPk's tests; "
          "use --provider tcp (or shm on one node, verbs on InfiniBand)");
-  for (const ProviderRow& r : kProviders)
-    if (name == r.name || name == r.libfabric_name) return r.libfabric_name;
-  fail(BSPK_ERR_ARG, "unknown or unsupported provider '%s' (BSPk supports tcp, shm, verbs)",
-       name.c_str());
+  if (name == "tcp") return "tcp;ofi_rxm";
+  if (name == "verbs") return "verbs;ofi_rxm";
+  return name;
 }
 
-bool provider_available(const std::string& name) {
-  fi_info* hints = fi_allocinfo();
+bool provider_available(const std::string& name, bool remote) {
+  fi_info* hints = caps::hints(name, remote);
   if (!hints) return false;
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_RMA;
-  hints->fabric_attr->prov_name = strdup(name.c_str());
   fi_info* list = nullptr;
   int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list);
   fi_freeinfo(hints);
+  bool found = false;
+  for (fi_info* i = list; i && !found; i = i->next)
+    found = i->fabric_attr && i->fabric_attr->prov_name && name == i->fabric_attr->prov_name;
   if (list) fi_freeinfo(list);
-  return rc == 0;
+  return rc == 0 && found;
 }
 
 Selection select(const JobFacts& f) {
@@ -83,35 +87,55 @@ Selection select(const JobFacts& f) {
     c.provider = canonical_provider(*p2);
     s.reason = "FI_PROVIDER=" + *p2;
   } else if (f.all_local) {
-    c.provider = "shm";
-    s.reason = "every process on this host";
-  } else if (provider_available("verbs;ofi_rxm")) {
-    c.provider = "verbs;ofi_rxm";
-    s.reason = "several hosts, verbs present";
+    if (provider_available("shm", false)) {
+      c.provider = "shm";
+      s.reason = "every process on this host";
+    } else {
+      c.provider = "tcp;ofi_rxm";
+      s.reason = "every process on this host, shm not offered";
+    }
   } else {
-    c.provider = "tcp;ofi_rxm";
-    s.reason = "several hosts, no verbs";
+    std::string skipped;
+    for (const char* name : kAcrossHosts) {
+      if (provider_available(name, true)) {
+        c.provider = name;
+        break;
+      }
+      skipped += std::string(skipped.empty() ? "" : ", ") + name;
+    }
+    if (c.provider.empty()) c.provider = "tcp;ofi_rxm";
+    s.reason = "several hosts" + (skipped.empty() ? std::string() : "; not offered with BSPk's capabilities: " + skipped);
   }
-  const ProviderRow& row = row_of(c.provider);
+  const ProviderRow* row = row_of(c.provider);
   c.nprocs = f.nprocs;
   // Unique per job and rank, so a region left behind by a killed process (whose
   // pid may be reused) never blocks a new one.
-  c.shm_name = f.local_name;
+  if (row && row->node_names_endpoint) c.node_name = f.local_name;
   if (auto i = config::get_string(config::Var::IFACE)) c.iface = *i;
   else if (auto i2 = env::get("FI_TCP_IFACE")) c.iface = *i2;
-  else if (f.all_local && c.provider != "shm") c.iface = "lo";
+  else if (f.all_local && !(row && row->node_names_endpoint)) c.iface = "lo";
   c.off_host = !f.all_local;
-  s.default_frame_size = row.frame_size;
-  s.connect_all_pairs = row.connect_all_pairs;
+  // Without a row: 256 KiB (as tcp and verbs) for a provider that reaches
+  // other hosts, 64 KiB (as shm) for one that does not.
+  s.default_frame_size = row ? row->frame_size : provider_available(c.provider, true) ? size_t{256} << 10 : size_t{64} << 10;
+  s.connect_all_pairs = row && row->connect_all_pairs;
+  // A provider BSPk has not been measured on runs with its operations in
+  // flight bounded (fabric.h: Config::bound_inflight): udp;ofi_rxd 1.17 stalls
+  // for good when a process fills its transmit queue (its receive side then
+  // cannot get the entries it needs), which 1,000 small messages per process
+  // in one superstep do.
+  const std::string bound = config::get_enum(config::Var::TX_BOUND);
+  c.bound_inflight = bound == "on" || (bound == "auto" && !row);
 
   // libfabric filters providers by FI_PROVIDER: keep it consistent with our choice.
   setenv("FI_PROVIDER", c.provider.c_str(), 1);
   set_default_env("FI_UNIVERSE_SIZE", std::to_string(f.nprocs));
-  // rxm (tcp, verbs) picks eager / segmented / rendezvous by total message size
-  // (16 KiB and 128 KiB by default). Every BSPk message carries a header, which
-  // would push a 16 KiB payload onto the 5x slower segmented path: shift both
-  // thresholds by the header so protocols switch at the same payload sizes.
-  if (row.rxm) {
+  // rxm (tcp, verbs, net;ofi_rxm, ...) picks eager / segmented / rendezvous by
+  // total message size (16 KiB and 128 KiB by default). Every BSPk message
+  // carries a header, which would push a 16 KiB payload onto the 5x slower
+  // segmented path: shift both thresholds by the header so protocols switch at
+  // the same payload sizes.
+  if (c.provider.find("ofi_rxm") != std::string::npos) {
     set_default_env("FI_OFI_RXM_BUFFER_SIZE", std::to_string(16384 + f.header_bytes));
     set_default_env("FI_OFI_RXM_SAR_LIMIT", std::to_string(131072 + f.header_bytes));
   }

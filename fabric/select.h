@@ -1,16 +1,25 @@
 // fabric/select.h -- which libfabric provider a job uses, and how it is tuned.
 //
-// The one place that knows provider names. The caller states the job-layout
-// facts (how many processes, whether they share this host, what every message
-// carries in front of its payload); select() returns how to open the endpoint
-// and the provider-dependent defaults. Rules, in order:
-//   1. BSPK_PROVIDER, else FI_PROVIDER, if set (short names: tcp, shm, verbs);
-//   2. shm when every process is on this host;
-//   3. across hosts never shm: verbs;ofi_rxm when this host offers it
-//      (InfiniBand), else tcp;ofi_rxm, never on the loopback interface.
+// The caller states the job-layout facts (how many processes, whether they
+// share this host, what every message carries in front of its payload);
+// select() returns how to open the endpoint and the provider-dependent
+// defaults. Rules, in order:
+//   1. BSPK_PROVIDER, else FI_PROVIDER, if set: any provider string libfabric
+//      knows ("udp;ofi_rxd", "net", "verbs;ofi_rxm", "efa", "cxi", ...; short
+//      names: tcp = tcp;ofi_rxm, verbs = verbs;ofi_rxm). Whether it can run
+//      BSPk is decided by its capabilities (fabric/caps.h) when the endpoint
+//      is opened, and a refusal names what is missing;
+//   2. shm when every process is on this host (tcp;ofi_rxm if shm is absent);
+//   3. across hosts never shm: the first of verbs;ofi_rxm, cxi, efa, opx,
+//      psm3 (RDMA-class providers) that this host offers with every
+//      capability BSPk needs, else tcp;ofi_rxm, never on the loopback
+//      interface.
 // The deprecated sockets provider is refused (it lost messages in our tests).
 // BSPK_IFACE (else FI_TCP_IFACE) picks the network interface; a job whose
 // processes are all on this host uses "lo" for network providers.
+//
+// Tuning is data: providers measured here (tcp;ofi_rxm, shm) and verbs;ofi_rxm
+// have a row; any other gets defaults from what it offers (Selection).
 #pragma once
 
 #include <cstddef>
@@ -31,7 +40,8 @@ struct JobFacts {
 struct Selection {
   Config config;                  // how to open the Endpoint
   size_t default_frame_size = 0;  // comem frame size when BSPK_FRAME_SIZE is unset
-  bool connect_all_pairs = false; // open every connection at start-up, all at once
+  bool connect_all_pairs = false; // open every connection at start-up, all at once (also done
+                                  // wherever the endpoint reports manual control progress)
   std::string reason;             // why this provider (printed with BSPK_VERBOSE=1)
 };
 
@@ -42,11 +52,13 @@ struct Selection {
 Selection select(const JobFacts& facts);
 
 // libfabric's name for a user-facing one: "tcp" -> "tcp;ofi_rxm", "verbs" ->
-// "verbs;ofi_rxm", "shm" -> "shm"; full names pass through. Throws
-// BSPK_ERR_ARG for "sockets" and for names BSPk has not been validated on.
+// "verbs;ofi_rxm"; every other name passes through unchanged. Throws
+// BSPK_ERR_ARG for an empty name and for the deprecated "sockets".
 std::string canonical_provider(const std::string& name);
 
-// True if fi_getinfo offers an RDM endpoint of this provider on this host.
-bool provider_available(const std::string& canonical_name);
+// True if fi_getinfo offers an endpoint of this provider on this host with
+// every capability BSPk needs (fabric/caps.h), reaching other hosts if `remote`.
+bool provider_available(const std::string& canonical_name, bool remote);
+
 
 }  // namespace bspk::fabric

@@ -534,8 +534,12 @@ int put(int argc, char** argv) {
 // point (between two supersteps without traffic, so that nothing early or
 // unclaimed is held), frames and small buffers in use are what they were at
 // the first quiet point, before the first put.
-SCENARIO_ROW({.test = "DsmManyPutsKeepMemoryBounded", .args = "put_many 200 500", .out = once_per_process("put_many ok"),
-              .limit_s = 300});
+// Not on udp;ofi_rxd: libfabric 1.17's rxd stalls (or reports a truncated
+// receive) under this volume, 500 puts and 2.6 MB per process per superstep,
+// with its own warnings "failed to repost" (it loses receive buffers when its
+// UDP socket is full); BSPk's bound on sends in flight does not prevent it.
+SCENARIO_ROW({.test = "DsmManyPutsKeepMemoryBounded", .args = "put_many 200 500", .providers = {"tcp", "shm", "net"},
+              .out = once_per_process("put_many ok"), .limit_s = 300});
 int put_many(int argc, char** argv) {
   const int steps = argc > 2 ? atoi(argv[2]) : 200;
   const int K = argc > 3 ? atoi(argv[3]) : 500;

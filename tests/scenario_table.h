@@ -25,7 +25,8 @@
 //   case     Suite.Test             the block starts
 //   at       FILE:LINE              where the row is
 //   p        N
-//   providers tcp shm               "default": no --provider option
+//   providers tcp shm               "default": no --provider option; "rxd"
+//                                   (udp;ofi_rxd) and "net" run at p = 2, 4 only
 //   env      A=1 B=2                environment of the job (may be empty)
 //   bspkrun  OPTIONS                more bspkrun options (may be empty)
 //   args     NAME ARGS...           the scenario and its arguments
@@ -130,7 +131,8 @@ struct Row {
   std::string test;                                     // the behaviour; the test name
   std::string args;                                     // scenario name and arguments
   Procs procs = {};                                     // p values
-  std::vector<std::string> providers = {"tcp", "shm"};  // or {kDefaultProvider}
+  std::vector<std::string> providers = {"tcp", "shm"};  // or {kDefaultProvider}; {"tcp", "shm"} also runs
+                                                        // on rxd and net at p = 2, 4 (test_multiproc.cpp)
   std::string env = "BSPK_SYNC_TIMEOUT=60";             // replaces the default, not added to it
   std::string bspkrun = "";                             // more bspkrun options
   Status status = exits(0);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -52,12 +53,38 @@ JobResult shell(const std::string& cmd, bool keep_stderr = false) {
   return r;
 }
 
+// Providers the whole suite also runs on, at p = 2 and 4 (issue 16): their
+// properties differ from tcp's and shm's (udp;ofi_rxd: manual connection
+// progress, 1256-byte injects; net: native RDM over TCP, 128-byte injects,
+// automatic progress). Test names use the label (Suite.Test/rxd_p2). Small
+// messages go through the provider too (BSPK_SHM_RINGS=off, unless the row
+// sets it), so that it carries every kind of message.
+struct ExtraProvider {
+  const char* label;
+  const char* name;
+};
+constexpr ExtraProvider kExtraProviders[] = {{"rxd", "udp;ofi_rxd"}, {"net", "net"}};
+constexpr int kExtraP[] = {2, 4};
+
+std::string provider_name(const std::string& label) {
+  for (const ExtraProvider& e : kExtraProviders)
+    if (label == e.label) return e.name;
+  return label;
+}
+bool is_extra(const std::string& label) {
+  for (const ExtraProvider& e : kExtraProviders)
+    if (label == e.label) return true;
+  return false;
+}
+
 // env ENV timeout LIMIT bspkrun -n P [--provider PROV] [OPTS] PROGRAM ARGS
+// (`provider` is a label: tcp, shm, rxd, net, or "default").
 std::string job_command(const std::string& program, int np, const std::string& provider, const std::string& opts,
-                        const std::string& args, const std::string& env, int limit_s) {
+                        const std::string& args, std::string env, int limit_s) {
+  if (is_extra(provider) && env.find("BSPK_SHM_RINGS") == std::string::npos) env += " BSPK_SHM_RINGS=off";
   std::string cmd =
       "env " + env + " timeout -k 5 " + std::to_string(limit_s) + " " BSPKRUN_PATH " -n " + std::to_string(np);
-  if (provider != scen::kDefaultProvider) cmd += " --provider " + provider;
+  if (provider != scen::kDefaultProvider) cmd += " --provider '" + provider_name(provider) + "'";
   if (!opts.empty()) cmd += " " + opts;
   return cmd + " " + program + " " + args;
 }
@@ -172,9 +199,15 @@ void register_table(const char* label, const std::string& program, std::set<std:
   for (size_t i = 0; i < cases.size() && error.empty();) {
     size_t j = i;
     while (j < cases.size() && cases[j].at == cases[i].at) ++j;
-    for (const std::string& prov : cases[i].providers)
+    // Rows run on tcp and shm run on the extra providers too, at p = 2 and 4
+    // (a row may also name extra providers itself: then only those).
+    std::vector<std::string> provs = cases[i].providers;
+    if (provs == std::vector<std::string>{"tcp", "shm"})
+      for (const ExtraProvider& e : kExtraProviders) provs.push_back(e.label);
+    for (const std::string& prov : provs)
       for (size_t k = i; k < j && error.empty(); ++k) {
         const scen::Case& c = cases[k];
+        if (is_extra(prov) && std::find(std::begin(kExtraP), std::end(kExtraP), c.p) == std::end(kExtraP)) continue;
         std::string full = c.name + "/" + test_suffix(prov, c.p);
         if (!names.insert(full).second) {
           error = c.at + ": " + full + " is listed twice";
@@ -238,9 +271,10 @@ TEST(Launcher, MissingProgramIsOneClearError) {
 
 void register_hand_written(std::set<std::string>& names) {
   names.insert("Launcher.MissingProgramIsOneClearError");
-  for (std::string prov : {"tcp", "shm"})
+  for (std::string prov : {"tcp", "shm", "rxd", "net"})
     for (int np : scen::kSuiteP)
-      if (names.insert("MultiProc.ModesAgreeOnRandomTraffic/" + test_suffix(prov, np)).second)
+      if ((!is_extra(prov) || std::find(std::begin(kExtraP), std::end(kExtraP), np) != std::end(kExtraP)) &&
+          names.insert("MultiProc.ModesAgreeOnRandomTraffic/" + test_suffix(prov, np)).second)
         ::testing::RegisterTest("MultiProc", ("ModesAgreeOnRandomTraffic/" + test_suffix(prov, np)).c_str(), nullptr,
                                 nullptr, __FILE__, __LINE__,
                                 [=]() -> ::testing::Test* { return new ModesAgreeOnRandomTraffic(prov, np); });
