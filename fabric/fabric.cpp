@@ -381,7 +381,8 @@ std::string Endpoint::describe() const {
                    max_msg_size_ == SIZE_MAX ? "unlimited" : std::to_string(max_msg_size_).c_str(), cq_data_size_,
                    iov_limit_, tx_size_, rx_size_, control_manual_ ? "manual" : "auto", data_manual_ ? "manual" : "auto",
                    rma_event_ ? " rma_event" : "", delivery_complete_ ? " delivery_complete" : "",
-                   can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)");
+                   can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)") +
+         (inflight_limit_ ? strprintf(", sends in flight bounded to %zu, no injection", inflight_limit_) : "");
 }
 
 }  // namespace bspk::fabric

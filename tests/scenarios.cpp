@@ -82,6 +82,26 @@ SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env
 SCENARIO_ROW({.test = "SuperstepNumbersWrapAt2To32_Traffic", .args = "traffic cycle 24",
               .env = "BSPK_SYNC_TIMEOUT=60 BSPK_TEST_FIRST_SUPERSTEP=4294967285"});
 
+// A provider is refused by what it lacks, named, before anything runs: the
+// core udp provider has datagram endpoints only (FI_EP_DGRAM); an unknown
+// name says so. Every process reports it and the job fails at once.
+SCENARIO_ROW({.test = "ProviderWithoutRdmEndpointIsRefusedByCapability", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .bspkrun = "--provider udp", .status = fails(),
+              .out = {at_least(1, "provider 'udp' offers no reliable-datagram endpoint (FI_EP_RDM)"),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 20});
+SCENARIO_ROW({.test = "UnknownProviderIsRefused", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .bspkrun = "--provider no-such-provider", .status = fails(),
+              .out = {at_least(1, "no endpoint of provider 'no-such-provider' on this host .*unknown to this libfabric"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 20});
+// Each provider reports what it offers and BSPk adapts: udp;ofi_rxd (manual
+// connection progress, no tuning row: sends in flight bounded, no injection).
+SCENARIO_ROW({.test = "ProviderChosenByNameReportsWhatItOffers", .args = "traffic expect 2", .procs = p_list({2}),
+              .providers = {"rxd"}, .env = "BSPK_VERBOSE=1 BSPK_SYNC_TIMEOUT=60",
+              .out = {has("provider=udp;ofi_rxd .*progress=manual/manual"_re), has("sends in flight bounded"),
+                      has("bspk: registration check ok")}});
+
 // Both registration branches: tcp addresses remote frames by offset into the
 // registered region (no mr_mode bits), shm by virtual address (FI_MR_VIRT_ADDR).
 // The start-up fi_read probe proves the key exchange and the addressing.

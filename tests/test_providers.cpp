@@ -1,0 +1,137 @@
+// tests/test_providers.cpp -- provider selection by capability (fabric/caps.h,
+// fabric/select.h): a provider is refused for what it lacks, named in the
+// message; any provider string libfabric knows is accepted.
+#include <bspk.h>
+#include <gtest/gtest.h>
+#include <rdma/fabric.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "fabric/caps.h"
+#include "fabric/select.h"
+
+namespace {
+
+using bspk::fabric::caps::unmet;
+
+// An fi_info entry that meets every requirement (what a good provider returns).
+struct Entry {
+  fi_info* i = fi_allocinfo();
+  Entry() {
+    i->ep_attr->type = FI_EP_RDM;
+    i->caps = bspk::fabric::caps::kRequiredCaps | FI_LOCAL_COMM | FI_REMOTE_COMM;
+    i->mode = 0;
+    i->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
+    i->domain_attr->mr_key_size = 8;
+    i->tx_attr->iov_limit = 4;
+    i->rx_attr->iov_limit = 4;
+  }
+  ~Entry() { fi_freeinfo(i); }
+};
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += x + "\n";
+  return s;
+}
+
+TEST(ProviderCaps, AGoodEntryMeetsEverything) {
+  Entry e;
+  EXPECT_EQ(joined(unmet(e.i, true)), "");
+  // Every mode and mr_mode bit BSPk honours is accepted.
+  e.i->mode = FI_CONTEXT | FI_CONTEXT2;
+  e.i->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+  EXPECT_EQ(joined(unmet(e.i, true)), "");
+}
+
+TEST(ProviderCaps, EachMissingCapabilityIsNamed) {
+  const std::pair<uint64_t, const char*> caps[] = {{FI_TAGGED, "FI_TAGGED"}, {FI_MSG, "FI_MSG"},
+                                                   {FI_RMA, "FI_RMA"},       {FI_READ, "FI_READ"},
+                                                   {FI_REMOTE_READ, "FI_REMOTE_READ"}};
+  for (auto [bit, name] : caps) {
+    Entry e;
+    e.i->caps &= ~bit;
+    std::vector<std::string> u = unmet(e.i, false);
+    ASSERT_EQ(u.size(), 1u) << name << ":\n" << joined(u);
+    EXPECT_EQ(u[0].rfind(name, 0), 0u) << u[0];
+  }
+}
+
+TEST(ProviderCaps, EndpointTypeModesRegistrationAndIovecs) {
+  {
+    Entry e;
+    e.i->ep_attr->type = FI_EP_DGRAM;
+    EXPECT_NE(joined(unmet(e.i, false)).find("FI_EP_RDM"), std::string::npos);
+  }
+  {
+    Entry e;
+    e.i->mode = FI_RX_CQ_DATA | FI_CONTEXT;
+    std::string u = joined(unmet(e.i, false));
+    EXPECT_NE(u.find("without mode FI_RX_CQ_DATA ("), std::string::npos) << u;  // FI_CONTEXT: honoured, not named
+  }
+  {
+    Entry e;
+    e.i->domain_attr->mr_mode = FI_MR_RAW | FI_MR_PROV_KEY;
+    std::string u = joined(unmet(e.i, false));
+    EXPECT_NE(u.find("without mr_mode FI_MR_RAW ("), std::string::npos) << u;  // FI_MR_PROV_KEY: honoured
+  }
+  {
+    Entry e;
+    e.i->tx_attr->iov_limit = 1;
+    EXPECT_NE(joined(unmet(e.i, false)).find("2 iovecs"), std::string::npos);
+  }
+}
+
+TEST(ProviderCaps, OtherHostsNeedRemoteCommThisHostLocalComm) {
+  Entry e;
+  e.i->caps &= ~FI_REMOTE_COMM;
+  EXPECT_EQ(joined(unmet(e.i, false)), "");
+  EXPECT_NE(joined(unmet(e.i, true)).find("FI_REMOTE_COMM"), std::string::npos);
+  // shm lists neither bit: this host only.
+  e.i->caps &= ~FI_LOCAL_COMM;
+  EXPECT_EQ(joined(unmet(e.i, false)), "");
+  EXPECT_NE(joined(unmet(e.i, true)).find("FI_REMOTE_COMM"), std::string::npos);
+  // Remote only: cannot reach processes of its own host (or itself).
+  e.i->caps |= FI_REMOTE_COMM;
+  EXPECT_NE(joined(unmet(e.i, true)).find("FI_LOCAL_COMM"), std::string::npos);
+}
+
+// With this machine's libfabric: the real providers.
+TEST(ProviderCaps, WhyUnusableOnThisHost) {
+  std::string udp = bspk::fabric::caps::why_unusable("udp", false);
+  EXPECT_NE(udp.find("no reliable-datagram endpoint (FI_EP_RDM)"), std::string::npos) << udp;
+  EXPECT_NE(udp.find("udp;ofi_rxd"), std::string::npos) << udp;
+  std::string none = bspk::fabric::caps::why_unusable("no-such-provider", false);
+  EXPECT_NE(none.find("unknown to this libfabric"), std::string::npos) << none;
+  // shm cannot reach other hosts.
+  std::string shm = bspk::fabric::caps::why_unusable("shm", true);
+  EXPECT_NE(shm.find("FI_REMOTE_COMM"), std::string::npos) << shm;
+}
+
+TEST(ProviderSelect, AnyNamePassesShortNamesMapSocketsIsRefused) {
+  using bspk::fabric::canonical_provider;
+  EXPECT_EQ(canonical_provider("tcp"), "tcp;ofi_rxm");
+  EXPECT_EQ(canonical_provider("verbs"), "verbs;ofi_rxm");
+  EXPECT_EQ(canonical_provider("shm"), "shm");
+  EXPECT_EQ(canonical_provider("udp;ofi_rxd"), "udp;ofi_rxd");
+  EXPECT_EQ(canonical_provider("net"), "net");
+  EXPECT_EQ(canonical_provider("efa"), "efa");
+  EXPECT_THROW(canonical_provider("sockets"), bspk::Error);
+  EXPECT_THROW(canonical_provider(""), bspk::Error);
+}
+
+TEST(ProviderSelect, AvailabilityIsByCapability) {
+  using bspk::fabric::provider_available;
+  EXPECT_TRUE(provider_available("tcp;ofi_rxm", true));
+  EXPECT_TRUE(provider_available("udp;ofi_rxd", true));
+  EXPECT_TRUE(provider_available("net", true));
+  EXPECT_TRUE(provider_available("shm", false));
+  EXPECT_FALSE(provider_available("shm", true));  // no FI_REMOTE_COMM
+  EXPECT_FALSE(provider_available("udp", false));  // no FI_EP_RDM
+  EXPECT_FALSE(provider_available("no-such-provider", false));
+}
+
+}  // namespace
