@@ -2,7 +2,7 @@
  * bench/pingpong -- BSPk message round trip against raw libfabric, same
  * provider, same process, same invocation.
  *
- *   bspkrun -n 2 [--provider tcp|shm] pingpong [--max BYTES] [--time SECONDS]
+ *   bspkrun -n 2 [--provider NAME] pingpong [--max BYTES] [--time SECONDS]
  *
  * BSPk: one message per superstep, bspk_expect(1) on the receiver and
  * bspk_expect(0) on the sender; pid 1 sends the received region straight back

@@ -59,10 +59,15 @@ static inline void rawfab_open_caps(rawfab *r, size_t len, uint64_t caps) {
     struct fi_info *list = NULL;
     RAW_CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &list));
     fi_freeinfo(hints);
-    /* same interface as BSPk on one host: loopback for tcp */
-    struct fi_info *pick = list;
-    for (struct fi_info *i = list; i; i = i->next)
+    /* the provider exactly as BSPk named it (asking for "net" also lists
+     * "net;ofi_rxm"), and the same interface as BSPk on one host: loopback */
+    struct fi_info *pick = NULL;
+    for (struct fi_info *i = list; i; i = i->next) {
+        if (prov && strcmp(i->fabric_attr->prov_name, prov)) continue;
+        if (!pick) pick = i;
         if (i->domain_attr->name && !strcmp(i->domain_attr->name, "lo")) { pick = i; break; }
+    }
+    if (!pick) bspk_abort("raw libfabric: fi_getinfo lists no endpoint of provider %s", prov);
     r->info = fi_dupinfo(pick);
     fi_freeinfo(list);
     RAW_CHECK(fi_fabric(r->info->fabric_attr, &r->fabric, NULL));

@@ -2,7 +2,7 @@
  * bench/sync -- cost of an empty superstep under each way of counting, against
  * a raw libfabric dissemination barrier in the same process.
  *
- *   bspkrun -n P [--provider tcp|shm] sync [--time SECONDS]
+ *   bspkrun -n P [--provider NAME] sync [--time SECONDS]
  *
  * Modes (one empty superstep = bspk_sync with nothing sent):
  *   expect0    bspk_expect(0): nothing to wait for, no traffic at all (the lazy

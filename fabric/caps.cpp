@@ -44,7 +44,9 @@ fi_info* hints(const std::string& prov_name, bool remote) {
   fi_info* h = fi_allocinfo();
   if (!h) return nullptr;
   h->ep_attr->type = FI_EP_RDM;
-  h->caps = kRequiredCaps | (remote ? FI_REMOTE_COMM : 0);
+  // fi_getinfo echoes the primary capabilities asked for: asking for
+  // FI_REMOTE_COMM alone would return entries without FI_LOCAL_COMM.
+  h->caps = kRequiredCaps | (remote ? FI_LOCAL_COMM | FI_REMOTE_COMM : 0);
   h->mode = kHonouredModes;
   // Offer every registration mode we implement; the provider clears what it
   // does not need and Endpoint honours what it returns (fabric.h).
@@ -87,16 +89,28 @@ std::vector<std::string> unmet(const fi_info* e, bool remote) {
   return out;
 }
 
-std::string why_unusable(const std::string& prov_name, bool remote) {
-  // Ask with no requirements but the provider: everything it has on this host.
+namespace {
+// fi_getinfo of `prov_name` with no requirement but the mode bits offered.
+fi_info* offered(const std::string& prov_name, uint64_t modes, int* rc) {
   fi_info* h = fi_allocinfo();
-  if (!h) return "out of memory asking fi_getinfo";
-  h->mode = ~0ULL;
+  if (!h) return nullptr;
+  h->mode = modes;
   h->domain_attr->mr_mode = ~0 & ~FI_MR_BASIC & ~FI_MR_SCALABLE;
   h->fabric_attr->prov_name = strdup(prov_name.c_str());
   fi_info* list = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, h, &list);
+  *rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, h, &list);
   fi_freeinfo(h);
+  return *rc ? nullptr : list;
+}
+}  // namespace
+
+std::string why_unusable(const std::string& prov_name, bool remote) {
+  // Everything the provider has on this host, first with the mode bits BSPk
+  // honours (a provider lists optional modes it could use when offered more),
+  // then with any, to name a mode it requires.
+  int rc = 0;
+  fi_info* list = offered(prov_name, kHonouredModes, &rc);
+  if (!list) list = offered(prov_name, ~0ULL, &rc);
   if (rc || !list)
     return strprintf("fi_getinfo finds no endpoint of provider '%s' on this host (%s): the name is unknown to this "
                      "libfabric (see `fi_info -l`), or its device or library is missing",

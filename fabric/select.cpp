@@ -72,7 +72,8 @@ bool provider_available(const std::string& name, bool remote) {
   fi_freeinfo(hints);
   bool found = false;
   for (fi_info* i = list; i && !found; i = i->next)
-    found = i->fabric_attr && i->fabric_attr->prov_name && name == i->fabric_attr->prov_name;
+    found = i->fabric_attr && i->fabric_attr->prov_name && name == i->fabric_attr->prov_name &&
+            caps::unmet(i, remote).empty();
   if (list) fi_freeinfo(list);
   return rc == 0 && found;
 }

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "fabric/caps.h"
+#include "fabric/fabric.h"
 #include "fabric/select.h"
 
 namespace {
@@ -132,6 +133,36 @@ TEST(ProviderSelect, AvailabilityIsByCapability) {
   EXPECT_FALSE(provider_available("shm", true));  // no FI_REMOTE_COMM
   EXPECT_FALSE(provider_available("udp", false));  // no FI_EP_RDM
   EXPECT_FALSE(provider_available("no-such-provider", false));
+}
+
+// An endpoint for a job across hosts: fi_getinfo echoes the primary caps it
+// is asked for, so both FI_LOCAL_COMM and FI_REMOTE_COMM must be asked (the
+// 3-host Slurm test found tcp refused when only FI_REMOTE_COMM was).
+TEST(ProviderSelect, EndpointAcrossHostsOpensOnTcpAndRefusesShm) {
+  bspk::fabric::Config c;
+  c.provider = "tcp;ofi_rxm";
+  c.nprocs = 2;
+  c.off_host = true;
+  bool has_non_loopback = false;
+  {
+    fi_info* h = bspk::fabric::caps::hints(c.provider, true);
+    fi_info* list = nullptr;
+    if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, h, &list) == 0)
+      for (fi_info* i = list; i; i = i->next)
+        has_non_loopback |= i->domain_attr->name && std::strcmp(i->domain_attr->name, "lo") != 0;
+    fi_freeinfo(h);
+    if (list) fi_freeinfo(list);
+  }
+  if (!has_non_loopback) GTEST_SKIP() << "no non-loopback interface for tcp on this host";
+  bspk::fabric::Endpoint ep(c);
+  EXPECT_NE(ep.domain_name(), "lo");
+  c.provider = "shm";
+  try {
+    bspk::fabric::Endpoint shm(c);
+    ADD_FAILURE() << "shm opened for a job across hosts";
+  } catch (const bspk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("FI_REMOTE_COMM"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
