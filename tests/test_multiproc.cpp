@@ -66,6 +66,16 @@ struct ExtraProvider {
 constexpr ExtraProvider kExtraProviders[] = {{"rxd", "udp;ofi_rxd"}, {"net", "net"}};
 constexpr int kExtraP[] = {2, 4};
 
+// Which tests this binary registers: the tcp/shm suite (test_multiproc; label
+// multiproc, part of the README test command) or the runs on the extra
+// providers (test_multiproc_providers, built with BSPK_EXTRA_PROVIDERS; label
+// providers: ctest -L providers).
+#ifdef BSPK_EXTRA_PROVIDERS
+constexpr bool g_extra_set = true;
+#else
+constexpr bool g_extra_set = false;
+#endif
+
 std::string provider_name(const std::string& label) {
   for (const ExtraProvider& e : kExtraProviders)
     if (label == e.label) return e.name;
@@ -207,6 +217,7 @@ void register_table(const char* label, const std::string& program, std::set<std:
     for (const std::string& prov : provs)
       for (size_t k = i; k < j && error.empty(); ++k) {
         const scen::Case& c = cases[k];
+        if (is_extra(prov) != g_extra_set) continue;
         if (is_extra(prov) && std::find(std::begin(kExtraP), std::end(kExtraP), c.p) == std::end(kExtraP)) continue;
         std::string full = c.name + "/" + test_suffix(prov, c.p);
         if (!names.insert(full).second) {
@@ -221,8 +232,9 @@ void register_table(const char* label, const std::string& program, std::set<std:
       }
     i = j;
   }
-  ::testing::RegisterTest("ScenarioTable", (std::string(label) + "ListIsReadable").c_str(), nullptr, nullptr, __FILE__,
-                          __LINE__, [=]() -> ::testing::Test* { return new TableReadable(error, cases.size()); });
+  ::testing::RegisterTest("ScenarioTable", (std::string(label) + (g_extra_set ? "ListIsReadableForProviders" : "ListIsReadable")).c_str(),
+                          nullptr, nullptr, __FILE__, __LINE__,
+                          [=]() -> ::testing::Test* { return new TableReadable(error, cases.size()); });
 }
 
 // ---------------------------------------------------------------- hand-written
@@ -263,17 +275,23 @@ class ModesAgreeOnRandomTraffic : public ::testing::Test {
 };
 
 // Not a table row: no scenario program is involved.
-TEST(Launcher, MissingProgramIsOneClearError) {
-  JobResult r = shell("timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog");
-  EXPECT_EQ(r.status, 127) << r.out;
-  EXPECT_EQ(count_matches(r.out, std::regex("cannot execute")), 1u) << r.out;
-}
+class MissingProgramIsOneClearError : public ::testing::Test {
+ public:
+  void TestBody() override {
+    JobResult r = shell("timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog");
+    EXPECT_EQ(r.status, 127) << r.out;
+    EXPECT_EQ(count_matches(r.out, std::regex("cannot execute")), 1u) << r.out;
+  }
+};
 
 void register_hand_written(std::set<std::string>& names) {
-  names.insert("Launcher.MissingProgramIsOneClearError");
+  if (!g_extra_set && names.insert("Launcher.MissingProgramIsOneClearError").second)
+    ::testing::RegisterTest("Launcher", "MissingProgramIsOneClearError", nullptr, nullptr, __FILE__, __LINE__,
+                            []() -> ::testing::Test* { return new MissingProgramIsOneClearError(); });
   for (std::string prov : {"tcp", "shm", "rxd", "net"})
     for (int np : scen::kSuiteP)
-      if ((!is_extra(prov) || std::find(std::begin(kExtraP), std::end(kExtraP), np) != std::end(kExtraP)) &&
+      if (is_extra(prov) == g_extra_set &&
+          (!is_extra(prov) || std::find(std::begin(kExtraP), std::end(kExtraP), np) != std::end(kExtraP)) &&
           names.insert("MultiProc.ModesAgreeOnRandomTraffic/" + test_suffix(prov, np)).second)
         ::testing::RegisterTest("MultiProc", ("ModesAgreeOnRandomTraffic/" + test_suffix(prov, np)).c_str(), nullptr,
                                 nullptr, __FILE__, __LINE__,
