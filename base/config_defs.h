@@ -59,7 +59,7 @@ BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
                 "receive frames kept posted")
 BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
-                "`on`: each process keeps at most min(tx, rx queue) / (4 P) sends in flight and injects "
+                "`on`: each process keeps at most min(tx, rx queue) / (16 P) sends in flight and injects "
                 "none; `auto`: on for providers without a tuning row (any but tcp, shm, verbs)")
 BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,
                 "4 KiB receive buffers kept posted (for messages of up to 4 KiB)")

@@ -153,7 +153,7 @@ struct Config {
                           // collides with regions left by killed processes once pids are reused
   int nprocs = 1;        // size of the address vector
   bool off_host = false; // peers on other hosts: never pick a loopback interface by default
-  bool bound_inflight = false;  // keep at most min(tx_size, rx_size) / (4 nprocs) (>= 8) sends and reads
+  bool bound_inflight = false;  // keep at most min(tx_size, rx_size) / (16 nprocs) (>= 8) sends and reads
                                 // in flight, and inject nothing (an injected send holds provider
                                 // resources we cannot see)
 };
