@@ -16,7 +16,7 @@ namespace bspk::fabric {
 namespace {
 
 // Tuning of the providers measured here (and verbs, by design): data, not
-// code. A provider without a row runs with defaults from its endpoint.
+// code. A provider without a row gets the defaults select() gives it.
 struct ProviderRow {
   const char* libfabric_name;   // as fi_getinfo lists it
   size_t frame_size;            // default comem frame size (bytes)
