@@ -116,16 +116,6 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   rma_event_ = (info_->caps & FI_RMA_EVENT) != 0;
   delivery_complete_ = (info_->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0 ||
                        (info_->tx_attr->caps & FI_DELIVERY_COMPLETE) != 0;
-  // fi_getinfo returned it for our hints, so this should hold; say which
-  // requirement failed if a provider got it wrong.
-  std::vector<std::string> unmet = caps::unmet(info_, cfg.off_host);
-  if (!unmet.empty()) {
-    std::string text;
-    for (auto& u : unmet) text += (text.empty() ? "" : "; ") + u;
-    fail(BSPK_ERR_FABRIC, "provider '%s' returned an endpoint without what BSPk asked for: %s", provider_.c_str(),
-         text.c_str());
-  }
-
   if ((rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr))) fab_fail("fi_fabric", rc);
   if ((rc = fi_domain(fabric_, info_, &domain_, nullptr))) fab_fail("fi_domain", rc);
 

@@ -206,10 +206,6 @@ class Endpoint final : public Transport {
   // Human-readable summary for BSPK_VERBOSE / bench headers.
   std::string describe() const;
 
-  // Sends and reads posted and not yet completed (counted only when bounded).
-  size_t inflight() const { return inflight_; }
-  size_t inflight_limit() const { return inflight_limit_; }  // 0 = unbounded
-
  private:
   ssize_t to_completions(const void* entries, ssize_t n, Completion* out);
   ssize_t read_error(CompletionError* err);
