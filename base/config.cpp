@@ -252,6 +252,7 @@ std::string allowed_text(Var v) {
 }
 
 std::string current_text(Var v) {
+  if (v == Var::JOB_KEY && raw(v)) return "(set; not shown)";  // a secret
   if (auto s = raw(v)) return *s;
   return "(default: " + default_text(v) + ")";
 }

@@ -81,6 +81,10 @@ BSPK_CONFIG_VAR(START_TIMEOUT, "BSPK_START_TIMEOUT", Seconds, User, 60.0, 0, 0, 
                 "naming the stuck phase")
 BSPK_CONFIG_VAR(HUB_PORT, "BSPK_HUB_PORT", Int, User, kNoDefault, 1, 65535, nullptr, "derived from the job id",
                 "TCP port of the job hub (plain srun: where every process finds it)")
+BSPK_CONFIG_VAR(JOB_KEY, "BSPK_JOB_KEY", String, User, kNoDefault, 0, 0, nullptr,
+                "made per job under PMIx/PMI2; none under plain srun",
+                "the job's secret for plain srun (64 hex digits: `export BSPK_JOB_KEY=$(openssl rand -hex 32)` "
+                "before srun); processes prove they know it to the job hub (see Security); never printed")
 BSPK_CONFIG_VAR(BIND, "BSPK_BIND", Enum, User, "auto", 0, 0, "auto|core|none", nullptr,
                 "`auto`, `core` or `none` (see Placement)")
 BSPK_CONFIG_VAR(REPORT_BINDINGS, "BSPK_REPORT_BINDINGS", Bool, User, false, 0, 0, nullptr, nullptr,

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "boot/auth.h"
 #include "boot/protocol.h"
 
 namespace bspk::boot {
@@ -146,8 +147,10 @@ std::vector<std::string> local_ipv4_addresses() {
 
 struct HubServer::Conn {
   int fd = -1;
-  FrameReader rd;
-  int rank = -1;  // -1 until its hello
+  FrameReader rd{kPreAuthFrame};  // raised to kMaxFrame once proven
+  int rank = -1;  // -1 until its proven hello
+  std::string nonce;  // the hub's challenge to it
+  double opened = 0;
   int os_pid = 0;
   std::string host;
   uint32_t step = 0, state = 0;
@@ -156,8 +159,8 @@ struct HubServer::Conn {
 };
 
 HubServer::HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t>& ports,
-                     const HubTiming& t, int own_rank, const LocalState* own)
-    : nprocs_(nprocs), tag_(std::move(job_tag)), t_(t), hub_rank_(own_rank), own_(own) {
+                     const HubTiming& t, int own_rank, const LocalState* own, std::string key)
+    : nprocs_(nprocs), tag_(std::move(job_tag)), key_(std::move(key)), t_(t), hub_rank_(own_rank), own_(own) {
   by_rank_.assign(static_cast<size_t>(nprocs), nullptr);
   gather_.resize(static_cast<size_t>(nprocs));
   gathered_.assign(static_cast<size_t>(nprocs), false);
@@ -184,6 +187,9 @@ HubServer::HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t
   if (listen_fd_ < 0)
     fail(BSPK_ERR_BOOT, "job hub: cannot listen on any of the TCP ports%s; set BSPK_HUB_PORT to a free port "
          "or start the job with srun --mpi=pmix", errs.c_str());
+  if (config::get_bool(config::Var::VERBOSE))
+    std::fprintf(stderr, "bspk: job hub of %s listening on TCP port %u (os pid %d)\n", tag_.c_str(), port_,
+                 static_cast<int>(getpid()));
   thread_ = std::thread([this] { run(); });
 }
 
@@ -248,42 +254,88 @@ void HubServer::drop(Conn& c, const char* why) {
                      state_name(c.state)));
 }
 
-void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
-  const Msg t = static_cast<Msg>(type);
-  if (c.rank < 0) {
-    HelloInfo h;
-    if (t != Msg::Hello || !parse_hello(pl, &h)) return drop(c, "no hello");
-    size_t z = h.rest.find('\0');
-    std::string tag = h.rest.substr(0, z), host = z == std::string::npos ? "?" : h.rest.substr(z + 1);
-    if (tag != tag_) {  // another job's process found our port: not ours to judge
-      ::close(c.fd);
-      c.fd = -1;
-      return;
-    }
-    std::string why;
-    if (h.rank < 0 || h.rank >= nprocs_) why = strprintf("pid %d is not in [0, %d)", h.rank, nprocs_);
-    else if (by_rank_[static_cast<size_t>(h.rank)]) why = strprintf("pid %d connected twice", h.rank);
-    else why = version_mismatch(h);
-    if (failed_ && why.empty()) why = "the job has already failed: " + report_;
-    if (!why.empty()) {
-      send_msg(c.fd, Msg::Refused, why);
-      ++informed_;
-      ::close(c.fd);
-      c.fd = -1;
-      fail_job(1, -1, "refused a process at start-up: " + why);
-      return;
-    }
-    c.rank = h.rank;
-    c.os_pid = h.os_pid;
-    c.host = host;
-    c.last = now_s();
-    by_rank_[static_cast<size_t>(c.rank)] = &c;
-    // Welcome: a heartbeat carrying who the hub is (pid, os pid, host).
-    send_to(c, uint8_t(Msg::Heartbeat),
-            u32s(own_->step.load(), own_->state.load(), hub_rank_) + u32s(static_cast<uint32_t>(getpid()), 0) + hostname());
-    ++informed_;  // it will hear of the job's end, however it ends
+// A connection's first message: a Hello with its proof (boot/auth.h). Without
+// a valid proof for this job's key and tag the connection is closed quietly:
+// a stranger can neither join nor end the job.
+void HubServer::on_hello(Conn& c, uint8_t type, const std::string& pl) {
+  constexpr size_t kTrailer = auth::kNonceBytes + auth::kMacBytes;
+  if (static_cast<Msg>(type) != Msg::Hello || pl.size() < kHelloFixed + kTrailer) return turn_away(c);
+  const size_t body_len = pl.size() - kTrailer;
+  const std::string body = pl.substr(0, body_len), peer_nonce = pl.substr(body_len, auth::kNonceBytes);
+  if (!auth::same_mac(pl.substr(body_len + auth::kNonceBytes), auth::mac(key_, "bspk-hub-hello", {c.nonce, peer_nonce, body})))
+    return turn_away(c);
+  HelloInfo h;
+  if (!parse_hello(body, &h)) return turn_away(c);
+  size_t z = h.rest.find('\0');
+  std::string tag = h.rest.substr(0, z), host = z == std::string::npos ? "?" : h.rest.substr(z + 1);
+  if (tag != tag_) return turn_away(c);  // another step of the same user, with the same key: not ours
+  c.rd.set_max_frame(kMaxFrame);
+  std::string why;
+  if (h.rank < 0 || h.rank >= nprocs_) why = strprintf("pid %d is not in [0, %d)", h.rank, nprocs_);
+  else if (by_rank_[static_cast<size_t>(h.rank)]) why = strprintf("pid %d connected twice", h.rank);
+  else why = version_mismatch(h);
+  if (failed_ && why.empty()) why = "the job has already failed: " + report_;
+  if (!why.empty()) {
+    send_msg(c.fd, Msg::Refused, auth::mac(key_, "bspk-hub-refused", {peer_nonce, c.nonce, tag_, why}) + why);
+    ++informed_;
+    ::close(c.fd);
+    c.fd = -1;
+    fail_job(1, -1, "refused a process at start-up: " + why);
     return;
   }
+  c.rank = h.rank;
+  c.os_pid = h.os_pid;
+  c.host = host;
+  c.last = now_s();
+  by_rank_[static_cast<size_t>(c.rank)] = &c;
+  // Welcome: the hub's proof, then a heartbeat carrying who the hub is (pid,
+  // os pid, host).
+  std::string beat =
+      u32s(own_->step.load(), own_->state.load(), hub_rank_) + u32s(static_cast<uint32_t>(getpid()), 0) + hostname();
+  send_to(c, uint8_t(Msg::Welcome), auth::mac(key_, "bspk-hub-welcome", {peer_nonce, c.nonce, tag_, beat}) + beat);
+  ++informed_;  // it will hear of the job's end, however it ends
+}
+
+void HubServer::turn_away(Conn& c) {
+  if (c.fd >= 0) ::close(c.fd);
+  c.fd = -1;
+  ++turned_away_;
+}
+
+// At most kMaxPending unproven connections: a new one pushes out the oldest,
+// so a stranger must open connections faster than a process completes its
+// handshake (a round trip) to keep one out, not merely hold 64 open.
+void HubServer::accept_one() {
+  int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  Conn* oldest = nullptr;
+  size_t pending = 0;
+  for (Conn* c : conns_)
+    if (c->rank < 0 && c->fd >= 0) {
+      ++pending;
+      if (!oldest || c->opened < oldest->opened) oldest = c;
+    }
+  if (pending >= kMaxPending && oldest) turn_away(*oldest);
+  std::string nonce;
+  try {
+    nonce = auth::random_bytes(auth::kNonceBytes);
+  } catch (const std::exception&) {
+    ::close(fd);
+    ++turned_away_;
+    return;
+  }
+  tune(fd);
+  auto* c = new Conn;
+  c->fd = fd;
+  c->last = c->opened = now_s();
+  c->nonce = std::move(nonce);
+  conns_.push_back(c);
+  send_to(*c, uint8_t(Msg::Challenge), c->nonce);
+}
+
+void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
+  const Msg t = static_cast<Msg>(type);
+  if (c.rank < 0) return on_hello(c, type, pl);
   c.last = now_s();
   switch (t) {
     case Msg::Heartbeat:
@@ -344,28 +396,34 @@ void HubServer::run() {
     for (Conn* c : conns_) pfds.push_back({c->fd, static_cast<short>(c->fd >= 0 ? POLLIN : 0), 0});
     int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(tick * 1000) + 1);
     if (n < 0 && errno != EINTR) break;
-    if (pfds[0].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        tune(fd);
-        auto* c = new Conn;
-        c->fd = fd;
-        c->last = now_s();
-        conns_.push_back(c);
-      }
-    }
-    for (size_t i = 1; i < pfds.size(); ++i) {
+    const size_t polled = conns_.size();
+    if (pfds[0].revents & POLLIN) accept_one();
+    for (size_t i = 1; i <= polled; ++i) {
       Conn& c = *conns_[i - 1];
       if (c.fd < 0 || !(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      bool open = c.rd.fill(c.fd);
+      // Before its proof a connection is read a frame's worth at a time.
+      bool open = c.rd.fill(c.fd, c.rank < 0 ? kPreAuthFrame + 8 : SIZE_MAX);
       Msg t;
       std::string pl;
       while (c.fd >= 0 && c.rd.next(&t, &pl)) on_message(c, static_cast<uint8_t>(t), pl);
-      if (c.fd >= 0 && (!open || c.rd.bad()))
+      if (c.fd >= 0 && c.rank < 0 && (!open || c.rd.bad() || c.rd.buffered() > kPreAuthFrame + 8))
+        turn_away(c);
+      else if (c.fd >= 0 && (!open || c.rd.bad()))
         drop(c, c.rd.bad() ? "garbled hub connection" : "killed or crashed: its hub connection closed without "
                                                           "bspk_finalize");
     }
     const double now = now_s();
+    // Unproven connections: closed after kHandshakeSeconds; closed ones freed.
+    for (Conn* c : conns_)
+      if (c->rank < 0 && c->fd >= 0 && now - c->opened > kHandshakeSeconds) turn_away(*c);
+    conns_.erase(std::remove_if(conns_.begin(), conns_.end(),
+                                [](Conn* c) {
+                                  if (c->rank >= 0 || c->fd >= 0) return false;
+                                  delete c;
+                                  return true;
+                                }),
+                 conns_.end());
+    held_ = conns_.size();
     uint64_t st = uint64_t{own_->step.load()} << 32 | own_->state.load();
     if (now - last_beat >= hb || (st != last_state && now - last_beat >= tick)) {
       last_beat = now;
@@ -418,9 +476,10 @@ void HubServer::run() {
 // ------------------------------------------------------------------ client
 
 HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<uint16_t>& ports, int rank,
-                     int nprocs, const std::string& job_tag, const HubTiming& t, LocalState* state)
+                     int nprocs, const std::string& job_tag, const HubTiming& t, LocalState* state,
+                     const std::string& key)
     : rank_(rank), nprocs_(nprocs), t_(t), state_(state) {
-  std::string hello = hello_payload(rank) + job_tag + '\0' + hostname();
+  const std::string body = hello_payload(rank) + job_tag + '\0' + hostname();
   const double deadline = now_s() + t_.start_timeout;
   std::string last_err;
   FrameReader rd;
@@ -429,24 +488,43 @@ HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<ui
       for (uint16_t port : ports) {
         int fd = connect_to(h, port, 1.0, &last_err);
         if (fd < 0) continue;
+        // The hub speaks first (its nonce); we answer with our hello and
+        // proof, and accept only an answer proven with the same key and tag.
         Msg type;
-        std::string pl;
-        FrameReader r;
-        if (!send_msg(fd, Msg::Hello, hello) || !recv_timed(fd, r, &type, &pl, 5.0)) {
-          last_err = strprintf("%s:%u: not this job's hub", h.c_str(), port);
+        std::string challenge, pl;
+        FrameReader r(kPreAuthFrame);
+        if (!recv_timed(fd, r, &type, &challenge, 5.0) || type != Msg::Challenge ||
+            challenge.size() != auth::kNonceBytes) {
+          last_err = strprintf("%s:%u: no job hub there (no challenge)", h.c_str(), port);
+          ::close(fd);
+          continue;
+        }
+        const std::string nonce = auth::random_bytes(auth::kNonceBytes);
+        r.set_max_frame(kMaxFrame);
+        if (!send_msg(fd, Msg::Hello, body + nonce + auth::mac(key, "bspk-hub-hello", {challenge, nonce, body})) ||
+            !recv_timed(fd, r, &type, &pl, 5.0)) {
+          last_err = strprintf("%s:%u: the hub there closed the connection (another job's hub, or this process "
+                               "does not have the job's key)", h.c_str(), port);
+          ::close(fd);
+          continue;
+        }
+        const std::string proof = pl.substr(0, std::min(pl.size(), auth::kMacBytes));
+        const std::string rest = pl.size() > auth::kMacBytes ? pl.substr(auth::kMacBytes) : std::string();
+        const char* label = type == Msg::Refused ? "bspk-hub-refused" : "bspk-hub-welcome";
+        if ((type != Msg::Refused && type != Msg::Welcome) ||
+            !auth::same_mac(proof, auth::mac(key, label, {nonce, challenge, job_tag, rest}))) {
+          last_err = strprintf("%s:%u: a hub that does not prove it knows this job's key (another job's or a "
+                               "stranger's): ignored", h.c_str(), port);
           ::close(fd);
           continue;
         }
         if (type == Msg::Refused) {
           ::close(fd);
-          fail(BSPK_ERR_BOOT, "the job hub at %s:%u refused this process: %s", h.c_str(), port, pl.c_str());
+          fail(BSPK_ERR_BOOT, "the job hub at %s:%u refused this process: %s", h.c_str(), port, rest.c_str());
         }
-        if (type != Msg::Heartbeat) {
-          ::close(fd);
-          fail(BSPK_ERR_BOOT, "unexpected answer %d from the job hub at %s:%u", int(type), h.c_str(), port);
-        }
-        hub_rank_ = static_cast<int32_t>(u32_at(pl, 8));
-        hub_where_ = strprintf("os pid %u on %s, port %u", u32_at(pl, 12), pl.size() > 24 ? pl.c_str() + 24 : "?", port);
+        hub_rank_ = static_cast<int32_t>(u32_at(rest, 8));
+        hub_where_ = strprintf("os pid %u on %s, port %u", u32_at(rest, 12), rest.size() > 24 ? rest.c_str() + 24 : "?",
+                               port);
         rd = std::move(r);
         fd_ = fd;
         break;

@@ -18,6 +18,14 @@
 //    and processes on that host, hearing nothing from the hub, end themselves;
 //  - a process that started with another BSPk build is refused at its hello.
 //
+// Only the job's processes get in (boot/auth.h): the hub opens every
+// connection with a fresh nonce, a process answers with its Hello and a
+// proof that it knows the job key, and the hub proves the same in its Welcome.
+// Connections without a valid proof are closed quietly (they cannot end the
+// job); until its proof a connection may send at most kPreAuthFrame bytes per
+// message and must complete within kHandshakeSeconds; at most kMaxPending
+// such connections are held at once (a new one pushes out the oldest).
+//
 // Every process that learns of a failure prints one line naming the failed
 // pid, its host and superstep, runs the cleanup hook (removes its shared-memory
 // regions) and ends with _exit(code): no process outlives a failed job by more
@@ -40,6 +48,10 @@
 #include "boot/protocol.h"
 
 namespace bspk::boot {
+
+constexpr uint32_t kPreAuthFrame = 4096;   // longest message before a valid proof (a Hello is < 400 B)
+constexpr double kHandshakeSeconds = 5;    // a connection proves itself within this, or is closed
+constexpr size_t kMaxPending = 64;         // connections held before their proof
 
 struct HubTiming {
   double failure_timeout = 10;  // BSPK_FAILURE_TIMEOUT (s); 0: never declare a silent peer dead
@@ -67,9 +79,10 @@ class HubServer {
  public:
   // Listens on one of `ports` (the first that is free; {0}: any) on every
   // interface. Throws BSPK_ERR_BOOT if none can be bound.
-  // `own_rank`/`own` are the hub process's pid and state, reported to clients.
+  // `own_rank`/`own` are the hub process's pid and state, reported to clients;
+  // `key` the job key (auth::kKeyBytes) its processes prove they know.
   HubServer(int nprocs, std::string job_tag, const std::vector<uint16_t>& ports, const HubTiming& t,
-            int own_rank, const LocalState* own);
+            int own_rank, const LocalState* own, std::string key);
   // Waits (at most the failure time-out) for every process to finalize, then stops.
   ~HubServer();
   uint16_t port() const { return port_; }
@@ -78,18 +91,27 @@ class HubServer {
   // calls this first, so processes still starting hear why instead of
   // retrying a hub that is gone.
   bool wait_informed(double secs);
+  // For tests and diagnostics: connections held now (proven or not), and
+  // connections closed so far for a missing or wrong proof, an oversize
+  // message or a handshake not completed in time, or refused at accept.
+  size_t held() const { return held_.load(); }
+  uint64_t turned_away() const { return turned_away_.load(); }
 
  private:
   struct Conn;
   void run();
   void on_message(Conn& c, uint8_t type, const std::string& pl);
   void drop(Conn& c, const char* why);
+  void turn_away(Conn& c);
+  void accept_one();
+  void on_hello(Conn& c, uint8_t type, const std::string& pl);
   void fail_job(int code, int failed, const std::string& report);
   void send_to(Conn& c, uint8_t type, const std::string& pl);
   std::string who(int rank) const;
 
   int nprocs_;
   std::string tag_;
+  std::string key_;
   HubTiming t_;
   int32_t hub_rank_;
   const LocalState* own_;
@@ -109,6 +131,8 @@ class HubServer {
   std::condition_variable cv_;
   bool done_ = false;               // every process finalized, or the job failed
   std::atomic<bool> stop_{false};
+  std::atomic<size_t> held_{0};
+  std::atomic<uint64_t> turned_away_{0};
   std::thread thread_;
 };
 
@@ -116,10 +140,11 @@ class HubClient {
  public:
   // Connects to the hub at one of `hosts` x `ports` (tried in turn until the
   // start time-out: under plain srun the hub may start after us), says hello
+  // with a proof that it knows `key`, accepts only a hub that proves the same,
   // and starts the watchdog thread. Throws BSPK_ERR_BOOT with the addresses
   // tried if it cannot.
   HubClient(const std::vector<std::string>& hosts, const std::vector<uint16_t>& ports, int rank,
-            int nprocs, const std::string& job_tag, const HubTiming& t, LocalState* state);
+            int nprocs, const std::string& job_tag, const HubTiming& t, LocalState* state, const std::string& key);
   ~HubClient();
 
   std::vector<std::string> allgather(const std::string& mine);

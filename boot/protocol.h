@@ -15,7 +15,7 @@
 
 namespace bspk::boot {
 
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 
 enum class Msg : uint8_t {
   Hello = 1,            // i32 rank, i32 os pid, u32 protocol version, u32 wire version, u32 byte-order mark
@@ -28,6 +28,8 @@ enum class Msg : uint8_t {
   Heartbeat = 7,        // both ways: u32 superstep, u32 state (ProcState); "I am alive"
   Exiting = 8,          // process -> hub: u32 superstep; exit() without bspk_finalize
   Fail = 9,             // hub -> process: i32 exit code, i32 failed pid (-1: none), report
+  Challenge = 10,       // hub -> process, first thing on a connection: the hub's nonce (boot/auth.h)
+  Welcome = 11,         // hub -> process after a proven Hello: proof, then a Heartbeat's payload
 };
 
 // Hello payload: i32 rank, i32 os pid, u32 protocol version, u32 wire version,

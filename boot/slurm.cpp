@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "boot/auth.h"
 #include "boot/bootstrap.h"
 #include "boot/hub.h"
 #include "boot/slurm.h"
@@ -101,27 +102,33 @@ class HubBacked : public Bootstrap {
   }
 
  protected:
-  // PMIx/PMI2: pid 0 runs the hub on any free port and publishes where.
+  // PMIx/PMI2: pid 0 draws the job key, runs the hub on any free port and
+  // publishes both in the job's key-value store, which only the job's
+  // processes read ("<key hex>;<port>,<address>,...").
   void start_hub_published() {
-    std::string rec;
+    std::string rec, key;
     auto ports = config::is_set(config::Var::HUB_PORT) ? hub_ports(0, 0) : std::vector<uint16_t>{0};
     if (rank_ == 0) {
-      server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, 0, &state_);
-      rec = std::to_string(server_->port());
+      key = auth::random_bytes(auth::kKeyBytes);
+      server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, 0, &state_, key);
+      rec = auth::to_hex(key) + ";" + std::to_string(server_->port());
       for (auto& a : local_ipv4_addresses()) rec += "," + a;
     }
     auto all = allgather(rec);
     const std::string& r0 = all[0];
     std::vector<std::string> hosts;
-    size_t pos = r0.find(',');
-    if (pos == std::string::npos) fail(BSPK_ERR_BOOT, "malformed job hub address from pid 0: '%s'", r0.c_str());
-    uint16_t port = static_cast<uint16_t>(std::stoul(r0.substr(0, pos)));
+    size_t semi = r0.find(';'), pos = r0.find(',');
+    if (semi == std::string::npos || pos == std::string::npos || pos < semi ||
+        !auth::from_hex(r0.substr(0, semi), &key) || key.size() != auth::kKeyBytes)
+      fail(BSPK_ERR_BOOT, "malformed job hub record from pid 0 (%zu bytes)", r0.size());
+    uint16_t port = static_cast<uint16_t>(std::stoul(r0.substr(semi + 1, pos - semi - 1)));
     while (pos != std::string::npos) {
       size_t next = r0.find(',', pos + 1);
       hosts.push_back(r0.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
       pos = next;
     }
-    client_ = std::make_unique<HubClient>(hosts, std::vector<uint16_t>{port}, rank_, size_, job_, timing_, &state_);
+    client_ = std::make_unique<HubClient>(hosts, std::vector<uint16_t>{port}, rank_, size_, job_, timing_, &state_,
+                                          key);
     on_fatal(nullptr);
   }
   void stop_hub() {
@@ -162,12 +169,22 @@ class SlurmEnv final : public HubBacked {
     bool hub = env::get_int("SLURM_NODEID", -1, -1, INT32_MAX) == 0 &&
                env::get_int("SLURM_LOCALID", -1, -1, INT32_MAX) == 0;
     std::vector<std::string> hosts{first_host(nodes)};
+    // No key-value store here: the key is the user's (BSPK_JOB_KEY, exported
+    // before srun), else a public one and a warning.
+    std::string key = auth::key_from_env();
+    if (key.empty()) {
+      key = auth::public_key_for(job_);
+      if (rank_ == 0)
+        std::fprintf(stderr, "bspk: warning: plain srun without BSPK_JOB_KEY: the job hub cannot tell this job's "
+                     "processes from a stranger's; start the job with srun --mpi=pmix (or pmi2), or export "
+                     "BSPK_JOB_KEY=$(openssl rand -hex 32) before srun (README, Security)\n");
+    }
     if (hub) {
-      server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, rank_, &state_);
+      server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, rank_, &state_, key);
       hosts = {"127.0.0.1"};
       ports = {server_->port()};
     }
-    client_ = std::make_unique<HubClient>(hosts, ports, rank_, size_, job_, timing_, &state_);
+    client_ = std::make_unique<HubClient>(hosts, ports, rank_, size_, job_, timing_, &state_, key);
     on_fatal(nullptr);
   }
   ~SlurmEnv() override { stop_hub(); }

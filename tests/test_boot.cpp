@@ -3,10 +3,16 @@
 // placement. The real Slurm runs are in tests/cluster/.
 #include <bspk.h>
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <mutex>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -15,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/placement.h"
+#include "boot/auth.h"
 #include "boot/hub.h"
 #include "boot/protocol.h"
 #include "boot/slurm.h"
@@ -134,6 +141,8 @@ TEST(Protocol, FrameReaderLimitsFrameSizeAndHowMuchOneFillReads) {
 }
 
 namespace {
+const std::string kKey(auth::kKeyBytes, 'k');  // the test jobs' key
+
 HubTiming fast() {
   HubTiming t;
   t.failure_timeout = 2;
@@ -167,14 +176,14 @@ std::pair<int, std::string> in_child(F f) {
 
 TEST(Hub, AllgatherAndOrderlyFinalize) {
   LocalState s0, s1, s2;
-  HubServer server(3, "job", {0}, fast(), 0, &s0);
+  HubServer server(3, "job", {0}, fast(), 0, &s0, kKey);
   std::vector<std::vector<std::string>> got(3);
   {
     std::vector<std::thread> ts;
     LocalState* st[3] = {&s0, &s1, &s2};
     for (int r = 0; r < 3; ++r)
       ts.emplace_back([&, r] {
-        HubClient c({"127.0.0.1"}, {server.port()}, r, 3, "job", fast(), st[r]);
+        HubClient c({"127.0.0.1"}, {server.port()}, r, 3, "job", fast(), st[r], kKey);
         got[static_cast<size_t>(r)] = c.allgather("blob" + std::to_string(r));
         c.allgather("");  // a barrier
         c.finalized();
@@ -192,16 +201,16 @@ template <class V, class S>
 std::pair<int, std::string> two_process_job(V victim, S survivor) {
   return in_child([&] {
     LocalState s0, s1;
-    HubServer server(2, "job", {0}, fast(), 0, &s0);
+    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
     uint16_t port = server.port();
     pid_t vp = fork();
     if (vp == 0) {
-      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1);
+      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
       c.allgather("x");
       victim(c, s1);
       _exit(0);  // no bspk_finalize
     }
-    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0);
+    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0, kKey);
     c.allgather("y");
     survivor(c, s0, vp);
     sleep(10);
@@ -256,12 +265,12 @@ TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {
 TEST(Hub, RefusesAnotherBuildAndTellsTheOthers) {
   auto [status, err] = in_child([&] {
     LocalState s0, s1;
-    HubServer server(2, "job", {0}, fast(), 0, &s0);
-    HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0);
+    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+    HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0, kKey);
     if (fork() == 0) {  // the other build, in its own process
       setenv("BSPK_TEST_WIRE_VERSION", "99", 1);
       try {
-        HubClient bad({"127.0.0.1"}, {server.port()}, 1, 2, "job", fast(), &s1);
+        HubClient bad({"127.0.0.1"}, {server.port()}, 1, 2, "job", fast(), &s1, kKey);
         std::fprintf(stderr, "NOT REFUSED\n");
       } catch (const Error& e) {
         std::fprintf(stderr, "refused: %s\n", e.what());
@@ -279,18 +288,267 @@ TEST(Hub, RefusesAnotherBuildAndTellsTheOthers) {
 
 TEST(Hub, AnotherJobsProcessIsTurnedAwayAndTheClientGivesUpWithAClearError) {
   LocalState s;
-  HubServer server(1, "job-A", {0}, fast(), 0, &s);
+  HubServer server(1, "job-A", {0}, fast(), 0, &s, kKey);
   HubTiming t = fast();
   t.start_timeout = 1;
   try {
-    HubClient c({"127.0.0.1"}, {server.port()}, 0, 1, "job-B", t, &s);
+    HubClient c({"127.0.0.1"}, {server.port()}, 0, 1, "job-B", t, &s, kKey);
     FAIL() << "joined another job's hub";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot reach the job hub within 1 s"), std::string::npos) << e.what();
   }
-  HubClient ok({"127.0.0.1"}, {server.port()}, 0, 1, "job-A", fast(), &s);
+  HubClient ok({"127.0.0.1"}, {server.port()}, 0, 1, "job-A", fast(), &s, kKey);
   EXPECT_EQ(ok.allgather("z"), std::vector<std::string>{"z"});
   ok.finalized();
+}
+
+// ---- issue 13: only the job's processes get in (boot/auth.h) ----
+
+namespace {
+int raw_connect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Peak resident memory of this process so far in KiB (VmHWM).
+long peak_rss_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  if (f) std::fclose(f);
+  return kib;
+}
+}  // namespace
+
+TEST(Auth, MacsDependOnKeyLabelAndEveryPartAndHexRoundTrips) {
+  std::string k1(auth::kKeyBytes, 'a'), k2(auth::kKeyBytes, 'b');
+  std::string m = auth::mac(k1, "l", {"x", "yz"});
+  EXPECT_EQ(m.size(), auth::kMacBytes);
+  EXPECT_TRUE(auth::same_mac(m, auth::mac(k1, "l", {"x", "yz"})));
+  EXPECT_FALSE(auth::same_mac(m, auth::mac(k2, "l", {"x", "yz"})));
+  EXPECT_FALSE(auth::same_mac(m, auth::mac(k1, "L", {"x", "yz"})));
+  EXPECT_FALSE(auth::same_mac(m, auth::mac(k1, "l", {"xy", "z"})));  // parts are length-prefixed
+  EXPECT_FALSE(auth::same_mac(m, m.substr(1)));
+  std::string r = auth::random_bytes(32), back;
+  EXPECT_NE(r, auth::random_bytes(32));
+  ASSERT_TRUE(auth::from_hex(auth::to_hex(r), &back));
+  EXPECT_EQ(back, r);
+  EXPECT_FALSE(auth::from_hex("abc", &back));
+  EXPECT_FALSE(auth::from_hex("zz", &back));
+}
+
+TEST(Auth, JobKeyFromTheEnvironmentIs64HexDigits) {
+  unsetenv("BSPK_JOB_KEY");
+  EXPECT_EQ(auth::key_from_env(), "");
+  setenv("BSPK_JOB_KEY", std::string(64, 'f').c_str(), 1);
+  EXPECT_EQ(auth::key_from_env(), std::string(32, '\xff'));
+  setenv("BSPK_JOB_KEY", "1234", 1);
+  try {
+    auth::key_from_env();
+    ADD_FAILURE() << "a 4-digit key was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("BSPK_JOB_KEY must be 64 hex digits"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("1234"), std::string::npos) << "the value is echoed: " << e.what();
+  }
+  unsetenv("BSPK_JOB_KEY");
+}
+
+// A stranger knows the job tag (public in squeue) and the hub's port, but not
+// the key: a forged hello claiming a pid of the job, a hello with a wrong
+// proof, and a client with another key are all closed quietly; the job runs
+// on and ends normally.
+TEST(Hub, StrangerWithoutTheKeyCanNeitherJoinNorEndTheJob) {
+  auto [status, err] = in_child([&] {
+    LocalState s0, s1;
+    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+    // 1. An old-style hello without proof, claiming pid 1.
+    int fd = raw_connect(server.port());
+    std::string forged = hello_payload(1) + "job" + '\0' + "evil", ignored;
+    send_msg(fd, Msg::Hello, forged);
+    Msg t;
+    recv_msg(fd, &t, &ignored);  // the challenge, then nothing
+    // 2. A hello with a proof made with the wrong key, after reading the challenge.
+    int fd2 = raw_connect(server.port());
+    std::string challenge;
+    if (!recv_msg(fd2, &t, &challenge) || t != Msg::Challenge) std::fprintf(stderr, "NO CHALLENGE\n");
+    std::string nonce(auth::kNonceBytes, 'n');
+    send_msg(fd2, Msg::Hello, forged + nonce + auth::mac(std::string(32, 'x'), "bspk-hub-hello", {challenge, nonce, forged}));
+    // 3. A real client with the wrong key gives up with a clear error.
+    HubTiming t1 = fast();
+    t1.start_timeout = 1;
+    try {
+      HubClient c({"127.0.0.1"}, {server.port()}, 1, 2, "job", t1, &s1, std::string(auth::kKeyBytes, 'w'));
+      std::fprintf(stderr, "JOINED WITH THE WRONG KEY\n");
+    } catch (const Error& e) {
+      std::fprintf(stderr, "wrong key: %s\n", e.what());
+    }
+    // Both raw connections were closed by the hub, without a word.
+    char b;
+    std::fprintf(stderr, "forged closed: %d %d\n", static_cast<int>(read(fd, &b, 1)),
+                 static_cast<int>(recv(fd2, &b, 1, 0)));
+    // The job itself: pid 1 in a child process, pid 0 here; both finish.
+    pid_t kid = fork();
+    if (kid == 0) {
+      HubClient c({"127.0.0.1"}, {server.port()}, 1, 2, "job", fast(), &s1, kKey);
+      c.allgather("one");
+      c.finalized();
+      _exit(0);
+    }
+    HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0, kKey);
+    auto all = c.allgather("zero");
+    std::fprintf(stderr, "gathered %s %s; turned away %llu\n", all[0].c_str(), all[1].c_str(),
+                 static_cast<unsigned long long>(server.turned_away()));
+    c.finalized();
+    int st = 0;
+    waitpid(kid, &st, 0);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 9);
+  });
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_EQ(err.find("NO CHALLENGE"), std::string::npos) << err;
+  EXPECT_EQ(err.find("JOINED"), std::string::npos) << err;
+  EXPECT_NE(err.find("wrong key: cannot reach the job hub within 1 s"), std::string::npos) << err;
+  EXPECT_NE(err.find("does not have the job's key"), std::string::npos) << err;
+  EXPECT_NE(err.find("forged closed: 0 0"), std::string::npos) << err;
+  // The two forgeries and every attempt of the wrong-key client (one per 0.1 s).
+  auto k = err.find("gathered zero one; turned away ");
+  ASSERT_NE(k, std::string::npos) << err;
+  EXPECT_GE(std::atoi(err.c_str() + k + 31), 3) << err;
+  EXPECT_EQ(err.find("bspk: ending"), std::string::npos) << err;
+}
+
+// A process never talks to a "hub" that cannot prove it knows the key: a hub
+// of another key (a stranger who took the port first), and a listener that
+// sends a challenge and a forged welcome.
+TEST(Hub, ProcessIgnoresAHubThatCannotProveTheKey) {
+  LocalState s;
+  HubTiming t = fast();
+  t.start_timeout = 1;
+  HubServer stranger(1, "job", {0}, fast(), 0, &s, std::string(auth::kKeyBytes, 's'));
+  try {
+    HubClient c({"127.0.0.1"}, {stranger.port()}, 0, 1, "job", t, &s, kKey);
+    FAIL() << "joined a hub with another key";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot reach the job hub within 1 s"), std::string::npos) << e.what();
+  }
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t sl = sizeof sa;
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(listen(lfd, 8), 0);
+  getsockname(lfd, reinterpret_cast<sockaddr*>(&sa), &sl);
+  std::atomic<bool> stop{false};
+  std::thread fake([&] {
+    while (!stop) {
+      pollfd p{lfd, POLLIN, 0};
+      if (poll(&p, 1, 50) != 1) continue;
+      int fd = accept(lfd, nullptr, nullptr);
+      send_msg(fd, Msg::Challenge, std::string(auth::kNonceBytes, 'c'));
+      Msg m;
+      std::string pl;
+      recv_msg(fd, &m, &pl);
+      send_msg(fd, Msg::Welcome, std::string(auth::kMacBytes, '\0') + std::string(24, '\0') + "fakehost");
+      close(fd);
+    }
+  });
+  try {
+    HubClient c({"127.0.0.1"}, {ntohs(sa.sin_port)}, 0, 1, "job", t, &s, kKey);
+    ADD_FAILURE() << "accepted a forged welcome";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not prove it knows this job's key"), std::string::npos) << e.what();
+  }
+  stop = true;
+  fake.join();
+  close(lfd);
+}
+
+// Junk while a job starts and runs: connections that never speak (kept open),
+// send a 1 GiB frame header and 1 MiB of it, random bytes, half a frame, a
+// message before any hello or a hello with a bad proof: 600 of them from 6
+// threads. The job completes, the hub never holds more than kMaxPending
+// unproven connections, closes the silent ones within kHandshakeSeconds, and
+// its memory stays bounded (it reads at most a small frame from a stranger).
+TEST(Hub, FloodOfJunkConnectionsLeavesTheJobRunningAndTheHubBounded) {
+  LocalState s0, s1;
+  HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+  const uint16_t port = server.port();
+  const long rss0 = peak_rss_kib();
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> most{0};
+  std::thread watch([&] {
+    while (!stop) {
+      size_t h = server.held();
+      if (h > most) most = h;
+      usleep(1000);
+    }
+  });
+  std::vector<std::thread> flood;
+  std::vector<int> silent;  // kind 0: left open until the end, for the handshake time-out to close
+  std::mutex silent_mu;
+  for (int kind = 0; kind < 6; ++kind)
+    flood.emplace_back([&, kind] {
+      std::vector<int> open;
+      for (int i = 0; i < 100; ++i) {
+        int fd = raw_connect(port);
+        if (fd < 0) continue;
+        std::string junk;
+        if (kind == 1) junk = std::string("\xff\xff\xff\x3f", 4) + std::string(1 << 20, 'A');  // a 1 GiB frame, 1 MiB of it
+        if (kind == 2) junk = auth::random_bytes(8192);
+        if (kind == 3) junk = std::string("\x00\x10\x00\x00\x01", 5) + "half";                 // half of a 4 KiB frame
+        if (kind == 4) junk = frame(Msg::Abort, std::string(4, '\0') + "stranger says stop");  // no hello first
+        if (kind == 5) junk = frame(Msg::Hello, hello_payload(0) + "job" + '\0' + "x" + std::string(64, 'p'));
+        for (size_t off = 0; off < junk.size();) {  // as much as the hub takes
+          ssize_t n = send(fd, junk.data() + off, junk.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+          if (n <= 0) break;
+          off += static_cast<size_t>(n);
+        }
+        if (kind == 0) {
+          std::lock_guard<std::mutex> lk(silent_mu);
+          silent.push_back(fd);
+        } else {
+          open.push_back(fd);
+        }
+        usleep(200);
+      }
+      usleep(300000);
+      for (int fd : open) close(fd);
+    });
+  std::vector<std::string> got0, got1;
+  std::thread p1([&] {
+    HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
+    got1 = c.allgather("one");
+    c.finalized();
+  });
+  {
+    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0, kKey);
+    got0 = c.allgather("zero");
+    c.finalized();
+  }
+  p1.join();
+  for (auto& f : flood) f.join();
+  // Connections the flooders left open die within the handshake time-out.
+  const double t0 = bspk_time();
+  while (server.held() > 2 && bspk_time() - t0 < kHandshakeSeconds + 2) usleep(10000);
+  stop = true;
+  watch.join();
+  EXPECT_EQ(got0, (std::vector<std::string>{"zero", "one"}));
+  EXPECT_EQ(got1, got0);
+  EXPECT_LE(most.load(), kMaxPending + 2);
+  EXPECT_LE(server.held(), 2u);
+  EXPECT_GE(server.turned_away(), 500u);
+  EXPECT_LT(peak_rss_kib() - rss0, 32 * 1024) << "peak resident memory grew by more than 32 MiB under the flood";
+  for (int fd : silent) close(fd);
 }
 
 TEST(Placement, FrameSlabsAreBoundToTheProcessNumaNode) {

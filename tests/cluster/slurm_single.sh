@@ -123,6 +123,45 @@ for mpi in pmix none; do
   expect_not "hello from pid"
 done
 
+# Issue 13: a stranger who knows the job's tag (squeue) and finds its hub's
+# port cannot join or end the job: forged hellos, a forged proof, a message
+# before any hello, an oversize frame and 100 silent connections while the job
+# runs; the job finishes as if nothing happened. Under PMIx the key goes
+# through the job's key-value store; under plain srun it is BSPK_JOB_KEY.
+for mpi in pmix none; do
+  log=$BUILD/slurm-stranger-$mpi.log
+  key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+  t0=$(now)
+  BSPK_VERBOSE=1 BSPK_JOB_KEY=$key timeout -k 5 90 "${SRUN[@]}" --mpi=$mpi "$SCEN" steady 8 >"$log" 2>&1 &
+  spid=$!
+  port=""
+  for ((k = 0; k < 200; k++)); do
+    [[ -n $port ]] && break
+    port=$(sed -n 's/^bspk: job hub of .* listening on TCP port \([0-9]*\).*/\1/p' "$log" | head -1)
+    sleep 0.1
+  done
+  tag=$(sed -n 's/^bspk: job hub of \(.*\) listening on TCP port.*/\1/p' "$log" | head -1)
+  NAME="stranger at the job hub (--mpi=$mpi)"
+  if [[ -z $port ]]; then
+    kill "$spid" 2>/dev/null; wait $spid; rc=$?
+    step "$NAME" "srun ... steady 8" "$rc" "$(elapsed "$t0")" "$(cat "$log")"
+    bad "$NAME: the job hub did not say where it listens within 20 s"
+    continue
+  fi
+  stranger=$(python3 "$HERE/stranger.py" "$port" "$tag" 100 2>&1)
+  wait $spid; rc=$?
+  step "$NAME" "srun --mpi=$mpi ... steady 8 with tests/cluster/stranger.py $port $tag" "$rc" "$(elapsed "$t0")" \
+    "$(cat "$log"; echo "$stranger")"
+  expect_rc 0
+  expect_count 4 "^steady pid [0-3]: [0-9]+ supersteps ok"
+  expect "stranger: unproven hello claiming pid 1: closed after 37 bytes"
+  expect "stranger: hello with a forged proof: closed after 0 bytes"
+  expect "stranger: abort before any hello: closed after 37 bytes"
+  expect "stranger: 1 GiB frame header: (closed|error)"
+  expect "stranger: 100 silent connections: opened 100"
+  expect_not "refused a process|ending pid|without BSPK_JOB_KEY"
+done
+
 # Nothing left behind: no shm regions of these jobs, no processes.
 NAME="clean-up" CMD="ls /dev/shm" OUT= RC= SECS=
 left=$(ls /dev/shm 2>/dev/null | grep -c '^bspk\.slurm\.' || true)
