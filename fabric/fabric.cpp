@@ -8,6 +8,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <sys/random.h>
 
 #include <algorithm>
 
@@ -15,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <random>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "fabric/caps.h"
 
@@ -107,6 +110,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   inject_size_ = info_->tx_attr->inject_size;
   max_msg_size_ = info_->ep_attr->max_msg_size;
   cq_data_size_ = info_->domain_attr->cq_data_size;
+  mr_key_size_ = std::clamp<size_t>(info_->domain_attr->mr_key_size, 1, sizeof(uint64_t));
   iov_limit_ = std::min(info_->tx_attr->iov_limit, info_->rx_attr->iov_limit);
   tx_size_ = info_->tx_attr->size;
   rx_size_ = info_->rx_attr->size;
@@ -193,11 +197,39 @@ void Endpoint::insert_peers(const std::vector<std::vector<uint8_t>>& names) {
   }
 }
 
+namespace {
+// An unpredictable key of the provider's key size (getrandom(2)); a peer (or a
+// stranger who reaches the endpoint) cannot guess the key of a region it was
+// not told about.
+uint64_t random_key(size_t key_size) {
+  uint64_t k = 0;
+  if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) {
+    std::random_device rd;
+    k = (uint64_t{rd()} << 32) ^ rd();
+  }
+  if (key_size < sizeof k) k &= (uint64_t{1} << (8 * key_size)) - 1;
+  return k ? k : 1;
+}
+}  // namespace
+
 MemoryRegion Endpoint::register_memory(void* base, size_t len) {
   MemoryRegion m;
-  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-  // requested_key is ignored under FI_MR_PROV_KEY; elsewhere it must be unique.
-  int rc = fi_mr_reg(domain_, base, len, access, 0, next_key_++, 0, &m.mr, nullptr);
+  // Access: what BSPk's operations use, no more. Sends and receives from and
+  // into frames, reads into them (FI_READ), and peers reading them
+  // (FI_REMOTE_READ: the start-up registration check, and ofi_rxm's rendezvous,
+  // which reads a large message from the sender's frame). Remote writes only
+  // when FI_OFI_RXM_USE_RNDV_WRITE makes rxm's rendezvous write into the
+  // receiver's frame instead; otherwise no peer can write into this process.
+  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_REMOTE_READ;
+  if (env::get_bool("FI_OFI_RXM_USE_RNDV_WRITE", false)) access |= FI_WRITE | FI_REMOTE_WRITE;
+  // Keys: the provider's own under FI_MR_PROV_KEY (requested_key ignored),
+  // else a random one; a key already in use (-FI_ENOKEY) is drawn again.
+  int rc = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    uint64_t key = (mr_mode_ & FI_MR_PROV_KEY) ? 0 : random_key(mr_key_size_);
+    rc = fi_mr_reg(domain_, base, len, access, 0, key, 0, &m.mr, nullptr);
+    if (rc != -FI_ENOKEY) break;
+  }
   if (rc) fab_fail("fi_mr_reg", rc, strprintf("(%zu bytes)", len));
   // FI_MR_ENDPOINT: the region is usable (and its key known) only once bound
   // to the endpoint and enabled.

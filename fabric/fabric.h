@@ -17,8 +17,8 @@
 // Memory registration follows one strict code path whatever the provider
 // (libfabric fi_mr(3)): we always register (one region per frame slab), always
 // pass fi_mr_desc() on every data call (needed by FI_MR_LOCAL), always send the
-// fi_mr_key() value to peers (needed by FI_MR_PROV_KEY; harmless otherwise; we
-// still pass a unique requested_key), register only allocated memory
+// fi_mr_key() value to peers (needed by FI_MR_PROV_KEY; otherwise we pass an
+// unpredictable requested_key, issue 13), register only allocated memory
 // (FI_MR_ALLOCATED), bind each region to the endpoint and enable it when the
 // provider returns FI_MR_ENDPOINT, and address remote memory as base + offset
 // when the provider returns FI_MR_VIRT_ADDR and as an offset into the region
@@ -178,8 +178,9 @@ class Endpoint final : public Transport {
   // resulting fi_addr_t of rank r is r.
   void insert_peers(const std::vector<std::vector<uint8_t>>& names);
 
-  // fi_mr_reg with every access flag BSPk uses (send, recv, read, write, remote
-  // read/write).
+  // fi_mr_reg with the access BSPk's operations use (send, recv, read, remote
+  // read; remote write only for FI_OFI_RXM_USE_RNDV_WRITE) and a random key
+  // where the provider takes the requested one (not FI_MR_PROV_KEY).
   MemoryRegion register_memory(void* base, size_t len) override;
   void deregister(MemoryRegion& mr) noexcept override;
 
@@ -221,7 +222,7 @@ class Endpoint final : public Transport {
   fid_ep* ep_ = nullptr;
   std::vector<uint64_t> addrs_;  // fi_addr_t by rank
   uint64_t mr_mode_ = 0;
-  uint64_t next_key_ = 1;
+  size_t mr_key_size_ = sizeof(uint64_t);  // bytes of a requested key the provider takes
   size_t max_msg_size_ = 0, cq_data_size_ = 0, iov_limit_ = 1;
   size_t tx_size_ = 0, rx_size_ = 0;
   bool control_manual_ = false, data_manual_ = false;  // FI_PROGRESS_MANUAL

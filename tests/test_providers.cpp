@@ -6,6 +6,7 @@
 #include <rdma/fabric.h>
 
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,29 @@ TEST(ProviderSelect, EndpointAcrossHostsOpensOnTcpAndRefusesShm) {
     ADD_FAILURE() << "shm opened for a job across hosts";
   } catch (const bspk::Error& e) {
     EXPECT_NE(std::string(e.what()).find("FI_REMOTE_COMM"), std::string::npos) << e.what();
+  }
+}
+
+// Issue 13: memory keys are not guessable where BSPk chooses them (no
+// FI_MR_PROV_KEY here): two regions' keys differ, are not small counters, and
+// another endpoint draws others.
+TEST(ProviderSelect, MemoryKeysAreRandomWhereTheProviderTakesOurs) {
+  for (const char* prov : {"tcp;ofi_rxm", "shm"}) {
+    bspk::fabric::Config c;
+    c.provider = prov;
+    c.nprocs = 1;
+    std::vector<char> buf(3 * 4096);
+    std::set<uint64_t> keys;
+    for (int e = 0; e < 2; ++e) {
+      bspk::fabric::Endpoint ep(c);
+      for (int r = 0; r < 3; ++r) {
+        bspk::fabric::MemoryRegion m = ep.register_memory(buf.data() + r * 4096, 4096);
+        EXPECT_GT(m.key, uint64_t{1} << 20) << prov << ": a small key";
+        keys.insert(m.key);
+        ep.deregister(m);
+      }
+    }
+    EXPECT_EQ(keys.size(), 6u) << prov << ": keys repeat";
   }
 }
 
