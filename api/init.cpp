@@ -3,6 +3,7 @@
 // dsm), proves its memory registration with one fi_read per process, and is
 // torn down top-down after the final collective superstep.
 #include <sched.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -217,7 +219,13 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   fabric::JobFacts facts;
   facts.nprocs = r.nprocs;
   facts.all_local = layout.all_local;
-  facts.local_name = boot::shm_name(job, r.pid);
+  // The shm provider's region: the job's prefix (for clean-up) and 64 random
+  // bits of this process's own, so no other local user can know the name
+  // before it exists (issue 13; fabric.cpp refuses a name already taken).
+  uint64_t salt = 0;
+  if (getrandom(&salt, sizeof salt, 0) != static_cast<ssize_t>(sizeof salt))
+    salt = std::random_device{}() ^ (uint64_t{std::random_device{}()} << 32);
+  facts.local_name = boot::shm_name(job, r.pid) + strprintf(".%016llx", static_cast<unsigned long long>(salt));
   facts.header_bytes = sizeof(wire::Header);
   fabric::Selection sel = fabric::select(facts);
   // Bind before anything is allocated, so pools land on our NUMA node.

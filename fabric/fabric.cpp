@@ -8,6 +8,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <dirent.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -54,6 +55,23 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // A provider that keeps its endpoint in a named shared-memory region (shm)
   // names it after `node`.
   const bool named = !cfg.node_name.empty();
+  // libfabric 1.17's shm, finding its region's name taken (shm_open O_EXCL
+  // fails), opens the existing file instead and maps it: a file planted in
+  // /dev/shm by another local user would crash the process (SIGBUS) or share
+  // its messages with that user. Names are unpredictable (api/init.cpp); a
+  // name already present is refused here, before the provider sees it.
+  if (named) {
+    if (DIR* d = opendir("/dev/shm")) {
+      std::string found;
+      while (dirent* e = readdir(d))
+        if (std::strncmp(e->d_name, cfg.node_name.c_str(), cfg.node_name.size()) == 0) found = e->d_name;
+      closedir(d);
+      if (!found.empty())
+        fail(BSPK_ERR_FABRIC, "the shared-memory name of this process's endpoint is taken: /dev/shm/%s already "
+             "exists (created by another process, possibly another user); refusing to use it",
+             found.c_str());
+    }
+  }
   int rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
                       hints, &list);
   fi_freeinfo(hints);

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <rdma/fabric.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <set>
 #include <string>
@@ -187,6 +190,29 @@ TEST(ProviderSelect, MemoryKeysAreRandomWhereTheProviderTakesOurs) {
     }
     EXPECT_EQ(keys.size(), 6u) << prov << ": keys repeat";
   }
+}
+
+// Issue 13: a shared-memory name planted in /dev/shm before the job (by
+// another local user who guessed it) is never used: the endpoint refuses to
+// open with a message naming the file, instead of sharing memory with it.
+TEST(ProviderSelect, PlantedSharedMemoryNameIsRefused) {
+  const std::string name = "bspk.planted-test." + std::to_string(getpid()) + ".0";
+  const std::string path = "/dev/shm/" + name + ":0:0";
+  int fd = open(path.c_str(), O_CREAT | O_RDWR, 0666);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  bspk::fabric::Config c;
+  c.provider = "shm";
+  c.nprocs = 2;
+  c.node_name = name;
+  try {
+    bspk::fabric::Endpoint ep(c);
+    ep.name();
+    ADD_FAILURE() << "opened an endpoint on a planted file";
+  } catch (const bspk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  unlink(path.c_str());
 }
 
 }  // namespace
