@@ -314,6 +314,17 @@ bool Dsm::on_msg(const Header& h, uintptr_t buf, size_t len, bool small) {
       return false;
     }
     Fetch& f = fetches_[k];
+    // The reply must fall inside what was fetched (a reply may not write
+    // elsewhere in the destination region, nor count beyond the fetch).
+    const uint64_t cnt = len / h.elem_size;
+    if (h.src != f.owner || off > f.n || cnt > f.n - off || cnt > f.n - f.got) {
+      engine_.raise_async(BSPK_ERR_FABRIC,
+                          strprintf("a fetch reply from pid %d (superstep %u) for elements [%llu, %llu) lies outside "
+                                    "the %llu elements fetched",
+                                    h.src, h.step, (unsigned long long)off, (unsigned long long)(off + cnt),
+                                    (unsigned long long)f.n));
+      return false;
+    }
     Frag g;
     g.src = h.src;
     g.seq = h.seq;

@@ -22,6 +22,9 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
     fail(BSPK_ERR_RANGE,
          "%llu elements from element %llu run past the end of the region (%llu elements)",
          (unsigned long long)n, (unsigned long long)p.offset, (unsigned long long)r.nelems);
+  if (n > 0 && n / r.epf + 2 > kMaxFrames)
+    fail(BSPK_ERR_RANGE, "a message of %llu elements spans more than %llu frames, the most one message may span",
+         (unsigned long long)n, (unsigned long long)kMaxFrames);
 
   wire::Header h{};
   if (seq_[static_cast<size_t>(dest)] == 0) seq_used_.push_back(dest);
@@ -146,6 +149,10 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
     if (h.nframes != 0 || payload != 0) return bad("empty message with payload");
   } else {
     if (h.skew >= epf) return bad("skew beyond frame");
+    // Bounded before any arithmetic on it (skew + nelems must not wrap), and
+    // so that no header makes this process allocate more than kMaxFrames
+    // frame slots for one message.
+    if (h.nelems > kMaxFrames * epf) return bad("element count beyond any message this process can receive");
     if (h.nframes != (h.skew + h.nelems + epf - 1) / epf || h.frame >= h.nframes)
       return bad("frame count does not match element count");
     uint64_t start = h.frame == 0 ? 0 : (epf - h.skew) + (uint64_t{h.frame} - 1) * epf;
@@ -183,6 +190,10 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
     it = b.partial.emplace(key, std::move(m)).first;
   }
   Msg& pm = it->second;
+  // Every fragment of a message must describe the same message as its first
+  // (a later one with another frame count would index past pm.frames).
+  if (pm.nframes != h.nframes || pm.nelems != h.nelems || pm.elem_size != h.elem_size || pm.skew != h.skew)
+    return bad("a fragment disagrees with the first fragment of its message (frames, elements, element size or skew)");
   if (pm.frames[h.frame] != 0) return bad("duplicate frame");
   pm.frames[h.frame] = frame;
   if (++pm.got == pm.nframes) {

@@ -14,4 +14,9 @@ namespace bspk::mp {
 
 constexpr wire::Kind kData = 1;
 
+// The most frames one message may span (1 TiB of 64 KiB frames): bspk_send
+// refuses a longer message, and a receiver refuses a header announcing one
+// before it sizes anything by it.
+constexpr uint64_t kMaxFrames = uint64_t{1} << 24;
+
 }  // namespace bspk::mp

@@ -76,8 +76,15 @@ void Tree::on_msg(const Engine::Incoming& in, bool down) {
     return;
   }
   Slot& sl = slot(s);
-  for (size_t c = 0; c < children_.size(); ++c)
-    if (children_[c] == h.src) sl.st.child_mask |= 1u << c;
+  size_t c = 0;
+  while (c < children_.size() && children_[c] != h.src) ++c;
+  if (c == children_.size() || (sl.st.child_mask & (1u << c))) {
+    e_.raise_async(BSPK_ERR_FABRIC, strprintf("tree contribution for superstep %u from pid %d, %s", s, h.src,
+                                              c == children_.size() ? "which is not a child of this process"
+                                                                    : "which already sent its own"));
+    return;
+  }
+  sl.st.child_mask |= 1u << c;
   merge(sl, v, std::min(n, in.len / sizeof(uint64_t)), meta);
   sl.st.children_got++;
   try_send_up(s);

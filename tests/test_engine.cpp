@@ -781,6 +781,59 @@ TEST(EngineErrors, EveryAsynchronousErrorIsReported) {
   c.expect_clean();
 }
 
+// Issue 13: headers from the wire are checked before anything is sized or
+// indexed by them. (a) A later fragment of a message announcing more frames
+// than its first did (frame 8 of 9 after frame 0 of 2) used to be written at
+// index 8 of a 2-entry frame table; (b) an element count near 2^64 wrapped
+// skew + nelems and was adopted as a 1-frame region of 2^64 - 1 elements.
+// Both are now refused with BSPK_ERR_FABRIC naming the sender.
+class HostileMpHeader : public ::testing::TestWithParam<int> {};
+TEST_P(HostileMpHeader, IsRefusedBeforeUse) {
+  Layers su;
+  su.frame_size = 4096;
+  su.mp = true;
+  Cluster c(config(2), su);
+  const int which = GetParam();
+  c.run([&](Proc& me) {
+    if (me.pid == 0) {
+      me.engine.expect(0);
+      auto* buf = reinterpret_cast<void*>(me.pattern);
+      wire::Header h{};
+      h.elem_size = 8;  // 512 per 4 KiB frame
+      if (which == 0) {
+        h.nframes = 2, h.frame = 0, h.nelems = 1024;
+        me.engine.send_frame(1, mp::kData, h, buf, 4096, nullptr, 0, wire::kTagLarge);
+        h.nframes = 9, h.frame = 8, h.nelems = 9 * 512;
+        me.engine.send_frame(1, mp::kData, h, buf, 4096, nullptr, 0, wire::kTagLarge);
+      } else {
+        h.nframes = 1, h.frame = 0, h.skew = 511, h.nelems = UINT64_MAX;
+        me.engine.send_frame(1, mp::kData, h, buf, 8, nullptr, 0, wire::kTagSmall);
+      }
+      me.sync();
+      return;
+    }
+    me.engine.expect(0);
+    const uint64_t n = which == 0 ? 2 : 1;
+    me.progress_until([&] { return c.net.counters().delivered >= n; });
+    try {
+      me.sync();
+      bspk_ptr got = me.mp->recv();
+      me.check(false, strprintf("the hostile header went unreported (a message of %llu elements)",
+                                (unsigned long long)got.nelems));
+    } catch (const Error& e) {
+      std::string m = e.what();
+      const char* want = which == 0 ? "disagrees with the first fragment" : "element count beyond";
+      me.check(e.code() == BSPK_ERR_FABRIC && m.find("from pid 0") != std::string::npos &&
+                   m.find(want) != std::string::npos,
+               "wrong error: " + m);
+    }
+  });
+  c.expect_clean();
+}
+INSTANTIATE_TEST_SUITE_P(Wire, HostileMpHeader, ::testing::Values(0, 1), [](const auto& info) {
+  return std::string(info.param == 0 ? "FragmentWithAnotherFrameCount" : "ElementCountNear2To64");
+});
+
 // ---------------------------------------------------------------- skew
 
 // [RBS §5] A producer runs two supersteps ahead (bspk_expect(0) on its side);
