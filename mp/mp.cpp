@@ -136,30 +136,34 @@ void MessagePassing::complete(uint32_t step, Msg&& m) {
   engine_.message_arrived(step, src);
 }
 
+const char* check_data_header(const wire::Header& h, size_t payload, size_t frame_size) {
+  if (h.elem_size == 0 || h.elem_size > frame_size) return "element size out of range";
+  const uint64_t epf = frame_size / h.elem_size;
+  if (h.nelems == 0) {
+    if (h.nframes != 0 || payload != 0) return "empty message with payload";
+    return nullptr;
+  }
+  if (h.skew >= epf) return "skew beyond frame";
+  // Bounded before any arithmetic on it (skew + nelems must not wrap), and so
+  // that no header makes this process allocate more than kMaxFrames frame
+  // slots for one message.
+  if (h.nelems > kMaxFrames * epf) return "element count beyond any message this process can receive";
+  if (h.nframes != (h.skew + h.nelems + epf - 1) / epf || h.frame >= h.nframes)
+    return "frame count does not match element count";
+  uint64_t start = h.frame == 0 ? 0 : (epf - h.skew) + (uint64_t{h.frame} - 1) * epf;
+  uint64_t cap = h.frame == 0 ? epf - h.skew : epf;
+  uint64_t cnt = std::min<uint64_t>(cap, h.nelems - start);
+  if (payload != cnt * h.elem_size) return "frame payload length does not match its header";
+  return nullptr;
+}
+
 bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small) {
-  const size_t fs = comem_.frame_size();
   auto bad = [&](const char* why) {
     engine_.raise_async(BSPK_ERR_FABRIC,
                         strprintf("malformed message from pid %d (superstep %u): %s", h.src, h.step, why));
     return false;
   };
-  if (h.elem_size == 0 || h.elem_size > fs) return bad("element size out of range");
-  const uint64_t epf = fs / h.elem_size;
-  if (h.nelems == 0) {
-    if (h.nframes != 0 || payload != 0) return bad("empty message with payload");
-  } else {
-    if (h.skew >= epf) return bad("skew beyond frame");
-    // Bounded before any arithmetic on it (skew + nelems must not wrap), and
-    // so that no header makes this process allocate more than kMaxFrames
-    // frame slots for one message.
-    if (h.nelems > kMaxFrames * epf) return bad("element count beyond any message this process can receive");
-    if (h.nframes != (h.skew + h.nelems + epf - 1) / epf || h.frame >= h.nframes)
-      return bad("frame count does not match element count");
-    uint64_t start = h.frame == 0 ? 0 : (epf - h.skew) + (uint64_t{h.frame} - 1) * epf;
-    uint64_t cap = h.frame == 0 ? epf - h.skew : epf;
-    uint64_t cnt = std::min<uint64_t>(cap, h.nelems - start);
-    if (payload != cnt * h.elem_size) return bad("frame payload length does not match its header");
-  }
+  if (const char* why = check_data_header(h, payload, comem_.frame_size())) return bad(why);
   if (wire::step_before(h.step, engine_.step())) {
     // Counted (and reported) by the engine as an excess message; not kept.
     engine_.message_arrived(h.step, h.src);

@@ -19,4 +19,12 @@ constexpr wire::Kind kData = 1;
 // before it sizes anything by it.
 constexpr uint64_t kMaxFrames = uint64_t{1} << 24;
 
+// Why the header of one Data fragment with `payload` bytes cannot be part of a
+// well-formed message for a receiver with `frame_size`-byte frames, or nullptr
+// if it can: element size, skew, element count (bounded first, so no sum
+// wraps), frame count and index, payload length. Pure: the fuzz target
+// (tests/fuzz) drives it with arbitrary headers. Consistency across the
+// fragments of one message is checked by the receiver (mp.cpp).
+const char* check_data_header(const wire::Header& h, size_t payload, size_t frame_size);
+
 }  // namespace bspk::mp
