@@ -49,18 +49,12 @@ bool is_loopback(const fi_info* i) {
 }  // namespace
 
 Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
-  fi_info* hints = caps::hints(cfg.provider, cfg.off_host);
-  if (!hints) fail(BSPK_ERR_NOMEM, "fi_allocinfo failed");
-  fi_info* list = nullptr;
-  // A provider that keeps its endpoint in a named shared-memory region (shm)
-  // names it after `node`.
-  const bool named = !cfg.node_name.empty();
   // libfabric 1.17's shm, finding its region's name taken (shm_open O_EXCL
   // fails), opens the existing file instead and maps it: a file planted in
   // /dev/shm by another local user would crash the process (SIGBUS) or share
   // its messages with that user. Names are unpredictable (api/init.cpp); a
   // name already present is refused here, before the provider sees it.
-  if (named) {
+  if (!cfg.node_name.empty()) {
     if (DIR* d = opendir("/dev/shm")) {
       std::string found;
       while (dirent* e = readdir(d))
@@ -72,6 +66,12 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
              found.c_str());
     }
   }
+  fi_info* hints = caps::hints(cfg.provider, cfg.off_host);
+  if (!hints) fail(BSPK_ERR_NOMEM, "fi_allocinfo failed");
+  fi_info* list = nullptr;
+  // A provider that keeps its endpoint in a named shared-memory region (shm)
+  // names it after `node`.
+  const bool named = !cfg.node_name.empty();
   int rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
                       hints, &list);
   fi_freeinfo(hints);

@@ -499,15 +499,17 @@ TEST(Hub, FloodOfJunkConnectionsLeavesTheJobRunningAndTheHubBounded) {
   for (int kind = 0; kind < 6; ++kind)
     flood.emplace_back([&, kind] {
       std::vector<int> open;
+      // One junk string per thread, made before the flood: the test's own
+      // allocations must not count as the hub's memory.
+      std::string junk;
+      if (kind == 1) junk = std::string("\xff\xff\xff\x3f", 4) + std::string(1 << 20, 'A');  // a 1 GiB frame, 1 MiB of it
+      if (kind == 2) junk = auth::random_bytes(8192);
+      if (kind == 3) junk = std::string("\x00\x10\x00\x00\x01", 5) + "half";                 // half of a 4 KiB frame
+      if (kind == 4) junk = frame(Msg::Abort, std::string(4, '\0') + "stranger says stop");  // no hello first
+      if (kind == 5) junk = frame(Msg::Hello, hello_payload(0) + "job" + '\0' + "x" + std::string(64, 'p'));
       for (int i = 0; i < 100; ++i) {
         int fd = raw_connect(port);
         if (fd < 0) continue;
-        std::string junk;
-        if (kind == 1) junk = std::string("\xff\xff\xff\x3f", 4) + std::string(1 << 20, 'A');  // a 1 GiB frame, 1 MiB of it
-        if (kind == 2) junk = auth::random_bytes(8192);
-        if (kind == 3) junk = std::string("\x00\x10\x00\x00\x01", 5) + "half";                 // half of a 4 KiB frame
-        if (kind == 4) junk = frame(Msg::Abort, std::string(4, '\0') + "stranger says stop");  // no hello first
-        if (kind == 5) junk = frame(Msg::Hello, hello_payload(0) + "job" + '\0' + "x" + std::string(64, 'p'));
         for (size_t off = 0; off < junk.size();) {  // as much as the hub takes
           ssize_t n = send(fd, junk.data() + off, junk.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
           if (n <= 0) break;

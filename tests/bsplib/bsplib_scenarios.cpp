@@ -338,6 +338,7 @@ int drma(int argc, char** argv) {
   sync_m(all_others());
   std::printf("drma ok pid=%d p=%d\n", me, P);
   bsp_end();
+  for (int* v : {x, y, z, d, gsrc, w}) delete v;  // (LeakSanitizer runs check this program too)
   return 0;
 }
 
@@ -463,6 +464,10 @@ int reg(int argc, char** argv) {
   sync_m(all_others());
   std::printf("reg ok pid=%d p=%d\n", me, P);
   bsp_end();
+  for (int* v : {a, b, c, e, r}) delete v;
+  delete q1;
+  delete q2;
+  delete[] arr;
   return 0;
 }
 
