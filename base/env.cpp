@@ -3,6 +3,7 @@
 #include <bspk.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <strings.h>
 
@@ -35,8 +36,11 @@ uint64_t get_size(const char* name, uint64_t def) {
   if (!v) return def;
   char* end = nullptr;
   errno = 0;
-  unsigned long long x = std::strtoull(v->c_str(), &end, 10);
-  if (errno || end == v->c_str())
+  // strtoull would negate a leading '-' (and skip spaces before it): only
+  // digits may start a size.
+  const bool digit_first = !v->empty() && (*v)[0] >= '0' && (*v)[0] <= '9';
+  unsigned long long x = digit_first ? std::strtoull(v->c_str(), &end, 10) : 0;
+  if (!digit_first || errno || end == v->c_str())
     fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a size (e.g. 65536, 64K, 1M)", name,
          v->c_str());
   uint64_t mult = 1;
@@ -48,6 +52,8 @@ uint64_t get_size(const char* name, uint64_t def) {
   else
     fail(BSPK_ERR_ARG, "environment variable %s='%s' has an unknown unit '%s' (use K, M or G)",
          name, v->c_str(), suffix.c_str());
+  if (x > UINT64_MAX / mult)
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is larger than 2^64 bytes", name, v->c_str());
   return x * mult;
 }
 
@@ -60,6 +66,11 @@ double get_seconds(const char* name, double def) {
   if (errno || *end != '\0' || !(x > 0))
     fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a positive number of seconds", name,
          v->c_str());
+  // Time-outs become std::chrono durations in nanoseconds (64 bits: 292
+  // years); beyond a billion seconds (32 years) they would overflow, inf too.
+  if (!(x <= 1e9))
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is more than 1e9 seconds (use 0 or off where the "
+         "variable allows it, for never)", name, v->c_str());
   return x;
 }
 

@@ -54,6 +54,36 @@ std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step) {
   return v;
 }
 
+std::string hub_record(const std::string& key, uint16_t port, const std::vector<std::string>& addrs) {
+  std::string rec = auth::to_hex(key) + ";" + std::to_string(port);
+  for (const auto& a : addrs) rec += "," + a;
+  return rec;
+}
+
+bool parse_hub_record(const std::string& rec, std::string* key, uint16_t* port, std::vector<std::string>* hosts) {
+  size_t semi = rec.find(';');
+  if (semi == std::string::npos || !auth::from_hex(rec.substr(0, semi), key) || key->size() != auth::kKeyBytes)
+    return false;
+  size_t pos = rec.find(',', semi + 1);
+  if (pos == std::string::npos || pos == semi + 1 || pos - semi - 1 > 5) return false;
+  uint32_t p = 0;
+  for (size_t i = semi + 1; i < pos; ++i) {
+    if (rec[i] < '0' || rec[i] > '9') return false;
+    p = p * 10 + static_cast<uint32_t>(rec[i] - '0');
+  }
+  if (p < 1 || p > 65535) return false;
+  *port = static_cast<uint16_t>(p);
+  hosts->clear();
+  while (pos != std::string::npos) {
+    size_t next = rec.find(',', pos + 1);
+    std::string h = rec.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    if (h.empty()) return false;
+    hosts->push_back(std::move(h));
+    pos = next;
+  }
+  return true;
+}
+
 namespace {
 
 std::string slurm_job_step() {
@@ -111,22 +141,13 @@ class HubBacked : public Bootstrap {
     if (rank_ == 0) {
       key = auth::random_bytes(auth::kKeyBytes);
       server_ = std::make_unique<HubServer>(size_, job_, ports, timing_, 0, &state_, key);
-      rec = auth::to_hex(key) + ";" + std::to_string(server_->port());
-      for (auto& a : local_ipv4_addresses()) rec += "," + a;
+      rec = hub_record(key, server_->port(), local_ipv4_addresses());
     }
     auto all = allgather(rec);
-    const std::string& r0 = all[0];
     std::vector<std::string> hosts;
-    size_t semi = r0.find(';'), pos = r0.find(',');
-    if (semi == std::string::npos || pos == std::string::npos || pos < semi ||
-        !auth::from_hex(r0.substr(0, semi), &key) || key.size() != auth::kKeyBytes)
-      fail(BSPK_ERR_BOOT, "malformed job hub record from pid 0 (%zu bytes)", r0.size());
-    uint16_t port = static_cast<uint16_t>(std::stoul(r0.substr(semi + 1, pos - semi - 1)));
-    while (pos != std::string::npos) {
-      size_t next = r0.find(',', pos + 1);
-      hosts.push_back(r0.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
-      pos = next;
-    }
+    uint16_t port = 0;
+    if (!parse_hub_record(all[0], &key, &port, &hosts))
+      fail(BSPK_ERR_BOOT, "malformed job hub record from pid 0 (%zu bytes)", all[0].size());
     client_ = std::make_unique<HubClient>(hosts, std::vector<uint16_t>{port}, rank_, size_, job_, timing_, &state_,
                                           key);
     on_fatal(nullptr);

@@ -22,4 +22,10 @@ std::string first_host(const std::string& hostlist);
 // derived from the job and step ids (below the ephemeral range).
 std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step);
 
+// The record pid 0 publishes under PMIx/PMI2: "<key hex>;<port>,<addr>,...".
+// parse_hub_record is false unless the key is auth::kKeyBytes bytes of hex,
+// the port a decimal number in [1, 65535] and every address non-empty.
+std::string hub_record(const std::string& key, uint16_t port, const std::vector<std::string>& addrs);
+bool parse_hub_record(const std::string& rec, std::string* key, uint16_t* port, std::vector<std::string>* hosts);
+
 }  // namespace bspk::boot

@@ -330,6 +330,23 @@ long peak_rss_kib() {
 }
 }  // namespace
 
+// The hub record pid 0 publishes (PMIx/PMI2): round trip, and every malformed
+// one refused (the fuzzer found stoul's exceptions and ports like 70000).
+TEST(Slurm, HubRecordRoundTripsAndRefusesMalformedOnes) {
+  std::string key(auth::kKeyBytes, 'k'), k2;
+  uint16_t port = 0;
+  std::vector<std::string> hosts;
+  ASSERT_TRUE(parse_hub_record(hub_record(key, 4242, {"10.0.0.1", "127.0.0.1"}), &k2, &port, &hosts));
+  EXPECT_EQ(k2, key);
+  EXPECT_EQ(port, 4242);
+  EXPECT_EQ(hosts, (std::vector<std::string>{"10.0.0.1", "127.0.0.1"}));
+  const std::string hex = auth::to_hex(key);
+  for (const std::string& bad : std::vector<std::string>{hex + ";,h", hex + ";x,h", hex + ";99999999999999999999,h", hex + ";70000,h",
+                                hex + ";0,h", hex + ";-1,h", hex + ";1,", hex + ";1,a,,b", hex + ";1", std::string("zz;1,h"),
+                                auth::to_hex(std::string(5, 'k')) + ";1,h", std::string(";1,h"), std::string("")})
+    EXPECT_FALSE(parse_hub_record(bad, &k2, &port, &hosts)) << bad;
+}
+
 TEST(Auth, MacsDependOnKeyLabelAndEveryPartAndHexRoundTrips) {
   std::string k1(auth::kKeyBytes, 'a'), k2(auth::kKeyBytes, 'b');
   std::string m = auth::mac(k1, "l", {"x", "yz"});

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/config.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "boot/hub.h"
 #include "base/version.h"
@@ -283,4 +284,32 @@ TEST_F(Config, BspkrunInfoListsEveryRow) {
   EXPECT_EQ(md, config::markdown_table());
   run(BSPKRUN_PATH " --info=html 2>/dev/null", &st);
   EXPECT_NE(st, 0) << "an unknown format is refused";
+}
+
+// Issue 13, found by tests/fuzz/fuzz_env: negative sizes were negated by
+// strtoull, sizes times their unit wrapped past 2^64 (17179869184G gave 0), and
+// time-outs of 1e10 s or inf overflowed the nanosecond clock (bspk_init then
+// gave up at once). All are refused now, naming the variable.
+TEST(EnvParsers, NegativeOverflowingAndUnrepresentableValuesAreRefused) {
+  auto refused = [](const char* name, const char* value, auto parse) {
+    setenv(name, value, 1);
+    try {
+      parse();
+      ADD_FAILURE() << name << "=" << value << " was accepted";
+    } catch (const bspk::Error& e) {
+      EXPECT_EQ(e.code(), BSPK_ERR_ARG);
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+    unsetenv(name);
+  };
+  for (const char* v : {"-5", "-1M", " -3", "17179869184G", "175921860444161MiB", "349999999999999999k", "18446744073709551616"})
+    refused("BSPK_TEST_SIZE", v, [] { bspk::env::get_size("BSPK_TEST_SIZE", 1); });
+  for (const char* v : {"1e10", "inf", "nan", "-1", "0"})
+    refused("BSPK_TEST_SECONDS", v, [] { bspk::env::get_seconds("BSPK_TEST_SECONDS", 1); });
+  setenv("BSPK_TEST_SIZE", "16384G", 1);
+  EXPECT_EQ(bspk::env::get_size("BSPK_TEST_SIZE", 1), uint64_t{16384} << 30);
+  setenv("BSPK_TEST_SECONDS", "1e9", 1);
+  EXPECT_EQ(bspk::env::get_seconds("BSPK_TEST_SECONDS", 1), 1e9);
+  unsetenv("BSPK_TEST_SIZE");
+  unsetenv("BSPK_TEST_SECONDS");
 }
