@@ -1,0 +1,31 @@
+# tests/sanitize.cmake -- the sanitizer suite (issue 13), for a build configured
+# with -DBSPK_SANITIZE=address,undefined or -DBSPK_SANITIZE=thread (see the
+# top-level CMakeLists.txt and .ci/sanitize.sh): `ctest -L sanitize` runs
+#   address,undefined: every unit-test binary whole, and the multi-process
+#     suite at p = 4 on shm and p = 3 on tcp (every process of every job --
+#     bspkrun, the scenarios -- is instrumented too);
+#   thread: the job hub, its watchdog threads and the launcher's tests.
+# A report fails its test: ASan and UBSan (-fno-sanitize-recover) end the
+# process with a non-zero status, LeakSanitizer at exit too, TSan through
+# TSAN_OPTIONS=halt_on_error=1; a failed process fails its job, and the job's
+# test. Each runs the gtest binary directly (one ctest test per binary or
+# slice), so the ordinary labels (unit, multiproc) stay as they are.
+set(_san_env
+  "ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+  "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
+  "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+if(BSPK_SANITIZE MATCHES "thread")
+  add_test(NAME sanitize_hub_and_watchdog COMMAND test_boot --gtest_filter=Hub.*:Auth.*:Slurm.*)
+  add_test(NAME sanitize_engine COMMAND test_engine)
+  set(_san_tests sanitize_hub_and_watchdog sanitize_engine)
+else()
+  set(_san_tests "")
+  foreach(_bin test_units test_boot test_providers test_config test_engine test_local)
+    add_test(NAME sanitize_${_bin} COMMAND ${_bin})
+    list(APPEND _san_tests sanitize_${_bin})
+  endforeach()
+  add_test(NAME sanitize_multiproc_shm_p4 COMMAND test_multiproc --gtest_filter=*/shm_p4)
+  add_test(NAME sanitize_multiproc_tcp_p3 COMMAND test_multiproc --gtest_filter=*/tcp_p3)
+  list(APPEND _san_tests sanitize_multiproc_shm_p4 sanitize_multiproc_tcp_p3)
+endif()
+set_tests_properties(${_san_tests} PROPERTIES LABELS sanitize TIMEOUT 1800 ENVIRONMENT "${_san_env}")
