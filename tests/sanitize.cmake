@@ -13,7 +13,7 @@
 set(_san_env
   "ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
   "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
-  "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+  "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0")
 if(BSPK_SANITIZE MATCHES "thread")
   add_test(NAME sanitize_hub_and_watchdog COMMAND test_boot --gtest_filter=Hub.*:Auth.*:Slurm.*)
   add_test(NAME sanitize_engine COMMAND test_engine)
