@@ -3,7 +3,6 @@
 // dsm), proves its memory registration with one fi_read per process, and is
 // torn down top-down after the final collective superstep.
 #include <sched.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "api/runtime.h"
 #include "base/config.h"
 #include "base/placement.h"
+#include "base/random.h"
 #include "boot/protocol.h"
 #include "fabric/local.h"
 #include "fabric/select.h"
@@ -136,13 +135,15 @@ void at_exit() {
 // base, key and offset of a probe word in its first frame slab (fi_mr_key is
 // always exchanged, whatever mr_mode says; see fabric/fabric.h).
 struct PeerRecord {
-  uint64_t base, key, offset;
+  uint64_t base, key, offset, token;
   std::vector<uint8_t> address;
 };
 
 std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
   const fabric::MemoryRegion& mr = r.frames->region_of(probe);
-  uint64_t meta[3] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base};
+  // meta[3]: the job's fabric token (fabric.h, set_job_token), drawn by pid 0;
+  // the others send 0 and take pid 0's.
+  uint64_t meta[4] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base, r.pid == 0 ? random_u64() : 0};
   std::string blob(sizeof meta, '\0');
   std::memcpy(blob.data(), meta, sizeof meta);
   auto name = r.ep->name();
@@ -155,6 +156,7 @@ std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
     p.base = meta[0];
     p.key = meta[1];
     p.offset = meta[2];
+    p.token = meta[3];
     p.address.assign(b.begin() + sizeof meta, b.end());
     out.push_back(std::move(p));
   }
@@ -222,9 +224,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   // The shm provider's region: the job's prefix (for clean-up) and 64 random
   // bits of this process's own, so no other local user can know the name
   // before it exists (issue 13; fabric.cpp refuses a name already taken).
-  uint64_t salt = 0;
-  if (getrandom(&salt, sizeof salt, 0) != static_cast<ssize_t>(sizeof salt))
-    salt = std::random_device{}() ^ (uint64_t{std::random_device{}()} << 32);
+  uint64_t salt = random_u64();
   facts.local_name = boot::shm_name(job, r.pid) + strprintf(".%016llx", static_cast<unsigned long long>(salt));
   facts.header_bytes = sizeof(wire::Header);
   fabric::Selection sel = fabric::select(facts);
@@ -281,6 +281,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   std::vector<std::vector<uint8_t>> addrs;
   for (auto& p : peers) addrs.push_back(p.address);
   r.ep->insert_peers(addrs);
+  r.ep->set_job_token(peers[0].token);  // before the engine posts its first receive
   r.engine->start();
   watch.phase("connecting to every peer over the fabric");
   // Out-of-band barrier before the first fabric message: every peer's

@@ -3,7 +3,6 @@
 #include <bspk.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/random.h"
 
 namespace bspk {
 
@@ -31,8 +31,7 @@ SharedSegment::~SharedSegment() {
 
 SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
   unsigned char rnd[8];
-  if (getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd))
-    fail(BSPK_ERR_BOOT, "shared segment: getrandom: %s", std::strerror(errno));
+  random_bytes(rnd, sizeof rnd);
   std::string name = "/" + prefix + ".";
   for (unsigned char c : rnd) name += strprintf("%02x", c);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);

@@ -15,7 +15,7 @@
 
 namespace bspk::boot {
 
-constexpr uint32_t kProtocolVersion = 2;
+constexpr uint32_t kProtocolVersion = 3;  // 2: authenticated hub (Challenge, Welcome); 3: start-up record carries the job token
 
 enum class Msg : uint8_t {
   Hello = 1,            // i32 rank, i32 os pid, u32 protocol version, u32 wire version, u32 byte-order mark

@@ -9,7 +9,6 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <dirent.h>
-#include <sys/random.h>
 
 #include <algorithm>
 
@@ -17,10 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <random>
 
 #include "base/env.h"
 #include "base/error.h"
+#include "base/random.h"
 #include "fabric/caps.h"
 
 namespace bspk::fabric {
@@ -128,6 +127,10 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   inject_size_ = info_->tx_attr->inject_size;
   max_msg_size_ = info_->ep_attr->max_msg_size;
   cq_data_size_ = info_->domain_attr->cq_data_size;
+  remote_write_ = env::get_bool("FI_OFI_RXM_USE_RNDV_WRITE", false);
+  // The tag bits the provider matches: mem_tag_format's leading zero bits are
+  // ignored (fi_endpoint(3)); 0 means no format given, all 64 bits.
+  if (uint64_t f = info_->ep_attr->mem_tag_format) tag_width_ = 64 - __builtin_clzll(f);
   mr_key_size_ = std::clamp<size_t>(info_->domain_attr->mr_key_size, 1, sizeof(uint64_t));
   iov_limit_ = std::min(info_->tx_attr->iov_limit, info_->rx_attr->iov_limit);
   tx_size_ = info_->tx_attr->size;
@@ -215,16 +218,18 @@ void Endpoint::insert_peers(const std::vector<std::vector<uint8_t>>& names) {
   }
 }
 
+void Endpoint::set_job_token(uint64_t token) {
+  if (tag_width_ <= kClassBits) return;  // no room beside the class: no token (describe() says so)
+  uint64_t mask = tag_width_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << tag_width_) - 1;
+  tag_key_ = (token << kClassBits) & mask;
+  if (!tag_key_) tag_key_ = uint64_t{1} << kClassBits;  // a token that masked to 0 would look unset
+}
+
 namespace {
-// An unpredictable key of the provider's key size (getrandom(2)); a peer (or a
-// stranger who reaches the endpoint) cannot guess the key of a region it was
-// not told about.
+// An unpredictable key of the provider's key size; a peer (or a stranger who
+// reaches the endpoint) cannot guess the key of a region it was not told about.
 uint64_t random_key(size_t key_size) {
-  uint64_t k = 0;
-  if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) {
-    std::random_device rd;
-    k = (uint64_t{rd()} << 32) ^ rd();
-  }
+  uint64_t k = random_u64();
   if (key_size < sizeof k) k &= (uint64_t{1} << (8 * key_size)) - 1;
   return k ? k : 1;
 }
@@ -239,7 +244,7 @@ MemoryRegion Endpoint::register_memory(void* base, size_t len) {
   // when FI_OFI_RXM_USE_RNDV_WRITE makes rxm's rendezvous write into the
   // receiver's frame instead; otherwise no peer can write into this process.
   uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_REMOTE_READ;
-  if (env::get_bool("FI_OFI_RXM_USE_RNDV_WRITE", false)) access |= FI_WRITE | FI_REMOTE_WRITE;
+  if (remote_write_) access |= FI_WRITE | FI_REMOTE_WRITE;
   // Keys: the provider's own under FI_MR_PROV_KEY (requested_key ignored),
   // else a random one; a key already in use (-FI_ENOKEY) is drawn again.
   int rc = 0;
@@ -285,7 +290,7 @@ bool Endpoint::post_recv(const iovec* iov, void** desc, size_t count, OpContext*
   msg.desc = desc;
   msg.iov_count = count;
   msg.addr = FI_ADDR_UNSPEC;
-  msg.tag = tag;
+  msg.tag = tag | tag_key_;
   msg.ignore = 0;
   msg.context = ctx;
   ssize_t rc = fi_trecvmsg(ep_, &msg, FI_COMPLETION);
@@ -300,7 +305,7 @@ bool Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t count
   msg.desc = desc;
   msg.iov_count = count;
   msg.addr = addrs_.at(static_cast<size_t>(dest));
-  msg.tag = tag;
+  msg.tag = tag | tag_key_;
   msg.context = context;
   ssize_t rc = fi_tsendmsg(ep_, &msg, flags);
   if (rc && rc != -FI_EAGAIN)
@@ -423,6 +428,7 @@ std::string Endpoint::describe() const {
                    iov_limit_, tx_size_, rx_size_, control_manual_ ? "manual" : "auto", data_manual_ ? "manual" : "auto",
                    rma_event_ ? " rma_event" : "", delivery_complete_ ? " delivery_complete" : "",
                    can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)") +
+         strprintf(", job token %s", tag_key_ ? strprintf("in %d tag bits", token_bits()).c_str() : "not set") +
          (inflight_limit_ ? strprintf(", sends in flight bounded to %zu, no injection", inflight_limit_) : "");
 }
 

@@ -171,6 +171,20 @@ class Endpoint final : public Transport {
   // that memory regions can still be deregistered afterwards. Idempotent.
   void close_endpoint() noexcept;
 
+  // The job's fabric token (issue 13). Every tag this endpoint sends carries it
+  // and every receive it posts matches only tags that carry it, so a message
+  // from outside the job (from a stranger who reached the endpoint's address)
+  // never matches a receive and never reaches the runtime: libfabric keeps it
+  // as an unexpected message until the endpoint closes. Tags: bits 0..7 the
+  // receive class (sync/wire.h), bits 8 up to the provider's tag width
+  // (mem_tag_format: 55 or 56 bits of token on the providers here) the token.
+  // Every process of the job must set the same token (pid 0 draws it, the
+  // bootstrap hands it out), before its first receive is posted. Not
+  // encryption: a listener on the wire sees it (README, Security).
+  void set_job_token(uint64_t token);
+  int token_bits() const { return tag_width_ > kClassBits ? tag_width_ - kClassBits : 0; }
+  static constexpr int kClassBits = 8;
+
   // This endpoint's address (fi_getname), to be published through the bootstrap.
   std::vector<uint8_t> name() const;
 
@@ -223,6 +237,9 @@ class Endpoint final : public Transport {
   std::vector<uint64_t> addrs_;  // fi_addr_t by rank
   uint64_t mr_mode_ = 0;
   size_t mr_key_size_ = sizeof(uint64_t);  // bytes of a requested key the provider takes
+  bool remote_write_ = false;  // regions take remote writes (FI_OFI_RXM_USE_RNDV_WRITE)
+  int tag_width_ = 64;         // tag bits the provider matches (mem_tag_format)
+  uint64_t tag_key_ = 0;       // the job token, shifted into place (set_job_token)
   size_t max_msg_size_ = 0, cq_data_size_ = 0, iov_limit_ = 1;
   size_t tx_size_ = 0, rx_size_ = 0;
   bool control_manual_ = false, data_manual_ = false;  // FI_PROGRESS_MANUAL

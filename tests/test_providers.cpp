@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -214,5 +217,102 @@ TEST(ProviderSelect, PlantedSharedMemoryNameIsRefused) {
   }
   unlink(path.c_str());
 }
+
+// Issue 13: fabric traffic from outside the job is never accepted. Three
+// endpoints in one process on a network provider: A (a process of the job,
+// token K) posts receives; B (another process of the job, token K) and S (a
+// stranger who learnt A's address but not the token) send to it. Only B's
+// message arrives; S's never matches. A control S2 holding the right token
+// gets through, so what keeps S out is the token, not its address.
+class JobToken : public ::testing::TestWithParam<const char*> {};
+TEST_P(JobToken, AStrangersMessageNeverReachesTheRuntime) {
+  using bspk::fabric::Completion;
+  using bspk::fabric::CompletionError;
+  using bspk::fabric::CompletionKind;
+  using bspk::fabric::Endpoint;
+  using bspk::fabric::OpContext;
+  bspk::fabric::Config c;
+  c.provider = GetParam();
+  c.nprocs = 2;
+  std::unique_ptr<Endpoint> a, b, s, s2;
+  try {
+    a = std::make_unique<Endpoint>(c);
+  } catch (const bspk::Error& e) {
+    GTEST_SKIP() << GetParam() << " unavailable here: " << e.what();
+  }
+  b = std::make_unique<Endpoint>(c);
+  s = std::make_unique<Endpoint>(c);
+  s2 = std::make_unique<Endpoint>(c);
+  const uint64_t token = 0x5eed'1234'abcd'0042ull;
+  a->set_job_token(token);
+  b->set_job_token(token);
+  s->set_job_token(token ^ 0x10000);  // one bit off
+  s2->set_job_token(token);
+  EXPECT_GE(a->token_bits(), 32) << GetParam();
+  a->insert_peers({a->name(), b->name()});
+  b->insert_peers({a->name(), b->name()});
+  s->insert_peers({a->name(), s->name()});
+  s2->insert_peers({a->name(), s2->name()});
+
+  constexpr uint64_t kClass = 2;
+  std::vector<std::vector<char>> rbuf(3, std::vector<char>(64, 0));
+  OpContext rctx[3], sctx[3];
+  std::vector<bspk::fabric::MemoryRegion> mrs;
+  for (auto& buf : rbuf) {
+    mrs.push_back(a->register_memory(buf.data(), buf.size()));
+    iovec iov{buf.data(), buf.size()};
+    void* desc = mrs.back().desc;
+    ASSERT_TRUE(a->post_recv(&iov, &desc, 1, &rctx[&buf - rbuf.data()], kClass));
+  }
+  char from_s[] = "stranger", from_b[] = "member", from_s2[] = "holder";
+  std::vector<bspk::fabric::MemoryRegion> smrs = {s->register_memory(from_s, sizeof from_s),
+                                                  b->register_memory(from_b, sizeof from_b),
+                                                  s2->register_memory(from_s2, sizeof from_s2)};
+  Endpoint* senders[3] = {s.get(), b.get(), s2.get()};
+  char* payloads[3] = {from_s, from_b, from_s2};
+  size_t lens[3] = {sizeof from_s, sizeof from_b, sizeof from_s2};
+  std::vector<std::string> got;
+  auto progress = [&](double seconds, size_t want) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    do {
+      Completion comp[8];
+      CompletionError err;
+      for (Endpoint* e : senders) e->poll(comp, 8, &err);
+      ssize_t n = a->poll(comp, 8, &err);
+      ASSERT_GE(n, 0) << err.message;
+      for (ssize_t i = 0; i < n; ++i)
+        if (comp[i].kind == CompletionKind::Received)
+          got.push_back(rbuf[static_cast<size_t>(comp[i].context - rctx)].data());
+    } while (std::chrono::steady_clock::now() < until && got.size() < want);
+  };
+  // The stranger first, then the member: the stranger's message must not take
+  // the member's receive.
+  for (int k = 0; k < 2; ++k) {
+    iovec iov{payloads[k], lens[k]};
+    void* desc = smrs[static_cast<size_t>(k)].desc;
+    while (!senders[k]->post_send(0, &iov, &desc, 1, &sctx[k], kClass)) progress(0.01, 0);
+    progress(k == 0 ? 1.0 : 5.0, 1);
+  }
+  progress(1.0, 2);  // time for a stranger's message to show up if it could
+  ASSERT_EQ(got.size(), 1u) << GetParam();
+  EXPECT_EQ(got[0], "member");
+  // Control: the same message with the job's token is accepted.
+  iovec iov{payloads[2], lens[2]};
+  void* desc = smrs[2].desc;
+  while (!s2->post_send(0, &iov, &desc, 1, &sctx[2], kClass)) progress(0.01, 1);
+  progress(5.0, 2);
+  ASSERT_EQ(got.size(), 2u) << GetParam();
+  EXPECT_EQ(got[1], "holder");
+  for (auto& m : smrs) (&m == &smrs[0] ? s : &m == &smrs[1] ? b : s2)->deregister(m);
+  a->close_endpoint();
+  for (auto& m : mrs) a->deregister(m);
+}
+INSTANTIATE_TEST_SUITE_P(Fabric, JobToken, ::testing::Values("tcp;ofi_rxm", "udp;ofi_rxd", "net"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 }  // namespace
