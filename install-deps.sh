@@ -8,10 +8,13 @@ set -eu
 # (slurmctld, slurmd, srun, munge), network namespaces and fault injection
 # (iproute2, nftables, ping, nsenter/unshare from util-linux). Benchmarks
 # (bench/suite.sh): Open MPI as the baseline, gnuplot and python3 for the tables and plots.
+# Cost model (costmodel/): Eigen for bspk-probe's least-squares fits, matplotlib
+# for bspk-predict --plot.
 PKGS="build-essential cmake pkg-config libfabric-dev libfabric-bin libhwloc-dev hwloc \
       libgtest-dev googletest libcli11-dev libpmix-dev libpmi2-0-dev libssl-dev clang libclang-rt-14-dev \
       slurmctld slurmd slurm-client munge iproute2 nftables iputils-ping util-linux procps \
-      openmpi-bin libopenmpi-dev gnuplot-nox python3"
+      openmpi-bin libopenmpi-dev gnuplot-nox python3 \
+      libeigen3-dev python3-matplotlib"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

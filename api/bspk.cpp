@@ -320,10 +320,16 @@ bspk_ptr bspk_recv_contiguous(void) {
 int bspk_sync(void) {
   return guarded("bspk_sync", [&] {
     Runtime& r = need();
+    if (r.profile) r.profile->sync_called();
+    sync::Mode mode = r.engine->declared();
     r.dsm->before_sync();
     r.engine->sync(false);
     over_code = 0;  // the superstep ended: whatever failed before is behind us
     r.dsm->after_sync();
+    if (r.profile)
+      r.profile->sync_done(r.engine->step() - 1,
+                           mode == sync::Mode::Expect ? "expect" : mode == sync::Mode::WillSend ? "will_send" : "counted",
+                           r.stats);
   });
 }
 

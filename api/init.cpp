@@ -276,6 +276,8 @@ void start_runtime(Runtime& r, StartWatch& watch) {
 
   uintptr_t probe = r.frames->alloc();
   *reinterpret_cast<uint64_t*>(probe) = kProbeMagic | static_cast<uint64_t>(r.pid);
+  if (auto path = config::get_string(config::Var::PROFILE); path && !path->empty())
+    r.profile = std::make_unique<Profile>(*path, r.pid);  // before the exchange: pid 0's header comes first
   watch.phase("the endpoint-address exchange");
   std::vector<PeerRecord> peers = exchange_records(r, probe);
   std::vector<std::vector<uint8_t>> addrs;
@@ -323,6 +325,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                                     : "binomial tree (2 ceil(log2 p) rounds)",
                  fabric::LocalTransport::kCellPayload,
                  r.local ? "shared-memory rings (one host)" : "through the provider");
+  if (r.profile) r.profile->start(r.stats);  // superstep 0 starts now
 }
 
 // Pool occupancy lives in the pools; copy it into the counters before they are read.
@@ -372,7 +375,12 @@ int finalize_runtime() {
   Runtime& r = need();
   r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
   r.dsm->before_sync();
+  if (r.profile) r.profile->sync_called();
   r.engine->sync(/*finalizing=*/true);
+  if (r.profile) {
+    r.profile->sync_done(r.engine->step() - 1, "finalize", r.stats);
+    r.profile.reset();  // written and closed
+  }
   r.dsm->flush_errors();  // refusals of the final superstep's copies, too (issue 12, defect 3)
   std::string msg;
   if (int c = r.dsm->take_error(&msg)) late = record("bspk_finalize", c, msg.c_str());

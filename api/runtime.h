@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "api/profile.h"
 #include "base/error.h"
 #include "base/stats.h"
 #include "boot/bootstrap.h"
@@ -38,6 +39,7 @@ struct Runtime {
   std::unique_ptr<mp::MessagePassing> mp;
   std::unique_ptr<dsm::Dsm> dsm;
   Stats stats;
+  std::unique_ptr<Profile> profile;  // BSPK_PROFILE, or null (api/profile.h)
   int pid = 0, nprocs = 1;
   int local_procs = 1;  // processes of the job on this host
   bool print_stats = false;

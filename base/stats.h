@@ -24,6 +24,11 @@ struct Stats {
   uint64_t bytes_fetched = 0;                 // payload bytes this process served to fetches
   uint64_t frames_flipped = 0;                // copy fragments that became a region's frame (no copy)
   double sync_wait_s = 0;                     // seconds spent waiting inside bspk_sync
+  // By the superstep the data belongs to (added at that superstep's boundary),
+  // for the per-superstep profile (api/profile.h):
+  uint64_t msgs_delivered = 0, bytes_delivered = 0;  // messages (payload bytes) readable after a boundary
+  uint64_t bytes_stored_in = 0;                      // payload bytes of stores that landed here
+  uint64_t bytes_fetched_in = 0;                     // payload bytes this process's fetches brought in
 
   // "bspk-stats pid=0 supersteps=... " (one greppable line, no trailing newline)
   std::string line(int pid) const;

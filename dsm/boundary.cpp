@@ -112,6 +112,7 @@ void Dsm::on_boundary(uint32_t s) {
     uint32_t last_seq = 0;
     for (Frag& f : b.stores) {
       err.clear();
+      stats_.bytes_stored_in += f.cnt * f.elem_size;
       if (!apply(f.region, f.gen, f.off, f.cnt, f.elem_size, f.buf, f.small, f.src, &err)) free_buf(f.buf, f.small);
       f.buf = 0;
       if (!err.empty() && (f.src != last_src || f.seq != last_seq)) {
@@ -212,6 +213,7 @@ void Dsm::on_boundary(uint32_t s) {
     std::sort(f.frags.begin(), f.frags.end(), [](const Frag& x, const Frag& y) { return x.k < y.k; });
     for (Frag& g : f.frags) {
       err.clear();
+      stats_.bytes_fetched_in += g.cnt * g.elem_size;
       if (!apply(g.region, f.dst_gen, g.off, g.cnt, g.elem_size, g.buf, g.small, pid_, &err)) free_buf(g.buf, g.small);
       if (!err.empty())
         post_error(BSPK_ERR_PTR, strprintf("bspk_copy (fetch from pid %d) in superstep %u: %s", f.owner, s, err.c_str()));

@@ -132,7 +132,9 @@ void MessagePassing::complete(uint32_t step, Msg&& m) {
   stats_.msgs_recv++;
   stats_.bytes_recv += m.nelems * m.elem_size;
   int src = m.src;
-  box(step).done.push_back(std::move(m));
+  Box& b = box(step);
+  b.bytes += m.nelems * m.elem_size;
+  b.done.push_back(std::move(m));
   engine_.message_arrived(step, src);
 }
 
@@ -217,6 +219,9 @@ void MessagePassing::on_advance(uint32_t new_step) {
   seq_used_.clear();
   Box& b = box(new_step - 1);
   inbox_.swap(b.done);  // both keep their capacity: no allocation per superstep
+  stats_.msgs_delivered += inbox_.size();
+  stats_.bytes_delivered += b.bytes;
+  b.bytes = 0;
   for (auto& [k, m] : b.partial) drop(m);  // cannot happen when counts are right
   b.partial.clear();
   auto before = [](const Msg& a, const Msg& c) { return a.src != c.src ? a.src < c.src : a.seq < c.seq; };

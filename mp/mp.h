@@ -69,9 +69,11 @@ class MessagePassing {
   struct Box {  // arrivals of one superstep
     std::vector<Msg> done;
     std::unordered_map<uint64_t, Msg> partial;  // key: src << 32 | seq
+    uint64_t bytes = 0;                         // payload bytes of `done`
     void reset() {
       done.clear();
       partial.clear();
+      bytes = 0;
     }
   };
 

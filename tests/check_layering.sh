@@ -19,6 +19,7 @@ declare -A allowed=(
   [api]="base boot comem fabric sync mp dsm api"
   [bspkrun]="base boot"
   [bsplib]="bsplib"
+  [costmodel]="costmodel"
 )
 bad=0
 for dir in "${!allowed[@]}"; do

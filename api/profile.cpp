@@ -1,0 +1,95 @@
+#include "api/profile.h"
+
+#include <bspk.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/error.h"
+
+namespace bspk::api {
+
+namespace {
+constexpr size_t kBlock = size_t{64} << 10;  // bytes of rows written at once
+}
+
+const char* Profile::header() {
+  return "pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,fetched_out,"
+         "fetched_in,wait_s,wall_s\n";
+}
+
+Profile::Profile(const std::string& path, int pid) : pid_(pid), path_(path) {
+  const bool per_pid = path.find("%p") != std::string::npos;
+  if (per_pid) path_.replace(path_.find("%p"), 2, std::to_string(pid));
+  // One shared file: pid 0 creates it (bspk_init has an out-of-band barrier
+  // after this, so no one appends before the truncation).
+  const bool owner = per_pid || pid == 0;
+  fd_ = open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | (owner ? O_CREAT | O_TRUNC : O_CREAT), 0644);
+  if (fd_ < 0)
+    fail(BSPK_ERR_ARG, "BSPK_PROFILE: cannot open %s for writing: %s", path_.c_str(), std::strerror(errno));
+  if (owner) {
+    buf_ = header();
+    flush();
+  }
+  buf_.reserve(2 * kBlock);
+}
+
+Profile::~Profile() {
+  flush();
+  if (fd_ >= 0) close(fd_);
+}
+
+Profile::Marks Profile::marks(const Stats& s) {
+  return Marks{s.msgs_sent,       s.bytes_sent,  s.msgs_delivered, s.bytes_delivered, s.bytes_stored,
+               s.bytes_stored_in, s.bytes_fetched, s.bytes_fetched_in, s.sync_wait_s};
+}
+
+void Profile::start(const Stats& s) {
+  last_ = marks(s);
+  t_start_ = now_s();
+}
+
+void Profile::sync_called() { t_call_ = now_s(); }
+
+void Profile::sync_done(uint32_t step, const char* mode, const Stats& s) {
+  double t = now_s();
+  Marks m = marks(s);
+  char row[320];
+  int n = std::snprintf(row, sizeof row, "%d,%u,%s,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f\n", pid_,
+                        step, mode, t_call_ - t_start_, (unsigned long long)(m.msgs_out - last_.msgs_out),
+                        (unsigned long long)(m.bytes_out - last_.bytes_out),
+                        (unsigned long long)(m.msgs_in - last_.msgs_in),
+                        (unsigned long long)(m.bytes_in - last_.bytes_in),
+                        (unsigned long long)(m.stored_out - last_.stored_out),
+                        (unsigned long long)(m.stored_in - last_.stored_in),
+                        (unsigned long long)(m.fetched_out - last_.fetched_out),
+                        (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_);
+  buf_.append(row, static_cast<size_t>(n));
+  last_ = m;
+  t_start_ = t;
+  if (buf_.size() >= kBlock) flush();
+}
+
+void Profile::flush() {
+  // One write(2) per block, whole rows only: appends of processes sharing the
+  // file interleave by blocks, never inside a row (a local file system
+  // serialises O_APPEND writes).
+  size_t off = 0;
+  while (off < buf_.size() && fd_ >= 0) {
+    ssize_t w = write(fd_, buf_.data() + off, buf_.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      std::fprintf(stderr, "bspk: pid %d: BSPK_PROFILE: writing %s failed: %s; profile rows lost\n", pid_,
+                   path_.c_str(), std::strerror(errno));
+      break;
+    }
+    off += static_cast<size_t>(w);
+  }
+  buf_.clear();
+}
+
+}  // namespace bspk::api

@@ -1,0 +1,80 @@
+// api/profile.h -- the per-superstep profile behind BSPK_PROFILE (issue 14).
+//
+// One CSV row per process and superstep, for the cost model of
+// bsp-cost-functions-nows.txt (Bianco and Pucci, section 1): what a superstep
+// computed (w), what it sent and received, how long it waited and how long it
+// took. bspk-predict reads these rows, takes h_o and h_i as the maximum over
+// processes and M as the total, and compares each cost function's prediction
+// with the measured communication time (wall time minus the largest w, as the
+// paper's section 4 does).
+//
+// Columns (bytes are payload bytes; s = seconds, CLOCK_MONOTONIC):
+//   pid, superstep   the process and the superstep the row describes (0 = first)
+//   mode             how the superstep ended: expect, will_send, counted, finalize
+//   w_s              local computation: from the end of the previous boundary (or
+//                    of bspk_init) to the call of bspk_sync, communication calls included
+//   msgs_out, bytes_out      bspk_send messages issued in the superstep (their payload)
+//   msgs_in, bytes_in        messages of this superstep readable after its boundary
+//   stored_out, stored_in    bytes of stores issued here / landed here at the boundary
+//   fetched_out, fetched_in  bytes this process served to others' fetches / its own
+//                            fetches brought in
+//   wait_s           time blocked inside bspk_sync (0 when a declared superstep
+//                    found everything there)
+//   wall_s           the superstep's wall time: w_s plus the time in bspk_sync
+// So h_o = bytes_out + stored_out + fetched_out and h_i = bytes_in + stored_in
+// + fetched_in for this process.
+//
+// Files: BSPK_PROFILE=path; all processes append whole rows to one file (pid 0
+// truncates it and writes the header in bspk_init, before a start-up barrier),
+// or, when the name contains %p, each process writes its own file with %p
+// replaced by its pid (for hosts that do not share a file system). Rows are
+// buffered in memory and written in blocks of at least 64 KiB and at
+// bspk_finalize; a job that dies loses its last block.
+//
+// Cost when off: bspk_sync tests one pointer. Measured on bench/sync (README,
+// "Profiling and the cost model").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/stats.h"
+
+namespace bspk::api {
+
+class Profile {
+ public:
+  // Open path (see above) for process pid. Throws bspk::Error(BSPK_ERR_ARG)
+  // naming the file when it cannot be opened.
+  Profile(const std::string& path, int pid);
+  ~Profile();  // writes what is buffered
+  Profile(const Profile&) = delete;
+  Profile& operator=(const Profile&) = delete;
+
+  // The superstep clock starts (end of bspk_init).
+  void start(const Stats& s);
+  // bspk_sync (or the final superstep of bspk_finalize) is entered.
+  void sync_called();
+  // The boundary of `step` is behind us: write its row.
+  void sync_done(uint32_t step, const char* mode, const Stats& s);
+  // Write the buffered rows (bspk_finalize). Errors are reported, not thrown.
+  void flush();
+
+  static const char* header();
+
+ private:
+  struct Marks {  // the counters at the start of the superstep
+    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, stored_out, stored_in, fetched_out, fetched_in;
+    double wait;
+  };
+  static Marks marks(const Stats& s);
+
+  int fd_ = -1;
+  int pid_;
+  std::string path_;
+  std::string buf_;
+  Marks last_{};
+  double t_start_ = 0, t_call_ = 0;
+};
+
+}  // namespace bspk::api

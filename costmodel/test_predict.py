@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Tests of costmodel/bspk-predict.
+
+Run:  python3 costmodel/test_predict.py      (exit status non-zero on failure)
+
+Every test builds its inputs in a temporary directory: a machine file with
+known coefficients for the nine cost functions of Bianco & Pucci in the three
+modes, and the profile of a P = 3 run over 7 supersteps (expect, counted,
+will_send and finalize; one superstep without communication). The wall times
+are chosen so that the measured communication time C = max_p wall_s - max_p w_s
+of every superstep is exactly the prediction of F_io in its mode, so F_io must
+come out with zero error and every other function with the errors this file
+computes on its own (the formulas below are written out independently of the
+tool's). The tool runs as a subprocess, as a user would run it.
+"""
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "bspk-predict")
+HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
+          "fetched_out,fetched_in,wait_s,wall_s")
+NPROCS = 3
+TIGHT = 1e-9  # "exactly", up to floating-point rounding
+
+
+def has_matplotlib():
+    return subprocess.run([sys.executable, "-c", "import matplotlib"], capture_output=True).returncode == 0
+
+
+# --------------------------------------------------------------- the machine
+
+def coefficients(scale):
+    """All nine functions; scale makes the modes differ. Extra keys are ignored by the tool."""
+    k = scale
+    return {
+        "F_h": {"g": 2.0e-9 * k, "l": 4.0e-6 * k, "r2": 0.97},
+        "F_io": {"g_i": 0.6e-9 * k, "g_o": 1.5e-9 * k, "l": 3.0e-6 * k, "max_err": 0.1},
+        "F_ioM": {"g_i": 0.5e-9 * k, "g_o": 1.4e-9 * k, "g_M": 0.1e-9 * k, "l": 2.5e-6 * k},
+        "F_hM": {"g": 1.7e-9 * k, "g_M": 0.2e-9 * k, "l": 3.5e-6 * k},
+        "F_M": {"g_M": 0.8e-9 * k, "l": 9.0e-6 * k},
+        "F_oM": {"g_o": 1.6e-9 * k, "g_M": 0.15e-9 * k, "l": 3.2e-6 * k},
+        "F_iM": {"g_i": 1.1e-9 * k, "g_M": 0.4e-9 * k, "l": 6.0e-6 * k},
+        "F_o": {"g_o": 1.9e-9 * k, "l": 3.8e-6 * k},
+        "F_i": {"g_i": 2.2e-9 * k, "l": 8.0e-6 * k},
+    }
+
+
+COEFFS = {"counted": coefficients(1.0), "expect": coefficients(0.7), "will_send": coefficients(1.3)}
+ORDER = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
+
+# The nine functions, written out (h = max(h_i, h_o)).
+FORMULAS = {
+    "F_h": lambda c, hi, ho, m: c["g"] * max(hi, ho) + c["l"],
+    "F_io": lambda c, hi, ho, m: c["g_i"] * hi + c["g_o"] * ho + c["l"],
+    "F_ioM": lambda c, hi, ho, m: c["g_i"] * hi + c["g_o"] * ho + c["g_M"] * m + c["l"],
+    "F_hM": lambda c, hi, ho, m: c["g"] * max(hi, ho) + c["g_M"] * m + c["l"],
+    "F_M": lambda c, hi, ho, m: c["g_M"] * m + c["l"],
+    "F_oM": lambda c, hi, ho, m: c["g_o"] * ho + c["g_M"] * m + c["l"],
+    "F_iM": lambda c, hi, ho, m: c["g_i"] * hi + c["g_M"] * m + c["l"],
+    "F_o": lambda c, hi, ho, m: c["g_o"] * ho + c["l"],
+    "F_i": lambda c, hi, ho, m: c["g_i"] * hi + c["l"],
+}
+
+
+def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None):
+    modes = {}
+    for mode, fns in COEFFS.items():
+        if mode == drop_mode:
+            continue
+        fns = {k: dict(v) for k, v in fns.items() if (mode, k) != drop_function}
+        modes[mode] = {"l_empty": 2.1e-6, "functions": fns}
+    return {"format": "bspk-machine 1", "provider": "shm", "nprocs": nprocs, "hosts": 1,
+            "created": "2024-01-01T00:00:00Z", "units": {"g": "seconds per byte", "l": "seconds"},
+            "modes": modes}
+
+
+# --------------------------------------------------------------- the profile
+
+# Per superstep: the mode of its rows, then per process the bytes
+# (bytes_out, stored_out, fetched_out) and (bytes_in, stored_in, fetched_in).
+# Traffic is conserved (sum out = sum in) as in a real run.
+SUPERSTEPS = [
+    ("expect", [(4000, 0, 0), (1000, 0, 0), (0, 0, 0)],
+               [(0, 0, 0), (2500, 0, 0), (2500, 0, 0)]),
+    ("counted", [(0, 8192, 0), (0, 8192, 0), (0, 0, 0)],
+                [(0, 0, 0), (0, 4096, 0), (0, 12288, 0)]),
+    ("will_send", [(500, 0, 0), (0, 0, 0), (0, 0, 30000)],
+                  [(0, 0, 15000), (500, 0, 15000), (0, 0, 0)]),
+    ("expect", [(0, 0, 0)] * 3, [(0, 0, 0)] * 3),                  # no communication: M = 0
+    ("counted", [(2000, 0, 0), (2000, 7000, 0), (2000, 0, 0)],
+                [(2000, 0, 0), (2000, 0, 0), (2000, 7000, 0)]),
+    ("will_send", [(0, 0, 0), (12000, 0, 0), (12000, 0, 0)],       # a gather: h_i >> h_o
+                  [(24000, 0, 0), (0, 0, 0), (0, 0, 0)]),
+    ("finalize", [(100, 0, 0), (0, 0, 0), (0, 0, 0)],
+                 [(0, 0, 0), (100, 0, 0), (0, 0, 0)]),
+]
+
+
+def effective(mode, machine_modes):
+    """The machine mode whose coefficients apply to a profile mode."""
+    m = "counted" if mode == "finalize" else mode
+    return m if m in machine_modes else "counted"
+
+
+def make_rows(modes_override=None):
+    """The profile rows (dicts, in pid-major order) and the per-superstep truth.
+
+    The measured C of every superstep equals F_io's prediction in its mode: the
+    process with the largest wall time has wall_s = w + F_io (w = max w_s, of
+    some process that is usually another one); the others finish earlier."""
+    rows, truth = [], []
+    for s, (mode, outs, ins) in enumerate(SUPERSTEPS):
+        o = [sum(t) for t in outs]
+        i = [sum(t) for t in ins]
+        h_o, h_i, m = max(o), max(i), sum(o)
+        c_io = FORMULAS["F_io"](COEFFS[effective(mode, COEFFS)]["F_io"], h_i, h_o, m)
+        w_s = [1e-5 * (1 + ((p + s) % NPROCS)) + 1e-6 * s for p in range(NPROCS)]
+        w = max(w_s)
+        t = w + c_io
+        leader = (s + 1) % NPROCS  # has the largest wall time, rarely the largest w_s
+        truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w, "C": max(t - w, 0.0)})
+        for p in range(NPROCS):
+            wall = t if p == leader else w_s[p] + 0.5 * (t - w_s[p])
+            row_mode = mode
+            if modes_override and (s, p) in modes_override:
+                row_mode = modes_override[(s, p)]
+            rows.append({
+                "pid": p, "superstep": s, "mode": row_mode, "w_s": w_s[p],
+                "msgs_out": int(outs[p][0] > 0), "bytes_out": outs[p][0],
+                "msgs_in": int(ins[p][0] > 0), "bytes_in": ins[p][0],
+                "stored_out": outs[p][1], "stored_in": ins[p][1],
+                "fetched_out": outs[p][2], "fetched_in": ins[p][2],
+                "wait_s": wall - w_s[p], "wall_s": wall,
+            })
+    return rows, truth
+
+
+def csv_line(r):
+    # repr(): the floats read back exactly, so "exactly F_io" survives the file.
+    return ",".join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in HEADER.split(","))
+
+
+def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER):
+    """The summary the tool must report, computed here independently."""
+    meas_total = sum(t["C"] for t in truth)
+    out = {}
+    for f in functions:
+        preds = [FORMULAS[f](COEFFS[effective(t["mode"], machine_modes)][f], t["h_i"], t["h_o"], t["M"])
+                 for t in truth]
+        errs = [abs(p - t["C"]) / t["C"] for p, t in zip(preds, truth) if t["M"] >= min_bytes and t["C"] > 0]
+        out[f] = {"predicted_total_s": sum(preds),
+                  "total_err": abs(sum(preds) - meas_total) / meas_total,
+                  "avg_err": sum(errs) / len(errs) if errs else None,
+                  "max_err": max(errs) if errs else None,
+                  "n": len(errs)}
+    return meas_total, out
+
+
+class PredictTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="bspk-predict-test.")
+        self.dir = self._tmp.name
+        self.rows, self.truth = make_rows()
+        self.machine = self.write_machine("machine.json", machine_doc())
+        self.combined = self.write_combined("profile.csv", self.rows)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    # ---- helpers
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write_machine(self, name, doc):
+        with open(self.path(name), "w") as f:
+            json.dump(doc, f, indent=2)
+        return self.path(name)
+
+    def write_lines(self, name, lines):
+        with open(self.path(name), "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+        return self.path(name)
+
+    def write_combined(self, name, rows):
+        """One file, the rows of all processes shuffled, the header repeated midway."""
+        lines = [csv_line(r) for r in rows]
+        random.Random(14).shuffle(lines)
+        lines.insert(len(lines) // 2, HEADER)
+        return self.write_lines(name, [HEADER] + lines)
+
+    def write_split(self, rows, prefix="prof"):
+        """One file per process, each with its header (BSPK_PROFILE=prof%p.csv)."""
+        return [self.write_lines(f"{prefix}{p}.csv", [HEADER] + [csv_line(r) for r in rows if r["pid"] == p])
+                for p in range(NPROCS)]
+
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, TOOL] + [str(a) for a in args], capture_output=True, text=True,
+                              timeout=120)
+
+    def run_json(self, profiles, machine, *extra, name="out.json"):
+        out = self.path(name)
+        r = self.run_tool(*profiles, machine, "--json", out, *extra)
+        self.assertEqual(r.returncode, 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+        with open(out) as f:
+            return json.load(f), r
+
+    def assertClose(self, got, want, what, rel=TIGHT):
+        self.assertIsNotNone(got, what)
+        self.assertLessEqual(abs(got - want), rel * max(abs(want), 1e-300), f"{what}: got {got!r}, want {want!r}")
+
+    def check_summary(self, doc, machine_modes, functions=ORDER, min_bytes=1):
+        meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions)
+        self.assertEqual(doc["supersteps"], len(SUPERSTEPS))
+        self.assertEqual(doc["nprocs"], NPROCS)
+        self.assertClose(doc["measured_total_s"], meas_total, "measured_total_s")
+        self.assertEqual(list(doc["functions"]), list(functions))
+        for f in functions:
+            got = doc["functions"][f]
+            self.assertEqual(got["n"], want[f]["n"], f"{f} n")
+            for key in ("predicted_total_s", "total_err", "avg_err", "max_err"):
+                if want[f][key] is None:
+                    self.assertIsNone(got[key], f"{f} {key}")
+                else:
+                    self.assertClose(got[key], want[f][key], f"{f} {key}")
+        return want
+
+    # ---- the numbers
+
+    def test_executable(self):
+        self.assertTrue(os.access(TOOL, os.X_OK), f"{TOOL} is not executable")
+
+    def test_f_io_exact_and_others_as_computed(self):
+        doc, r = self.run_json([self.combined], self.machine)
+        self.assertEqual(r.stderr, "", "a consistent profile and machine file give no warnings")
+        want = self.check_summary(doc, COEFFS)
+        f_io = doc["functions"]["F_io"]
+        for key in ("avg_err", "max_err", "total_err"):
+            self.assertLess(f_io[key], TIGHT, f"F_io {key}")
+        self.assertEqual(f_io["n"], len(SUPERSTEPS) - 1, "the superstep with M = 0 is not counted")
+        for f in ORDER:
+            if f != "F_io":
+                self.assertGreater(want[f]["avg_err"], 1e-3, f"the test data should tell {f} from F_io")
+        self.assertEqual(doc["best"], "F_io")
+        self.assertEqual(doc["counted_supersteps"], len(SUPERSTEPS) - 1)
+        # The text: header line, the summary table in the paper's order, the best marked.
+        out = r.stdout
+        self.assertIn("7 supersteps, P = 3", out.splitlines()[0])
+        self.assertIn("provider shm, nprocs 3", out.splitlines()[0])
+        table = [line for line in out.splitlines() if re.match(r"\| (\*\*)?F_", line)]
+        self.assertEqual([re.match(r"\| (?:\*\*)?(F_\w+)", line).group(1) for line in table], ORDER)
+        marked = [line for line in table if "best" in line]
+        self.assertEqual(len(marked), 1)
+        self.assertIn("F_io", marked[0])
+        self.assertIn("6 of 7 supersteps", out)
+
+    def test_per_superstep_table(self):
+        r = self.run_tool(self.combined, self.machine, "--per-superstep")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [line for line in r.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+        self.assertEqual(len(rows), len(SUPERSTEPS))
+        for line, t in zip(rows, self.truth):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            self.assertEqual(len(cells), 7 + len(ORDER))
+            self.assertTrue(cells[1].startswith(t["mode"]), cells[1])
+            self.assertEqual([int(c) for c in cells[2:5]], [t["h_i"], t["h_o"], t["M"]])
+            self.assertClose(float(cells[5]), t["w"], "w", rel=1e-4)
+            self.assertClose(float(cells[6]), t["C"], "C", rel=1e-4)
+            self.assertClose(float(cells[7 + ORDER.index("F_io")]), t["C"], "F_io prediction", rel=1e-4)
+
+    def test_min_bytes(self):
+        doc, _ = self.run_json([self.combined], self.machine, "--min-bytes", 0)
+        self.check_summary(doc, COEFFS, min_bytes=0)
+        self.assertEqual(doc["functions"]["F_h"]["n"], len(SUPERSTEPS))
+        doc, _ = self.run_json([self.combined], self.machine, "--min-bytes", 10 ** 12)
+        self.check_summary(doc, COEFFS, min_bytes=10 ** 12)
+        self.assertEqual(doc["functions"]["F_h"]["n"], 0)
+        self.assertIsNone(doc["best"])
+
+    def test_one_file_per_process_same_json(self):
+        combined, _ = self.run_json([self.combined], self.machine, name="combined.json")
+        with open(self.path("combined.json")) as f:
+            combined_text = f.read()
+        files = self.write_split(self.rows)
+        for order in (files, [files[2], files[0], files[1]]):
+            self.run_json(order, self.machine, name="split.json")
+            with open(self.path("split.json")) as f:
+                self.assertEqual(f.read(), combined_text, f"--json of {order} differs from the one-file profile")
+
+    def test_mode_disagreement_warns_once(self):
+        rows, _ = make_rows(modes_override={(1, 2): "expect", (4, 0): "will_send"})
+        path = self.write_combined("mixed.csv", rows)
+        doc, r = self.run_json([path], self.machine)
+        warnings = [line for line in r.stderr.splitlines() if "disagree" in line]
+        self.assertEqual(len(warnings), 1, r.stderr)
+        self.check_summary(doc, COEFFS)  # the majority modes are the ones used
+
+    def test_nprocs_mismatch_warns(self):
+        machine = self.write_machine("m4.json", machine_doc(nprocs=4))
+        doc, r = self.run_json([self.combined], machine)
+        self.assertRegex(r.stderr, r"warning:.*P = 3.*nprocs = 4")
+        self.check_summary(doc, COEFFS)
+
+    # ---- the machine file
+
+    def test_missing_mode_falls_back_to_counted(self):
+        machine = self.write_machine("no_ws.json", machine_doc(drop_mode="will_send"))
+        doc, r = self.run_json([self.combined], machine)
+        notes = [line for line in r.stderr.splitlines() if "will_send" in line]
+        self.assertEqual(len(notes), 1, r.stderr)
+        self.assertIn("counted", notes[0])
+        self.assertIn("note", notes[0])
+        modes = {"counted", "expect"}
+        want = self.check_summary(doc, modes)
+        # F_io no longer fits the will_send supersteps exactly.
+        self.assertGreater(want["F_io"]["max_err"], 1e-3)
+        self.assertGreater(doc["functions"]["F_io"]["max_err"], 1e-3)
+
+    def test_missing_function_is_skipped(self):
+        machine = self.write_machine("no_fim.json", machine_doc(drop_function=("expect", "F_iM")))
+        doc, r = self.run_json([self.combined], machine)
+        self.assertIn("F_iM", r.stderr)
+        self.assertEqual(len([line for line in r.stderr.splitlines() if "F_iM" in line]), 1)
+        self.check_summary(doc, COEFFS, functions=[f for f in ORDER if f != "F_iM"])
+        self.assertNotIn("F_iM", r.stdout.split("Summary")[1])
+
+    def test_bad_machine_file(self):
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            f.write('{"format": "bspk-machine 1",\n "modes": {\n')
+        r = self.run_tool(self.combined, bad)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(bad, r.stderr)
+        doc = machine_doc()
+        doc["modes"]["counted"]["functions"]["F_o"]["g_o"] = "fast"
+        bad2 = self.write_machine("bad2.json", doc)
+        r = self.run_tool(self.combined, bad2)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("F_o", r.stderr)
+
+    # ---- malformed profiles: exit 2, the message names the file and the line
+
+    def assert_refused(self, r, path, line, *words):
+        self.assertEqual(r.returncode, 2, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+        self.assertIn(f"{path}:{line}:", r.stderr)
+        for w in words:
+            self.assertIn(w, r.stderr)
+        self.assertEqual(r.stdout, "", "nothing is printed for bad input")
+
+    def test_bad_column_count(self):
+        lines = [HEADER] + [csv_line(r) for r in self.rows]
+        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses wall_s
+        path = self.write_lines("short.csv", lines)
+        self.assert_refused(self.run_tool(path, self.machine), path, 3, "14", "13")
+
+    def test_bad_value(self):
+        lines = [HEADER] + [csv_line(r) for r in self.rows]
+        lines[5] = lines[5].replace(",", ",x", 1)  # line 6: superstep "x..."
+        path = self.write_lines("value.csv", lines)
+        self.assert_refused(self.run_tool(path, self.machine), path, 6, "superstep")
+
+    def test_missing_process_in_superstep(self):
+        rows = [r for r in self.rows if (r["pid"], r["superstep"]) != (1, 2)]
+        files = self.write_split(rows, prefix="gap")
+        # Superstep 2's first row is in the first file (pid 0): header, s0, s1, s2 -> line 4.
+        self.assert_refused(self.run_tool(*files, self.machine), files[0], 4, "superstep 2", "process 1")
+
+    def test_missing_header(self):
+        path = self.write_lines("nohead.csv", [csv_line(r) for r in self.rows])
+        self.assert_refused(self.run_tool(path, self.machine), path, 1, "header")
+        # A per-process file without its header, after a good one.
+        files = self.write_split(self.rows, prefix="h")
+        with open(files[1]) as f:
+            body = f.read().split("\n", 1)[1]
+        with open(files[1], "w") as f:
+            f.write(body)
+        self.assert_refused(self.run_tool(*files, self.machine), files[1], 1, "header")
+
+    def test_duplicate_rows(self):
+        r = self.run_tool(self.combined, self.combined, self.machine)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("second row", r.stderr)
+
+    # ---- the plot
+
+    @unittest.skipUnless(has_matplotlib(), "matplotlib is not installed")
+    def test_plot(self):
+        png = self.path("pred.png")
+        r = self.run_tool(self.combined, self.machine, "--plot", png)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(png, "rb") as f:
+            data = f.read()
+        self.assertGreater(len(data), 1000)
+        self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n")
+
+    @unittest.skipIf(has_matplotlib(), "matplotlib is installed (test_plot covers --plot)")
+    def test_plot_without_matplotlib(self):
+        png, out = self.path("pred.png"), self.path("still.json")
+        r = self.run_tool(self.combined, self.machine, "--plot", png, "--json", out)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("matplotlib", r.stderr)
+        self.assertFalse(os.path.exists(png))
+        self.assertTrue(os.path.getsize(out) > 0, "the summary is still written")
+        self.assertIn("Summary", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

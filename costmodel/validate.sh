@@ -1,0 +1,104 @@
+#!/bin/sh
+# costmodel/validate.sh -- how well the fitted cost functions predict real
+# programs (issue 14; the paper's section 4 and Fig. 4).
+#
+#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick] [--out DIR]
+#
+# For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json),
+# then radix_sort and stencil (and matmul where p is a square: Cannon needs a
+# q x q grid) run at several problem sizes with BSPK_PROFILE, and bspk-predict
+# compares each run's measured communication time (sum over supersteps of the
+# superstep's time minus its largest local computation) with each function's
+# prediction. Prints, per function x program x p x provider, the average and
+# largest relative error of the predicted total over the sizes, and the best
+# function of each row; writes everything under --out (default
+# costmodel-results/). Run alone: timing runs must not share the cores.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build="$here/../build"
+providers="shm,tcp"
+procs="2,4,8"
+quick=""
+out="costmodel-results"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --provider) providers=$2; shift 2 ;;
+    --procs) procs=$2; shift 2 ;;
+    --quick) quick=--quick; shift ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "validate.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd)
+for f in bspkrun costmodel/bspk-probe examples/radix_sort examples/stencil examples/matmul; do
+  [ -x "$build/$f" ] || { echo "validate.sh: $build/$f is missing: build first (cmake --build $build)" >&2; exit 2; }
+done
+predict="$here/bspk-predict"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rows="$out/rows.tsv"
+: > "$rows"
+if [ -n "$quick" ]; then
+  radix_sizes="200000 800000"; stencil_sizes="256 512"; matmul_sizes="256 512"
+else
+  radix_sizes="250000 500000 1000000 2000000"; stencil_sizes="256 512 1024"; matmul_sizes="240 480 720"
+fi
+
+run_program() {  # PROV P PROGRAM SIZE ARGS...
+  prov=$1; np=$2; prog=$3; size=$4; shift 4
+  prof="$out/profile_${prov}_p${np}_${prog}_${size}.csv"
+  json="$out/predict_${prov}_p${np}_${prog}_${size}.json"
+  if ! BSPK_PROFILE="$prof" timeout 600 "$build/bspkrun" -n "$np" --provider "$prov" "$build/examples/$prog" "$@" \
+       > "$out/run_${prov}_p${np}_${prog}_${size}.log" 2>&1; then
+    echo "validate.sh: $prog --n $size on $prov p=$np failed; see $out/run_${prov}_p${np}_${prog}_${size}.log" >&2
+    return 1
+  fi
+  /usr/bin/python3 "$predict" "$prof" "$out/machine_${prov}_p${np}.json" --json "$json" > /dev/null
+  printf '%s\t%s\t%s\t%s\t%s\n' "$prov" "$np" "$prog" "$size" "$json" >> "$rows"
+}
+
+for prov in $(echo "$providers" | tr ',' ' '); do
+  for np in $(echo "$procs" | tr ',' ' '); do
+    echo "== $prov, p = $np: bspk-probe $quick"
+    timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick \
+      --out "$out/machine_${prov}_p${np}.json" --raw "$out/probe_${prov}_p${np}.csv" | tee "$out/probe_${prov}_p${np}.txt"
+    for n in $radix_sizes; do run_program "$prov" "$np" radix_sort "$n" --n "$n"; done
+    for n in $stencil_sizes; do run_program "$prov" "$np" stencil "$n" --n "$n" --iters 100; done
+    q=$(awk -v p="$np" 'BEGIN { q = int(sqrt(p) + 0.5); print (q * q == p) ? q : 0 }')
+    if [ "$q" -gt 0 ]; then
+      for n in $matmul_sizes; do run_program "$prov" "$np" matmul "$n" --n "$n"; done
+    fi
+  done
+done
+
+/usr/bin/python3 - "$rows" "$out/validation.md" <<'EOF'
+import json, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+groups = {}
+for prov, np_, prog, size, path in rows:
+    groups.setdefault((prov, int(np_), prog), []).append(json.load(open(path)))
+names = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
+lines = ["Average (largest) relative error of the predicted total communication time, over "
+         "the problem sizes of each program; best function in bold.", "",
+         "| provider | p | program | sizes | " + " | ".join(names) + " |",
+         "|---|---|---|---|" + "---|" * len(names)]
+for (prov, np_, prog), runs in sorted(groups.items()):
+    cells, avgs = [], {}
+    for n in names:
+        errs = [r["functions"][n]["total_err"] for r in runs
+                if n in r["functions"] and r["functions"][n].get("total_err") is not None]
+        if not errs:
+            cells.append("-")
+            continue
+        avgs[n] = sum(errs) / len(errs)
+        cells.append(f"{100 * avgs[n]:.1f} ({100 * max(errs):.1f})")
+    best = min(avgs, key=avgs.get) if avgs else None
+    cells = [f"**{c}**" if n == best else c for n, c in zip(names, cells)]
+    lines.append(f"| {prov} | {np_} | {prog} | {len(runs)} | " + " | ".join(cells) + " |")
+text = "\n".join(lines) + "\n"
+open(sys.argv[2], "w").write(text)
+print(text)
+EOF
+echo "validate.sh: tables in $out/validation.md, probe tables in $out/probe_*.txt"

@@ -1,0 +1,39 @@
+#!/bin/sh
+# tests/profile/probe_smoke.sh BUILD SRC PROVIDER NP -- the cost-model tools end
+# to end, small: bspk-probe (few runs, small h) writes a machine file with all
+# nine functions fitted for every mode (finite coefficients, errors reported);
+# a profiled run of profile_check is then predicted with it by bspk-predict,
+# whose JSON summary must cover every function. No timing is asserted.
+set -eu
+build=$1; src=$2; prov=$3; np=$4
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+timeout 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 \
+  --hmax 262144 --out "$dir/machine.json" --raw "$dir/raw.csv" > "$dir/probe.txt"
+grep -q "Suite 2 validation, avg err" "$dir/probe.txt" || { cat "$dir/probe.txt"; echo "FAIL: no table"; exit 1; }
+BSPK_PROFILE="$dir/profile.csv" timeout 120 "$build/bspkrun" -n "$np" --provider "$prov" \
+  "$build/tests/profile/profile_check" "$dir/profile.csv" > "$dir/check.txt"
+/usr/bin/python3 "$src/costmodel/bspk-predict" "$dir/profile.csv" "$dir/machine.json" --json "$dir/predict.json" \
+  --per-superstep > "$dir/predict.txt"
+/usr/bin/python3 - "$dir/machine.json" "$dir/predict.json" "$dir/raw.csv" "$np" <<'PY'
+import csv, json, math, sys
+machine, pred, raw, np_ = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+names = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
+assert machine["format"] == "bspk-machine 1" and machine["nprocs"] == np_, machine
+assert sorted(machine["modes"]) == ["counted", "expect", "will_send"], machine["modes"].keys()
+for mode, m in machine["modes"].items():
+    assert m["l_empty"] > 0, (mode, m["l_empty"])
+    assert sorted(m["functions"]) == sorted(names), (mode, m["functions"].keys())
+    for n, f in m["functions"].items():
+        for k, v in f.items():
+            assert isinstance(v, float) and math.isfinite(v), (mode, n, k, v)
+rows = list(csv.DictReader(open(raw)))
+# every pattern of both suites, in every mode; summaries consistent
+assert len({(r["mode"], r["suite"]) for r in rows}) == 6, "raw file lacks a mode or suite"
+for r in rows:
+    hi, ho, M = float(r["h_i"]), float(r["h_o"]), float(r["M"])
+    assert max(hi, ho) <= M <= np_ * min(hi, ho) + 1e-9 and float(r["median_s"]) > 0, r
+assert sorted(pred["functions"]) == sorted(names), pred["functions"].keys()
+assert pred["supersteps"] == 5 and pred["nprocs"] == np_, pred
+print("probe_smoke: ok:", len(rows), "patterns,", len(names), "functions x 3 modes")
+PY

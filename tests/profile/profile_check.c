@@ -1,0 +1,159 @@
+/* tests/profile/profile_check.c -- BSPK_PROFILE writes the right rows (issue 14).
+ *
+ * Run under bspkrun with BSPK_PROFILE=FILE and FILE as the argument. Five
+ * supersteps with known traffic, each process sending to its right neighbour
+ * (next = pid + 1 mod p), pid 1 late in the first:
+ *   0 counted    a message of 2 (pid + 1) doubles; pid 1 computes 50 ms first
+ *   1 expect     a message of 3 doubles
+ *   2 counted    a store of 5 doubles into next's region "g"
+ *   3 will_send  a fetch of 7 doubles from next's "g"
+ *   4 finalize   nothing
+ * (at p = 1 the store and the fetch are local copies, which move no data
+ * between processes and count as neither)
+ * After bspk_finalize, pid 0 reads FILE and checks every process's row of
+ * every superstep: mode, message and byte counts in both directions, and that
+ * the late process's w and every process's wall time of superstep 0 cover the
+ * 50 ms (no one leaves a counted superstep before everyone has entered it).
+ * Exit status 0 when every check holds; each failure is printed. */
+#include <bspk.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "profile_check: %s:%d: %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
+
+static int failures = 0;
+
+static void expect_u(int pid, int step, const char *col, unsigned long long got, unsigned long long want) {
+  if (got != want) {
+    fprintf(stderr, "profile_check: pid %d superstep %d: %s = %llu, expected %llu\n", pid, step, col, got, want);
+    ++failures;
+  }
+}
+
+typedef struct {
+  int pid, step;
+  char mode[16];
+  double w, wait, wall;
+  unsigned long long v[8]; /* msgs_out bytes_out msgs_in bytes_in stored_out stored_in fetched_out fetched_in */
+} Row;
+
+int main(int argc, char **argv) {
+  CHECK(bspk_init(&argc, &argv) == BSPK_OK);
+  CHECK(argc == 2);
+  const char *path = argv[1];
+  int p = bspk_nprocs(), me = bspk_pid(), next = (me + 1) % p;
+  bspk_ptr g = bspk_malloc("g", me, 64, sizeof(double));
+  bspk_ptr src = bspk_malloc(NULL, 0, 64, sizeof(double));
+  CHECK(!bspk_is_null(g) && !bspk_is_null(src));
+  for (int i = 0; i < 64; ++i) *(double *)bspk_elemP(bspk_incr(src, i)) = me + i;
+
+  /* 0: counted, pid 1 late */
+  CHECK(bspk_send(next, src, (size_t)(2 * (me + 1))) == BSPK_OK);
+  if (me == 1) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  CHECK(bspk_sync() == BSPK_OK);
+  /* 1: expect */
+  CHECK(bspk_expect(1) == BSPK_OK);
+  CHECK(bspk_send(next, src, 3) == BSPK_OK);
+  CHECK(bspk_sync() == BSPK_OK);
+  /* 2: counted store */
+  bspk_ptr remote = bspk_lookup("g", next);
+  CHECK(bspk_copy(remote, src, 5) == BSPK_OK);
+  CHECK(bspk_sync() == BSPK_OK);
+  /* 3: will_send fetch */
+  int *v = calloc((size_t)p, sizeof(int));
+  v[next] = 1;
+  CHECK(bspk_will_send(v) == BSPK_OK);
+  CHECK(bspk_copy(src, remote, 7) == BSPK_OK);
+  CHECK(bspk_sync() == BSPK_OK);
+  free(v);
+  CHECK(bspk_finalize() == BSPK_OK);
+  if (me != 0) return 0;
+
+  const int nsteps = 5;
+  Row *rows = calloc((size_t)(p * nsteps), sizeof(Row));
+  int *seen = calloc((size_t)(p * nsteps), sizeof(int));
+  int nrows = 0;
+  /* One shared file, or with %p in the name one file per pid. */
+  const char *pct = strstr(path, "%p");
+  for (int file = 0; file < (pct ? p : 1); ++file) {
+    char name[1024];
+    if (pct)
+      snprintf(name, sizeof name, "%.*s%d%s", (int)(pct - path), path, file, pct + 2);
+    else
+      snprintf(name, sizeof name, "%s", path);
+    FILE *f = fopen(name, "r");
+    if (!f) {
+      fprintf(stderr, "profile_check: cannot open %s\n", name);
+      return 1;
+    }
+    char line[512];
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    CHECK(strcmp(line, "pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
+                       "fetched_out,fetched_in,wait_s,wall_s\n") == 0);
+    while (fgets(line, sizeof line, f)) {
+      Row r;
+      int n = sscanf(line, "%d,%d,%15[^,],%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf", &r.pid, &r.step,
+                     r.mode, &r.w, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait,
+                     &r.wall);
+      if (n != 14 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
+        fprintf(stderr, "profile_check: malformed or unexpected row in %s: %s", name, line);
+        ++failures;
+        continue;
+      }
+      rows[r.pid * nsteps + r.step] = r;
+      seen[r.pid * nsteps + r.step]++;
+      ++nrows;
+    }
+    fclose(f);
+  }
+  const char *modes[5] = {"counted", "expect", "counted", "will_send", "finalize"};
+  for (int q = 0; q < p; ++q) {
+    int prev = (q + p - 1) % p;
+    for (int s = 0; s < nsteps; ++s) {
+      if (seen[q * nsteps + s] != 1) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: %d rows, expected 1\n", q, s, seen[q * nsteps + s]);
+        ++failures;
+        continue;
+      }
+      Row *r = &rows[q * nsteps + s];
+      if (strcmp(r->mode, modes[s]) != 0) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: mode %s, expected %s\n", q, s, r->mode, modes[s]);
+        ++failures;
+      }
+      unsigned long long want[8] = {0};
+      if (s == 0) {
+        want[0] = 1, want[1] = 16ull * (unsigned)(q + 1), want[2] = 1, want[3] = 16ull * (unsigned)(prev + 1);
+      } else if (s == 1) {
+        want[0] = 1, want[1] = 24, want[2] = 1, want[3] = 24;
+      } else if (s == 2 && p > 1) {  /* at p = 1 the "store" is a local copy: no communication */
+        want[4] = 40, want[5] = 40;
+      } else if (s == 3 && p > 1) {
+        want[6] = 56, want[7] = 56;
+      }
+      const char *cols[8] = {"msgs_out", "bytes_out", "msgs_in", "bytes_in", "stored_out", "stored_in",
+                             "fetched_out", "fetched_in"};
+      for (int k = 0; k < 8; ++k) expect_u(q, s, cols[k], r->v[k], want[k]);
+      if (r->w < 0 || r->wait < 0 || r->wall < r->w) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: times w=%g wait=%g wall=%g inconsistent\n", q, s, r->w,
+                r->wait, r->wall);
+        ++failures;
+      }
+    }
+    if (p > 1 && rows[q * nsteps].wall < 0.05) {
+      fprintf(stderr, "profile_check: pid %d: superstep 0 took %g s, but pid 1 computed 50 ms in it\n", q,
+              rows[q * nsteps].wall);
+      ++failures;
+    }
+  }
+  if (p > 1 && rows[1 * nsteps].w < 0.05) {
+    fprintf(stderr, "profile_check: pid 1 computed 50 ms in superstep 0, its w is %g s\n", rows[nsteps].w);
+    ++failures;
+  }
+  printf("profile_check: %d rows from %d processes, %d failures\n", nrows, p, failures);
+  return failures ? 1 : 0;
+}
