@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,10 +20,15 @@ constexpr size_t kBlock = size_t{64} << 10;  // bytes of rows written at once
 
 const char* Profile::header() {
   return "pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,fetched_out,"
-         "fetched_in,wait_s,wall_s\n";
+         "fetched_in,wait_s,wall_s,end_s,host\n";
 }
 
 Profile::Profile(const std::string& path, int pid) : pid_(pid), path_(path) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  for (char* c = host; *c; ++c)
+    if (*c == ',' || *c == '\n') *c = '_';
+  host_ = host[0] ? host : "unknown";
   const bool per_pid = path.find("%p") != std::string::npos;
   if (per_pid) path_.replace(path_.find("%p"), 2, std::to_string(pid));
   // One shared file: pid 0 creates it (bspk_init has an out-of-band barrier
@@ -58,8 +64,8 @@ void Profile::sync_called() { t_call_ = now_s(); }
 void Profile::sync_done(uint32_t step, const char* mode, const Stats& s) {
   double t = now_s();
   Marks m = marks(s);
-  char row[320];
-  int n = std::snprintf(row, sizeof row, "%d,%u,%s,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f\n", pid_,
+  char row[640];
+  int n = std::snprintf(row, sizeof row, "%d,%u,%s,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s\n", pid_,
                         step, mode, t_call_ - t_start_, (unsigned long long)(m.msgs_out - last_.msgs_out),
                         (unsigned long long)(m.bytes_out - last_.bytes_out),
                         (unsigned long long)(m.msgs_in - last_.msgs_in),
@@ -67,8 +73,9 @@ void Profile::sync_done(uint32_t step, const char* mode, const Stats& s) {
                         (unsigned long long)(m.stored_out - last_.stored_out),
                         (unsigned long long)(m.stored_in - last_.stored_in),
                         (unsigned long long)(m.fetched_out - last_.fetched_out),
-                        (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_);
-  buf_.append(row, static_cast<size_t>(n));
+                        (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_, t,
+                        host_.c_str());
+  buf_.append(row, std::min(static_cast<size_t>(n), sizeof row - 1));
   last_ = m;
   t_start_ = t;
   if (buf_.size() >= kBlock) flush();

@@ -21,6 +21,11 @@
 //   wait_s           time blocked inside bspk_sync (0 when a declared superstep
 //                    found everything there)
 //   wall_s           the superstep's wall time: w_s plus the time in bspk_sync
+//   end_s            CLOCK_MONOTONIC at the end of the superstep (comparable
+//                    between processes of one host: under lazy barriers processes
+//                    are not in lock-step, and bspk-predict takes the superstep's
+//                    time as the latest end minus the latest end of the one before)
+//   host             the host name (commas replaced)
 // So h_o = bytes_out + stored_out + fetched_out and h_i = bytes_in + stored_in
 // + fetched_in for this process.
 //
@@ -72,6 +77,7 @@ class Profile {
   int fd_ = -1;
   int pid_;
   std::string path_;
+  std::string host_;
   std::string buf_;
   Marks last_{};
   double t_start_ = 0, t_call_ = 0;

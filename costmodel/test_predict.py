@@ -6,12 +6,17 @@ Run:  python3 costmodel/test_predict.py      (exit status non-zero on failure)
 Every test builds its inputs in a temporary directory: a machine file with
 known coefficients for the nine cost functions of Bianco & Pucci in the three
 modes, and the profile of a P = 3 run over 7 supersteps (expect, counted,
-will_send and finalize; one superstep without communication). The wall times
-are chosen so that the measured communication time C = max_p wall_s - max_p w_s
-of every superstep is exactly the prediction of F_io in its mode, so F_io must
-come out with zero error and every other function with the errors this file
+will_send and finalize; one superstep without communication). The end times
+(end_s, one host's clock) are chosen so that the superstep time T = max_p end_s
+- max_p end_s of the superstep before (the first superstep: max_p wall_s), less
+w = max_p w_s, is exactly the prediction of F_io in its mode; the wall times
+(end_s - end_s of the process's previous superstep, as the runtime writes
+them) make max_p wall_s the same T, so the same rows spread over two hosts
+(where the tool takes T = max_p wall_s) give the same answer. F_io must come
+out with zero error and every other function with the errors this file
 computes on its own (the formulas below are written out independently of the
-tool's). The tool runs as a subprocess, as a user would run it.
+tool's). A small hand-made profile out of lock-step checks the two rules
+against each other. The tool runs as a subprocess, as a user would run it.
 """
 
 import json
@@ -26,8 +31,12 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "bspk-predict")
 HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
-          "fetched_out,fetched_in,wait_s,wall_s")
+          "fetched_out,fetched_in,wait_s,wall_s,end_s,host")
+OLD_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
+              "fetched_out,fetched_in,wait_s,wall_s")
 NPROCS = 3
+HOST = "node-07.cluster-a.example"
+CLOCK_START = 12345.678901234  # CLOCK_MONOTONIC when the processes start (s)
 TIGHT = 1e-9  # "exactly", up to floating-point rounding
 
 
@@ -110,25 +119,40 @@ def effective(mode, machine_modes):
     return m if m in machine_modes else "counted"
 
 
-def make_rows(modes_override=None):
-    """The profile rows (dicts, in pid-major order) and the per-superstep truth.
+def make_rows(modes_override=None, hosts=None):
+    """The profile rows (dicts, superstep by superstep) and the per-superstep truth.
 
-    The measured C of every superstep equals F_io's prediction in its mode: the
-    process with the largest wall time has wall_s = w + F_io (w = max w_s, of
-    some process that is usually another one); the others finish earlier."""
+    The measured C of every superstep equals F_io's prediction in its mode.
+    Process LEADER ends every superstep last, at E(s); the others end a little
+    earlier, lagging more each superstep, so their wall times are shorter than
+    the leader's. E(s) - E(s-1) = T is exact in floating point (the operands
+    are within a factor 2), and w = max_p w_s (of some other process, usually)
+    is T - F_io, so C = T - w = F_io up to rounding in the last bits of C; the
+    leader's wall time (its end minus its previous end) is the same T, so the
+    wall rule gives the same answer. hosts: pid -> host name (default: all on
+    HOST); a process on another host than pid 0's reads a clock offset by
+    1000 s per host, as different machines' clocks are unrelated."""
+    leader = 1
+    hosts = hosts or {p: HOST for p in range(NPROCS)}
+    host_names = sorted(set(hosts.values()), key=list(hosts.values()).index)
     rows, truth = [], []
+    prev_end = [CLOCK_START] * NPROCS  # every process starts at the same moment
     for s, (mode, outs, ins) in enumerate(SUPERSTEPS):
         o = [sum(t) for t in outs]
         i = [sum(t) for t in ins]
         h_o, h_i, m = max(o), max(i), sum(o)
         c_io = FORMULAS["F_io"](COEFFS[effective(mode, COEFFS)]["F_io"], h_i, h_o, m)
         w_s = [1e-5 * (1 + ((p + s) % NPROCS)) + 1e-6 * s for p in range(NPROCS)]
-        w = max(w_s)
-        t = w + c_io
-        leader = (s + 1) % NPROCS  # has the largest wall time, rarely the largest w_s
-        truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w, "C": max(t - w, 0.0)})
+        top = w_s.index(max(w_s))
+        e = prev_end[leader] + (w_s[top] + c_io)
+        t = e - prev_end[leader]  # exact
+        w_s[top] = t - c_io        # so that T - w is F_io's prediction
+        # C = T - w as the data says: F_io's prediction up to the last bit or so
+        truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top]})
         for p in range(NPROCS):
-            wall = t if p == leader else w_s[p] + 0.5 * (t - w_s[p])
+            end = e if p == leader else e - 1e-7 * (1 + p) * (s + 1)
+            wall = end - prev_end[p]
+            prev_end[p] = end
             row_mode = mode
             if modes_override and (s, p) in modes_override:
                 row_mode = modes_override[(s, p)]
@@ -139,6 +163,7 @@ def make_rows(modes_override=None):
                 "stored_out": outs[p][1], "stored_in": ins[p][1],
                 "fetched_out": outs[p][2], "fetched_in": ins[p][2],
                 "wait_s": wall - w_s[p], "wall_s": wall,
+                "end_s": end + 1000.0 * host_names.index(hosts[p]), "host": hosts[p],
             })
     return rows, truth
 
@@ -213,14 +238,16 @@ class PredictTest(unittest.TestCase):
         with open(out) as f:
             return json.load(f), r
 
-    def assertClose(self, got, want, what, rel=TIGHT):
+    def assertClose(self, got, want, what, rel=TIGHT, abs_tol=0.0):
         self.assertIsNotNone(got, what)
-        self.assertLessEqual(abs(got - want), rel * max(abs(want), 1e-300), f"{what}: got {got!r}, want {want!r}")
+        self.assertLessEqual(abs(got - want), max(rel * abs(want), abs_tol, 1e-300),
+                             f"{what}: got {got!r}, want {want!r}")
 
-    def check_summary(self, doc, machine_modes, functions=ORDER, min_bytes=1):
+    def check_summary(self, doc, machine_modes, functions=ORDER, min_bytes=1, clock="common"):
         meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions)
         self.assertEqual(doc["supersteps"], len(SUPERSTEPS))
         self.assertEqual(doc["nprocs"], NPROCS)
+        self.assertEqual(doc["clock"], clock)
         self.assertClose(doc["measured_total_s"], meas_total, "measured_total_s")
         self.assertEqual(list(doc["functions"]), list(functions))
         for f in functions:
@@ -229,8 +256,9 @@ class PredictTest(unittest.TestCase):
             for key in ("predicted_total_s", "total_err", "avg_err", "max_err"):
                 if want[f][key] is None:
                     self.assertIsNone(got[key], f"{f} {key}")
-                else:
-                    self.assertClose(got[key], want[f][key], f"{f} {key}")
+                else:  # errors are fractions: F_io's are 0 up to rounding
+                    self.assertClose(got[key], want[f][key], f"{f} {key}",
+                                     abs_tol=0.0 if key == "predicted_total_s" else TIGHT)
         return want
 
     # ---- the numbers
@@ -240,7 +268,9 @@ class PredictTest(unittest.TestCase):
 
     def test_f_io_exact_and_others_as_computed(self):
         doc, r = self.run_json([self.combined], self.machine)
-        self.assertEqual(r.stderr, "", "a consistent profile and machine file give no warnings")
+        self.assertEqual(r.stderr.splitlines(), [f"bspk-predict: note: superstep times from the common clock of host "
+                                                 f"{HOST} (max end - max end of the previous superstep)"],
+                         "a consistent profile and machine file give no warnings, one note on the clock")
         want = self.check_summary(doc, COEFFS)
         f_io = doc["functions"]["F_io"]
         for key in ("avg_err", "max_err", "total_err"):
@@ -309,6 +339,88 @@ class PredictTest(unittest.TestCase):
         self.assertRegex(r.stderr, r"warning:.*P = 3.*nprocs = 4")
         self.check_summary(doc, COEFFS)
 
+    # ---- the superstep time: common clock or wall times
+
+    def test_several_hosts_use_the_wall_rule(self):
+        # The same run on two hosts (pid 2 on the second, whose clock reads
+        # 1000 s ahead): the clocks are not comparable, T = max_p wall_s, and
+        # F_io is exact under that rule too.
+        rows, _ = make_rows(hosts={0: "node-a.example", 1: "node-a.example", 2: "node-b-2"})
+        path = self.write_combined("hosts.csv", rows)
+        doc, r = self.run_json([path], self.machine)
+        self.assertEqual(r.stderr.splitlines(), ["bspk-predict: note: processes on 2 hosts: superstep time = "
+                                                 "largest wall time (assumes lock-step supersteps)"])
+        self.check_summary(doc, COEFFS, clock="wall")
+        self.assertEqual(doc["best"], "F_io")
+        self.assertLess(doc["functions"]["F_io"]["max_err"], TIGHT)
+
+    def test_clock_wall_on_one_host(self):
+        # These rows are built so that both rules agree; --clock wall says so in its note.
+        doc, r = self.run_json([self.combined], self.machine, "--clock", "wall")
+        self.assertEqual(r.stderr.splitlines(), ["bspk-predict: note: --clock wall: superstep time = largest wall "
+                                                 "time (assumes lock-step supersteps)"])
+        self.check_summary(doc, COEFFS, clock="wall")
+        r = self.run_tool(self.combined, self.machine, "--clock", "lamport")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--clock", r.stderr)
+
+    def lazy_profile(self, drop_superstep=None):
+        """P = 2 on one host, out of lock-step: the process that finishes last
+        changes from superstep to superstep. Times in units of 1/1024 s (exact
+        in binary), per superstep and process (w_s, wall_s, end_s - start):
+
+            s   p0: w  wall  end    p1: w  wall  end   max wall  max end
+            0       2    5     5        3    8     8       8        8
+            1       4    9    14        2    5    13       9       14
+            2       1    4    18        2   10    23      10       23
+
+        Common clock: T = 8 (the first: max wall), 14 - 8 = 6, 23 - 14 = 9;
+        w = 3, 4, 2; C = 5, 2, 7 (total 14). Wall rule: T = 8, 9, 10;
+        C = 5, 5, 8 (total 18). Without superstep 1: common C = 5 and
+        (23 - 8) - 2 = 13 (total 18), wall C = 5, 8 (total 13)."""
+        u, start = 1.0 / 1024, 4096.0
+        table = [((2, 5, 5), (3, 8, 8)), ((4, 9, 14), (2, 5, 13)), ((1, 4, 18), (2, 10, 23))]
+        lines = [HEADER]
+        for s, procs in enumerate(table):
+            if s == drop_superstep:
+                continue
+            for p, (w, wall, end) in enumerate(procs):
+                out, inn = (1000, 0) if p == 0 else (0, 1000)
+                lines.append(f"{p},{s},expect,{w * u!r},{int(out > 0)},{out},{int(inn > 0)},{inn},0,0,0,0,"
+                             f"{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
+        name = "lazy.csv" if drop_superstep is None else f"lazy_no{drop_superstep}.csv"
+        return self.write_lines(name, lines), u
+
+    def per_superstep_c(self, stdout):
+        rows = [line for line in stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+        return [float(line.strip("|").split("|")[6]) for line in rows]
+
+    def test_one_host_out_of_lock_step(self):
+        path, u = self.lazy_profile()
+        machine = self.write_machine("m2.json", machine_doc(nprocs=2))
+        for clock, cs, note in ((None, [5, 2, 7], f"common clock of host {HOST}"),
+                                ("common", [5, 2, 7], f"common clock of host {HOST}"),
+                                ("wall", [5, 5, 8], "--clock wall: superstep time = largest wall time")):
+            extra = ["--per-superstep"] + (["--clock", clock] if clock else [])
+            doc, r = self.run_json([path], machine, *extra)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn(note, r.stderr)
+            self.assertEqual(doc["clock"], clock or "common")
+            self.assertEqual(doc["supersteps"], 3)
+            self.assertEqual(doc["counted_supersteps"], 3)
+            self.assertClose(doc["measured_total_s"], sum(cs) * u, f"measured total, --clock {clock}")
+            got = self.per_superstep_c(r.stdout)
+            self.assertEqual(len(got), 3)
+            for k, (g, c) in enumerate(zip(got, cs)):
+                self.assertClose(g, c * u, f"C of superstep {k}, --clock {clock}", rel=1e-4)
+        # T spans back to the previous superstep present.
+        path, u = self.lazy_profile(drop_superstep=1)
+        for clock, total in (("common", 18), ("wall", 13)):
+            doc, r = self.run_json([path], machine, "--clock", clock)
+            self.assertIn("not contiguous", r.stderr)
+            self.assertEqual(doc["supersteps"], 2)
+            self.assertClose(doc["measured_total_s"], total * u, f"without superstep 1, --clock {clock}")
+
     # ---- the machine file
 
     def test_missing_mode_falls_back_to_counted(self):
@@ -357,15 +469,50 @@ class PredictTest(unittest.TestCase):
 
     def test_bad_column_count(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
-        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses wall_s
+        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses host
         path = self.write_lines("short.csv", lines)
-        self.assert_refused(self.run_tool(path, self.machine), path, 3, "14", "13")
+        self.assert_refused(self.run_tool(path, self.machine), path, 3, "16", "15")
 
     def test_bad_value(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
         lines[5] = lines[5].replace(",", ",x", 1)  # line 6: superstep "x..."
         path = self.write_lines("value.csv", lines)
         self.assert_refused(self.run_tool(path, self.machine), path, 6, "superstep")
+
+    def test_old_header_refused(self):
+        # A profile of the older runtime: 14 columns, no end_s and host.
+        old_cols = OLD_HEADER.split(",")
+        lines = [OLD_HEADER] + [",".join(csv_line(r).split(",")[:len(old_cols)]) for r in self.rows]
+        path = self.write_lines("old.csv", lines)
+        self.assert_refused(self.run_tool(path, self.machine), path, 1, "header", f"'{HEADER}'")
+        # Also after a good file, as the header of a second one.
+        self.assert_refused(self.run_tool(self.combined, path, self.machine), path, 1, f"'{HEADER}'")
+
+    def test_bad_end_s_and_host(self):
+        def bad(name, lineno, column, value):
+            lines = [HEADER] + [csv_line(r) for r in self.rows]
+            fields = lines[lineno - 1].split(",")
+            fields[HEADER.split(",").index(column)] = value
+            lines[lineno - 1] = ",".join(fields)
+            return self.write_lines(name, lines)
+
+        for k, value in enumerate(("-0.5", "soon", "nan", "inf", "")):
+            path = bad(f"end{k}.csv", 4 + k, "end_s", value)
+            self.assert_refused(self.run_tool(path, self.machine), path, 4 + k, "end_s", f"'{value}'")
+        for k, value in enumerate(("", "  ")):
+            path = bad(f"host{k}.csv", 7 + k, "host", value)
+            self.assert_refused(self.run_tool(path, self.machine), path, 7 + k, "host", "empty")
+
+    def test_end_s_going_backwards_refused(self):
+        # Process 2's superstep 3 ends before its superstep 2: rows of two runs.
+        rows = [dict(r) for r in self.rows]
+        r2 = next(r for r in rows if (r["pid"], r["superstep"]) == (2, 2))
+        r3 = next(r for r in rows if (r["pid"], r["superstep"]) == (2, 3))
+        r3["end_s"] = r2["end_s"] - 1.0
+        files = self.write_split(rows, prefix="back")
+        # header, s0, s1, s2, s3 -> line 5 of process 2's file.
+        self.assert_refused(self.run_tool(*files, self.machine), files[2], 5, "end_s", "process 2",
+                            f"{files[2]}:4")
 
     def test_missing_process_in_superstep(self):
         rows = [r for r in self.rows if (r["pid"], r["superstep"]) != (1, 2)]

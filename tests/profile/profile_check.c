@@ -11,9 +11,9 @@
  * (at p = 1 the store and the fetch are local copies, which move no data
  * between processes and count as neither)
  * After bspk_finalize, pid 0 reads FILE and checks every process's row of
- * every superstep: mode, message and byte counts in both directions, and that
- * the late process's w and every process's wall time of superstep 0 cover the
- * 50 ms (no one leaves a counted superstep before everyone has entered it).
+ * every superstep: mode, message and byte counts in both directions, end
+ * times in order, one host, the late process's w covering its 50 ms, and no
+ * process leaving superstep 0 before pid 1 entered its sync (common clock).
  * Exit status 0 when every check holds; each failure is printed. */
 #include <bspk.h>
 #include <stdio.h>
@@ -35,7 +35,8 @@ static void expect_u(int pid, int step, const char *col, unsigned long long got,
 typedef struct {
   int pid, step;
   char mode[16];
-  double w, wait, wall;
+  double w, wait, wall, end;
+  char host[64];
   unsigned long long v[8]; /* msgs_out bytes_out msgs_in bytes_in stored_out stored_in fetched_out fetched_in */
 } Row;
 
@@ -94,13 +95,13 @@ int main(int argc, char **argv) {
     char line[512];
     CHECK(fgets(line, sizeof line, f) != NULL);
     CHECK(strcmp(line, "pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
-                       "fetched_out,fetched_in,wait_s,wall_s\n") == 0);
+                       "fetched_out,fetched_in,wait_s,wall_s,end_s,host\n") == 0);
     while (fgets(line, sizeof line, f)) {
       Row r;
-      int n = sscanf(line, "%d,%d,%15[^,],%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf", &r.pid, &r.step,
-                     r.mode, &r.w, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait,
-                     &r.wall);
-      if (n != 14 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
+      int n = sscanf(line, "%d,%d,%15[^,],%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n]", &r.pid,
+                     &r.step, r.mode, &r.w, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.v[4], &r.v[5], &r.v[6], &r.v[7],
+                     &r.wait, &r.wall, &r.end, r.host);
+      if (n != 16 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
         fprintf(stderr, "profile_check: malformed or unexpected row in %s: %s", name, line);
         ++failures;
         continue;
@@ -138,16 +139,32 @@ int main(int argc, char **argv) {
       const char *cols[8] = {"msgs_out", "bytes_out", "msgs_in", "bytes_in", "stored_out", "stored_in",
                              "fetched_out", "fetched_in"};
       for (int k = 0; k < 8; ++k) expect_u(q, s, cols[k], r->v[k], want[k]);
+      if (s > 0 && !(r->end > rows[q * nsteps + s - 1].end)) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: end_s %.9f not after the previous superstep's\n", q, s,
+                r->end);
+        ++failures;
+      }
+      if (strcmp(r->host, rows[0].host) != 0) {
+        fprintf(stderr, "profile_check: pid %d: host %s, pid 0's is %s (one host here)\n", q, r->host, rows[0].host);
+        ++failures;
+      }
       if (r->w < 0 || r->wait < 0 || r->wall < r->w) {
         fprintf(stderr, "profile_check: pid %d superstep %d: times w=%g wait=%g wall=%g inconsistent\n", q, s, r->w,
                 r->wait, r->wall);
         ++failures;
       }
     }
-    if (p > 1 && rows[q * nsteps].wall < 0.05) {
-      fprintf(stderr, "profile_check: pid %d: superstep 0 took %g s, but pid 1 computed 50 ms in it\n", q,
-              rows[q * nsteps].wall);
-      ++failures;
+    /* A counted superstep ends nowhere before every process has entered its
+     * sync: on the common clock (one host), every end of superstep 0 comes
+     * after the moment pid 1 called bspk_sync, 50 ms into it. */
+    if (p > 1) {
+      const Row *late = &rows[1 * nsteps];
+      double called = late->end - late->wall + late->w;
+      if (rows[q * nsteps].end < called - 1e-6) {
+        fprintf(stderr, "profile_check: pid %d left superstep 0 at %.6f, before pid 1 called bspk_sync at %.6f\n", q,
+                rows[q * nsteps].end, called);
+        ++failures;
+      }
     }
   }
   if (p > 1 && rows[1 * nsteps].w < 0.05) {
