@@ -273,7 +273,12 @@ int rereg(int, char**) {
 // 300-frame messages: pid 0's sync returns BSPK_ERR_NOMEM (not a time-out);
 // after freeing the region a second bspk_sync completes the superstep and
 // every message arrives intact.
+// Not on udp;ofi_rxd: with 4 KiB frames, pid 1's 900 sends stall libfabric
+// 1.17's rxd now and then ("441 own send(s) not complete" after 30 s): 1 of 16
+// runs on the build before issue 13's fabric changes, 1 of 8 after, on an idle
+// machine; the same provider limit as DsmManyPutsKeepMemoryBounded.
 SCENARIO_ROW({.test = "PoolLimitInTheMiddleOfABatchLosesNothing", .args = "nomem", .procs = p_list({2, 3}),
+              .providers = {"tcp", "shm", "net"},
               .env = "BSPK_SYNC_TIMEOUT=30 BSPK_FRAME_SIZE=4096 BSPK_POOL_LIMIT=8M BSPK_SHM_RINGS=off",
               .out = {exactly(1, "nomem ok")}, .limit_s = 120, .within_s = 25});
 int nomem(int, char**) {
