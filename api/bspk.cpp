@@ -321,7 +321,7 @@ int bspk_sync(void) {
   return guarded("bspk_sync", [&] {
     Runtime& r = need();
     if (r.profile) r.profile->sync_called();
-    sync::Mode mode = r.engine->declared();
+    const sync::Mode mode = r.profile ? r.engine->declared() : sync::Mode::None;
     r.dsm->before_sync();
     r.engine->sync(false);
     over_code = 0;  // the superstep ended: whatever failed before is behind us

@@ -5,7 +5,6 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include <cstdint>
@@ -14,13 +13,13 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "base/random.h"
 
 namespace bspk::boot::auth {
 
 std::string random_bytes(size_t n) {
   std::string out(n, '\0');
-  if (n && RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1)
-    fail(BSPK_ERR_BOOT, "no random bytes from the operating system (OpenSSL RAND_bytes failed)");
+  bspk::random_bytes(out.data(), n);  // base/random.h: the one source of unpredictable bytes
   return out;
 }
 

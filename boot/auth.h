@@ -1,9 +1,9 @@
 // boot/auth.h -- the job's secret and the keyed proofs of the job hub's
-// handshake (boot/hub.h), on OpenSSL's libcrypto (HMAC-SHA-256, RAND_bytes,
+// handshake (boot/hub.h), on OpenSSL's libcrypto (HMAC-SHA-256,
 // CRYPTO_memcmp): no home-made cryptography.
 //
 // Every process of a job holds the same 32-byte job key. Under PMIx and PMI2
-// pid 0 draws it (RAND_bytes) and publishes it with the hub's address in the
+// pid 0 draws it (getrandom, base/random.h) and publishes it with the hub's address in the
 // job's key-value store, which only the job's processes can read; under plain
 // srun it comes from BSPK_JOB_KEY, exported by the user before srun (srun
 // passes the environment to the tasks, and a process's environment is
@@ -24,7 +24,7 @@ constexpr size_t kKeyBytes = 32;
 constexpr size_t kNonceBytes = 32;
 constexpr size_t kMacBytes = 32;
 
-// `n` bytes from the operating system's random source (RAND_bytes). Throws
+// `n` bytes from the operating system's random source (getrandom, base/random.h). Throws
 // BSPK_ERR_BOOT if none are available.
 std::string random_bytes(size_t n);
 
