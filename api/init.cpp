@@ -257,17 +257,22 @@ void start_runtime(Runtime& r, StartWatch& watch) {
     fail(BSPK_ERR_ARG, "frame size %zu bytes: a frame and its %zu-byte header exceed provider %s's largest message "
          "(%zu bytes); set BSPK_FRAME_SIZE lower", fsz, sizeof(wire::Header), r.ep->provider().c_str(),
          r.ep->max_msg_size());
-  size_t limit = config::get_size(config::Var::POOL_LIMIT);
-  r.frames = std::make_unique<comem::FramePool>(r.ep.get(), fsz, limit);
-  r.small = std::make_unique<comem::FramePool>(r.ep.get(), wire::kSmallPayload, limit, size_t{1} << 20);
-  r.comem = std::make_unique<comem::Comem>(r.pid, *r.frames, r.index, r.small.get());
   watch.phase("setting up shared memory (count board, rings)");
   LocalSegments seg = setup_local_segments(r, layout.all_local, job);
   r.transport = r.ep.get();
   if (seg.rings.base()) {
-    r.local = std::make_unique<fabric::LocalTransport>(*r.ep, std::move(seg.rings), r.pid, r.nprocs, wire::kTagSmall);
+    const std::string pull = config::get_enum(config::Var::SHM_PULL);
+    const bool pulls = pull == "on" || (pull == "auto" && r.ep->provider() == "shm");
+    r.local = std::make_unique<fabric::LocalTransport>(*r.ep, std::move(seg.rings), r.pid, r.nprocs, wire::kTagSmall,
+                                                       pulls);
     r.transport = r.local.get();
   }
+  // The pools take their slabs from the transport (host-shared memory where
+  // the same-host path pulls from it) and register them through it.
+  size_t limit = config::get_size(config::Var::POOL_LIMIT);
+  r.frames = std::make_unique<comem::FramePool>(r.transport, fsz, limit);
+  r.small = std::make_unique<comem::FramePool>(r.transport, wire::kSmallPayload, limit, size_t{1} << 20);
+  r.comem = std::make_unique<comem::Comem>(r.pid, *r.frames, r.index, r.small.get());
   r.engine = std::make_unique<sync::Engine>(r.pid, r.nprocs, *r.transport, *r.frames, *r.small, *r.boot, r.stats, opt);
   if (seg.board) r.engine->use_board(std::move(seg.board));
   r.engine->on_send_done([c = r.comem.get()](uint32_t region) { c->send_done(region); });
@@ -318,13 +323,14 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                  layout.nhosts, layout.nhosts > 1 ? "s" : "", r.boot->kind(), r.ep->describe().c_str(),
                  sel.reason.c_str(), fsz);
   if (verbose)
-    std::fprintf(stderr, "bspk: count exchange: %s; messages of up to %zu bytes: %s\n",
+    std::fprintf(stderr, "bspk: count exchange: %s; messages of up to %zu bytes: %s; larger ones: %s\n",
                  r.engine->board() ? "shared-memory board (one host)"
                  : r.nprocs == 1   ? "none (one process)"
                  : opt.count_direct ? "direct (one round of p-1 messages)"
                                     : "binomial tree (2 ceil(log2 p) rounds)",
                  fabric::LocalTransport::kCellPayload,
-                 r.local ? "shared-memory rings (one host)" : "through the provider");
+                 r.local ? "shared-memory rings (one host)" : "through the provider",
+                 r.local && r.local->pulling() ? "pulled by the receiver (one memcpy from the sender's shared frame slab)" : "through the provider");
   if (r.profile) r.profile->start(r.stats);  // superstep 0 starts now
 }
 
@@ -339,15 +345,16 @@ void refresh_pool_stats(Runtime& r) {
 
 Runtime::~Runtime() {
   // Close the endpoint first (no more writes into frames), then the layers
-  // above it, then the registered pools, then the domain.
+  // above it, then the registered pools, then the same-host path (whose
+  // shared memory the pools' slabs may be), then the domain.
   if (ep) ep->close_endpoint();
   dsm.reset();
   mp.reset();
   engine.reset();
-  local.reset();
   comem.reset();
   frames.reset();
   small.reset();
+  local.reset();  // after the pools: their slabs may be its shared memory
   ep.reset();
 }
 

@@ -21,6 +21,7 @@
 #include "comem/region.h"
 #include "dsm/dsm.h"
 #include "fabric/fabric.h"
+#include "fabric/local.h"
 #include "mp/mp.h"
 #include "sync/engine.h"
 
@@ -29,7 +30,7 @@ namespace bspk::api {
 struct Runtime {
   std::unique_ptr<boot::Bootstrap> boot;
   std::unique_ptr<fabric::Endpoint> ep;
-  std::unique_ptr<fabric::Transport> local;  // same-host ring fast path over ep (fabric/local.h), or null
+  std::unique_ptr<fabric::LocalTransport> local;  // same-host fast path over ep (fabric/local.h), or null
   fabric::Transport* transport = nullptr;   // what the engine uses: local, else ep
   std::unique_ptr<comem::FramePool> frames;
   std::unique_ptr<comem::FramePool> small;  // 4 KiB receive buffers for small messages

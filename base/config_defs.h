@@ -60,6 +60,12 @@ BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0,
 BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "messages of up to 496 bytes (header included) through shared-memory rings instead of the "
                 "provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")
+BSPK_CONFIG_VAR(SHM_PULL, "BSPK_SHM_PULL", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
+                "with the rings on, every larger message (MP frames, DSM stores) is copied by its receiver "
+                "straight from the sender's memory instead of through the provider (one memcpy from the "
+                "sender's frame slab, which is shared memory on one host; process_vm_readv for other memory): "
+                "`auto` with the shm provider, `on` with any, `off` never; where the kernel refuses "
+                "cross-memory access the provider carries them")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
                 "receive frames kept posted")
 BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,

@@ -35,8 +35,12 @@ FramePool::FramePool(fabric::Transport* ep, size_t frame_size, size_t limit_byte
 
 FramePool::~FramePool() {
   for (auto& s : slabs_) {
-    if (ep_) ep_->deregister(s.mr);
-    std::free(s.base);
+    if (ep_) {
+      ep_->deregister(s.mr);
+      ep_->free_memory(s.base, slab_size_);
+    } else {
+      std::free(s.base);
+    }
   }
   for (auto& [b, s] : runs_) {
     if (ep_) ep_->deregister(s.mr);
@@ -50,8 +54,14 @@ void FramePool::grow() {
          "frame pool limit reached: %zu frames of %zu bytes in use, %zu bytes of slabs "
          "(BSPK_POOL_LIMIT=%zu); free regions you no longer need",
          in_use_, frame_size_, bytes(), limit_);
+  // From the transport (host-shared memory where the same-host path pulls
+  // from it, fabric/local.h), else private memory.
   void* base = nullptr;
-  if (posix_memalign(&base, slab_size_, slab_size_) != 0 || !base)
+  if (ep_)
+    base = ep_->alloc_memory(slab_size_, slab_size_);
+  else if (posix_memalign(&base, slab_size_, slab_size_) != 0)
+    base = nullptr;
+  if (!base)
     fail(BSPK_ERR_NOMEM, "could not allocate a %zu-byte frame slab (%zu slabs, %zu frames in use)",
          slab_size_, slabs_.size(), in_use_);
   // Before first touch: the slab's pages come from this process's NUMA node(s)
@@ -62,7 +72,7 @@ void FramePool::grow() {
     try {
       s.mr = ep_->register_memory(base, slab_size_);
     } catch (...) {
-      std::free(base);
+      ep_->free_memory(base, slab_size_);
       throw;
     }
   }

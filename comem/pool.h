@@ -2,7 +2,8 @@
 //
 // FramePool: fixed-size packet frames (a power of two, BSPK_FRAME_SIZE), carved
 // from large slabs that are registered with libfabric once, when the slab is
-// added. Slabs are added on demand and never returned before shutdown; no
+// added. The slabs' memory comes from the transport (Transport::alloc_memory:
+// host-shared memory when the same-host path copies straight out of it). Slabs are added on demand and never returned before shutdown; no
 // message ever costs a registration. alloc() and free() are O(1) (a stack of
 // free frames) and take no lock: the runtime is single-threaded per process.
 //

@@ -432,4 +432,11 @@ std::string Endpoint::describe() const {
          (inflight_limit_ ? strprintf(", sends in flight bounded to %zu, no injection", inflight_limit_) : "");
 }
 
+void* Transport::alloc_memory(size_t len, size_t align) {
+  void* base = nullptr;
+  return posix_memalign(&base, align, len) == 0 ? base : nullptr;
+}
+
+void Transport::free_memory(void* base, size_t) noexcept { std::free(base); }
+
 }  // namespace bspk::fabric

@@ -92,6 +92,16 @@ class Transport {
  public:
   virtual ~Transport() = default;
 
+  // Memory for a frame slab: len bytes aligned to align (a power of two),
+  // from wherever this transport moves data best, released with
+  // free_memory(base, len). Private memory here (posix_memalign);
+  // LocalTransport with pulls hands out host-shared memory that the other
+  // processes of the host can map (fabric/local.h), the way UCX's memory
+  // domains allocate memory their transport can reach (uct_md_mem_alloc).
+  // Returns nullptr when out of memory.
+  virtual void* alloc_memory(size_t len, size_t align);
+  virtual void free_memory(void* base, size_t len) noexcept;
+
   // Register [base, base+len) for local and remote access. Throws
   // bspk::Error(BSPK_ERR_FABRIC).
   virtual MemoryRegion register_memory(void* base, size_t len) = 0;

@@ -3,7 +3,14 @@
 
 #include <bspk.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -19,16 +26,46 @@ size_t total_len(const iovec* iov, size_t count) {
 }
 }  // namespace
 
+// Segment layout: the rings (p^2 x kCells cells), the pull rings (p^2 x
+// kPullCells), one PeerInfo per process, one PairState per ordered pair, one
+// slab table (kMaxSlabs entries) per process.
 size_t LocalTransport::segment_bytes(int nprocs) {
-  return static_cast<size_t>(nprocs) * static_cast<size_t>(nprocs) * kCells * kCell;
+  size_t p = static_cast<size_t>(nprocs);
+  return p * p * (kCells * kCell + kPullCells * sizeof(PullCell) + sizeof(PairState)) +
+         p * (sizeof(PeerInfo) + kMaxSlabs * sizeof(SlabEntry));
+}
+
+LocalTransport::PullCell* LocalTransport::pull_ring(int src, int dst) const {
+  size_t p = static_cast<size_t>(nprocs_);
+  auto* base = reinterpret_cast<PullCell*>(static_cast<unsigned char*>(seg_.base()) + p * p * kCells * kCell);
+  return base + pair_index(src, dst) * kPullCells;
+}
+
+LocalTransport::PeerInfo& LocalTransport::peer(int pid) const {
+  size_t p = static_cast<size_t>(nprocs_);
+  auto* base = reinterpret_cast<PeerInfo*>(static_cast<unsigned char*>(seg_.base()) + p * p * kCells * kCell +
+                                           p * p * kPullCells * sizeof(PullCell));
+  return base[pid];
+}
+
+LocalTransport::PairState& LocalTransport::pair_state(int src, int dst) const {
+  size_t p = static_cast<size_t>(nprocs_);
+  auto* base = reinterpret_cast<PairState*>(reinterpret_cast<unsigned char*>(&peer(0)) + p * sizeof(PeerInfo));
+  return base[pair_index(src, dst)];
+}
+
+LocalTransport::SlabEntry* LocalTransport::slab_table(int pid) const {
+  size_t p = static_cast<size_t>(nprocs_);
+  auto* base = reinterpret_cast<SlabEntry*>(reinterpret_cast<unsigned char*>(&pair_state(0, 0)) + p * p * sizeof(PairState));
+  return base + static_cast<size_t>(pid) * kMaxSlabs;
 }
 
 SharedSegment LocalTransport::create_segment(const std::string& prefix, int nprocs) {
   return SharedSegment::create(prefix + ".rings", segment_bytes(nprocs));
 }
 
-LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int nprocs, uint64_t ring_tag)
-    : ep_(ep), seg_(std::move(seg)), pid_(pid), nprocs_(nprocs), ring_tag_(ring_tag) {
+LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int nprocs, uint64_t ring_tag, bool pull)
+    : ep_(ep), seg_(std::move(seg)), pid_(pid), nprocs_(nprocs), ring_tag_(ring_tag), pull_(pull) {
   if (seg_.size() != segment_bytes(nprocs))
     fail(BSPK_ERR_INTERNAL, "ring segment of %zu bytes for %d processes", seg_.size(), nprocs);
   virt_addr_ = ep.virt_addr();
@@ -36,6 +73,98 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
   can_block_ = false;
   tail_.assign(static_cast<size_t>(nprocs), 0);
   head_.assign(static_cast<size_t>(nprocs), 0);
+  pull_tail_.assign(static_cast<size_t>(nprocs), 0);
+  pull_head_.assign(static_cast<size_t>(nprocs), 0);
+  pending_.resize(static_cast<size_t>(nprocs));
+  pull_off_.assign(static_cast<size_t>(nprocs), 0);
+  mapped_.resize(static_cast<size_t>(nprocs));
+  share_ = pull;
+  // Published before this process's first descriptor, whose release store
+  // orders it for the reader.
+  peer(pid).os_pid.store(static_cast<int64_t>(getpid()), std::memory_order_release);
+}
+
+LocalTransport::~LocalTransport() {
+  for (auto& per_src : mapped_)
+    for (Mapped& m : per_src)
+      if (m.base) munmap(const_cast<unsigned char*>(m.base), m.len);
+  // Slabs still ours here belong to pools that outlive us (not the runtime's
+  // order): leave their mappings, close only the descriptors.
+  for (auto& [base, s] : own_slabs_) close(s.fd);
+}
+
+void* LocalTransport::alloc_memory(size_t len, size_t align) {
+  PeerInfo& me = peer(pid_);
+  const uint32_t n = me.nslabs.load(std::memory_order_relaxed);
+  if (!share_ || n >= kMaxSlabs) return Transport::alloc_memory(len, align);
+  int fd = memfd_create("bspk-frames", MFD_CLOEXEC);
+  if (fd < 0) return Transport::alloc_memory(len, align);
+  // An aligned window: reserve len + align, map the memfd at its aligned start.
+  void* res = len + align > len && ftruncate(fd, static_cast<off_t>(len)) == 0
+                  ? mmap(nullptr, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                  : MAP_FAILED;
+  if (res == MAP_FAILED) {
+    close(fd);
+    return Transport::alloc_memory(len, align);
+  }
+  uintptr_t r = reinterpret_cast<uintptr_t>(res), a = (r + align - 1) & ~(uintptr_t{align} - 1);
+  void* base = mmap(reinterpret_cast<void*>(a), len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (a > r) munmap(res, a - r);
+  if (r + len + align > a + len) munmap(reinterpret_cast<void*>(a + len), r + len + align - (a + len));
+  if (base == MAP_FAILED) {
+    munmap(reinterpret_cast<void*>(a), len);
+    close(fd);
+    return Transport::alloc_memory(len, align);
+  }
+  slab_table(pid_)[n] = SlabEntry{fd, a, len, 0};
+  me.nslabs.store(n + 1, std::memory_order_release);  // before any descriptor names it
+  own_slabs_[a] = OwnSlab{len, static_cast<int64_t>(n), fd};
+  return base;
+}
+
+void LocalTransport::free_memory(void* base, size_t len) noexcept {
+  auto it = own_slabs_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == own_slabs_.end()) return Transport::free_memory(base, len);
+  munmap(base, it->second.len);  // peers that mapped it keep their mapping until they exit
+  close(it->second.fd);
+  own_slabs_.erase(it);
+}
+
+// Index of our shared slab holding [a, a + len), or -1.
+int64_t LocalTransport::slab_of(uintptr_t a, size_t len) const {
+  auto it = own_slabs_.upper_bound(a);
+  if (it == own_slabs_.begin()) return -1;
+  --it;
+  return a - it->first < it->second.len && len <= it->second.len - (a - it->first) ? it->second.index : -1;
+}
+
+// Where [addr, addr + len) of src's shared slab `slab` is mapped here (mapping
+// it on first use), or nullptr when it cannot be mapped.
+const unsigned char* LocalTransport::source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab) {
+  if (slab < 0 || static_cast<uint64_t>(slab) >= kMaxSlabs) return nullptr;
+  std::vector<Mapped>& v = mapped_[static_cast<size_t>(src)];
+  if (static_cast<size_t>(slab) >= v.size()) v.resize(static_cast<size_t>(slab) + 1);
+  Mapped& m = v[static_cast<size_t>(slab)];
+  if (!m.base && !m.failed) {
+    const SlabEntry& e = slab_table(src)[slab];  // written before the descriptor that names it
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld",
+                  static_cast<long long>(peer(src).os_pid.load(std::memory_order_acquire)),
+                  static_cast<long long>(e.fd));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    void* b = fd >= 0 ? mmap(nullptr, e.len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0) close(fd);
+    if (b == MAP_FAILED) {
+      m.failed = true;
+    } else {
+      m.base = static_cast<const unsigned char*>(b);
+      m.len = e.len;
+      m.remote_base = e.base;
+    }
+  }
+  if (!m.base || addr < m.remote_base || addr - m.remote_base > m.len || len > m.len - (addr - m.remote_base))
+    return nullptr;
+  return m.base + (addr - m.remote_base);
 }
 
 bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag) {
@@ -54,24 +183,73 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   return true;
 }
 
+// The receives of `tag` kept here: the ring tag's (ring arrivals and pulls),
+// and with pulls on, each other tag's.
+std::deque<LocalTransport::Recv>* LocalTransport::local_recvs(uint64_t tag) {
+  if (tag == ring_tag_) return &recvs_;
+  for (auto& [t, q] : pull_recvs_)
+    if (t == tag) return &q;
+  return nullptr;
+}
+
 bool LocalTransport::post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) {
-  if (tag == ring_tag_ && recvs_.size() < kLocalRecvs && count <= 2) {
+  std::deque<Recv>* q = local_recvs(tag);
+  if (!q && pull_ && tag != ring_tag_) q = &pull_recvs_.emplace_back(tag, std::deque<Recv>{}).second;
+  const size_t keep = tag == ring_tag_ ? kLocalRecvs : kLocalPullRecvs;
+  if (q && (tag == ring_tag_ || pull_) && q->size() < keep && count <= 2) {
     Recv r{};
     for (size_t i = 0; i < count; ++i) r.iov[i] = iov[i];
     r.count = count;
     r.ctx = ctx;
-    recvs_.push_back(r);
+    q->push_back(r);
     return true;
   }
   return ep_.post_recv(iov, desc, count, ctx, tag);
 }
 
+bool LocalTransport::push_pull(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
+                               uint64_t tag) {
+  uint64_t& t = pull_tail_[static_cast<size_t>(dest)];
+  PullCell& c = pull_ring(pid_, dest)[t % kPullCells];
+  if (c.full.load(std::memory_order_acquire)) return false;  // the receiver has not taken it yet
+  Pending pd{};
+  pd.dest = dest;
+  pd.seq = t;
+  pd.ctx = ctx;
+  pd.tag = tag;
+  pd.count = count;
+  size_t len = 0;
+  for (size_t i = 0; i < count; ++i) {
+    c.iov[i].addr = reinterpret_cast<uintptr_t>(iov[i].iov_base);
+    c.iov[i].len = iov[i].iov_len;
+    c.iov[i].slab = dest == pid_ ? -1 : slab_of(c.iov[i].addr, iov[i].iov_len);
+    pd.iov[i] = iov[i];
+    pd.desc[i] = desc ? desc[i] : nullptr;
+    len += iov[i].iov_len;
+  }
+  c.count = static_cast<uint32_t>(count);
+  c.tag = tag;
+  c.seq = t;
+  c.len = len;
+  c.full.store(1, std::memory_order_release);  // publishes the descriptor
+  ++t;
+  pending_[static_cast<size_t>(dest)].push_back(pd);
+  ++npending_;
+  return true;
+}
+
 bool LocalTransport::post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
                                uint64_t tag) {
-  if (tag == ring_tag_ && total_len(iov, count) <= kCellPayload && push(dest, iov, count, tag)) {
+  const size_t len = total_len(iov, count);
+  if (tag == ring_tag_ && len <= kCellPayload && push(dest, iov, count, tag)) {
     sent_.push_back(ctx);
     return true;
   }
+  // Not through a ring: pulled, unless the receiver refused pulls. A full
+  // pull ring is a full transmit queue (the engine retries).
+  if (pull_ && !pull_off_[static_cast<size_t>(dest)] && count <= kPullIov &&
+      !(tag == ring_tag_ && len <= kCellPayload))
+    return push_pull(dest, iov, desc, count, ctx, tag);
   return ep_.post_send(dest, iov, desc, count, ctx, tag);
 }
 
@@ -110,6 +288,141 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
   return k;
 }
 
+namespace {
+// Copy the pieces src[0..n) one after the other into the iovecs of dst.
+void scatter(const iovec* src, size_t n, const iovec* dst) {
+  size_t j = 0, joff = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t done = 0; done < src[i].iov_len;) {
+      size_t m = std::min(src[i].iov_len - done, dst[j].iov_len - joff);
+      std::memcpy(static_cast<char*>(dst[j].iov_base) + joff, static_cast<const char*>(src[i].iov_base) + done, m);
+      done += m;
+      joff += m;
+      if (joff == dst[j].iov_len) ++j, joff = 0;
+    }
+}
+}  // namespace
+
+// Copy a pulled message into the receive r: memcpy out of the sender's shared
+// slabs (or our own memory, for a send to ourselves), else one
+// process_vm_readv from the sender. Returns false when the kernel refuses
+// cross-memory access (EPERM, ENOSYS); other failures are fatal.
+bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* got) {
+  size_t room = 0;
+  for (size_t j = 0; j < r.count; ++j) room += r.iov[j].iov_len;
+  if (c.len > room || c.count > kPullIov)
+    fail(BSPK_ERR_INTERNAL, "a %llu-byte message from pid %d does not fit the %zu-byte receive posted for it",
+         static_cast<unsigned long long>(c.len), src, room);
+  iovec remote[kPullIov];
+  bool mapped = true;
+  for (size_t i = 0; i < c.count; ++i) {
+    remote[i] = iovec{reinterpret_cast<void*>(static_cast<uintptr_t>(c.iov[i].addr)), static_cast<size_t>(c.iov[i].len)};
+    if (src != pid_ && mapped) {
+      const unsigned char* here = source_in_slab(src, c.iov[i].addr, c.iov[i].len, c.iov[i].slab);
+      if (here) remote[i].iov_base = const_cast<unsigned char*>(here);
+      else mapped = false;
+    }
+  }
+  *got = static_cast<size_t>(c.len);
+  if (src == pid_ || mapped) {
+    scatter(remote, c.count, r.iov);
+    return true;
+  }
+  for (size_t i = 0; i < c.count; ++i)  // back to the sender's addresses
+    remote[i].iov_base = reinterpret_cast<void*>(static_cast<uintptr_t>(c.iov[i].addr));
+  if (refuse_for_test_) {
+    refuse_for_test_ = false;
+    return false;
+  }
+  const pid_t os_pid = static_cast<pid_t>(peer(src).os_pid.load(std::memory_order_acquire));
+  iovec local[2] = {r.iov[0], r.iov[1]};
+  ssize_t n = process_vm_readv(os_pid, local, r.count, remote, c.count, 0);
+  if (n < 0 && (errno == EPERM || errno == ENOSYS)) return false;
+  if (n < 0 || static_cast<uint64_t>(n) != c.len)
+    fail(BSPK_ERR_FABRIC, "reading a %llu-byte message from pid %d (process %d) with process_vm_readv: %s",
+         static_cast<unsigned long long>(c.len), src, static_cast<int>(os_pid),
+         n < 0 ? std::strerror(errno) : "short read");
+  return true;
+}
+
+// The kernel refused cross-memory access: no more pulls to this process. The
+// receives kept for pulls go to the provider, through which the senders
+// re-send (they see the pair's `refused`).
+void LocalTransport::stop_pulling() {
+  pull_ = false;
+  for (auto& [tag, q] : pull_recvs_) {
+    while (!q.empty()) {
+      Recv r = q.front();
+      void* desc[2] = {nullptr, nullptr};
+      if (!ep_.post_recv(r.iov, desc, r.count, r.ctx, tag))
+        fail(BSPK_ERR_FABRIC, "the provider's receive queue is full while taking over the receives kept for pulls");
+      q.pop_front();
+    }
+  }
+}
+
+// Pull descriptors addressed to us, scanning the sources round-robin.
+size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
+  size_t k = 0;
+  for (int i = 0; i < nprocs_ && k < n; ++i) {
+    int src = (next_pull_src_ + i) % nprocs_;
+    uint64_t& h = pull_head_[static_cast<size_t>(src)];
+    PullCell* r = pull_ring(src, pid_);
+    PairState& st = pair_state(src, pid_);
+    while (k < n) {
+      PullCell& c = r[h % kPullCells];
+      if (!c.full.load(std::memory_order_acquire)) break;
+      if (!pull_) {  // refused earlier: the sender re-sends through the provider
+        if (st.refused.load(std::memory_order_relaxed) == 0) st.refused.store(c.seq + 1, std::memory_order_relaxed);
+      } else {
+        std::deque<Recv>* q = local_recvs(c.tag);
+        if (!q || q->empty()) break;  // wait for a receive of this tag
+        size_t got = 0;
+        if (!copy_in(src, c, q->front(), &got)) {
+          stop_pulling();
+          continue;  // the same cell again, now refused
+        }
+        out[k++] = Completion{q->front().ctx, CompletionKind::Received, got};
+        q->pop_front();
+      }
+      c.full.store(0, std::memory_order_relaxed);
+      ++h;
+      st.done.store(h, std::memory_order_release);  // publishes refused too
+    }
+  }
+  next_pull_src_ = (next_pull_src_ + 1) % nprocs_;
+  return k;
+}
+
+// Our pulled sends that their receivers have taken: Sent, or (refused) handed
+// to the provider.
+size_t LocalTransport::complete_pulls(Completion* out, size_t n) {
+  size_t k = 0;
+  for (int d = 0; d < nprocs_ && npending_ > 0 && k < n; ++d) {
+    std::deque<Pending>& q = pending_[static_cast<size_t>(d)];
+    if (q.empty()) continue;
+    PairState& st = pair_state(pid_, d);
+    const uint64_t done = st.done.load(std::memory_order_acquire);
+    const uint64_t refused = st.refused.load(std::memory_order_relaxed);
+    while (!q.empty() && q.front().seq < done && k < n) {
+      if (refused != 0 && q.front().seq + 1 >= refused) {
+        pull_off_[static_cast<size_t>(d)] = 1;
+        resend_.push_back(q.front());
+      } else {
+        out[k++] = Completion{q.front().ctx, CompletionKind::Sent, 0};
+      }
+      q.pop_front();
+      --npending_;
+    }
+  }
+  while (!resend_.empty()) {  // their completions come from the provider
+    Pending& pd = resend_.front();
+    if (!ep_.post_send(pd.dest, pd.iov, pd.desc, pd.count, pd.ctx, pd.tag)) break;
+    resend_.pop_front();
+  }
+  return k;
+}
+
 ssize_t LocalTransport::poll(Completion* out, size_t n, CompletionError* err) {
   // The provider first: an error there is returned before any local
   // completion has been taken (so none is lost).
@@ -120,7 +433,9 @@ ssize_t LocalTransport::poll(Completion* out, size_t n, CompletionError* err) {
     out[k++] = Completion{sent_.front(), CompletionKind::Sent, 0};
     sent_.pop_front();
   }
+  if (k < n && npending_ + resend_.size() > 0) k += complete_pulls(out + k, n - k);
   if (k < n) k += deliver(out + k, n - k);
+  if (k < n) k += deliver_pulls(out + k, n - k);
   return static_cast<ssize_t>(k);
 }
 

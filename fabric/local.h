@@ -20,6 +20,33 @@
 // overtake each other; BSPk orders by superstep and sequence numbers, never
 // by arrival.
 //
+// Pulls (issue 10; on when constructed with pull = true): every other message
+// to a process of the host -- larger than a cell, or of another tag, i.e. the
+// frames of MP messages and DSM stores -- is not copied through the provider
+// either. The sender writes a descriptor (its iovecs' addresses and lengths)
+// into a second single-producer single-consumer ring per ordered pair; the
+// receiver copies the bytes straight from the sender's memory into the
+// receive it has posted, with one process_vm_readv(2) (Linux cross-memory
+// attach, CMA: one copy, as the provider's own large-message path, without
+// its per-message handshake through command queues and completion entries),
+// then raises the pair's `done` counter, which completes the send at the
+// sender (Sent: its buffers are reusable). A full pull ring makes post_send
+// return false (the engine keeps the send in its backlog). Where the kernel
+// refuses cross-memory access (Yama ptrace_scope, a container without ptrace
+// permission), the receiver marks the pair refused and hands its receives to
+// the provider; the sender then re-sends the refused messages and all later
+// ones to that process through the provider: nothing is lost, only slower.
+//
+// Shared slabs (with pulls): the frame slabs of this process's pools
+// (alloc_memory) are memfd memory mapped shared, listed in the segment's slab
+// table (file descriptor, address, length). A receiver maps a sender's slab
+// once, read-only, by opening /proc/<sender>/fd/<n> (allowed between processes
+// of one user: ptrace read access, which Yama does not restrict), and then
+// copies a pulled message with memcpy from it: one copy at memory speed, no
+// system call per message (process_vm_readv costs ~2.3 us per call here, more
+// than copying 64 KiB). Memory outside the slabs (contiguous runs, slabs past
+// kMaxSlabs) is read with process_vm_readv, as described above.
+//
 // The segment is a SharedSegment (base/shm_segment.h): created by pid 0, its
 // name passed through the bootstrap, opened by the others, then unlinked.
 #pragma once
@@ -28,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,14 +70,28 @@ class LocalTransport final : public Transport {
   static constexpr size_t kCellPayload = kCell - 16;   // message bytes per cell
   static constexpr size_t kCells = 64;                 // cells per ordered pair
   static constexpr size_t kLocalRecvs = 32;            // ring-tag receives kept for ring arrivals
+  static constexpr size_t kPullCells = 64;             // pull descriptors per ordered pair
+  static constexpr size_t kPullIov = 4;                // iovecs a pulled message may have
+  static constexpr size_t kLocalPullRecvs = 16;        // receives of each other tag kept for pulls
+  static constexpr size_t kMaxSlabs = 512;             // shared slabs listed per process
 
   // Bytes of the segment for p processes.
   static size_t segment_bytes(int nprocs);
   // pid 0: a new segment (its name() goes to the others). Errors: BSPK_ERR_BOOT.
   static SharedSegment create_segment(const std::string& prefix, int nprocs);
 
-  // Over `ep`, with the mapped segment; messages tagged ring_tag may use rings.
-  LocalTransport(Transport& ep, SharedSegment seg, int pid, int nprocs, uint64_t ring_tag);
+  // Over `ep`, with the mapped segment; messages tagged ring_tag may use rings,
+  // and with pull every message that does not go through a ring is pulled
+  // (see above). Every process of the job must pass the same `pull`.
+  LocalTransport(Transport& ep, SharedSegment seg, int pid, int nprocs, uint64_t ring_tag, bool pull = false);
+  ~LocalTransport() override;
+  LocalTransport(const LocalTransport&) = delete;
+  LocalTransport& operator=(const LocalTransport&) = delete;
+
+  // With pulls: host-shared memfd memory, listed in the slab table (private
+  // memory once kMaxSlabs are listed, or without pulls).
+  void* alloc_memory(size_t len, size_t align) override;
+  void free_memory(void* base, size_t len) noexcept override;
 
   MemoryRegion register_memory(void* base, size_t len) override { return ep_.register_memory(base, len); }
   void deregister(MemoryRegion& mr) noexcept override { ep_.deregister(mr); }
@@ -65,6 +107,9 @@ class LocalTransport final : public Transport {
   ssize_t wait(Completion* out, size_t n, int, CompletionError* err) override { return poll(out, n, err); }
 
   const SharedSegment& segment() const { return seg_; }
+  bool pulling() const { return pull_; }
+  // Tests: act as if the kernel refused this process's next cross-memory read.
+  void refuse_next_pull_for_test() { refuse_for_test_ = true; }
 
  private:
   struct alignas(64) Cell {
@@ -74,17 +119,75 @@ class LocalTransport final : public Transport {
     unsigned char data[kCellPayload];
   };
   static_assert(sizeof(Cell) == kCell, "ring cell layout");
+  struct alignas(64) PullCell {
+    std::atomic<uint32_t> full;  // 1: holds a descriptor (release by the producer, acquire by the consumer)
+    uint32_t count;              // iovecs
+    uint64_t tag;
+    uint64_t seq;                // per-pair message number, from 0
+    uint64_t len;                // total bytes
+    struct {
+      uint64_t addr, len;        // in the sender's address space
+      int64_t slab;              // the sender's shared slab holding it, or -1
+    } iov[kPullIov];
+  };
+  static_assert(sizeof(PullCell) == 128, "pull cell layout");
+  struct SlabEntry {  // one shared slab of a process: its memfd number in that process, where it maps it
+    int64_t fd;
+    uint64_t base, len;
+    uint64_t reserved;
+  };
+  // Per ordered pair (src -> dst), written by dst, read by src.
+  struct alignas(64) PairState {
+    std::atomic<uint64_t> done;     // descriptors consumed (pulled or refused)
+    std::atomic<uint64_t> refused;  // 0, or 1 + the first refused descriptor's seq
+  };
+  struct alignas(64) PeerInfo {
+    std::atomic<int64_t> os_pid;    // getpid() of the process (0 until it has started)
+    std::atomic<uint32_t> nslabs;   // entries of its slab table (release: the entry is written)
+  };
+  struct OwnSlab {
+    size_t len;
+    int64_t index;
+    int fd;
+  };
+  struct Mapped {  // a peer's slab, mapped here read-only
+    const unsigned char* base = nullptr;
+    size_t len = 0;
+    uint64_t remote_base = 0;
+    bool failed = false;  // could not be mapped: read by process_vm_readv instead
+  };
   struct Recv {
     iovec iov[2];
     size_t count;
     OpContext* ctx;
   };
-  Cell* ring(int src, int dst) const {
-    return static_cast<Cell*>(seg_.base()) +
-           (static_cast<size_t>(src) * static_cast<size_t>(nprocs_) + static_cast<size_t>(dst)) * kCells;
+  struct Pending {  // a pulled send not yet done
+    int dest;
+    uint64_t seq;
+    OpContext* ctx;
+    uint64_t tag;
+    size_t count;
+    iovec iov[kPullIov];
+    void* desc[kPullIov];
+  };
+  size_t pair_index(int src, int dst) const {
+    return static_cast<size_t>(src) * static_cast<size_t>(nprocs_) + static_cast<size_t>(dst);
   }
+  Cell* ring(int src, int dst) const { return static_cast<Cell*>(seg_.base()) + pair_index(src, dst) * kCells; }
+  PullCell* pull_ring(int src, int dst) const;
+  PairState& pair_state(int src, int dst) const;
+  PeerInfo& peer(int pid) const;
+  SlabEntry* slab_table(int pid) const;
+  int64_t slab_of(uintptr_t a, size_t len) const;
+  const unsigned char* source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab);
   bool push(int dest, const iovec* iov, size_t count, uint64_t tag);
+  bool push_pull(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);
+  std::deque<Recv>* local_recvs(uint64_t tag);
+  bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got);
+  void stop_pulling();
   size_t deliver(Completion* out, size_t n);
+  size_t deliver_pulls(Completion* out, size_t n);
+  size_t complete_pulls(Completion* out, size_t n);
 
   Transport& ep_;
   SharedSegment seg_;
@@ -95,6 +198,20 @@ class LocalTransport final : public Transport {
   std::deque<Recv> recvs_;      // ring-tag receives kept here
   std::deque<OpContext*> sent_; // ring sends whose Sent completion is due
   int next_src_ = 0;            // round-robin start of the next scan
+  // Pulls.
+  bool pull_ = false;               // on for this process (cleared when the kernel refuses CMA)
+  bool refuse_for_test_ = false;
+  std::vector<uint64_t> pull_tail_; // per destination: next descriptor cell (producer side)
+  std::vector<uint64_t> pull_head_; // per source: next descriptor cell (consumer side)
+  std::vector<std::deque<Pending>> pending_;  // per destination: pulled sends not yet done
+  std::vector<char> pull_off_;      // per destination: refused by it, send through the provider
+  size_t npending_ = 0;
+  std::deque<Pending> resend_;      // refused pulls, to post to the provider
+  std::vector<std::pair<uint64_t, std::deque<Recv>>> pull_recvs_;  // other tags' receives kept for pulls
+  int next_pull_src_ = 0;
+  bool share_ = false;                          // alloc_memory hands out shared slabs
+  std::map<uintptr_t, OwnSlab> own_slabs_;      // by base address
+  std::vector<std::vector<Mapped>> mapped_;     // per source, per slab index
 };
 
 }  // namespace bspk::fabric

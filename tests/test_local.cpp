@@ -8,7 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <cstdio>
+#include <fstream>
 #include <memory>
+#include <string>
+#include <set>
 #include <vector>
 
 #include "base/shm_segment.h"
@@ -28,12 +32,12 @@ constexpr uint64_t kRingTag = 2, kOtherTag = 1;
 struct Pair {
   fake::FakeNetwork net;
   std::unique_ptr<LocalTransport> t[2];
-  explicit Pair(const fake::Config& cfg) : net(cfg) {
+  explicit Pair(const fake::Config& cfg, bool pull0 = false, bool pull1 = false) : net(cfg) {
     SharedSegment s0 = LocalTransport::create_segment("bspk.test_local." + std::to_string(getpid()), 2);
     SharedSegment s1 = SharedSegment::open(s0.name(), LocalTransport::segment_bytes(2));
     s0.unlink();
-    t[0] = std::make_unique<LocalTransport>(net.endpoint(0), std::move(s0), 0, 2, kRingTag);
-    t[1] = std::make_unique<LocalTransport>(net.endpoint(1), std::move(s1), 1, 2, kRingTag);
+    t[0] = std::make_unique<LocalTransport>(net.endpoint(0), std::move(s0), 0, 2, kRingTag, pull0);
+    t[1] = std::make_unique<LocalTransport>(net.endpoint(1), std::move(s1), 1, 2, kRingTag, pull1);
   }
 };
 
@@ -170,6 +174,202 @@ TEST(LocalRings, SelfSendsAndInject) {
   for (size_t i = 0; i < LocalTransport::kCells; ++i) ASSERT_TRUE(p.t[0]->inject(1, iov, desc, 1, kRingTag));
   EXPECT_FALSE(p.t[0]->inject(1, iov, desc, 1, kRingTag));
   EXPECT_FALSE(p.t[0]->can_block());
+}
+
+// ---- Pulls: larger messages copied by the receiver from the sender's memory.
+
+// A message the sender keeps alive until its Sent completion (pulls read it late).
+struct SendBuf {
+  std::vector<unsigned char> hdr, body;
+  OpContext ctx{};
+  SendBuf(uint32_t word, size_t payload) : hdr(64, 0xCD), body(payload) {
+    std::memcpy(hdr.data(), &word, sizeof word);
+    for (size_t i = 0; i < payload; ++i) body[i] = static_cast<unsigned char>(word + i * 7);
+  }
+  bool post(LocalTransport& t, int dest, uint64_t tag = kOtherTag) {
+    iovec iov[2] = {{hdr.data(), hdr.size()}, {body.data(), body.size()}};
+    void* desc[2] = {nullptr, nullptr};
+    return t.post_send(dest, iov, desc, body.empty() ? 1 : 2, &ctx, tag);
+  }
+};
+
+bool same_bytes(const RecvBuf& r, const SendBuf& s) {
+  return std::memcmp(r.hdr, s.hdr.data(), 64) == 0 && std::memcmp(r.body, s.body.data(), s.body.size()) == 0;
+}
+
+TEST(LocalPulls, LargeMessageIsCopiedByTheReceiverAndCompletesTheSendOnlyThen) {
+  Pair p(two(), true, true);
+  SendBuf s(0xBEEF, 4000);
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
+  ASSERT_TRUE(s.post(*p.t[0], 1));
+  EXPECT_TRUE(drain(*p.t[0], 3).empty()) << "Sent before the receiver took the message";
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].context, &rb.ctx);
+  EXPECT_EQ(r[0].kind, CompletionKind::Received);
+  EXPECT_EQ(r[0].len, 64u + 4000u);
+  EXPECT_TRUE(same_bytes(rb, s));
+  auto sent = drain(*p.t[0]);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].context, &s.ctx);
+  EXPECT_EQ(sent[0].kind, CompletionKind::Sent);
+  EXPECT_TRUE(p.net.delivered().empty()) << "the provider carried a pulled message";
+}
+
+TEST(LocalPulls, RingTagMessagesLargerThanACellArePulledToo) {
+  Pair p(two(), true, true);
+  SendBuf s(42, 1000);  // 1064 bytes: more than a cell
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kRingTag));
+  ASSERT_TRUE(s.post(*p.t[0], 1, kRingTag));
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].len, 1064u);
+  EXPECT_TRUE(same_bytes(rb, s));
+  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  EXPECT_TRUE(p.net.delivered().empty());
+}
+
+TEST(LocalPulls, FullPullRingIsAFullQueueAndEveryMessageArrivesInOrder) {
+  Pair p(two(), true, true);
+  const size_t n = LocalTransport::kPullCells;
+  std::vector<std::unique_ptr<SendBuf>> s;
+  for (size_t i = 0; i < n; ++i) {
+    s.push_back(std::make_unique<SendBuf>(static_cast<uint32_t>(i), 600));
+    ASSERT_TRUE(s.back()->post(*p.t[0], 1));
+  }
+  SendBuf extra(9999, 600);
+  EXPECT_FALSE(extra.post(*p.t[0], 1)) << "a full pull ring must refuse (the engine retries), not drop";
+  // The receiver takes them 16 at a time (the receives it keeps for pulls), in order.
+  std::vector<RecvBuf> rb(LocalTransport::kLocalPullRecvs);
+  uint32_t expect = 0;
+  while (expect < n) {
+    for (auto& r : rb) ASSERT_TRUE(r.post(*p.t[1], kOtherTag));
+    auto got = drain(*p.t[1], 2);
+    ASSERT_EQ(got.size(), LocalTransport::kLocalPullRecvs);
+    for (auto& c : got) {
+      auto* r = reinterpret_cast<RecvBuf*>(reinterpret_cast<char*>(c.context) - offsetof(RecvBuf, ctx));
+      ASSERT_TRUE(same_bytes(*r, *s[expect])) << "message " << expect;
+      ++expect;
+    }
+  }
+  EXPECT_EQ(drain(*p.t[0]).size(), n);
+  EXPECT_TRUE(extra.post(*p.t[0], 1));
+  EXPECT_TRUE(p.net.delivered().empty());
+}
+
+TEST(LocalPulls, SendToItselfIsCopied) {
+  Pair p(two(), true, true);
+  SendBuf s(77, 3000);
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[0], kOtherTag));
+  ASSERT_TRUE(s.post(*p.t[0], 0));
+  auto got = drain(*p.t[0]);
+  ASSERT_EQ(got.size(), 2u);  // Received, then Sent at the next poll
+  EXPECT_TRUE(same_bytes(rb, s));
+}
+
+// Where the kernel refuses cross-memory reads, the receiver hands its receives
+// to the provider and the sender re-sends: nothing lost, later messages too.
+TEST(LocalPulls, RefusedPullsGoThroughTheProviderAndNothingIsLost) {
+  Pair p(two(), true, true);
+  p.t[1]->refuse_next_pull_for_test();
+  std::vector<std::unique_ptr<SendBuf>> s;
+  for (uint32_t i = 0; i < 3; ++i) {
+    s.push_back(std::make_unique<SendBuf>(100 + i, 2000));
+    ASSERT_TRUE(s.back()->post(*p.t[0], 1));
+  }
+  std::vector<RecvBuf> rb(4);
+  for (auto& r : rb) ASSERT_TRUE(r.post(*p.t[1], kOtherTag));
+  EXPECT_TRUE(drain(*p.t[1], 2).empty());  // refused: the receives moved to the provider
+  EXPECT_FALSE(p.t[1]->pulling());
+  EXPECT_EQ(drain(*p.t[0]).size(), 3u);    // re-sent through the provider (the fake completes at post)
+  s.push_back(std::make_unique<SendBuf>(103, 2000));
+  ASSERT_TRUE(s.back()->post(*p.t[0], 1));  // later ones go to the provider directly
+  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(p.net.delivered().size(), 4u);
+  std::set<uint32_t> words;
+  for (auto& c : r) {
+    auto* b = reinterpret_cast<RecvBuf*>(reinterpret_cast<char*>(c.context) - offsetof(RecvBuf, ctx));
+    uint32_t w;
+    std::memcpy(&w, b->hdr, 4);
+    words.insert(w);
+    ASSERT_TRUE(same_bytes(*b, *s[w - 100]));
+  }
+  EXPECT_EQ(words, (std::set<uint32_t>{100, 101, 102, 103}));
+}
+
+// A receiver without pulls (another setting) refuses them too.
+TEST(LocalPulls, ReceiverWithoutPullsGetsThemThroughTheProvider) {
+  Pair p(two(), true, false);
+  SendBuf s(5, 4000);
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
+  ASSERT_TRUE(s.post(*p.t[0], 1));
+  EXPECT_TRUE(drain(*p.t[1], 2).empty());
+  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(same_bytes(rb, s));
+  EXPECT_EQ(p.net.delivered().size(), 1u);
+}
+
+// The /proc/self/maps line of the mapping holding address a ("" if none).
+std::string mapping_of(const void* a) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  auto x = reinterpret_cast<uintptr_t>(a);
+  while (std::getline(maps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2 && x >= lo && x < hi) return line;
+  }
+  return "";
+}
+
+// Memory from alloc_memory (the pools' slabs) is host-shared: the receiver
+// maps the sender's slab and copies with memcpy, without process_vm_readv
+// (a receiver told to refuse cross-memory reads still gets the message).
+TEST(LocalPulls, MessagesFromSharedSlabsAreCopiedWithoutCrossMemoryReads) {
+  Pair p(two(), true, true);
+  const size_t len = size_t{1} << 20;
+  auto* slab = static_cast<unsigned char*>(p.t[0]->alloc_memory(len, len));
+  ASSERT_NE(slab, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(slab) % len, 0u) << "slab not aligned";
+  for (size_t i = 0; i < 64 + 4000; ++i) slab[i] = static_cast<unsigned char>(i * 13 + 1);
+  p.t[1]->refuse_next_pull_for_test();
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
+  OpContext ctx{};
+  iovec iov[2] = {{slab, 64}, {slab + 64, 4000}};
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[0]->post_send(1, iov, desc, 2, &ctx, kOtherTag));
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].len, 4064u);
+  EXPECT_TRUE(p.t[1]->pulling()) << "a slab message went through process_vm_readv";
+  EXPECT_EQ(std::memcmp(rb.hdr, slab, 64), 0);
+  EXPECT_EQ(std::memcmp(rb.body, slab + 64, 4000), 0);
+  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  EXPECT_TRUE(p.net.delivered().empty());
+  p.t[0]->free_memory(slab, len);
+}
+
+// Without pulls alloc_memory is private memory, as before; with them a memfd.
+TEST(LocalPulls, SlabsAreSharedMemfdMemoryOnlyWithPulls) {
+  Pair priv(two()), shared(two(), true, true);
+  const size_t len = size_t{1} << 20;
+  void* a = priv.t[0]->alloc_memory(len, len);
+  void* b = shared.t[0]->alloc_memory(len, len);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(mapping_of(a).find("memfd:bspk-frames"), std::string::npos) << mapping_of(a);
+  EXPECT_NE(mapping_of(b).find("memfd:bspk-frames"), std::string::npos) << mapping_of(b);
+  priv.t[0]->free_memory(a, len);
+  shared.t[0]->free_memory(b, len);
+  EXPECT_EQ(mapping_of(b), "") << "freed slab still mapped";
 }
 
 }  // namespace

@@ -63,12 +63,15 @@ expect "order ok, checksum ok"; expect "1000000 keys on 4 processes"
 # ---- failures ---------------------------------------------------------------
 # SIGKILL in the middle of superstep 3 (pid 3 kills itself while the others
 # wait in bspk_sync): everyone else ends within 10 s naming pid 3 and the
-# superstep; srun exits non-zero.
+# superstep; srun exits non-zero. Each process names its own superstep: 3, or
+# 2 for one that had not yet seen superstep 2's counted barrier complete when
+# the news came (pid 3 left superstep 2 before it died, which needs only that
+# the others entered its barrier; seen under load).
 run "SIGKILL mid-superstep (pmix)" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" killed
 expect_fail; expect_within 10 "$SECS" "the whole job ended"
-expect_count 3 "^bspk: ending pid [0-2] \(superstep 3\): pid 3 \(os pid [0-9]+ on [^)]*\) died \(killed or crashed"
+expect_count 3 "^bspk: ending pid [0-2] \(superstep [23]\): pid 3 \(os pid [0-9]+ on [^)]*\) died \(killed or crashed"
 run "SIGKILL mid-superstep (plain srun)" 60 "${SRUN[@]}" --mpi=none "$SCEN" killed
-expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect "ending pid [0-2] \(superstep 3\): pid 3 \(os pid [0-9]+ on [^)]*\) died"
+expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect "ending pid [0-2] \(superstep [23]\): pid 3 \(os pid [0-9]+ on [^)]*\) died"
 
 # A process killed from outside while it computes (not in a sync).
 log=$BUILD/slurm-kill.log
