@@ -112,9 +112,9 @@ static inline void rawfab_open_caps(rawfab *r, size_t len, uint64_t caps) {
     bspk_expect(P);
     bspk_sync();
     bspk_free(m);
-    r->peers = calloc((size_t)P, sizeof *r->peers);
-    r->peer_base = calloc((size_t)P, sizeof(uint64_t));
-    r->peer_key = calloc((size_t)P, sizeof(uint64_t));
+    r->peers = (fi_addr_t *)calloc((size_t)P, sizeof *r->peers); /* casts: C++ includes this too */
+    r->peer_base = (uint64_t *)calloc((size_t)P, sizeof(uint64_t));
+    r->peer_key = (uint64_t *)calloc((size_t)P, sizeof(uint64_t));
     for (bspk_ptr in; !bspk_is_null(in = bspk_recv());) {
         int q = bspk_sender_id(in);
         uint64_t pm[2];

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install BSPk into a fresh prefix and use it the ways the README says:
-# pkg-config with cc, and find_package(bspk) from CMake (shared and static).
+# pkg-config with cc, and find_package(bspk) from CMake (shared and static);
+# the C++ API (bspk.hpp) both ways too.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1
@@ -32,4 +33,13 @@ cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
 cc -std=c99 -o "$work/bsp_app_pc" "$src/tests/install/bsp_app.c" $(pkg-config --cflags --libs bspk-bsplib)
 "$prefix/bin/bsprun" -n 2 "$work/bsp_app_pc" | grep -c ': bsp ok$' | grep -qx 2
 "$prefix/bin/bsprun" -n 2 "$work/cmake/bsp_app" | grep -c ': bsp ok$' | grep -qx 2
-echo "install check: pkg-config and find_package (shared, static) ok; BSPlib: bspcc, bspcxx, pkg-config, bspk::bsplib ok"
+# The C++ API: bspk.hpp next to bspk.h; C++17 with pkg-config (and C++20),
+# find_package(bspk) with CXX_STANDARD 17 (shared, static).
+test -f "$prefix/include/bspk.hpp"
+c++ -std=c++17 -Wall -Wextra -Werror -o "$work/app_cpp" "$src/tests/install/app_cpp.cpp" $(pkg-config --cflags --libs bspk)
+"$prefix/bin/bspkrun" -n 3 "$work/app_cpp" | grep -c ': cpp ok$' | grep -qx 3
+c++ -std=c++20 -Wall -Wextra -Werror -o "$work/app_cpp20" "$src/tests/install/app_cpp.cpp" $(pkg-config --cflags --libs bspk)
+"$prefix/bin/bspkrun" -n 2 "$work/app_cpp20" | grep -c ': cpp ok$' | grep -qx 2
+"$prefix/bin/bspkrun" -n 3 "$work/cmake/app_cpp" | grep -c ': cpp ok$' | grep -qx 3
+"$prefix/bin/bspkrun" -n 2 "$work/cmake/app_cpp_static" | grep -c ': cpp ok$' | grep -qx 2
+echo "install check: pkg-config and find_package (shared, static) ok; BSPlib: bspcc, bspcxx, pkg-config, bspk::bsplib ok; C++ (bspk.hpp): pkg-config (C++17, C++20) and find_package (shared, static) ok"
