@@ -325,6 +325,7 @@ int bspk_sync(void) {
     r.dsm->before_sync();
     r.engine->sync(false);
     over_code = 0;  // the superstep ended: whatever failed before is behind us
+    r.step_base = r.stats.msgs_sent + r.stats.copies;
     r.dsm->after_sync();
     if (r.profile)
       r.profile->sync_done(r.engine->step() - 1,
@@ -349,6 +350,23 @@ int bspk_send(int dest, bspk_ptr p, size_t n) {
     r.mp->send(dest, canon(p), n);
     r.engine->progress_if_busy();
   });
+}
+
+int bspk_send_tag(int dest, bspk_ptr p, size_t n, uint64_t tag) {
+  return guarded("bspk_send_tag", [&] {
+    Runtime& r = need();
+    r.mp->send(dest, canon(p), n, tag);
+    r.engine->progress_if_busy();
+  });
+}
+
+uint64_t bspk_tag(bspk_ptr p) {
+  uint64_t tag = 0;
+  guarded("bspk_tag", [&] {
+    Runtime& r = need();
+    tag = r.comem->local(canon(p)).tag;
+  });
+  return tag;
 }
 
 int bspk_send_buf(int dest, const void* src, size_t nbytes) {

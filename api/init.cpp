@@ -441,6 +441,7 @@ void fill_stats(bspk_stats* out, size_t size) {
   o.bytes_stored = s.bytes_stored;
   o.bytes_fetched = s.bytes_fetched;
   o.frames_flipped = s.frames_flipped;
+  o.step_sends = s.msgs_sent + s.copies - rt->step_base;
   // A caller built against an older header gets the fields it knows; one
   // built against a newer header gets zeros in the fields this build lacks.
   std::memcpy(out, &o, std::min(size, sizeof o));

@@ -64,6 +64,7 @@ struct Region {
   bool live = false;
   bool free_pending = false;  // freed by the program while sends were in flight
   int32_t sender = -1;        // sender pid for received messages, else owner
+  uint64_t tag = 0;           // user tag of a received message (bspk_send_tag), else 0
   uint32_t inflight = 0;      // sends from this region not yet complete
   bool named = false;         // has an entry in Comem's name table
   bool small = false;         // its one frame is a small buffer (received small message)

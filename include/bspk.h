@@ -351,6 +351,21 @@ BSPK_API int bspk_declared(void);
  * (p + n past the end of the region), BSPK_ERR_STATE. */
 BSPK_API int bspk_send(int dest, bspk_ptr p, size_t n);
 
+/* bspk_send with a user tag (beyond the paper; issue 15): the message carries
+ * the 64-bit tag, which the receiver reads with bspk_tag. Everything else --
+ * zero copy, order, counting, cost, errors -- is bspk_send's (bspk_send is
+ * bspk_send_tag with tag 0). The tag travels in the message header BSPk sends
+ * anyway: tagged and untagged messages put the same bytes on the wire. */
+BSPK_API int bspk_send_tag(int dest, bspk_ptr p, size_t n, uint64_t tag);
+
+/* The tag of the received message p points into (any element of the region
+ * bspk_recv or bspk_recv_contiguous returned): the tag of bspk_send_tag, 0 for
+ * a message from bspk_send or bspk_send_buf and for a region this process
+ * allocated. O(1). Errors (0 returned, bspk_error_string set): BSPK_ERR_PTR
+ * (NULL, freed or remote p), BSPK_ERR_STATE. Use a tag of 0 for "untagged" so
+ * that 0 never needs telling apart from an error. */
+BSPK_API uint64_t bspk_tag(bspk_ptr p);
+
 /* Buffered send (beyond the paper): send the nbytes bytes at src -- ordinary
  * memory: stack, malloc, anything -- as one message to process dest (itself
  * allowed). The bytes are copied into comem frames during the call (one
@@ -528,6 +543,9 @@ typedef struct bspk_stats {
     uint64_t bytes_stored;   /* payload bytes of stores issued                      */
     uint64_t bytes_fetched;  /* payload bytes this process sent in fetch replies   */
     uint64_t frames_flipped; /* copy fragments that became a destination frame     */
+    uint64_t step_sends;     /* messages and copies this process issued in the current
+                              * superstep (bspk_send, bspk_send_buf, bspk_send_tag,
+                              * bspk_copy, bspk_put); 0 right after bspk_sync returns */
 } bspk_stats;
 
 /* Fill *out with this process's counters.

@@ -14,7 +14,7 @@ MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats&
   engine_.on_advance([this](uint32_t s) { on_advance(s); });
 }
 
-void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
+void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag) {
   if (dest < 0 || dest >= engine_.nprocs())
     fail(BSPK_ERR_PID, "destination pid %d is outside [0, %d)", dest, engine_.nprocs());
   comem::Region& r = comem_.local(p);
@@ -31,6 +31,8 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n) {
   h.seq = seq_[static_cast<size_t>(dest)]++;
   h.nelems = n;
   h.elem_size = r.elem_size;
+  h.u32[0] = static_cast<uint32_t>(tag);
+  h.u32[1] = static_cast<uint32_t>(tag >> 32);
   if (n == 0) {
     // An empty message: a header alone.
     h.nframes = 0;
@@ -79,6 +81,7 @@ bspk_ptr MessagePassing::recv() {
   if (inbox_pos_ >= inbox_.size()) return BSPK_NULL;
   Msg& m = inbox_[inbox_pos_++];
   bspk_ptr p = comem_.adopt(m.frame_list(), m.nframes, m.skew, m.nelems, m.elem_size, m.src, m.small);
+  comem_.local(p).tag = m.tag;
   m.frames.clear();
   m.frame0 = 0;
   m.nframes = 0;
@@ -108,6 +111,7 @@ bspk_ptr MessagePassing::recv_contiguous() {
   }
   stats_.bytes_copied += from.nelems * es;
   to.sender = from.sender;
+  to.tag = from.tag;
   c.sender = from.sender;
   comem_.release(p.region);  // its frames go back to the pool
   return c;
@@ -178,6 +182,7 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
   m.elem_size = h.elem_size;
   m.nelems = h.nelems;
   m.nframes = h.nframes;
+  m.tag = uint64_t{h.u32[0]} | (uint64_t{h.u32[1]} << 32);
   if (small && h.nframes > 1) return bad("a multi-frame message in a small buffer");
   if (h.nframes <= 1) {
     if (h.nframes == 1) {
@@ -198,8 +203,10 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
   Msg& pm = it->second;
   // Every fragment of a message must describe the same message as its first
   // (a later one with another frame count would index past pm.frames).
-  if (pm.nframes != h.nframes || pm.nelems != h.nelems || pm.elem_size != h.elem_size || pm.skew != h.skew)
-    return bad("a fragment disagrees with the first fragment of its message (frames, elements, element size or skew)");
+  if (pm.nframes != h.nframes || pm.nelems != h.nelems || pm.elem_size != h.elem_size || pm.skew != h.skew ||
+      pm.tag != (uint64_t{h.u32[0]} | (uint64_t{h.u32[1]} << 32)))
+    return bad(
+        "a fragment disagrees with the first fragment of its message (frames, elements, element size, skew or tag)");
   if (pm.frames[h.frame] != 0) return bad("duplicate frame");
   pm.frames[h.frame] = frame;
   if (++pm.got == pm.nframes) {

@@ -37,8 +37,10 @@ class MessagePassing {
  public:
   MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats& stats);
 
-  // bspk_send. Throws bspk::Error for bad pid / pointer / range.
-  void send(int dest, const bspk_ptr& p, uint64_t n);
+  // bspk_send (tag 0) and bspk_send_tag. The tag travels in the header words
+  // u32[0..1] of every fragment (no extra bytes on the wire) and becomes the
+  // received region's tag. Throws bspk::Error for bad pid / pointer / range.
+  void send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag = 0);
   // bspk_send_buf: nbytes from ordinary memory, copied at the call into a
   // staging region of 1-byte elements (the one copy, in bytes_copied), sent
   // from it as by send(), the region freed as soon as its sends complete.
@@ -61,6 +63,7 @@ class MessagePassing {
     uint32_t nframes = 0;
     uint32_t got = 0;
     uint64_t nelems = 0;
+    uint64_t tag = 0;               // bspk_send_tag's tag, 0 for bspk_send
     bool small = false;             // frame0 is a small buffer
     uintptr_t frame0 = 0;           // the frame of a one-frame message (no allocation)
     std::vector<uintptr_t> frames;  // the frames of a multi-frame message

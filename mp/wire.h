@@ -4,8 +4,10 @@
 // bspk_send. Its header (sync/wire.h) carries seq (message number from src to
 // this destination in the superstep), frame / nframes (this frame's index and
 // the message's frame count, 0 for an empty message), skew (slot of element 0
-// within the first frame), nelems and elem_size. Data messages are counted
-// arrivals: one per complete message.
+// within the first frame), nelems and elem_size, and the user tag of
+// bspk_send_tag in u32[0] (low 32 bits) and u32[1] (high), 0 for bspk_send,
+// the same in every fragment. Data messages are counted arrivals: one per
+// complete message.
 #pragma once
 
 #include "sync/wire.h"

@@ -751,6 +751,94 @@ int many(int argc, char** argv) {
   return 0;
 }
 
+// Message tags (bspk_send_tag / bspk_tag, issue 15): every process sends every
+// process, in each of 4 supersteps, an untagged message, a one-element tagged
+// one, a tagged message of two frames and a bit (its fragments must agree on
+// the tag), an empty tagged one and a bspk_send_buf (tag 0), with tags that
+// use all 64 bits; random delays put processes ahead of and behind each
+// other (a message from a process ahead is held with its tag). Each message
+// must arrive with its own tag, in (sender, send order); bspk_recv_contiguous
+// keeps the tag; a region of our own has tag 0; bspk_tag(BSPK_NULL) is an
+// error (BSPK_ERR_PTR, 0). The superstep's stats.step_sends counts the 5
+// sends per destination and is 0 after the sync.
+SCENARIO_ROW({.test = "TagsArriveWithTheirMessages", .args = "tags", .out = {exactly(1, "tags ok")}});
+int tags(int, char**) {
+  bspk_stats st0;
+  OK(bspk_get_stats(&st0));
+  const size_t N = st0.frame_size / sizeof(uint32_t) * 2 + 3;  // two frames and a bit
+  auto tag_of = [](int s, int src, int dst, int k) {
+    return (uint64_t{0xF00Du} << 48) | (uint64_t(s) << 40) | (uint64_t(src) << 24) | (uint64_t(dst) << 8) |
+           uint64_t(k);
+  };
+  for (int s = 0; s < 4; ++s) {
+    if (h3(5, static_cast<uint64_t>(me), static_cast<uint64_t>(s)) % 3 == 0) usleep(4000);  // skew
+    bspk_ptr one = bspk_malloc("", 0, static_cast<size_t>(P), sizeof(uint32_t));
+    bspk_ptr big = bspk_malloc("", 0, N, sizeof(uint32_t));
+    CHECK(!bspk_is_null(one) && !bspk_is_null(big), "malloc: %s", bspk_error_string());
+    CHECK(bspk_tag(one) == 0, "a region of our own has tag %llu", (unsigned long long)bspk_tag(one));
+    for (size_t i = 0; i < N;) {
+      uint32_t* a;
+      size_t n = bspk_span(bspk_incr(big, static_cast<ptrdiff_t>(i)), reinterpret_cast<void**>(&a));
+      for (size_t k = 0; k < n; ++k) a[k] = static_cast<uint32_t>(s * 7 + me * 3 + i + k);
+      i += n;
+    }
+    for (int d = 0; d < P; ++d) {
+      bspk_ptr e = bspk_incr(one, d);
+      *static_cast<uint32_t*>(bspk_elemP(e)) = static_cast<uint32_t>(s * 1000 + me * 10 + d);
+      OK(bspk_send(d, e, 1));
+      OK(bspk_send_tag(d, e, 1, tag_of(s, me, d, 1)));
+      OK(bspk_send_tag(d, big, N, tag_of(s, me, d, 2)));
+      OK(bspk_send_tag(d, e, 0, ~uint64_t{0} - static_cast<uint64_t>(d)));
+      const uint32_t v = static_cast<uint32_t>(s + me);
+      OK(bspk_send_buf(d, &v, sizeof v));
+    }
+    bspk_stats st;
+    OK(bspk_get_stats(&st));
+    CHECK(st.step_sends == static_cast<uint64_t>(5 * P), "step_sends %llu before the sync, expected %d",
+          (unsigned long long)st.step_sends, 5 * P);
+    OK(bspk_expect(5 * P));
+    OK(bspk_sync());
+    OK(bspk_get_stats(&st));
+    CHECK(st.step_sends == 0, "step_sends %llu right after the sync", (unsigned long long)st.step_sends);
+    OK(bspk_free(one));
+    OK(bspk_free(big));
+    for (int src = 0; src < P; ++src) {
+      bspk_ptr m = bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_sender_id(m) == src && bspk_tag(m) == 0 &&
+                *static_cast<uint32_t*>(bspk_elemP(m)) == static_cast<uint32_t>(s * 1000 + src * 10 + me),
+            "superstep %d: untagged message from pid %d: tag %llu", s + 1, src, (unsigned long long)bspk_tag(m));
+      OK(bspk_free(m));
+      m = bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_tag(m) == tag_of(s, src, me, 1) && bspk_nelems(m) == 1,
+            "superstep %d: tagged message from pid %d: tag %#llx, expected %#llx", s + 1, src,
+            (unsigned long long)bspk_tag(m), (unsigned long long)tag_of(s, src, me, 1));
+      CHECK(bspk_tag(bspk_incr(m, 1)) == tag_of(s, src, me, 1), "the tag through a pointer one past the element");
+      OK(bspk_free(m));
+      m = (src % 2) ? bspk_recv_contiguous() : bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_tag(m) == tag_of(s, src, me, 2) && bspk_nelems(m) == N,
+            "superstep %d: the %zu-element tagged message from pid %d: tag %#llx, %zu elements", s + 1, N, src,
+            (unsigned long long)bspk_tag(m), bspk_nelems(m));
+      for (size_t i = 0; i < N; i += 4099)
+        CHECK(*static_cast<uint32_t*>(bspk_elemP(bspk_incr(m, static_cast<ptrdiff_t>(i)))) ==
+                  static_cast<uint32_t>(s * 7 + src * 3 + i),
+              "superstep %d: element %zu of pid %d's message", s + 1, i, src);
+      OK(bspk_free(m));
+      m = bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_nelems(m) == 0 && bspk_tag(m) == ~uint64_t{0} - static_cast<uint64_t>(me),
+            "superstep %d: the empty tagged message from pid %d: tag %#llx", s + 1, src, (unsigned long long)bspk_tag(m));
+      OK(bspk_free(m));
+      m = bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_tag(m) == 0 && bspk_nelems(m) == 4, "superstep %d: send_buf of pid %d", s + 1, src);
+      OK(bspk_free(m));
+    }
+    CHECK(bspk_is_null(bspk_recv()), "superstep %d: an extra message", s + 1);
+  }
+  CHECK(bspk_tag(BSPK_NULL) == 0 && std::strstr(bspk_error_string(), "bspk_tag") != nullptr,
+        "bspk_tag(BSPK_NULL): '%s'", bspk_error_string());
+  if (me == 0) std::printf("tags ok\n");
+  return 0;
+}
+
 // BSPlib's Err_SYNC, reported by the count exchange, not by a time-out. With
 // p = 1 nobody else syncs: the job succeeds.
 SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported", .args = "early_finalize", .procs = p_list({1}),
@@ -948,6 +1036,7 @@ int main(int argc, char** argv) {
   else if (name == "hello") return hello(argc, argv);
   else if (name == "early_finalize") return early_finalize(argc, argv);
   else if (name == "many") return many(argc, argv);
+  else if (name == "tags") rc = tags(argc, argv);
   else if (name == "late_init") {
     OK(bspk_finalize());
     return 0;

@@ -480,6 +480,39 @@ static void zero_copy(bspk::runtime& rt) {
     CHECK(z[fe + 1] == double(fe + 1));
 }
 
+// Tags (bspk_send_tag): rt.send(dest, s, tag) arrives with m.tag(); an
+// untagged send has tag 0; a message keeps its tag when moved out.
+static void tagged_messages(bspk::runtime& rt) {
+    const int P = rt.nprocs(), me = rt.pid();
+    bspk::region<int> o(rt, 2 * size_t(P));
+    for (int q = 0; q < P; q++) {
+        o[2 * size_t(q)] = me * 100 + q;
+        o[2 * size_t(q) + 1] = -1;
+        rt.send(q, o.slice(2 * size_t(q), 1), (std::uint64_t{1} << 63) | std::uint64_t(me) << 8 | std::uint64_t(q));
+        rt.send(q, o.slice(2 * size_t(q) + 1, 1));
+    }
+    rt.sync(bspk::expect{2 * P});
+    int from = 0;
+    bspk::region<int> kept;
+    std::uint64_t kept_tag = 0;
+    for (bspk::message<int>& m : rt.messages<int>()) {
+        const int src = from / 2;
+        if (from % 2 == 0) {
+            CHECK(m.sender() == src && m[0] == src * 100 + me);
+            CHECK(m.tag() == ((std::uint64_t{1} << 63) | std::uint64_t(src) << 8 | std::uint64_t(me)));
+            if (src == P - 1) {
+                kept_tag = m.tag();
+                kept = std::move(m);
+            }
+        } else {
+            CHECK(m.sender() == src && m[0] == -1 && m.tag() == 0);
+        }
+        ++from;
+    }
+    CHECK(from == 2 * P);
+    CHECK(kept.size() == 1 && kept[0] == (P - 1) * 100 + me && bspk_tag(kept.c_ptr()) == kept_tag);
+}
+
 int main(int argc, char** argv) {
     bspk::runtime rt(argc, argv);
     const int me = rt.pid(), P = rt.nprocs();
@@ -492,6 +525,7 @@ int main(int argc, char** argv) {
     sync_declarations(rt);
     error_fields(rt);
     zero_copy(rt);
+    tagged_messages(rt);
     bspk::region<int> alive(rt, 3);  // alive at finalize: its destructor must not free it again
     rt.finalize();
     CHECK(rt.finalized());
