@@ -44,6 +44,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "boot/bootstrap.h"
 #include "boot/protocol.h"
 
@@ -87,9 +88,10 @@ class HubServer {
   ~HubServer();
   uint16_t port() const { return port_; }
   // After a failure: wait until every process of the job has been told (or
-  // refused at its hello), at most `secs`. A hub whose own process is ending
-  // calls this first, so processes still starting hear why instead of
-  // retrying a hub that is gone.
+  // refused at its hello), at most `secs`, or until the start-up window
+  // (start_timeout from the hub's creation) closes if that is later. A hub
+  // whose own process is ending calls this first, so processes still starting
+  // hear why instead of retrying a hub that is gone.
   bool wait_informed(double secs);
   // For tests and diagnostics: connections held now (proven or not), and
   // connections closed so far for a missing or wrong proof, an oversize
@@ -126,6 +128,7 @@ class HubServer {
   bool failed_ = false;
   std::string report_;
   std::atomic<int> informed_{0};
+  const double created_ = now_s();  // start of the start-up window (start_timeout)
   std::atomic<bool> told_{false};  // the failure has been sent to everyone connected
   std::mutex mu_;
   std::condition_variable cv_;
