@@ -569,3 +569,4 @@ BSPK_API int (bspk_get_stats)(bspk_stats *out);
 }
 #endif
 #endif /* BSPK_H */
+#include "bspk_coll.h"

@@ -1120,3 +1120,4 @@ void put(const D& dst, const T* src, std::size_t n) {
 }  // namespace bspk
 
 #endif  // BSPK_HPP
+#include "bspk_coll.hpp"

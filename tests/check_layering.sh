@@ -6,7 +6,10 @@
 #   2. libfabric (an <rdma/...> include, an fi_ / FI_ identifier in code) appears
 #      only in fabric/ (comments may name the calls);
 #   3. include/bspk.hpp (the C++ API) includes only <bspk.h> and the standard
-#      C++ library.
+#      C++ library (and, at its end, "bspk_coll.hpp");
+#   4. coll/ (the collectives, a layer over the C API inside libbspk) and
+#      include/bspk_coll.h / bspk_coll.hpp include only <bspk.h>,
+#      <bspk_coll.h>, <bspk.hpp> (the .hpp) and the standard library.
 set -u
 src=${1:?usage: check_layering.sh SRC}
 cd "$src" || exit 2
@@ -22,6 +25,7 @@ declare -A allowed=(
   [bspkrun]="base boot"
   [bsplib]="bsplib"
   [costmodel]="costmodel"
+  [coll]="coll"
 )
 bad=0
 for dir in "${!allowed[@]}"; do
@@ -52,6 +56,7 @@ if [ -f "$hpp" ]; then
   while IFS= read -r line; do
     inc=$(printf '%s\n' "$line" | sed -n 's/^#include [<"]\([^>"]*\)[>"].*/\1/p')
     case "$line" in
+      '#include "bspk_coll.hpp"'*) ;;  # the collectives' C++ forms, over the same API
       '#include "'*) echo "FAIL: $hpp: $line: the C++ API includes no quoted header"; bad=1 ;;
       *) if [ "$inc" != bspk.h ] && printf '%s' "$inc" | grep -q '[./]'; then
            echo "FAIL: $hpp: $line: the C++ API may include only <bspk.h> and standard C++ headers"; bad=1
@@ -64,5 +69,24 @@ if [ -f "$hpp" ]; then
   fi
   rm -f /tmp/layering.$$
 fi
-[ $bad = 0 ] && echo "layering ok: ${!allowed[*]} include/bspk.hpp"
+# 4. the collectives: coll/ sees the public C API alone (no runtime folder,
+#    no libfabric: rules 1 and 2 above), and so do their headers.
+for f in $(ls coll/*.h coll/*.cpp include/bspk_coll.h include/bspk_coll.hpp 2>/dev/null); do
+  while IFS= read -r line; do
+    inc=$(printf '%s\n' "$line" | sed -n 's/^#include [<"]\([^>"]*\)[>"].*/\1/p')
+    case "$f:$inc" in
+      *:bspk.h|*:bspk_coll.h|include/bspk_coll.hpp:bspk.hpp|coll/*:coll/*) ;;
+      *) if printf '%s' "$inc" | grep -q '[./]'; then
+           echo "FAIL: $f: $line: the collectives may include only <bspk.h>, <bspk_coll.h> (<bspk.hpp>) and the standard library"
+           bad=1
+         fi ;;
+    esac
+  done < <(grep -E '^#include' "$f")
+  if sed 's|//.*||; s|"[^"]*"||g' "$f" | grep -nE '\bfi_[a-z_]+\b|\bFI_[A-Z_]+\b|\bfid_[a-z_]+\b' >/tmp/layering.$$; then
+    sed "s|^|FAIL: $f: libfabric in the collectives: |" /tmp/layering.$$
+    bad=1
+  fi
+  rm -f /tmp/layering.$$
+done
+[ $bad = 0 ] && echo "layering ok: ${!allowed[*]} include/bspk.hpp include/bspk_coll.h include/bspk_coll.hpp"
 exit $bad

@@ -1,0 +1,113 @@
+#!/bin/sh
+# bench/collectives.sh -- BSPk's collectives next to Open MPI's, in one
+# invocation: for every provider and p, the BSPk twin (bench/collectives.c)
+# and the MPI twin run one after the other, and one Markdown table per
+# (provider, p, collective) is printed: size, BSPk us, MPI us, ratio
+# (BSPk / MPI: below 1 BSPk is faster).
+#
+#   bench/collectives.sh [--provider shm,tcp] [--procs 2,4,8] [--quick]
+#                        [--max BYTES] [--build DIR] [--out FILE]
+#
+#   --provider  BSPk provider / Open MPI transport pairs: shm (libfabric shm
+#               against the vader BTL: --mca btl self,vader) and tcp
+#               (libfabric tcp against --mca pml ob1 --mca btl self,tcp; BSPk
+#               with BSPK_COUNT_EXCHANGE=direct and BSPK_SHM_RINGS=off, as
+#               across hosts -- see bench/suite.sh)
+#   --procs     process counts (default 2,4,8; above the core count both
+#               sides run unbound and oversubscribed)
+#   --quick     sizes 8 B .. 4 KiB and 5 repetitions: checks that it runs
+#   --max       largest size in bytes (default 16 MiB = 16777216)
+#   --out       also write the tables there (default: stdout only)
+# Sizes: 8 B .. max by factors of 8, in bytes per process (alltoall: its
+# whole send buffer). Without mpirun (or the MPI twin) the MPI columns say "-".
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROVIDERS=shm,tcp
+PROCS=2,4,8
+QUICK=
+MAX=
+BUILD="$ROOT/build"
+OUT=
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --provider) PROVIDERS=$2; shift 2 ;;
+    --procs) PROCS=$2; shift 2 ;;
+    --quick) QUICK=--quick; shift ;;
+    --max) MAX="--max $2"; shift 2 ;;
+    --build) BUILD=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "collectives.sh: unknown option $1" >&2; usage 2 >&2 ;;
+  esac
+done
+[ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j2 --target bspkrun coll_bspk >/dev/null
+cmake --build "$BUILD" -j2 --target coll_mpi >/dev/null 2>&1 || true
+BIN="$BUILD/bench/coll"
+HAVE_MPI=0
+if command -v mpirun >/dev/null && [ -x "$BIN/coll_mpi" ]; then HAVE_MPI=1; else
+  echo "collectives.sh: no mpirun or no MPI twin (install-deps.sh installs Open MPI): BSPk only" >&2; fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+NCORES=$(nproc)
+RAW=$(mktemp)
+trap 'rm -f "$RAW"' EXIT
+FAILED=0
+
+run_bspk() {
+  prov=$1 p=$2
+  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
+  exch=auto rings=auto
+  if [ "$prov" = tcp ]; then
+    rings=off
+    if [ "$p" -le "$NCORES" ]; then exch=direct; else exch=tree; fi
+  fi
+  # shellcheck disable=SC2086
+  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" \
+    --bind $bind "$BIN/coll_bspk" $QUICK $MAX
+}
+run_mpi() {
+  prov=$1 p=$2
+  if [ "$p" -le "$NCORES" ]; then bind="--bind-to core"; else bind="--bind-to none --oversubscribe"; fi
+  case $prov in
+    shm) mca="--mca pml ob1 --mca btl self,vader" ;;
+    tcp) mca="--mca pml ob1 --mca btl self,tcp" ;;
+  esac
+  # shellcheck disable=SC2086
+  timeout 900 mpirun -n "$p" $bind $mca "$BIN/coll_mpi" $QUICK $MAX
+}
+for prov in $(echo "$PROVIDERS" | tr , ' '); do
+  for p in $(echo "$PROCS" | tr , ' '); do
+    for lib in bspk mpi; do
+      [ $lib = mpi ] && [ $HAVE_MPI = 0 ] && continue
+      echo "collectives.sh: $prov p=$p $lib" >&2
+      if ! out=$(run_$lib "$prov" "$p" 2>&1); then
+        echo "collectives.sh: FAILED: $lib on $prov p=$p:" >&2
+        printf '%s\n' "$out" | tail -20 >&2
+        FAILED=1
+      fi
+      printf '%s\n' "$out" | grep '^csv,coll,' | sed "s/^csv,coll,/$prov,/" >>"$RAW" || true
+    done
+  done
+done
+# RAW: provider,lib,op,p,bytes,us -> one table per (provider, p, op)
+tables=$(awk -F, '
+  function human(b) { if (b >= 1048576) return (b / 1048576) " MiB"; if (b >= 1024) return (b / 1024) " KiB"; return b " B" }
+  { key = $1 SUBSEP $4 SUBSEP $3; if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+    sz = key SUBSEP $5; if (!(sz in szseen)) { szseen[sz] = 1; sizes[key] = sizes[key] " " $5 }
+    t[key, $5, $2] = $6 }
+  END {
+    for (i = 1; i <= nk; i++) {
+      split(order[i], k, SUBSEP)
+      printf "\n### %s, p = %s: %s\n\n| size | BSPk us | MPI us | ratio |\n|---:|---:|---:|---:|\n", k[1], k[2], k[3]
+      n = split(sizes[order[i]], s, " ")
+      for (j = 1; j <= n; j++) {
+        b = t[order[i], s[j], "bspk"]; m = t[order[i], s[j], "mpi"]
+        r = (b != "" && m != "" && m + 0 > 0) ? sprintf("%.2f", b / m) : "-"
+        printf "| %s | %s | %s | %s |\n", human(s[j]), (b == "" ? "-" : b), (m == "" ? "-" : m), r
+      }
+    }
+  }' "$RAW")
+printf '%s\n' "$tables"
+[ -n "$OUT" ] && printf '%s\n' "$tables" >"$OUT"
+exit $FAILED

@@ -1,0 +1,978 @@
+// coll/coll.cpp -- the collectives of bspk_coll.h over the C API of bspk.h.
+//
+// Every collective starts with the header superstep (bspk_coll.h
+// "Mismatches"): one message from every process to every other one, a
+// 64-byte header plus, for short data, the data; bspk_expect(p - 1). After it
+// every process knows every other process's arguments and either returns the
+// mismatch (all alike) or goes on with the long algorithm, whose supersteps
+// have exact bspk_expect counts computed from arguments now known to agree
+// (bspk_alltoallv: from the senders' headers).
+#include <bspk.h>
+#include <bspk_coll.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll/ops.h"
+#include "coll/report.h"
+
+namespace bspk_coll {
+namespace {
+
+enum Kind : uint8_t { BCAST = 1, REDUCE, ALLREDUCE, SCAN, EXSCAN, GATHER, ALLGATHER, ALLTOALL, ALLTOALLV, KIND_END };
+const char* const kCall[] = {"?",           "bspk_broadcast", "bspk_reduce",   "bspk_allreduce", "bspk_scan",
+                             "bspk_exscan", "bspk_gather",    "bspk_allgather", "bspk_alltoall", "bspk_alltoallv"};
+bool has_root(int k) { return k == BCAST || k == REDUCE || k == GATHER; }
+bool has_op(int k) { return k == REDUCE || k == ALLREDUCE || k == SCAN || k == EXSCAN; }
+
+constexpr uint32_t kMagic = 0x436b7362;  // "bskC"
+constexpr size_t kHdr = 64;
+struct Hdr {
+  uint32_t magic;
+  uint8_t kind;
+  uint8_t bad;  // this process's own arguments were invalid
+  uint8_t pad0[2];
+  int32_t root;
+  int32_t sender;
+  uint32_t op;       // op_signature (0: none)
+  uint32_t es;       // element size (0: unknown, n == 0)
+  uint32_t payload;  // bytes of data after the header
+  uint32_t pad1;
+  uint64_t n;     // n (bspk_alltoallv: 0)
+  uint64_t cnt;   // bspk_alltoallv: sendcounts[receiver]
+  uint64_t rcnt;  // bspk_alltoallv: recvcounts[receiver]
+  uint64_t pad2;
+};
+static_assert(sizeof(Hdr) == kHdr, "header layout");
+
+size_t short_limit() {
+  static const size_t s = [] {
+    const char* e = std::getenv("BSPK_COLL_SHORT");
+    if (e && *e) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(e, &end, 10);
+      if (end && *end == '\0') return static_cast<size_t>(v);
+    }
+    return static_cast<size_t>(4096 - kHdr);
+  }();
+  return s;
+}
+
+// ---- walking comem ranges byte by byte ----------------------------------------
+
+// The bytes of n elements from p, in the contiguous runs bspk_span gives.
+struct Cur {
+  bspk_ptr p{};
+  size_t es = 1, left = 0;
+  char* b = nullptr;
+  size_t avail = 0;
+  bool bad = false;
+  Cur() = default;
+  Cur(const bspk_ptr& q, size_t n) : p(q), left(n) {
+    if (n) es = bspk_elem_size(q);
+  }
+  size_t get(size_t max, char** out) {
+    if (avail == 0) {
+      if (left == 0) return 0;
+      void* v = nullptr;
+      size_t k = bspk_span(p, &v);
+      if (k == 0) {
+        bad = true;
+        left = 0;
+        return 0;
+      }
+      if (k > left) k = left;
+      b = static_cast<char*>(v);
+      avail = k * es;
+      left -= k;
+      if (left) {
+        p = bspk_incr(p, static_cast<ptrdiff_t>(k));
+        if (p.region == 0) {
+          bad = true;
+          left = 0;
+        }
+      }
+    }
+    const size_t t = std::min(avail, max);
+    *out = b;
+    b += t;
+    avail -= t;
+    return t;
+  }
+};
+
+bool to_mem(Cur& s, void* dst, size_t bytes) {
+  char* d = static_cast<char*>(dst);
+  while (bytes) {
+    char* x;
+    const size_t t = s.get(bytes, &x);
+    if (!t) return false;
+    std::memcpy(d, x, t);
+    d += t;
+    bytes -= t;
+  }
+  return true;
+}
+bool from_mem(Cur& d, const void* src, size_t bytes) {
+  const char* s = static_cast<const char*>(src);
+  while (bytes) {
+    char* x;
+    const size_t t = d.get(bytes, &x);
+    if (!t) return false;
+    std::memcpy(x, s, t);
+    s += t;
+    bytes -= t;
+  }
+  return true;
+}
+bool cm_copy(Cur& d, Cur& s, size_t bytes) {
+  while (bytes) {
+    char* x;
+    const size_t c = d.get(bytes, &x);
+    if (!c) return false;
+    if (!to_mem(s, x, c)) return false;
+    bytes -= c;
+  }
+  return true;
+}
+
+size_t align_for(size_t es) {
+  size_t a = 1;
+  while (a < 16 && es % (a * 2) == 0) a *= 2;
+  return a;
+}
+
+// acc[0..n) = acc op s[0..n).
+bool combine(const Op& op, unsigned char* acc, Cur& s, size_t n) {
+  const size_t es = op.es, al = align_for(es);
+  while (n) {
+    char* x;
+    const size_t t = s.get(n * es, &x);
+    if (!t) return false;
+    if (t % es == 0 && reinterpret_cast<uintptr_t>(x) % al == 0) {
+      op.apply(acc, x, t / es);
+      acc += t;
+      n -= t / es;
+    } else {  // a run that splits an element or is misaligned: the rest through memory
+      std::vector<unsigned char> tmp(n * es);
+      std::memcpy(tmp.data(), x, t);
+      if (!to_mem(s, tmp.data() + t, n * es - t)) return false;
+      op.apply(acc, tmp.data(), n);
+      return true;
+    }
+  }
+  return true;
+}
+
+bspk_ptr at(const bspk_ptr& p, size_t k) {
+  if (k == 0 || p.region == 0) return p;
+  return bspk_incr(p, static_cast<ptrdiff_t>(k));
+}
+
+size_t boff(size_t n, int p, int k) {
+  const size_t q = n / static_cast<size_t>(p), r = n % static_cast<size_t>(p);
+  return static_cast<size_t>(k) * q + std::min(static_cast<size_t>(k), r);
+}
+size_t blen(size_t n, int p, int k) {
+  return n / static_cast<size_t>(p) + (static_cast<size_t>(k) < n % static_cast<size_t>(p) ? 1 : 0);
+}
+
+// ---- one collective call ------------------------------------------------------
+
+struct Msgs {
+  std::vector<bspk_ptr> v;
+  explicit Msgs(int p = 0) : v(static_cast<size_t>(p), bspk_ptr()) {}
+  Msgs(const Msgs&) = delete;
+  Msgs& operator=(const Msgs&) = delete;
+  ~Msgs() { clear(); }
+  void clear() {
+    for (bspk_ptr& m : v)
+      if (m.region != 0) {
+        (void)bspk_free(m);
+        m = bspk_ptr();
+      }
+  }
+  bspk_ptr& operator[](int j) { return v[static_cast<size_t>(j)]; }
+};
+
+// A comem region of this layer (a staging area for sends), freed at scope end.
+struct Stage {
+  bspk_ptr p{};
+  Stage() = default;
+  Stage(const Stage&) = delete;
+  Stage& operator=(const Stage&) = delete;
+  ~Stage() {
+    if (p.region != 0) (void)bspk_free(p);
+  }
+};
+
+struct Ctx {
+  Kind kind;
+  const char* call;
+  int me = -1, p = 0;
+  int64_t step0 = 0;
+  int root = -1;
+  size_t n = 0;
+  bspk_op opcode = 0;
+  Op op;
+  uint32_t opsig = 0;
+  size_t es = 0;
+  int own_code = 0;
+  std::string own_msg;
+  int late_code = 0;
+  std::string late_msg;
+  std::vector<Hdr> hdr;
+  Msgs hmsg;
+  const size_t* sendcounts = nullptr;  // bspk_alltoallv
+  const size_t* recvcounts = nullptr;
+
+  Ctx(Kind k) : kind(k), call(kCall[k]) {}
+
+  void bad(int code, const std::string& what) {
+    if (own_code == 0) {
+      own_code = code;
+      own_msg = what;
+    }
+  }
+  int nested(int rc, const char* c_call) { return record_nested(call, step0, rc, c_call); }
+  int fail(int code, const std::string& what) { return report(call, step0, code, what); }
+  int internal(const std::string& what) { return fail(BSPK_ERR_INTERNAL, what); }
+
+  // The checks at the call ([call] errors: nothing happens).
+  int begin() {
+    if (bspk_nprocs() <= 0) return report_local(call, BSPK_ERR_STATE, "called before bspk_init or after bspk_finalize");
+    me = bspk_pid();
+    p = bspk_nprocs();
+    bspk_stats s;
+    std::memset(&s, 0, sizeof s);
+    int rc = bspk_get_stats_sized(&s, sizeof s);
+    if (rc != BSPK_OK) return record_nested(call, -1, rc, "bspk_get_stats");
+    step0 = static_cast<int64_t>(s.supersteps);
+    if (s.step_sends != 0)
+      return fail(BSPK_ERR_STATE, "called after " + std::to_string(s.step_sends) +
+                                      " message(s) or copies were issued in this superstep: a collective ends the "
+                                      "superstep and must be its only communication (call bspk_sync first)");
+    if (bspk_declared() != 0)
+      return fail(BSPK_ERR_STATE,
+                  "called after bspk_expect or bspk_will_send in this superstep: a collective makes its own "
+                  "declarations (call bspk_sync first)");
+    hdr.assign(static_cast<size_t>(p), Hdr());
+    hmsg.v.assign(static_cast<size_t>(p), bspk_ptr());
+    return BSPK_OK;
+  }
+
+  // Checks a local pointer holding need elements; es_out gets its element size.
+  void check_ptr(const bspk_ptr& ptr, size_t need, const char* name, size_t* es_out) {
+    if (need == 0) {
+      if (ptr.region != 0 && es_out && *es_out == 0) *es_out = bspk_elem_size(ptr);
+      return;
+    }
+    if (ptr.region == 0) return bad(BSPK_ERR_PTR, std::string(name) + " is BSPK_NULL");
+    if (bspk_owner(ptr) != me)
+      return bad(BSPK_ERR_PTR, std::string(name) + " points into a region of pid " + std::to_string(bspk_owner(ptr)) +
+                                   ": collectives take local regions");
+    if (bspk_nelems(ptr) < need)
+      return bad(BSPK_ERR_RANGE, std::string(name) + " has " + std::to_string(bspk_nelems(ptr)) +
+                                     " elements from the pointer on, " + std::to_string(need) + " are needed");
+    void* b = nullptr;
+    if (bspk_span(ptr, &b) == 0) return bad(BSPK_ERR_PTR, std::string(name) + " is not a live local region (freed?)");
+    const size_t e = bspk_elem_size(ptr);
+    if (es_out) {
+      if (*es_out != 0 && *es_out != e)
+        return bad(BSPK_ERR_ARG, std::string(name) + " has elements of " + std::to_string(e) +
+                                     " bytes, the other region " + std::to_string(*es_out));
+      *es_out = e;
+    }
+  }
+
+  void set_op(bspk_op o) {
+    opcode = o;
+    std::string why;
+    if (resolve(o, &op, &why) != BSPK_OK) {
+      bad(BSPK_ERR_ARG, why);
+      opsig = 0x20000u;
+      return;
+    }
+    opsig = op_signature(o);
+  }
+  void check_root(int r) {
+    root = r;
+    if (r < 0 || r >= p) bad(BSPK_ERR_PID, "root " + std::to_string(r) + " is outside [0, " + std::to_string(p) + ")");
+  }
+  // The region of ptr (n elements) must hold elements of the op's type.
+  void check_op_ptr(const bspk_ptr& ptr, size_t cnt) {
+    size_t e = 0;
+    check_ptr(ptr, cnt, "ptr", &e);
+    if (own_code == 0 && cnt > 0 && e != op.es)
+      bad(BSPK_ERR_ARG, "the region has elements of " + std::to_string(e) + " bytes, but " + op_name(opcode) +
+                            " works on elements of " + std::to_string(op.es) + " bytes");
+    es = op.es;
+  }
+
+  Hdr make_hdr(int dest) const {
+    Hdr h;
+    std::memset(&h, 0, sizeof h);
+    h.magic = kMagic;
+    h.kind = kind;
+    h.bad = own_code != 0;
+    h.root = has_root(kind) ? root : -1;
+    h.sender = me;
+    h.op = has_op(kind) ? opsig : 0;
+    h.es = static_cast<uint32_t>(es);
+    h.n = kind == ALLTOALLV ? 0 : n;
+    if (kind == ALLTOALLV && sendcounts && recvcounts) {
+      h.cnt = sendcounts[dest];
+      h.rcnt = recvcounts[dest];
+    }
+    return h;
+  }
+
+  // bspk_expect(m) + bspk_sync. [step] errors of earlier copies are kept for
+  // the end (the superstep ended: the collective goes on).
+  int sync_expect(int m) {
+    int rc = bspk_expect(m);
+    if (rc != BSPK_OK) return nested(rc, "bspk_expect");
+    rc = bspk_sync();
+    if (rc == BSPK_ERR_PTR || rc == BSPK_ERR_RANGE || rc == BSPK_ERR_NAME || rc == BSPK_ERR_CONFLICT) {
+      if (late_code == 0) {
+        late_code = rc;
+        nested(rc, "bspk_sync");
+        late_msg = bspk_coll_error_string();
+      }
+      return BSPK_OK;
+    }
+    if (rc != BSPK_OK) return nested(rc, "bspk_sync");
+    return BSPK_OK;
+  }
+
+  // The header superstep; payload(j, buf) appends the data for process j.
+  template <class F>
+  int header_step(F&& payload) {
+    std::vector<unsigned char> buf;
+    for (int j = 0; j < p; j++) {
+      if (j == me) continue;
+      buf.assign(kHdr, 0);
+      if (own_code == 0 && !payload(j, buf)) bad(BSPK_ERR_PTR, "the data could not be read from the region");
+      if (own_code != 0) buf.resize(kHdr);
+      Hdr h = make_hdr(j);
+      h.payload = static_cast<uint32_t>(buf.size() - kHdr);
+      std::memcpy(buf.data(), &h, kHdr);
+      const int rc = bspk_send_buf(j, buf.data(), buf.size());
+      if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
+    }
+    int rc = sync_expect(p - 1);
+    if (rc != BSPK_OK) return rc;
+    int got = 0;
+    for (;;) {
+      bspk_ptr m = bspk_recv();
+      if (m.region == 0) break;
+      const int s = bspk_sender_id(m);
+      Hdr h;
+      std::memset(&h, 0, sizeof h);
+      bool ok = s >= 0 && s < p && s != me && hmsg[s].region == 0 && bspk_elem_size(m) == 1 && bspk_nelems(m) >= kHdr;
+      if (ok) {
+        Cur c(m, kHdr);
+        ok = to_mem(c, &h, kHdr) && h.magic == kMagic && h.sender == s && h.kind > 0 && h.kind < KIND_END &&
+             bspk_nelems(m) == kHdr + h.payload;
+      }
+      if (!ok) {
+        (void)bspk_free(m);
+        hmsg.clear();
+        return fail(BSPK_ERR_ARG, "a message from pid " + std::to_string(s) +
+                                      " in this superstep is not a collective's header: pid " + std::to_string(s) +
+                                      " did not call a collective in this superstep");
+      }
+      hmsg[s] = m;
+      hdr[static_cast<size_t>(s)] = h;
+      got++;
+    }
+    if (got != p - 1) return internal("the header superstep brought " + std::to_string(got) + " headers, not " +
+                                      std::to_string(p - 1));
+    return BSPK_OK;
+  }
+
+  // After the header superstep: this process's own error, another's, a mismatch.
+  int check_all() {
+    if (own_code != 0) return fail(own_code, own_msg);
+    for (int j = 0; j < p; j++)
+      if (j != me && hdr[static_cast<size_t>(j)].bad)
+        return fail(BSPK_ERR_ARG, "pid " + std::to_string(j) + " passed invalid arguments to " +
+                                      kCall[hdr[static_cast<size_t>(j)].kind] + " (its own message says which)");
+    const Hdr mine = make_hdr(me);
+    for (int j = 0; j < p; j++) {
+      if (j == me) continue;
+      const Hdr& h = hdr[static_cast<size_t>(j)];
+      const std::string pj = "pid " + std::to_string(j);
+      if (h.kind != mine.kind)
+        return fail(BSPK_ERR_ARG, pj + " called " + kCall[h.kind] + ", this process " + kCall[mine.kind]);
+      if (h.root != mine.root)
+        return fail(BSPK_ERR_ARG, pj + " passed root = " + std::to_string(h.root) + ", this process root = " +
+                                      std::to_string(mine.root));
+      if (h.n != mine.n)
+        return fail(BSPK_ERR_ARG, pj + " passed n = " + std::to_string(h.n) + ", this process n = " +
+                                      std::to_string(mine.n));
+      if (h.op != mine.op)
+        return fail(BSPK_ERR_ARG, pj + " passed op = " + op_signature_name(h.op) + ", this process op = " +
+                                      op_signature_name(mine.op));
+      if (h.es != 0 && mine.es != 0 && h.es != mine.es)
+        return fail(BSPK_ERR_ARG, pj + " has elements of " + std::to_string(h.es) + " bytes, this process " +
+                                      std::to_string(mine.es) + " bytes");
+    }
+    return BSPK_OK;
+  }
+
+  // The payload of pid j's header message, as bytes.
+  Cur payload(int j) const {
+    const bspk_ptr& m = hmsg.v[static_cast<size_t>(j)];
+    return Cur(bspk_incr(m, static_cast<ptrdiff_t>(kHdr)), hdr[static_cast<size_t>(j)].payload);
+  }
+  bool payload_is(int j, size_t bytes) {
+    return hdr[static_cast<size_t>(j)].payload == bytes;
+  }
+
+  // Receive the messages of a data superstep: at most one per sender, of
+  // elements of es bytes.
+  int recv_data(Msgs& got) {
+    for (;;) {
+      bspk_ptr m = bspk_recv();
+      if (m.region == 0) return BSPK_OK;
+      const int s = bspk_sender_id(m);
+      if (s < 0 || s >= p || got[s].region != 0) {
+        (void)bspk_free(m);
+        return internal("an unexpected message from pid " + std::to_string(s));
+      }
+      got[s] = m;
+    }
+  }
+  // A data message of pid j must hold len elements of es bytes.
+  bool data_ok(Msgs& got, int j, size_t len) {
+    const bspk_ptr& m = got[j];
+    return m.region != 0 && bspk_nelems(m) == len && bspk_elem_size(m) == es;
+  }
+
+  int finish() {
+    if (late_code != 0) {
+      report(call, step0, late_code, late_msg.substr(late_msg.find(": ") + 2));
+      return late_code;
+    }
+    return BSPK_OK;
+  }
+};
+
+bool append_cm(std::vector<unsigned char>& buf, const bspk_ptr& p, size_t nelem, size_t es) {
+  const size_t old = buf.size();
+  buf.resize(old + nelem * es);
+  if (nelem == 0) return true;
+  Cur c(p, nelem);
+  return to_mem(c, buf.data() + old, nelem * es);
+}
+
+// acc = src(order[0]) op src(order[1]) op ... (len elements).
+template <class Src>
+bool fold(const Ctx& c, std::vector<unsigned char>& acc, size_t len, int from, int to, Src&& src) {
+  acc.assign(len * c.es, 0);
+  for (int j = from; j < to; j++) {
+    Cur s = src(j);
+    if (j == from) {
+      if (!to_mem(s, acc.data(), len * c.es)) return false;
+    } else if (!combine(c.op, acc.data(), s, len)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int send(Ctx& c, int dest, const bspk_ptr& p, size_t n) {
+  const int rc = bspk_send(dest, p, n);
+  return rc == BSPK_OK ? rc : c.nested(rc, "bspk_send");
+}
+
+// ---- the collectives ---------------------------------------------------------------
+
+// Long reduce-scatter step (reduce, allreduce): block me of every process's
+// ptr comes here and is combined in pid order into acc.
+int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc) {
+  const int p = c.p, me = c.me;
+  for (int j = 0; j < p; j++)
+    if (j != me && blen(c.n, p, j) > 0) {
+      int rc = send(c, j, at(ptr, boff(c.n, p, j)), blen(c.n, p, j));
+      if (rc) return rc;
+    }
+  const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
+  int rc = c.sync_expect(mylen > 0 ? p - 1 : 0);
+  if (rc) return rc;
+  Msgs got(p);
+  if ((rc = c.recv_data(got))) return rc;
+  for (int j = 0; j < p; j++)
+    if (j != me && mylen > 0 && !c.data_ok(got, j, mylen)) return c.internal("reduce-scatter block missing");
+  if (!fold(c, acc, mylen, 0, p, [&](int j) { return j == me ? Cur(at(ptr, myoff), mylen) : Cur(got[j], mylen); }))
+    return c.internal("reading a block");
+  return BSPK_OK;
+}
+
+int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
+  const size_t N = c.n * c.es;
+  const bool shrt = N <= short_limit();
+  int rc = c.header_step([&](int, std::vector<unsigned char>& buf) {
+    return !(shrt && c.me == c.root) || append_cm(buf, ptr, c.n, c.es);
+  });
+  if (rc || (rc = c.check_all())) return rc;
+  const int p = c.p, me = c.me, root = c.root;
+  if (shrt) {
+    if (me != root && c.n > 0) {
+      if (!c.payload_is(root, N)) return c.internal("short broadcast payload size");
+      Cur s = c.payload(root), d(ptr, c.n);
+      if (!cm_copy(d, s, N)) return c.internal("copying the data");
+    }
+    return c.finish();
+  }
+  if (p <= 2) {
+    if (me == root)
+      for (int j = 0; j < p; j++)
+        if (j != root && (rc = send(c, j, ptr, c.n))) return rc;
+    if ((rc = c.sync_expect(me == root ? 0 : 1))) return rc;
+    Msgs got(p);
+    if ((rc = c.recv_data(got))) return rc;
+    if (me != root) {
+      if (!c.data_ok(got, root, c.n)) return c.internal("broadcast data missing");
+      Cur s(got[root], c.n), d(ptr, c.n);
+      if (!cm_copy(d, s, N)) return c.internal("copying the data");
+    }
+    return c.finish();
+  }
+  // scatter
+  if (me == root)
+    for (int j = 0; j < p; j++)
+      if (j != root && blen(c.n, p, j) > 0 && (rc = send(c, j, at(ptr, boff(c.n, p, j)), blen(c.n, p, j)))) return rc;
+  const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
+  if ((rc = c.sync_expect(me != root && mylen > 0 ? 1 : 0))) return rc;
+  {
+    Msgs got(p);
+    if ((rc = c.recv_data(got))) return rc;
+    if (me != root && mylen > 0) {
+      if (!c.data_ok(got, root, mylen)) return c.internal("scatter block missing");
+      Cur s(got[root], mylen), d(at(ptr, myoff), mylen);
+      if (!cm_copy(d, s, mylen * c.es)) return c.internal("copying the data");
+    }
+  }
+  // allgather among the non-roots (the root has everything)
+  if (mylen > 0)
+    for (int j = 0; j < p; j++)
+      if (j != me && j != root && (rc = send(c, j, at(ptr, myoff), mylen))) return rc;
+  int expect = 0;
+  if (me != root)
+    for (int k = 0; k < p; k++)
+      if (k != me && blen(c.n, p, k) > 0) expect++;
+  if ((rc = c.sync_expect(expect))) return rc;
+  Msgs got(p);
+  if ((rc = c.recv_data(got))) return rc;
+  if (me != root)
+    for (int k = 0; k < p; k++) {
+      const size_t len = blen(c.n, p, k);
+      if (k == me || len == 0) continue;
+      if (!c.data_ok(got, k, len)) return c.internal("allgather block missing");
+      Cur s(got[k], len), d(at(ptr, boff(c.n, p, k)), len);
+      if (!cm_copy(d, s, len * c.es)) return c.internal("copying the data");
+    }
+  return c.finish();
+}
+
+int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
+  const size_t N = c.n * c.es;
+  const bool shrt = N <= short_limit();
+  const int p = c.p, me = c.me, root = c.root;
+  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+    return !(shrt && (all || j == root)) || append_cm(buf, ptr, c.n, c.es);
+  });
+  if (rc || (rc = c.check_all())) return rc;
+  std::vector<unsigned char> acc;
+  if (shrt) {
+    if (all || me == root) {
+      for (int j = 0; j < p; j++)
+        if (j != me && !c.payload_is(j, N)) return c.internal("short reduce payload size");
+      if (!fold(c, acc, c.n, 0, p, [&](int j) { return j == me ? Cur(ptr, c.n) : c.payload(j); }))
+        return c.internal("reading the data");
+      Cur d(ptr, c.n);
+      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+    }
+    return c.finish();
+  }
+  if (p <= 2) {
+    for (int j = 0; j < p; j++)
+      if (j != me && (all || j == root) && (rc = send(c, j, ptr, c.n))) return rc;
+    if ((rc = c.sync_expect(all || me == root ? p - 1 : 0))) return rc;
+    Msgs got(p);
+    if ((rc = c.recv_data(got))) return rc;
+    if (all || me == root) {
+      for (int j = 0; j < p; j++)
+        if (j != me && !c.data_ok(got, j, c.n)) return c.internal("reduce data missing");
+      if (!fold(c, acc, c.n, 0, p, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
+        return c.internal("reading the data");
+      Cur d(ptr, c.n);
+      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+    }
+    return c.finish();
+  }
+  if ((rc = reduce_scatter(c, ptr, acc))) return rc;
+  const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
+  Stage stage;
+  int expect = 0;
+  if (all) {
+    if (mylen > 0) {
+      Cur d(at(ptr, myoff), mylen);
+      if (!from_mem(d, acc.data(), mylen * c.es)) return c.internal("writing the result");
+      for (int j = 0; j < p; j++)
+        if (j != me && (rc = send(c, j, at(ptr, myoff), mylen))) return rc;
+    }
+    for (int k = 0; k < p; k++)
+      if (k != me && blen(c.n, p, k) > 0) expect++;
+  } else if (me == root) {
+    if (mylen > 0) {
+      Cur d(at(ptr, myoff), mylen);
+      if (!from_mem(d, acc.data(), mylen * c.es)) return c.internal("writing the result");
+    }
+    for (int k = 0; k < p; k++)
+      if (k != me && blen(c.n, p, k) > 0) expect++;
+  } else if (mylen > 0) {
+    stage.p = bspk_malloc("", 0, mylen, c.es);
+    if (stage.p.region == 0) return c.nested(BSPK_ERR_NOMEM, "bspk_malloc");
+    Cur d(stage.p, mylen);
+    if (!from_mem(d, acc.data(), mylen * c.es)) return c.internal("staging the block");
+    if ((rc = send(c, root, stage.p, mylen))) return rc;
+  }
+  if ((rc = c.sync_expect(expect))) return rc;
+  Msgs got(p);
+  if ((rc = c.recv_data(got))) return rc;
+  if (all || me == root)
+    for (int k = 0; k < p; k++) {
+      const size_t len = blen(c.n, p, k);
+      if (k == me || len == 0) continue;
+      if (!c.data_ok(got, k, len)) return c.internal("result block missing");
+      Cur s(got[k], len), d(at(ptr, boff(c.n, p, k)), len);
+      if (!cm_copy(d, s, len * c.es)) return c.internal("copying the result");
+    }
+  return c.finish();
+}
+
+int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
+  const size_t N = c.n * c.es;
+  const bool shrt = N <= short_limit();
+  const int p = c.p, me = c.me;
+  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+    return !(shrt && j > me) || append_cm(buf, ptr, c.n, c.es);
+  });
+  if (rc || (rc = c.check_all())) return rc;
+  std::vector<unsigned char> acc;
+  const int upto = ex ? me : me + 1;  // combine pids [0, upto)
+  if (shrt) {
+    if (upto > 0 && c.n > 0) {
+      for (int j = 0; j < upto; j++)
+        if (j != me && !c.payload_is(j, N)) return c.internal("short scan payload size");
+      if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : c.payload(j); }))
+        return c.internal("reading the data");
+      Cur d(ptr, c.n);
+      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+    }
+    return c.finish();
+  }
+  if (p <= 2) {
+    if (me == 0 && p == 2 && (rc = send(c, 1, ptr, c.n))) return rc;
+    if ((rc = c.sync_expect(me == 1 ? 1 : 0))) return rc;
+    Msgs got(p);
+    if ((rc = c.recv_data(got))) return rc;
+    if (me == 1) {
+      if (!c.data_ok(got, 0, c.n)) return c.internal("scan data missing");
+      if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
+        return c.internal("reading the data");
+      Cur d(ptr, c.n);
+      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+    }
+    return c.finish();
+  }
+  // Block j of every needed x_i goes to process j (scan: all i; exscan: i < p-1).
+  const bool i_send = !ex || me < p - 1;
+  if (i_send)
+    for (int j = 0; j < p; j++)
+      if (j != me && blen(c.n, p, j) > 0 && (rc = send(c, j, at(ptr, boff(c.n, p, j)), blen(c.n, p, j)))) return rc;
+  const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
+  const int senders = ex ? p - 1 : p;  // pids [0, senders) contribute
+  int expect = 0;
+  if (mylen > 0)
+    for (int k = 0; k < senders; k++)
+      if (k != me) expect++;
+  if ((rc = c.sync_expect(expect))) return rc;
+  Stage stage;  // prefix i of block me at slice i (i: the pid it goes to)
+  {
+    Msgs got(p);
+    if ((rc = c.recv_data(got))) return rc;
+    if (mylen > 0) {
+      for (int k = 0; k < senders; k++)
+        if (k != me && !c.data_ok(got, k, mylen)) return c.internal("scan block missing");
+      stage.p = bspk_malloc("", 0, static_cast<size_t>(p) * mylen, c.es);
+      if (stage.p.region == 0) return c.nested(BSPK_ERR_NOMEM, "bspk_malloc");
+      acc.assign(mylen * c.es, 0);
+      for (int i = 0; i < senders; i++) {
+        Cur s = i == me ? Cur(at(ptr, myoff), mylen) : Cur(got[i], mylen);
+        if (i == 0 ? !to_mem(s, acc.data(), mylen * c.es) : !combine(c.op, acc.data(), s, mylen))
+          return c.internal("reading a block");
+        const int dest = ex ? i + 1 : i;  // who gets the prefix up to i
+        Cur d(at(stage.p, static_cast<size_t>(dest) * mylen), mylen);
+        if (!from_mem(d, acc.data(), mylen * c.es)) return c.internal("staging a prefix");
+      }
+    }
+  }
+  if (mylen > 0) {
+    for (int t = ex ? 1 : 0; t < p; t++) {
+      if (t == me) continue;
+      if ((rc = send(c, t, at(stage.p, static_cast<size_t>(t) * mylen), mylen))) return rc;
+    }
+    if (!ex || me > 0) {  // own block of the result
+      Cur s(at(stage.p, static_cast<size_t>(me) * mylen), mylen), d(at(ptr, myoff), mylen);
+      if (!cm_copy(d, s, mylen * c.es)) return c.internal("writing the result");
+    }
+  }
+  expect = 0;
+  if (!ex || me > 0)
+    for (int k = 0; k < p; k++)
+      if (k != me && blen(c.n, p, k) > 0) expect++;
+  if ((rc = c.sync_expect(expect))) return rc;
+  Msgs got(p);
+  if ((rc = c.recv_data(got))) return rc;
+  if (!ex || me > 0)
+    for (int k = 0; k < p; k++) {
+      const size_t len = blen(c.n, p, k);
+      if (k == me || len == 0) continue;
+      if (!c.data_ok(got, k, len)) return c.internal("scan result block missing");
+      Cur s(got[k], len), d(at(ptr, boff(c.n, p, k)), len);
+      if (!cm_copy(d, s, len * c.es)) return c.internal("copying the result");
+    }
+  return c.finish();
+}
+
+// gather (root >= 0), allgather (root < 0), alltoall (a2a).
+int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a2a) {
+  const size_t N = c.n * c.es;
+  const bool shrt = N <= short_limit();
+  const int p = c.p, me = c.me, root = c.root;
+  auto gets = [&](int j) { return all || a2a || j == root; };
+  auto src_for = [&](int j) { return a2a ? at(src, static_cast<size_t>(j) * c.n) : src; };
+  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+    return !(shrt && gets(j)) || append_cm(buf, src_for(j), c.n, c.es);
+  });
+  if (rc || (rc = c.check_all())) return rc;
+  const bool receiver = all || a2a || me == root;
+  Msgs got(p);
+  if (!shrt) {
+    for (int j = 0; j < p; j++)
+      if (j != me && gets(j) && (rc = send(c, j, src_for(j), c.n))) return rc;
+    if ((rc = c.sync_expect(receiver ? p - 1 : 0))) return rc;
+    if ((rc = c.recv_data(got))) return rc;
+  }
+  if (receiver && c.n > 0) {
+    for (int j = 0; j < p; j++) {
+      Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n);
+      if (j == me) {
+        Cur s(a2a ? at(src, static_cast<size_t>(me) * c.n) : src, c.n);
+        if (!cm_copy(d, s, N)) return c.internal("copying the own block");
+        continue;
+      }
+      if (shrt) {
+        if (!c.payload_is(j, N)) return c.internal("short payload size");
+        Cur s = c.payload(j);
+        if (!cm_copy(d, s, N)) return c.internal("copying a block");
+      } else {
+        if (!c.data_ok(got, j, c.n)) return c.internal("block missing");
+        Cur s(got[j], c.n);
+        if (!cm_copy(d, s, N)) return c.internal("copying a block");
+      }
+    }
+  }
+  return c.finish();
+}
+
+int do_alltoallv(Ctx& c, const bspk_ptr& dst, const size_t* rdispls, const bspk_ptr& src, const size_t* sdispls) {
+  const int p = c.p, me = c.me;
+  const size_t S = short_limit();
+  auto sshort = [&](int j) { return c.sendcounts[j] * c.es <= S; };
+  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+    return !sshort(j) || append_cm(buf, at(src, sdispls[j]), c.sendcounts[j], c.es);
+  });
+  if (rc || (rc = c.check_all())) return rc;
+  // Pairs: both ends see a disagreement.
+  std::string pair_err;
+  std::vector<char> pair_bad(static_cast<size_t>(p), 0);
+  for (int j = 0; j < p; j++) {
+    if (j == me) continue;
+    const Hdr& h = c.hdr[static_cast<size_t>(j)];
+    std::string e;
+    if (h.cnt != c.recvcounts[j])
+      e = "pid " + std::to_string(j) + " sends " + std::to_string(h.cnt) + " elements to this process, recvcounts[" +
+          std::to_string(j) + "] = " + std::to_string(c.recvcounts[j]) + " here";
+    else if (h.rcnt != c.sendcounts[j])
+      e = "pid " + std::to_string(j) + " expects " + std::to_string(h.rcnt) + " elements from this process (its recvcounts[" +
+          std::to_string(me) + "]), sendcounts[" + std::to_string(j) + "] = " + std::to_string(c.sendcounts[j]) + " here";
+    if (!e.empty()) {
+      pair_bad[static_cast<size_t>(j)] = 1;
+      if (pair_err.empty()) pair_err = e;
+    }
+  }
+  for (int j = 0; j < p; j++)
+    if (j != me && !sshort(j) && (rc = send(c, j, at(src, sdispls[j]), c.sendcounts[j]))) return rc;
+  int expect = 0;
+  for (int j = 0; j < p; j++) {
+    const Hdr& h = c.hdr[static_cast<size_t>(j)];
+    if (j != me && h.cnt * h.es > S) expect++;
+  }
+  if ((rc = c.sync_expect(expect))) return rc;
+  Msgs got(p);
+  if ((rc = c.recv_data(got))) return rc;
+  for (int j = 0; j < p; j++) {
+    const size_t cnt = c.recvcounts[j];
+    if (pair_bad[static_cast<size_t>(j)] || cnt == 0) continue;
+    Cur d(at(dst, rdispls[j]), cnt);
+    if (j == me) {
+      Cur s(at(src, sdispls[me]), cnt);
+      if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying the own block");
+    } else if (cnt * c.es <= S) {
+      if (!c.payload_is(j, cnt * c.es)) return c.internal("short payload size");
+      Cur s = c.payload(j);
+      if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying a block");
+    } else {
+      if (!c.data_ok(got, j, cnt)) return c.internal("block missing");
+      Cur s(got[j], cnt);
+      if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying a block");
+    }
+  }
+  if (!pair_err.empty()) return c.fail(BSPK_ERR_ARG, pair_err);
+  return c.finish();
+}
+
+}  // namespace
+}  // namespace bspk_coll
+
+using namespace bspk_coll;
+
+extern "C" {
+
+int bspk_broadcast(int root, bspk_ptr ptr, size_t n) {
+  Ctx c(BCAST);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.check_root(root);
+  c.n = n;
+  c.check_ptr(ptr, n, "ptr", &c.es);
+  if (n == 0) c.es = 0;
+  return do_broadcast(c, ptr);
+}
+
+int bspk_reduce(int root, bspk_ptr ptr, size_t n, bspk_op op) {
+  Ctx c(REDUCE);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.check_root(root);
+  c.n = n;
+  c.set_op(op);
+  if (c.own_code == 0) c.check_op_ptr(ptr, n);
+  return do_reduce(c, ptr, false);
+}
+
+int bspk_allreduce(bspk_ptr ptr, size_t n, bspk_op op) {
+  Ctx c(ALLREDUCE);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.n = n;
+  c.set_op(op);
+  if (c.own_code == 0) c.check_op_ptr(ptr, n);
+  return do_reduce(c, ptr, true);
+}
+
+int bspk_scan(bspk_ptr ptr, size_t n, bspk_op op) {
+  Ctx c(SCAN);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.n = n;
+  c.set_op(op);
+  if (c.own_code == 0) c.check_op_ptr(ptr, n);
+  return do_scan(c, ptr, false);
+}
+
+int bspk_exscan(bspk_ptr ptr, size_t n, bspk_op op) {
+  Ctx c(EXSCAN);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.n = n;
+  c.set_op(op);
+  if (c.own_code == 0) c.check_op_ptr(ptr, n);
+  return do_scan(c, ptr, true);
+}
+
+int bspk_gather(int root, bspk_ptr dst, bspk_ptr src, size_t n) {
+  Ctx c(GATHER);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.check_root(root);
+  c.n = n;
+  c.check_ptr(src, n, "src", &c.es);
+  if (c.own_code == 0 && root == c.me) c.check_ptr(dst, static_cast<size_t>(c.p) * n, "dst", &c.es);
+  if (n == 0) c.es = 0;
+  return do_gather(c, dst, src, false, false);
+}
+
+int bspk_allgather(bspk_ptr dst, bspk_ptr src, size_t n) {
+  Ctx c(ALLGATHER);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.n = n;
+  c.check_ptr(src, n, "src", &c.es);
+  if (c.own_code == 0) c.check_ptr(dst, static_cast<size_t>(c.p) * n, "dst", &c.es);
+  if (n == 0) c.es = 0;
+  return do_gather(c, dst, src, true, false);
+}
+
+int bspk_alltoall(bspk_ptr dst, bspk_ptr src, size_t n) {
+  Ctx c(ALLTOALL);
+  int rc = c.begin();
+  if (rc) return rc;
+  c.n = n;
+  c.check_ptr(src, static_cast<size_t>(c.p) * n, "src", &c.es);
+  if (c.own_code == 0) c.check_ptr(dst, static_cast<size_t>(c.p) * n, "dst", &c.es);
+  if (n == 0) c.es = 0;
+  return do_gather(c, dst, src, false, true);
+}
+
+int bspk_alltoallv(bspk_ptr dst, const size_t* recvcounts, const size_t* rdispls, bspk_ptr src,
+                   const size_t* sendcounts, const size_t* sdispls) {
+  Ctx c(ALLTOALLV);
+  int rc = c.begin();
+  if (rc) return rc;
+  std::vector<size_t> zeros(static_cast<size_t>(c.p), 0);
+  if (!recvcounts || !rdispls || !sendcounts || !sdispls) {
+    c.bad(BSPK_ERR_ARG, std::string(!recvcounts ? "recvcounts" : !rdispls ? "rdispls" : !sendcounts ? "sendcounts" : "sdispls") +
+                            " is NULL");
+    recvcounts = rdispls = sendcounts = sdispls = zeros.data();
+  }
+  c.sendcounts = sendcounts;
+  c.recvcounts = recvcounts;
+  size_t sneed = 0, rneed = 0;
+  for (int j = 0; j < c.p; j++) {
+    if (sendcounts[j]) sneed = std::max(sneed, sdispls[j] + sendcounts[j]);
+    if (recvcounts[j]) rneed = std::max(rneed, rdispls[j] + recvcounts[j]);
+  }
+  c.check_ptr(src, sneed, "src", &c.es);
+  if (c.own_code == 0) c.check_ptr(dst, rneed, "dst", &c.es);
+  if (c.own_code == 0 && sendcounts[c.me] != recvcounts[c.me])
+    c.bad(BSPK_ERR_ARG, "sendcounts[" + std::to_string(c.me) + "] = " + std::to_string(sendcounts[c.me]) +
+                            " differs from recvcounts[" + std::to_string(c.me) + "] = " + std::to_string(recvcounts[c.me]) +
+                            " (this process's block to itself)");
+  if (c.own_code != 0) {  // send no data: headers only
+    c.sendcounts = c.recvcounts = zeros.data();
+    return do_alltoallv(c, dst, zeros.data(), src, zeros.data());
+  }
+  return do_alltoallv(c, dst, rdispls, src, sdispls);
+}
+
+}  // extern "C"

@@ -1,0 +1,56 @@
+// coll/report.cpp -- error messages of the collectives (see report.h).
+#include "coll/report.h"
+
+#include <bspk.h>
+#include <bspk_coll.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace bspk_coll {
+namespace {
+std::string& last() {
+  static std::string s;
+  return s;
+}
+}  // namespace
+
+int64_t superstep_now() {
+  if (bspk_nprocs() <= 0) return -1;
+  bspk_stats s;
+  if (bspk_get_stats_sized(&s, sizeof s) != BSPK_OK) return -1;
+  return static_cast<int64_t>(s.supersteps);
+}
+
+std::string where(const char* call, int64_t step) {
+  const int pid = bspk_pid();
+  if (pid < 0) return std::string(call) + " (no runtime)";
+  if (step < 0) step = superstep_now();
+  return std::string(call) + " (pid " + std::to_string(pid) + ", superstep " + std::to_string(step) + ")";
+}
+
+int report(const char* call, int64_t step, int code, const std::string& what) {
+  last() = where(call, step) + ": " + what;
+  const char* policy = std::getenv("BSPK_ERRORS");
+  if (policy && std::strcmp(policy, "abort") == 0)
+    bspk_abort_text(("bspk: error (BSPK_ERRORS=abort): " + last()).c_str());
+  if (!policy || std::strcmp(policy, "quiet") != 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "bspk: error: %s\n", last().c_str());
+    std::fflush(stderr);
+  }
+  return code;
+}
+
+int report_local(const char* call, int code, const std::string& what) { return report(call, -1, code, what); }
+
+int record_nested(const char* call, int64_t step, int code, const char* c_call) {
+  const char* m = bspk_error_string();
+  last() = where(call, step) + ": " + c_call + " failed: " + (m && *m ? m : "(no message)");
+  return code;
+}
+
+}  // namespace bspk_coll
+
+extern "C" const char* bspk_coll_error_string(void) { return bspk_coll::last().c_str(); }

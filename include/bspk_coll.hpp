@@ -1,0 +1,355 @@
+/*
+ * bspk_coll.hpp -- the collectives of bspk_coll.h for the C++ API of
+ * bspk.hpp: header-only, over the C calls of bspk_coll.h and nothing else.
+ * C++17 or later. Semantics, supersteps, costs and the detection of
+ * mismatched calls are those of bspk_coll.h, call by call; this header adds
+ * only what it says here.
+ *
+ *   bspk::broadcast(rt, r, root);                  bspk_broadcast (r: region<T> or slice<T>)
+ *   bspk::reduce(rt, r, std::plus<>{}, root);      bspk_reduce
+ *   bspk::allreduce(rt, r, bspk::max{});           bspk_allreduce
+ *   bspk::scan(rt, r, op);  bspk::exscan(rt, r, op);
+ *   bspk::gather(rt, dst, src, root);              bspk_gather   (n = src.size())
+ *   bspk::allgather(rt, dst, src);                 bspk_allgather (n = src.size())
+ *   bspk::alltoall(rt, dst, src);                  bspk_alltoall (n = src.size() / p)
+ *   double s = bspk::allreduce(rt, x, std::plus<>{});   value forms, one element
+ *   std::vector<int> all = bspk::allgather(rt, x);
+ *
+ * Every collective ends the caller's superstep, like rt.sync() (bspk_coll.h
+ * Conventions): call it with no message sent, no copy issued and no
+ * declaration made in the current superstep.
+ *
+ * Operations. op is any associative callable taking two T and returning
+ * something convertible to T. These are the built-in C operations when T is
+ * one of the C list's types (int32_t, int64_t, uint32_t, uint64_t -- any
+ * integral type of 4 or 8 bytes but bool -- float, double):
+ *   std::plus<>/<T> BSPK_SUM, std::multiplies BSPK_PROD, bspk::min BSPK_MIN,
+ *   bspk::max BSPK_MAX, std::logical_and BSPK_LAND, std::logical_or BSPK_LOR,
+ *   std::bit_and BSPK_BAND, std::bit_or BSPK_BOR, std::bit_xor BSPK_BXOR.
+ * Anything else (a lambda, another type) is a user operation: registered
+ * with bspk_op_create(.., sizeof(T), non-commutative) for the call and freed
+ * after it. Since bspk_combine_fn has no context argument, the callable is
+ * reached through a thread_local pointer per (T, Op) type set for the
+ * duration of the call (restored afterwards, so nested or recursive use on
+ * one thread is fine; a callable must not itself start a collective with the
+ * same (T, Op) types). It is applied as acc = op(acc, next) with acc the
+ * lower pids' combination, in pid order (bspk_coll.h).
+ *
+ * Errors throw bspk::error (code, call, pid, superstep) with the message of
+ * bspk_coll_error_string(), which the C layer printed (unless
+ * BSPK_ERRORS=quiet); errors found here (a message of bytes read as a wider
+ * T; alltoall's src not a multiple of p elements) are reported like
+ * bspk.hpp's own.
+ */
+#ifndef BSPK_COLL_HPP
+#define BSPK_COLL_HPP
+
+#include <bspk.hpp>
+#include <bspk_coll.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace bspk {
+
+/* The smaller / larger of two values (with <), as function objects: on the
+ * C list's types they are BSPK_MIN and BSPK_MAX. */
+struct min {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const {
+    return b < a ? b : a;
+  }
+};
+struct max {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const {
+    return a < b ? b : a;
+  }
+};
+
+namespace detail {
+
+template <class T>
+constexpr int coll_type() {
+  if constexpr (std::is_same<T, float>::value) {
+    return BSPK_FLOAT;
+  } else if constexpr (std::is_same<T, double>::value) {
+    return BSPK_DOUBLE;
+  } else if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value && sizeof(T) == 4) {
+    return std::is_signed<T>::value ? BSPK_INT32 : BSPK_UINT32;
+  } else if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value && sizeof(T) == 8) {
+    return std::is_signed<T>::value ? BSPK_INT64 : BSPK_UINT64;
+  } else {
+    return 0;
+  }
+}
+
+template <class Op, template <class> class F, class T>
+constexpr bool is_fn() {
+  return std::is_same<Op, F<void>>::value || std::is_same<Op, F<T>>::value;
+}
+
+template <class T, class Op>
+constexpr int coll_oper() {
+  using O = std::remove_cv_t<std::remove_reference_t<Op>>;
+  if constexpr (is_fn<O, std::plus, T>()) return BSPK_SUM;
+  else if constexpr (is_fn<O, std::multiplies, T>()) return BSPK_PROD;
+  else if constexpr (std::is_same<O, ::bspk::min>::value) return BSPK_MIN;
+  else if constexpr (std::is_same<O, ::bspk::max>::value) return BSPK_MAX;
+  else if constexpr (is_fn<O, std::logical_and, T>()) return BSPK_LAND;
+  else if constexpr (is_fn<O, std::logical_or, T>()) return BSPK_LOR;
+  else if constexpr (std::is_integral<T>::value && is_fn<O, std::bit_and, T>()) return BSPK_BAND;
+  else if constexpr (std::is_integral<T>::value && is_fn<O, std::bit_or, T>()) return BSPK_BOR;
+  else if constexpr (std::is_integral<T>::value && is_fn<O, std::bit_xor, T>()) return BSPK_BXOR;
+  else return 0;
+}
+
+/* The built-in C op for (T, Op), or 0: a user op. */
+template <class T, class Op>
+constexpr bspk_op builtin_op() {
+  constexpr int t = coll_type<T>(), o = coll_oper<T, Op>();
+  return (t != 0 && o != 0) ? (o | t) : 0;
+}
+
+/* The C trampoline of a user op: bspk_combine_fn has no context argument. */
+template <class T, class Op>
+struct coll_trampoline {
+  static inline thread_local const Op* current = nullptr;
+  static void fn(void* acc, const void* next, std::size_t n) {
+    T* a = static_cast<T*>(acc);
+    const T* b = static_cast<const T*>(next);
+    const Op& op = *current;
+    for (std::size_t i = 0; i < n; i++) a[i] = static_cast<T>(op(a[i], b[i]));
+  }
+};
+
+/* The error a collective just returned (its message: bspk_coll_error_string()). */
+[[noreturn]] BSPK_HPP_COLD inline void throw_coll(int code, const char* call) {
+  std::string msg = bspk_coll_error_string();
+  if (msg.empty()) msg = std::string(call) + ": failed with " + code_name(code);
+  throw error(code, call, bspk_pid(), superstep_now(), msg);
+}
+inline void check_coll(int rc, const char* call) {
+  if (BSPK_HPP_UNLIKELY(rc != BSPK_OK)) throw_coll(rc, call);
+}
+
+/* The C op of one call: a built-in code, or a user op registered for it. */
+template <class T, class Op>
+class coll_op {
+ public:
+  explicit coll_op(const Op& op) {
+    if constexpr (builtin_op<T, Op>() != 0) {
+      code_ = builtin_op<T, Op>();
+    } else {
+      prev_ = coll_trampoline<T, Op>::current;
+      coll_trampoline<T, Op>::current = &op;
+      code_ = bspk_op_create(&coll_trampoline<T, Op>::fn, sizeof(T), 0);
+      if (BSPK_HPP_UNLIKELY(code_ < 0)) {
+        coll_trampoline<T, Op>::current = prev_;
+        throw_coll(code_, "bspk_op_create");
+      }
+    }
+  }
+  coll_op(const coll_op&) = delete;
+  coll_op& operator=(const coll_op&) = delete;
+  ~coll_op() {
+    if constexpr (builtin_op<T, Op>() == 0) {
+      (void)bspk_op_free(code_);
+      coll_trampoline<T, Op>::current = prev_;
+    }
+  }
+  bspk_op code() const noexcept { return code_; }
+
+ private:
+  bspk_op code_ = 0;
+  const Op* prev_ = nullptr;
+};
+
+template <class E>
+struct coll_elem {};
+template <class T>
+struct coll_elem<end<T>> {
+  using type = T;
+};
+
+/* A region<T> (message<T>) or slice<T> as (pointer, elements). */
+template <class R>
+end<typename coll_elem<typename end_type<R>::type>::type> coll_range(const R& r, const char* call) {
+  using T = typename coll_elem<typename end_type<R>::type>::type;
+  check_type<T>();
+  const end<T> e = access::of(r);
+  if (BSPK_HPP_UNLIKELY(e.scale != 1))
+    fail(BSPK_ERR_ARG, call,
+         "a message of bytes read as a wider T cannot take part in a collective (element sizes differ): copy it "
+         "into a region<T>");
+  return e;
+}
+
+template <class X, class = void>
+struct is_coll_range : std::false_type {};
+template <class X>
+struct is_coll_range<X, std::void_t<typename coll_elem<typename end_type<X>::type>::type>> : std::true_type {};
+
+template <class X>
+using coll_value = std::enable_if_t<!is_coll_range<X>::value && std::is_trivially_copyable<X>::value, X>;
+
+}  // namespace detail
+
+// ---- regions and slices --------------------------------------------------------
+
+/* Root's elements into every process's r (bspk_broadcast; r.size() elements). */
+template <class R, class = std::enable_if_t<detail::is_coll_range<R>::value>>
+void broadcast(runtime&, const R& r, int root) {
+  const auto e = detail::coll_range(r, "bspk::broadcast");
+  detail::check_coll(bspk_broadcast(root, e.p, e.limit), "bspk_broadcast");
+}
+
+/* Element-wise op over the pids, in pid order, into the root's r; the other
+ * processes' r unchanged (bspk_reduce). */
+template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
+void reduce(runtime&, const R& r, Op op, int root) {
+  const auto e = detail::coll_range(r, "bspk::reduce");
+  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
+  detail::coll_op<T, Op> o(op);
+  detail::check_coll(bspk_reduce(root, e.p, e.limit, o.code()), "bspk_reduce");
+}
+
+/* Element-wise op over the pids into every process's r (bspk_allreduce). */
+template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
+void allreduce(runtime&, const R& r, Op op) {
+  const auto e = detail::coll_range(r, "bspk::allreduce");
+  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
+  detail::coll_op<T, Op> o(op);
+  detail::check_coll(bspk_allreduce(e.p, e.limit, o.code()), "bspk_allreduce");
+}
+
+/* Inclusive scan: pid i's r becomes x_0 op ... op x_i (bspk_scan). */
+template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
+void scan(runtime&, const R& r, Op op) {
+  const auto e = detail::coll_range(r, "bspk::scan");
+  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
+  detail::coll_op<T, Op> o(op);
+  detail::check_coll(bspk_scan(e.p, e.limit, o.code()), "bspk_scan");
+}
+
+/* Exclusive scan: pid i's r becomes x_0 op ... op x_{i-1}; pid 0's r is
+ * unchanged (bspk_exscan). */
+template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
+void exscan(runtime&, const R& r, Op op) {
+  const auto e = detail::coll_range(r, "bspk::exscan");
+  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
+  detail::coll_op<T, Op> o(op);
+  detail::check_coll(bspk_exscan(e.p, e.limit, o.code()), "bspk_exscan");
+}
+
+/* The root's dst[j*n ..) = pid j's src (n = src.size()); dst is read only at
+ * the root (elsewhere it may be an empty region<T>()) (bspk_gather). */
+template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
+void gather(runtime&, const D& dst, const S& src, int root) {
+  const auto d = detail::coll_range(dst, "bspk::gather");
+  const auto s = detail::coll_range(src, "bspk::gather");
+  static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::gather: dst and src must hold the same T");
+  detail::check_coll(bspk_gather(root, d.p, s.p, s.limit), "bspk_gather");
+}
+
+/* Every process's dst[j*n ..) = pid j's src (n = src.size()) (bspk_allgather). */
+template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
+void allgather(runtime&, const D& dst, const S& src) {
+  const auto d = detail::coll_range(dst, "bspk::allgather");
+  const auto s = detail::coll_range(src, "bspk::allgather");
+  static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::allgather: dst and src must hold the same T");
+  detail::check_coll(bspk_allgather(d.p, s.p, s.limit), "bspk_allgather");
+}
+
+/* Block j of src (n = src.size() / p elements) to pid j's dst block me
+ * (bspk_alltoall). Errors: BSPK_ERR_ARG (src.size() not a multiple of p). */
+template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
+void alltoall(runtime& rt, const D& dst, const S& src) {
+  const auto d = detail::coll_range(dst, "bspk::alltoall");
+  const auto s = detail::coll_range(src, "bspk::alltoall");
+  static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::alltoall: dst and src must hold the same T");
+  const std::size_t p = static_cast<std::size_t>(rt.nprocs());
+  if (BSPK_HPP_UNLIKELY(p == 0 || s.limit % p != 0))
+    detail::fail(BSPK_ERR_ARG, "bspk::alltoall",
+                 "src has " + std::to_string(s.limit) + " elements, not a multiple of the " + std::to_string(p) +
+                     " processes");
+  detail::check_coll(bspk_alltoall(d.p, s.p, s.limit / p), "bspk_alltoall");
+}
+
+// ---- one value ------------------------------------------------------------------
+// The value forms put x in a one-element region of this call (bspk_malloc)
+// and return the result; their supersteps and errors are the region forms'.
+
+/* The root's x, on every process. */
+template <class T>
+detail::coll_value<T> broadcast(runtime& rt, const T& x, int root) {
+  region<T> r(rt, 1);
+  r[0] = x;
+  broadcast(rt, r, root);
+  return r[0];
+}
+/* x_0 op ... op x_{p-1} at the root; x elsewhere. */
+template <class T, class Op>
+detail::coll_value<T> reduce(runtime& rt, const T& x, Op op, int root) {
+  region<T> r(rt, 1);
+  r[0] = x;
+  reduce(rt, r, op, root);
+  return r[0];
+}
+/* x_0 op ... op x_{p-1}, on every process. */
+template <class T, class Op>
+detail::coll_value<T> allreduce(runtime& rt, const T& x, Op op) {
+  region<T> r(rt, 1);
+  r[0] = x;
+  allreduce(rt, r, op);
+  return r[0];
+}
+/* x_0 op ... op x_i on pid i. */
+template <class T, class Op>
+detail::coll_value<T> scan(runtime& rt, const T& x, Op op) {
+  region<T> r(rt, 1);
+  r[0] = x;
+  scan(rt, r, op);
+  return r[0];
+}
+/* x_0 op ... op x_{i-1} on pid i >= 1; x itself on pid 0. */
+template <class T, class Op>
+detail::coll_value<T> exscan(runtime& rt, const T& x, Op op) {
+  region<T> r(rt, 1);
+  r[0] = x;
+  exscan(rt, r, op);
+  return r[0];
+}
+/* Every pid's x, in pid order, at the root; an empty vector elsewhere. */
+template <class T, class = detail::coll_value<T>>
+std::vector<T> gather(runtime& rt, const T& x, int root) {
+  region<T> s(rt, 1);
+  s[0] = x;
+  const bool at_root = root == rt.pid();
+  region<T> d = at_root ? region<T>(rt, static_cast<std::size_t>(rt.nprocs())) : region<T>();
+  gather(rt, d, s, root);
+  std::vector<T> out;
+  if (at_root) {
+    out.resize(d.size(), x);
+    d.copy_to(out.data());
+  }
+  return out;
+}
+/* Every pid's x, in pid order, on every process. */
+template <class T, class = detail::coll_value<T>>
+std::vector<T> allgather(runtime& rt, const T& x) {
+  region<T> s(rt, 1);
+  s[0] = x;
+  region<T> d(rt, static_cast<std::size_t>(rt.nprocs()));
+  allgather(rt, d, s);
+  std::vector<T> out(d.size(), x);
+  d.copy_to(out.data());
+  return out;
+}
+
+}  // namespace bspk
+
+#endif  // BSPK_COLL_HPP
