@@ -9,7 +9,7 @@
  * Size = bytes per process: the broadcast's and allreduce's vector (doubles,
  * BSPK_SUM | BSPK_DOUBLE / MPI_SUM), alltoall's whole send buffer (blocks of
  * size / p bytes). A time is the largest over the processes of the mean over
- * the repetitions (after a warm-up call), in microseconds. Prints one line
+ * the repetitions (after 20 warm-up calls), in microseconds. Prints one line
  * per measurement: "csv,coll,LIB,OP,P,BYTES,US"; bench/collectives.sh joins
  * the twins into tables. Not a test: run it through bench/collectives.sh.
  */
@@ -115,8 +115,10 @@ int main(int argc, char **argv) {
         if (blk == 0) blk = 1;
         b = blk * 8 * (size_t)P;
       }
-      int reps = quick ? 5 : (int)(b <= 65536 ? 200 : b <= (1u << 20) ? 40 : 8);
-      one(coll, b); /* warm-up */
+      /* Enough repetitions that a measurement lasts milliseconds, not
+       * microseconds (200 calls of 1 us made the small rows swing 2-3x). */
+      int reps = quick ? 5 : (int)(b <= 4096 ? 3000 : b <= 65536 ? 500 : b <= (1u << 20) ? 40 : 8);
+      for (int w = 0; w < (quick ? 1 : 20); w++) one(coll, b); /* warm-up */
       double t0 = now();
       for (int r = 0; r < reps; r++) one(coll, b);
       double us = (now() - t0) / reps * 1e6;
