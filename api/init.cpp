@@ -43,7 +43,7 @@ struct JobLayout {
   bool all_local = true;
   int local_procs = 0, local_rank = 0;
   int nhosts = 0;
-  bool oversubscribed_anywhere = false;
+  double oversubscription = 0;  // the most processes per CPU on any host of the job
 };
 
 JobLayout job_layout(boot::Bootstrap& boot, int pid) {
@@ -77,7 +77,7 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
         ++procs;
         least = std::min(least, std::max(cpus[r], 1));
       }
-    if (procs > least) l.oversubscribed_anywhere = true;
+    l.oversubscription = std::max(l.oversubscription, static_cast<double>(procs) / least);
   }
   l.nhosts = static_cast<int>(seen.size());
   return l;
@@ -237,7 +237,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                  placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
                  placed.how.c_str());
   sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus, r.nprocs,
-                                                   layout.oversubscribed_anywhere);
+                                                   layout.oversubscription);
   {
     // If the job fails, remove our shared-memory regions and those of a dead
     // peer on this host (bspkrun, or the job hub's failure path, calls this).

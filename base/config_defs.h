@@ -56,7 +56,7 @@ BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0,
                 "how counted and `bspk_will_send` supersteps sum the send counts: `board` (shared memory, "
                 "every process on one host), `direct` (one round of p-1 messages per process), `tree` "
                 "(2 ceil(log2 p) rounds of one message); `auto`: `board` on one host, else `direct` up to "
-                "16 processes when no host has more processes than CPUs, `tree` otherwise")
+                "16 processes when no host has more than two processes per CPU, `tree` otherwise")
 BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "messages of up to 496 bytes (header included) through shared-memory rings instead of the "
                 "provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")

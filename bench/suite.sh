@@ -13,7 +13,7 @@
 #               libfabric shm against Open MPI's vader BTL) and tcp (libfabric tcp
 #               against the TCP BTL, with osc pt2pt for one-sided). The tcp rows
 #               stand for a job across hosts: BSPk runs them as it would there,
-#               with BSPK_COUNT_EXCHANGE=direct (tree when oversubscribed, as
+#               with BSPK_COUNT_EXCHANGE=direct (tree above two processes per core, as
 #               auto picks across hosts) and BSPK_SHM_RINGS=off, not with the
 #               shared-memory board and rings it uses on one host.
 #   --procs     process counts for As and Rdx (default 2,4,8); Mult runs on the
@@ -75,7 +75,7 @@ run_bspk() {
   exch=auto rings=auto
   if [ "$prov" = tcp ]; then
     rings=off
-    if [ "$p" -le "$NCORES" ]; then exch=direct; else exch=tree; fi
+    if [ "$p" -le $((2 * NCORES)) ]; then exch=direct; else exch=tree; fi
   fi
   BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }

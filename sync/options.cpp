@@ -8,7 +8,7 @@
 
 namespace bspk::sync {
 
-Options Options::from_env(int local_procs, int host_cpus, int nprocs, bool oversubscribed_anywhere) {
+Options Options::from_env(int local_procs, int host_cpus, int nprocs, double oversubscription) {
   Options o;
   int ncpu = host_cpus;
   if (ncpu <= 0) {
@@ -27,12 +27,13 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, bool overs
   o.first_step = static_cast<uint32_t>(config::get_int(Var::TEST_FIRST_SUPERSTEP));
   std::string how = config::get_enum(Var::COUNT_EXCHANGE);
   // Direct: one round, but p-1 messages to send and receive per process. With
-  // more processes than CPUs here the message count matters more than the
-  // rounds (measured with bench/suite.sh: tcp p=8 on 2 cores, empty counted
-  // superstep 2.65x MPI_Barrier direct, 1.42x over the tree): tree then. The
-  // inputs are job-wide (not this host's load), so every process agrees.
-  o.count_direct = how == "direct" ||
-                   ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs && !oversubscribed_anywhere);
+  // many more processes than CPUs the message count matters more than the
+  // rounds: tree then. Measured with bench/sync on tcp, 2 cores, empty counted
+  // superstep: p = 8 (4 per CPU) direct 333-355 us, tree 294-297 us; p = 4
+  // (2 per CPU) direct 90-91 us, tree 126-179 us. The inputs are job-wide
+  // (not this host's load), so every process agrees.
+  o.count_direct = how == "direct" || ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs &&
+                                       oversubscription <= kDirectMaxOversubscription);
   return o;
 }
 

@@ -10,6 +10,8 @@
 // in one round) when there is no board; otherwise over the tree (2 ceil(log2 p)
 // rounds of one message).
 constexpr int kDirectMaxProcs = 16;
+// ... and at most this many processes per CPU on every host (BSPK_COUNT_EXCHANGE=auto).
+constexpr double kDirectMaxOversubscription = 2.0;
 
 namespace bspk::sync {
 
@@ -26,10 +28,10 @@ struct Options {
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy
   // spinning if the processes outnumber the CPUs.
-  // nprocs and oversubscribed_anywhere (some host has more processes than
-  // CPUs) must be the same on every process: the count exchange chosen from
-  // them has to agree job-wide.
-  static Options from_env(int local_procs, int host_cpus = 0, int nprocs = 1, bool oversubscribed_anywhere = false);
+  // nprocs and oversubscription (the most processes per CPU on any host of
+  // the job) must be the same on every process: the count exchange chosen
+  // from them has to agree job-wide.
+  static Options from_env(int local_procs, int host_cpus = 0, int nprocs = 1, double oversubscription = 0);
 };
 
 }  // namespace bspk::sync
