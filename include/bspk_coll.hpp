@@ -196,6 +196,27 @@ struct is_coll_range<X, std::void_t<typename coll_elem<typename end_type<X>::typ
 template <class X>
 using coll_value = std::enable_if_t<!is_coll_range<X>::value && std::is_trivially_copyable<X>::value, X>;
 
+/* The reductions' common part: r's C pointer and size, op as a bspk_op for
+ * r's element type (built in, or a user op for the call), then the C call
+ * f(ptr, n, op), whose error is thrown. */
+template <class R, class Op, class F>
+void with_op(const R& r, Op op, const char* cxx_call, const char* c_call, F f) {
+  const auto e = coll_range(r, cxx_call);
+  using T = typename coll_elem<std::remove_const_t<decltype(e)>>::type;
+  coll_op<T, Op> o(op);
+  check_coll(f(e.p, e.limit, o.code()), c_call);
+}
+
+/* A value form: x in a one-element region of this call, f(region), the
+ * region's element back. */
+template <class T, class F>
+T through_region(runtime& rt, const T& x, F f) {
+  region<T> r(rt, 1);
+  r[0] = x;
+  f(r);
+  return r[0];
+}
+
 }  // namespace detail
 
 // ---- regions and slices --------------------------------------------------------
@@ -211,38 +232,27 @@ void broadcast(runtime&, const R& r, int root) {
  * processes' r unchanged (bspk_reduce). */
 template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
 void reduce(runtime&, const R& r, Op op, int root) {
-  const auto e = detail::coll_range(r, "bspk::reduce");
-  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
-  detail::coll_op<T, Op> o(op);
-  detail::check_coll(bspk_reduce(root, e.p, e.limit, o.code()), "bspk_reduce");
+  detail::with_op(r, op, "bspk::reduce", "bspk_reduce",
+                  [root](bspk_ptr p, std::size_t n, bspk_op o) { return bspk_reduce(root, p, n, o); });
 }
 
 /* Element-wise op over the pids into every process's r (bspk_allreduce). */
 template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
 void allreduce(runtime&, const R& r, Op op) {
-  const auto e = detail::coll_range(r, "bspk::allreduce");
-  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
-  detail::coll_op<T, Op> o(op);
-  detail::check_coll(bspk_allreduce(e.p, e.limit, o.code()), "bspk_allreduce");
+  detail::with_op(r, op, "bspk::allreduce", "bspk_allreduce", bspk_allreduce);
 }
 
 /* Inclusive scan: pid i's r becomes x_0 op ... op x_i (bspk_scan). */
 template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
 void scan(runtime&, const R& r, Op op) {
-  const auto e = detail::coll_range(r, "bspk::scan");
-  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
-  detail::coll_op<T, Op> o(op);
-  detail::check_coll(bspk_scan(e.p, e.limit, o.code()), "bspk_scan");
+  detail::with_op(r, op, "bspk::scan", "bspk_scan", bspk_scan);
 }
 
 /* Exclusive scan: pid i's r becomes x_0 op ... op x_{i-1}; pid 0's r is
  * unchanged (bspk_exscan). */
 template <class R, class Op, class = std::enable_if_t<detail::is_coll_range<R>::value>>
 void exscan(runtime&, const R& r, Op op) {
-  const auto e = detail::coll_range(r, "bspk::exscan");
-  using T = typename detail::coll_elem<std::remove_const_t<decltype(e)>>::type;
-  detail::coll_op<T, Op> o(op);
-  detail::check_coll(bspk_exscan(e.p, e.limit, o.code()), "bspk_exscan");
+  detail::with_op(r, op, "bspk::exscan", "bspk_exscan", bspk_exscan);
 }
 
 /* The root's dst[j*n ..) = pid j's src (n = src.size()); dst is read only at
@@ -286,42 +296,27 @@ void alltoall(runtime& rt, const D& dst, const S& src) {
 /* The root's x, on every process. */
 template <class T>
 detail::coll_value<T> broadcast(runtime& rt, const T& x, int root) {
-  region<T> r(rt, 1);
-  r[0] = x;
-  broadcast(rt, r, root);
-  return r[0];
+  return detail::through_region(rt, x, [&](region<T>& r) { broadcast(rt, r, root); });
 }
 /* x_0 op ... op x_{p-1} at the root; x elsewhere. */
 template <class T, class Op>
 detail::coll_value<T> reduce(runtime& rt, const T& x, Op op, int root) {
-  region<T> r(rt, 1);
-  r[0] = x;
-  reduce(rt, r, op, root);
-  return r[0];
+  return detail::through_region(rt, x, [&](region<T>& r) { reduce(rt, r, op, root); });
 }
 /* x_0 op ... op x_{p-1}, on every process. */
 template <class T, class Op>
 detail::coll_value<T> allreduce(runtime& rt, const T& x, Op op) {
-  region<T> r(rt, 1);
-  r[0] = x;
-  allreduce(rt, r, op);
-  return r[0];
+  return detail::through_region(rt, x, [&](region<T>& r) { allreduce(rt, r, op); });
 }
 /* x_0 op ... op x_i on pid i. */
 template <class T, class Op>
 detail::coll_value<T> scan(runtime& rt, const T& x, Op op) {
-  region<T> r(rt, 1);
-  r[0] = x;
-  scan(rt, r, op);
-  return r[0];
+  return detail::through_region(rt, x, [&](region<T>& r) { scan(rt, r, op); });
 }
 /* x_0 op ... op x_{i-1} on pid i >= 1; x itself on pid 0. */
 template <class T, class Op>
 detail::coll_value<T> exscan(runtime& rt, const T& x, Op op) {
-  region<T> r(rt, 1);
-  r[0] = x;
-  exscan(rt, r, op);
-  return r[0];
+  return detail::through_region(rt, x, [&](region<T>& r) { exscan(rt, r, op); });
 }
 /* Every pid's x, in pid order, at the root; an empty vector elsewhere. */
 template <class T, class = detail::coll_value<T>>
