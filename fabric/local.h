@@ -26,10 +26,9 @@
 // either. The sender writes a descriptor (its iovecs' addresses and lengths)
 // into a second single-producer single-consumer ring per ordered pair; the
 // receiver copies the bytes straight from the sender's memory into the
-// receive it has posted, with one process_vm_readv(2) (Linux cross-memory
-// attach, CMA: one copy, as the provider's own large-message path, without
-// its per-message handshake through command queues and completion entries),
-// then raises the pair's `done` counter, which completes the send at the
+// receive it has posted -- one memcpy out of the sender's shared slab (below),
+// or for memory outside the slabs one process_vm_readv(2) (Linux cross-memory
+// attach) --, then raises the pair's `done` counter, which completes the send at the
 // sender (Sent: its buffers are reusable). A full pull ring makes post_send
 // return false (the engine keeps the send in its backlog). Where the kernel
 // refuses cross-memory access (Yama ptrace_scope, a container without ptrace
@@ -44,8 +43,13 @@
 // of one user: ptrace read access, which Yama does not restrict), and then
 // copies a pulled message with memcpy from it: one copy at memory speed, no
 // system call per message (process_vm_readv costs ~2.3 us per call here, more
-// than copying 64 KiB). Memory outside the slabs (contiguous runs, slabs past
-// kMaxSlabs) is read with process_vm_readv, as described above.
+// than copying 64 KiB). Memory outside the slabs (contiguous runs, which come
+// and go with their regions and would use up the kMaxSlabs entries, and slabs
+// past kMaxSlabs) is read with process_vm_readv. A shared slab is unmapped
+// only when its pool is destroyed, at shutdown: no descriptor names it then.
+// Messages the engine injects (inject(): up to the provider's inject size,
+// buffer reusable at return) cannot be pulled and stay on the provider, which
+// is why part of each tag's receives stays posted there.
 //
 // The segment is a SharedSegment (base/shm_segment.h): created by pid 0, its
 // name passed through the bootstrap, opened by the others, then unlinked.
