@@ -1,13 +1,17 @@
 // fabric/local.h -- a same-host fast path for small messages in front of an
-// Endpoint: when every process of the job is on one host, a message of at most
-// kCellPayload bytes (header included) goes through a single-producer
-// single-consumer ring per ordered pair of processes in one shared segment,
-// instead of through the libfabric provider. Everything else (larger
-// messages, one-sided reads, registration) goes to the Endpoint unchanged.
+// Endpoint: when every process of the job is on one host, a message of the
+// ring tag of at most kRingMessage bytes (header included) goes through a
+// single-producer single-consumer ring per ordered pair of processes in one
+// shared segment, instead of through the libfabric provider: one cell of
+// kCellPayload bytes, or up to kMaxMessageCells consecutive cells for a
+// message up to a 4 KiB payload and its header (the engine's small class,
+// which it injects). Everything else (larger messages, one-sided reads,
+// registration) goes to the Endpoint unchanged.
 //
 // Why: libfabric 1.17's shm provider costs ~0.5 us per small message here
-// (locks, its own command queue, a completion queue entry per operation); a
-// ring cell is one cache line of flag plus the bytes. The receiver still gets
+// (locks, its own command queue, a completion queue entry per operation, and
+// for 0.5-4 KiB two copies through its bounce buffers); a ring cell is one
+// cache line of flag plus the bytes. The receiver still gets
 // the message in the receive buffer the engine posted, as with a provider
 // (the copy from the cell into that buffer is the transport's, as the
 // provider's copy through its bounce buffers is), so the engine does not know
@@ -48,8 +52,10 @@
 // past kMaxSlabs) is read with process_vm_readv. A shared slab is unmapped
 // only when its pool is destroyed, at shutdown: no descriptor names it then.
 // Messages the engine injects (inject(): up to the provider's inject size,
-// buffer reusable at return) cannot be pulled and stay on the provider, which
-// is why part of each tag's receives stays posted there.
+// buffer reusable at return) cannot be pulled: those of the ring tag go
+// through the rings (several cells), those of other tags and those meeting a
+// full ring stay on the provider, which is why part of each tag's receives
+// stays posted there.
 //
 // The segment is a SharedSegment (base/shm_segment.h): created by pid 0, its
 // name passed through the bootstrap, opened by the others, then unlinked.
@@ -73,6 +79,8 @@ class LocalTransport final : public Transport {
   static constexpr size_t kCell = 512;                 // bytes per ring cell
   static constexpr size_t kCellPayload = kCell - 16;   // message bytes per cell
   static constexpr size_t kCells = 64;                 // cells per ordered pair
+  static constexpr size_t kMaxMessageCells = 9;        // cells one message may take (a 4 KiB payload + 64-byte header)
+  static constexpr size_t kRingMessage = kMaxMessageCells * kCellPayload;  // largest ring message, bytes
   static constexpr size_t kLocalRecvs = 32;            // ring-tag receives kept for ring arrivals
   static constexpr size_t kPullCells = 64;             // pull descriptors per ordered pair
   static constexpr size_t kPullIov = 4;                // iovecs a pulled message may have
@@ -117,7 +125,7 @@ class LocalTransport final : public Transport {
 
  private:
   struct alignas(64) Cell {
-    std::atomic<uint32_t> full;  // 1: holds a message (release by the producer, acquire by the consumer)
+    std::atomic<uint32_t> full;  // 0 free; 1 a message starts here (release by the producer, acquire by the consumer); 2 continues one
     uint32_t len;                // message bytes
     uint64_t tag;
     unsigned char data[kCellPayload];
@@ -184,6 +192,7 @@ class LocalTransport final : public Transport {
   SlabEntry* slab_table(int pid) const;
   int64_t slab_of(uintptr_t a, size_t len) const;
   const unsigned char* source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab);
+  static size_t cells_for(size_t len);  // cells a ring message of len bytes takes
   bool push(int dest, const iovec* iov, size_t count, uint64_t tag);
   bool push_pull(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);
   std::deque<Recv>* local_recvs(uint64_t tag);

@@ -2,7 +2,8 @@
 // process: two LocalTransports over endpoints of the in-process fake fabric
 // (tests/fake_fabric.h) share one ring segment. What must hold: small messages
 // of the ring tag travel through the rings (the provider never sees them) and
-// land in the receives posted for that tag, byte for byte, in order per pair;
+// land in the receives posted for that tag, byte for byte, in order per pair,
+// a message of up to 4 KiB + header over several cells;
 // other tags, larger messages and a full ring go to the provider; receives of
 // the ring tag are split between the rings and the provider.
 #include <gtest/gtest.h>
@@ -106,25 +107,86 @@ TEST(LocalRings, SmallRingTagMessageBypassesTheProvider) {
 
 TEST(LocalRings, OtherTagsAndLargeMessagesGoToTheProvider) {
   Pair p(two());
-  RecvBuf a, b;
+  RecvBuf a;
   ASSERT_TRUE(a.post(*p.t[1], kOtherTag));
   OpContext c1{}, c2{};
   ASSERT_TRUE(send(*p.t[0], 1, 7, 8, &c1, kOtherTag));
   // Fill the 32 receives kept for rings, so the next ring-tag receive goes to the provider.
   std::vector<RecvBuf> kept(LocalTransport::kLocalRecvs);
   for (auto& k : kept) ASSERT_TRUE(k.post(*p.t[1], kRingTag));
-  ASSERT_TRUE(b.post(*p.t[1], kRingTag));
-  ASSERT_TRUE(send(*p.t[0], 1, 8, LocalTransport::kCellPayload, &c2));  // 64 + 496 bytes: too big for a cell
+  // 64 + kRingMessage bytes: more than the rings carry (received into a larger buffer).
+  std::vector<unsigned char> big(64 + LocalTransport::kRingMessage + 64);
+  OpContext bctx{};
+  iovec biov[1] = {{big.data(), big.size()}};
+  void* bdesc[1] = {nullptr};
+  ASSERT_TRUE(p.t[1]->post_recv(biov, bdesc, 1, &bctx, kRingTag));
+  ASSERT_TRUE(send(*p.t[0], 1, 8, LocalTransport::kRingMessage, &c2));
   drain(*p.t[0]);
   auto r = drain(*p.t[1]);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(p.net.delivered().size(), 2u);
-  bool got_a = false, got_b = false;
+  bool got_a = false, got_big = false;
   for (auto& c : r) {
     got_a |= c.context == &a.ctx;
-    got_b |= c.context == &b.ctx;
+    got_big |= c.context == &bctx && c.len == 64 + LocalTransport::kRingMessage;
   }
-  EXPECT_TRUE(got_a && got_b) << "a provider message landed in a receive kept for the rings";
+  EXPECT_TRUE(got_a && got_big) << "a provider message landed in a receive kept for the rings";
+}
+
+// Messages of 0 .. 4096 payload bytes (one to nine cells) in a stream longer
+// than the ring, received while it is being filled: every byte and the order
+// per pair survive the wrap-around, and the provider carries none of them.
+TEST(LocalRings, MultiCellMessagesWrapAroundTheRingIntact) {
+  Pair p(two());
+  const size_t sizes[] = {0, 1, 431, 432, 433, 1000, 2000, 4095, 4096, 7};
+  const int n = 200;
+  int sent = 0, got = 0;
+  std::vector<RecvBuf> rb(LocalTransport::kLocalRecvs);
+  for (auto& r : rb) ASSERT_TRUE(r.post(*p.t[1], kRingTag));
+  for (int rounds = 0; got < n; ++rounds) {
+    ASSERT_LT(rounds, 10 * n) << "only " << got << " of " << sent << " messages arrived";
+    while (sent < n) {
+      size_t payload = sizes[sent % 10];
+      std::vector<unsigned char> hdr(64), body(payload);
+      for (size_t i = 0; i < 64; ++i) hdr[i] = static_cast<unsigned char>(sent + i);
+      for (size_t i = 0; i < payload; ++i) body[i] = static_cast<unsigned char>(sent * 3 + i * 11);
+      iovec iov[2] = {{hdr.data(), hdr.size()}, {body.data(), body.size()}};
+      void* desc[2] = {nullptr, nullptr};
+      if (!p.t[0]->inject(1, iov, desc, payload ? 2 : 1, kRingTag)) break;  // ring full (the fake cannot inject)
+      ++sent;
+    }
+    for (auto& c : drain(*p.t[1], 1)) {
+      auto* r = reinterpret_cast<RecvBuf*>(reinterpret_cast<char*>(c.context) - offsetof(RecvBuf, ctx));
+      size_t payload = sizes[got % 10];
+      ASSERT_EQ(c.len, 64 + payload) << "message " << got;
+      for (size_t i = 0; i < 64; ++i) ASSERT_EQ(r->hdr[i], static_cast<unsigned char>(got + i)) << "message " << got;
+      for (size_t i = 0; i < payload; ++i)
+        ASSERT_EQ(r->body[i], static_cast<unsigned char>(got * 3 + i * 11)) << "message " << got << " byte " << i;
+      ++got;
+      ASSERT_TRUE(r->post(*p.t[1], kRingTag));
+    }
+  }
+  EXPECT_EQ(sent, n);
+  EXPECT_TRUE(p.net.delivered().empty()) << "the provider carried a ring message";
+}
+
+// A message needing more cells than are free waits (inject says "queue full"
+// when the provider cannot take it) and goes in once the consumer frees them.
+TEST(LocalRings, MultiCellMessageWaitsForEnoughFreeCells) {
+  Pair p(two());
+  unsigned char hdr[64] = {9};
+  std::vector<unsigned char> body(4096, 0x5A);
+  void* desc[2] = {nullptr, nullptr};
+  iovec one[1] = {{hdr, sizeof hdr}};
+  const size_t fill = LocalTransport::kCells - LocalTransport::kMaxMessageCells + 1;  // leaves 8 cells free
+  for (size_t i = 0; i < fill; ++i) ASSERT_TRUE(p.t[0]->inject(1, one, desc, 1, kRingTag));
+  iovec nine[2] = {{hdr, sizeof hdr}, {body.data(), body.size()}};
+  EXPECT_FALSE(p.t[0]->inject(1, nine, desc, 2, kRingTag)) << "nine cells written over eight free ones";
+  RecvBuf r;
+  ASSERT_TRUE(r.post(*p.t[1], kRingTag));
+  ASSERT_EQ(drain(*p.t[1], 1).size(), 1u);  // frees one cell
+  EXPECT_TRUE(p.t[0]->inject(1, nine, desc, 2, kRingTag));
+  EXPECT_TRUE(p.net.delivered().empty());
 }
 
 TEST(LocalRings, FullRingFallsBackToTheProviderAndOrderPerPairHolds) {
@@ -217,17 +279,28 @@ TEST(LocalPulls, LargeMessageIsCopiedByTheReceiverAndCompletesTheSendOnlyThen) {
   EXPECT_TRUE(p.net.delivered().empty()) << "the provider carried a pulled message";
 }
 
-TEST(LocalPulls, RingTagMessagesLargerThanACellArePulledToo) {
+TEST(LocalPulls, RingTagMessagesLargerThanACellArePulledUnlessInjected) {
   Pair p(two(), true, true);
   SendBuf s(42, 1000);  // 1064 bytes: more than a cell
   RecvBuf rb;
   ASSERT_TRUE(rb.post(*p.t[1], kRingTag));
   ASSERT_TRUE(s.post(*p.t[0], 1, kRingTag));
+  EXPECT_TRUE(drain(*p.t[0], 1).empty()) << "pulled: Sent only once the receiver has copied";
   auto r = drain(*p.t[1]);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].len, 1064u);
   EXPECT_TRUE(same_bytes(rb, s));
   EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  // Injected (the buffer is reusable at return, so it cannot be pulled): three ring cells.
+  SendBuf s2(43, 1000);
+  RecvBuf rb2;
+  ASSERT_TRUE(rb2.post(*p.t[1], kRingTag));
+  iovec iov[2] = {{s2.hdr.data(), 64}, {s2.body.data(), 1000}};
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[0]->inject(1, iov, desc, 2, kRingTag));
+  r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(same_bytes(rb2, s2));
   EXPECT_TRUE(p.net.delivered().empty());
 }
 

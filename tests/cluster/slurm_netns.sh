@@ -52,6 +52,7 @@ expect_rc 0; expect_count 6 "^mp_template pid=[0-5]: .*: ok$"; expect "provider=
 # background; sets SPID (srun) and PIDS (the 6 processes' os pids, by pid).
 steady_job() {
   local log=$2
+  : >"$log"   # a stale log from an earlier run would name old pids
   shift 2
   timeout -k 5 120 "${SRUN[@]}" --mpi=pmix env "$@" "$SCEN" steady 60 >"$log" 2>&1 &
   SPID=$!

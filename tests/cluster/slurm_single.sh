@@ -75,6 +75,7 @@ expect_fail; expect_within 10 "$SECS" "the whole job ended"; expect "ending pid 
 
 # A process killed from outside while it computes (not in a sync).
 log=$BUILD/slurm-kill.log
+: >"$log"   # emptied here: the background job opens it later, and a stale log names old pids
 timeout -k 5 60 "${SRUN[@]}" --mpi=pmi2 "$SCEN" steady 30 >"$log" 2>&1 &
 spid=$!
 mapfile -t pids < <(job_pids "$log" 4 20)
@@ -133,6 +134,7 @@ done
 # through the job's key-value store; under plain srun it is BSPK_JOB_KEY.
 for mpi in pmix none; do
   log=$BUILD/slurm-stranger-$mpi.log
+  : >"$log"   # before the background job opens it: a stale log names the previous run's port
   key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
   t0=$(now)
   BSPK_VERBOSE=1 BSPK_JOB_KEY=$key timeout -k 5 90 "${SRUN[@]}" --mpi=$mpi "$SCEN" steady 8 >"$log" 2>&1 &
