@@ -19,7 +19,7 @@
 #   --quick     sizes 8 B .. 4 KiB and 5 repetitions: checks that it runs
 #   --max       largest size in bytes (default 16 MiB = 16777216)
 #   --out       also write the tables there (default: stdout only)
-# Sizes: 8 B .. max by factors of 8, in bytes per process (alltoall: its
+# Sizes: 8 B .. max by factors of 8 and 1 MiB, in bytes per process (alltoall: its
 # whole send buffer). Without mpirun (or the MPI twin) the MPI columns say "-".
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

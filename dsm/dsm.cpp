@@ -35,9 +35,7 @@ Dsm::Dsm(sync::Engine& engine, comem::Comem& comem, Stats& stats, bool check)
   engine_.on_boundary([this](uint32_t s) { on_boundary(s); });
 }
 
-void Dsm::before_sync() {
-  entered_ = engine_.step();
-  entered_any_ = true;
+void Dsm::before_sync_pending() {
   if (!prog_waiting_.empty()) answer_progress();
   if (!owner_queries_.empty()) answer_owner_queries();
   if (acks_waiting_ || lookups_waiting_) {

@@ -129,7 +129,15 @@ class Dsm {
   // bspk_sync: before the engine's sync (directory answers, deferred copies)
   // and after it (errors found at the boundary, reported once the superstep
   // has ended so that no other process is left waiting).
-  void before_sync();
+  void before_sync() {
+    entered_ = engine_.step();
+    entered_any_ = true;
+    // The common superstep (no directory traffic pending, nothing deferred)
+    // costs these tests only: the body is out of line.
+    if (!prog_waiting_.empty() || !owner_queries_.empty() || acks_waiting_ || lookups_waiting_ ||
+        !unregisters_.empty() || !deferred_.empty())
+      before_sync_pending();
+  }
   void after_sync();
   // bspk_finalize, after the final superstep's boundary: wait until every
   // copy error the targets of this process's copies sent it has arrived
@@ -314,6 +322,7 @@ class Dsm {
   std::map<std::pair<std::string, int>, uint32_t> handle_of_;
   std::map<std::tuple<int, uint32_t, uint32_t>, uint32_t> foreign_of_;  // (maker, its handle, salt) -> ours
   std::map<uint32_t, std::vector<std::pair<int, uint32_t>>> handle_waiters_;  // our pending handle -> (asker, theirs)
+  void before_sync_pending();  // before_sync's work when something is pending
   uint32_t lookups_waiting_ = 0;  // handles in state Pending
   uint32_t acks_waiting_ = 0;     // Registers not yet acknowledged
   std::vector<uint64_t> regs_sent_;  // Registers sent to each home

@@ -138,7 +138,7 @@ void Engine::sync(bool finalizing) {
     double& total;
     ~WaitClock() { total += now_s() - t0; }
   } wait_clock{now_s(), stats_.sync_wait_s};
-  wait_until([&] { return counts_complete(s); }, [&] { return waiting_for(s); });
+  wait_until([&] { return counts_complete(s); }, [&] { return waiting_for(s); }, wait_clock.t0);
   finish_step(s);
 }
 

@@ -171,7 +171,8 @@ class Engine {
   // BSPK_ERR_TIMEOUT after BSPK_SYNC_TIMEOUT seconds without any arrival or
   // completion (the message says what(): what was being waited for), or
   // BSPK_ERR_PEER if the launcher is gone.
-  void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what);
+  // now: the caller's reading of now_s() when it has one (saves a clock read), else 0.
+  void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now = 0);
   // An error found while progressing (e.g. more arrivals than declared);
   // recorded here, printed by the API layer, thrown by the next sync/expect.
   // The first one's code is returned; later ones, until it is thrown, are

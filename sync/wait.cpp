@@ -104,8 +104,8 @@ bool Engine::wait_once(double spin_until, int block_ms, double now) {
   return n > 0;
 }
 
-void Engine::wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what) {
-  double t = now_s();
+void Engine::wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now) {
+  double t = now > 0 ? now : now_s();
   double last_change = t, last_check = t;
   double spin_until = t + opt_.spin_s;
   uint64_t last_events = progress_events_;
