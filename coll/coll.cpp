@@ -210,6 +210,20 @@ struct Stage {
   }
 };
 
+// Storage that every call needs and that keeps its capacity from one call to
+// the next (collectives do not nest): a short allreduce then allocates
+// nothing here.
+struct Scratch {
+  std::vector<Hdr> hdr;
+  std::vector<bspk_ptr> hmsg;
+  std::vector<unsigned char> buf;  // header_step's message
+  std::vector<unsigned char> acc;  // short reductions' accumulator
+};
+Scratch& scratch() {
+  static thread_local Scratch s;
+  return s;
+}
+
 struct Ctx {
   Kind kind;
   const char* call;
@@ -230,7 +244,14 @@ struct Ctx {
   const size_t* sendcounts = nullptr;  // bspk_alltoallv
   const size_t* recvcounts = nullptr;
 
-  Ctx(Kind k) : kind(k), call(kCall[k]) {}
+  explicit Ctx(Kind k) : kind(k), call(kCall[k]), hdr(std::move(scratch().hdr)) { hmsg.v.swap(scratch().hmsg); }
+  ~Ctx() {
+    hmsg.clear();  // frees the header messages still held
+    scratch().hdr = std::move(hdr);
+    hmsg.v.swap(scratch().hmsg);
+  }
+  Ctx(const Ctx&) = delete;
+  Ctx& operator=(const Ctx&) = delete;
 
   void bad(int code, const std::string& what) {
     if (own_code == 0) {
@@ -352,7 +373,7 @@ struct Ctx {
   // The header superstep; payload(j, buf) appends the data for process j.
   template <class F>
   int header_step(F&& payload) {
-    std::vector<unsigned char> buf;
+    std::vector<unsigned char>& buf = scratch().buf;
     for (int j = 0; j < p; j++) {
       if (j == me) continue;
       buf.assign(kHdr, 0);
@@ -406,20 +427,20 @@ struct Ctx {
     for (int j = 0; j < p; j++) {
       if (j == me) continue;
       const Hdr& h = hdr[static_cast<size_t>(j)];
-      const std::string pj = "pid " + std::to_string(j);
+      auto pj = [j] { return "pid " + std::to_string(j); };  // built only for an error
       if (h.kind != mine.kind)
-        return fail(BSPK_ERR_ARG, pj + " called " + kCall[h.kind] + ", this process " + kCall[mine.kind]);
+        return fail(BSPK_ERR_ARG, pj() + " called " + kCall[h.kind] + ", this process " + kCall[mine.kind]);
       if (h.root != mine.root)
-        return fail(BSPK_ERR_ARG, pj + " passed root = " + std::to_string(h.root) + ", this process root = " +
+        return fail(BSPK_ERR_ARG, pj() + " passed root = " + std::to_string(h.root) + ", this process root = " +
                                       std::to_string(mine.root));
       if (h.n != mine.n)
-        return fail(BSPK_ERR_ARG, pj + " passed n = " + std::to_string(h.n) + ", this process n = " +
+        return fail(BSPK_ERR_ARG, pj() + " passed n = " + std::to_string(h.n) + ", this process n = " +
                                       std::to_string(mine.n));
       if (h.op != mine.op)
-        return fail(BSPK_ERR_ARG, pj + " passed op = " + op_signature_name(h.op) + ", this process op = " +
+        return fail(BSPK_ERR_ARG, pj() + " passed op = " + op_signature_name(h.op) + ", this process op = " +
                                       op_signature_name(mine.op));
       if (h.es != 0 && mine.es != 0 && h.es != mine.es)
-        return fail(BSPK_ERR_ARG, pj + " has elements of " + std::to_string(h.es) + " bytes, this process " +
+        return fail(BSPK_ERR_ARG, pj() + " has elements of " + std::to_string(h.es) + " bytes, this process " +
                                       std::to_string(mine.es) + " bytes");
     }
     return BSPK_OK;
@@ -589,11 +610,11 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
     return !(shrt && (all || j == root)) || append_cm(buf, ptr, c.n, c.es);
   });
   if (rc || (rc = c.check_all())) return rc;
-  std::vector<unsigned char> acc;
   if (shrt) {
     if (all || me == root) {
       for (int j = 0; j < p; j++)
         if (j != me && !c.payload_is(j, N)) return c.internal("short reduce payload size");
+      std::vector<unsigned char>& acc = scratch().acc;  // at most short_limit() bytes: kept
       if (!fold(c, acc, c.n, 0, p, [&](int j) { return j == me ? Cur(ptr, c.n) : c.payload(j); }))
         return c.internal("reading the data");
       Cur d(ptr, c.n);
@@ -601,6 +622,7 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
     }
     return c.finish();
   }
+  std::vector<unsigned char> acc;
   if (p <= 2) {
     for (int j = 0; j < p; j++)
       if (j != me && (all || j == root) && (rc = send(c, j, ptr, c.n))) return rc;
