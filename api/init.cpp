@@ -323,12 +323,12 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                  layout.nhosts, layout.nhosts > 1 ? "s" : "", r.boot->kind(), r.ep->describe().c_str(),
                  sel.reason.c_str(), fsz);
   if (verbose)
-    std::fprintf(stderr, "bspk: count exchange: %s; messages of up to %zu bytes: %s; larger ones: %s\n",
+    std::fprintf(stderr, "bspk: count exchange: %s; messages of up to %zu bytes (injected ones up to %zu): %s; larger ones: %s\n",
                  r.engine->board() ? "shared-memory board (one host)"
                  : r.nprocs == 1   ? "none (one process)"
                  : opt.count_direct ? "direct (one round of p-1 messages)"
                                     : "binomial tree (2 ceil(log2 p) rounds)",
-                 fabric::LocalTransport::kCellPayload,
+                 fabric::LocalTransport::kCellPayload, fabric::LocalTransport::kRingMessage,
                  r.local ? "shared-memory rings (one host)" : "through the provider",
                  r.local && r.local->pulling() ? "pulled by the receiver (one memcpy from the sender's shared frame slab)" : "through the provider");
   if (r.profile) r.profile->start(r.stats);  // superstep 0 starts now

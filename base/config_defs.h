@@ -58,8 +58,8 @@ BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0,
                 "(2 ceil(log2 p) rounds of one message); `auto`: `board` on one host, else `direct` up to "
                 "16 processes when no host has more than two processes per CPU, `tree` otherwise")
 BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
-                "messages of up to 496 bytes (header included) through shared-memory rings instead of the "
-                "provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")
+                "messages of up to 496 bytes (header included), and injected ones of up to 4 KiB + header over "
+                "several cells, through shared-memory rings instead of the provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")
 BSPK_CONFIG_VAR(SHM_PULL, "BSPK_SHM_PULL", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "with the rings on, every larger message (MP frames, DSM stores) is copied by its receiver "
                 "straight from the sender's memory instead of through the provider (one memcpy from the "
