@@ -24,6 +24,18 @@ size_t total_len(const iovec* iov, size_t count) {
   for (size_t i = 0; i < count; ++i) n += iov[i].iov_len;
   return n;
 }
+// Copy the pieces src[0..n) one after the other into the iovecs of dst.
+void scatter(const iovec* src, size_t n, const iovec* dst) {
+  size_t j = 0, joff = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t done = 0; done < src[i].iov_len;) {
+      size_t m = std::min(src[i].iov_len - done, dst[j].iov_len - joff);
+      std::memcpy(static_cast<char*>(dst[j].iov_base) + joff, static_cast<const char*>(src[i].iov_base) + done, m);
+      done += m;
+      joff += m;
+      if (joff == dst[j].iov_len) ++j, joff = 0;
+    }
+}
 }  // namespace
 
 // Segment layout: the rings (p^2 x kCells cells), the pull rings (p^2 x
@@ -182,19 +194,13 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   if (k > kMaxMessageCells) return false;
   for (size_t j = k; j-- > 0;)
     if (r[(t + j) % kCells].full.load(std::memory_order_acquire)) return false;  // not freed yet
-  size_t i = 0, ioff = 0;  // position in iov
+  iovec cells[kMaxMessageCells];
   for (size_t j = 0; j < k; ++j) {
     Cell& c = r[(t + j) % kCells];
-    size_t off = 0;
-    while (off < kCellPayload && i < count) {
-      size_t m = std::min(kCellPayload - off, iov[i].iov_len - ioff);
-      std::memcpy(c.data + off, static_cast<const unsigned char*>(iov[i].iov_base) + ioff, m);
-      off += m;
-      ioff += m;
-      if (ioff == iov[i].iov_len) ++i, ioff = 0;
-    }
+    cells[j] = {c.data, std::min(kCellPayload, len - j * kCellPayload)};
     if (j > 0) c.full.store(2, std::memory_order_relaxed);  // published by the first cell's release
   }
+  scatter(iov, count, cells);
   Cell& first = r[t % kCells];
   first.len = static_cast<uint32_t>(len);
   first.tag = tag;
@@ -299,46 +305,22 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
       const size_t len = c.len, cells = cells_for(len);
       if (cells > kMaxMessageCells)
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d: corrupt ring", len, src);
-      size_t off = 0, j = 0, joff = 0;  // bytes copied; position in rv.iov
-      for (size_t q = 0; q < cells; ++q) {
-        const unsigned char* d = r[(h + q) % kCells].data;
-        size_t coff = 0, cl = std::min(kCellPayload, len - off);
-        while (coff < cl && j < rv.count) {
-          size_t m = std::min(cl - coff, rv.iov[j].iov_len - joff);
-          std::memcpy(static_cast<unsigned char*>(rv.iov[j].iov_base) + joff, d + coff, m);
-          coff += m;
-          joff += m;
-          if (joff == rv.iov[j].iov_len) ++j, joff = 0;
-        }
-        off += coff;
-        if (coff < cl) break;
-      }
-      if (off < len)
+      if (len > total_len(rv.iov, rv.count))
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d does not fit the posted receive", len, src);
+      iovec from[kMaxMessageCells];
+      for (size_t q = 0; q < cells; ++q)
+        from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
+      scatter(from, cells, rv.iov);
       for (size_t q = cells; q-- > 0;)
         r[(h + q) % kCells].full.store(0, std::memory_order_release);  // the cells are the producer's again
       h += cells;
-      out[k++] = Completion{rv.ctx, CompletionKind::Received, off};
+      out[k++] = Completion{rv.ctx, CompletionKind::Received, len};
     }
   }
   next_src_ = (next_src_ + 1) % nprocs_;
   return k;
 }
 
-namespace {
-// Copy the pieces src[0..n) one after the other into the iovecs of dst.
-void scatter(const iovec* src, size_t n, const iovec* dst) {
-  size_t j = 0, joff = 0;
-  for (size_t i = 0; i < n; ++i)
-    for (size_t done = 0; done < src[i].iov_len;) {
-      size_t m = std::min(src[i].iov_len - done, dst[j].iov_len - joff);
-      std::memcpy(static_cast<char*>(dst[j].iov_base) + joff, static_cast<const char*>(src[i].iov_base) + done, m);
-      done += m;
-      joff += m;
-      if (joff == dst[j].iov_len) ++j, joff = 0;
-    }
-}
-}  // namespace
 
 // Copy a pulled message into the receive r: memcpy out of the sender's shared
 // slabs (or our own memory, for a send to ourselves), else one

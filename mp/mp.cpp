@@ -31,8 +31,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
   h.seq = seq_[static_cast<size_t>(dest)]++;
   h.nelems = n;
   h.elem_size = r.elem_size;
-  h.u32[0] = static_cast<uint32_t>(tag);
-  h.u32[1] = static_cast<uint32_t>(tag >> 32);
+  set_user_tag(h, tag);
   if (n == 0) {
     // An empty message: a header alone.
     h.nframes = 0;
@@ -182,7 +181,7 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
   m.elem_size = h.elem_size;
   m.nelems = h.nelems;
   m.nframes = h.nframes;
-  m.tag = uint64_t{h.u32[0]} | (uint64_t{h.u32[1]} << 32);
+  m.tag = user_tag(h);
   if (small && h.nframes > 1) return bad("a multi-frame message in a small buffer");
   if (h.nframes <= 1) {
     if (h.nframes == 1) {
@@ -204,7 +203,7 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
   // Every fragment of a message must describe the same message as its first
   // (a later one with another frame count would index past pm.frames).
   if (pm.nframes != h.nframes || pm.nelems != h.nelems || pm.elem_size != h.elem_size || pm.skew != h.skew ||
-      pm.tag != (uint64_t{h.u32[0]} | (uint64_t{h.u32[1]} << 32)))
+      pm.tag != user_tag(h))
     return bad(
         "a fragment disagrees with the first fragment of its message (frames, elements, element size, skew or tag)");
   if (pm.frames[h.frame] != 0) return bad("duplicate frame");

@@ -16,6 +16,13 @@ namespace bspk::mp {
 
 constexpr wire::Kind kData = 1;
 
+// The user tag in a Data header's u32[0] (low 32 bits) and u32[1] (high).
+inline uint64_t user_tag(const wire::Header& h) { return uint64_t{h.u32[0]} | (uint64_t{h.u32[1]} << 32); }
+inline void set_user_tag(wire::Header& h, uint64_t tag) {
+  h.u32[0] = static_cast<uint32_t>(tag);
+  h.u32[1] = static_cast<uint32_t>(tag >> 32);
+}
+
 // The most frames one message may span (1 TiB of 64 KiB frames): bspk_send
 // refuses a longer message, and a receiver refuses a header announcing one
 // before it sizes anything by it.
