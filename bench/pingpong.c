@@ -36,24 +36,6 @@ static int iters_for(size_t bytes, double budget_s, double est_us) {
     return n;
 }
 
-static double raw_pingpong(rawfab *r, size_t bytes, int iters) {
-    double t0 = 0;
-    for (int it = -iters / 10 - 1; it < iters; it++) {
-        if (it == 0) t0 = bspk_time();
-        if (me == 0) {
-            rawfab_post_recv(r, bytes);
-            rawfab_send(r, 1, bytes);
-            rawfab_wait(r, 2);
-        } else {
-            rawfab_post_recv(r, bytes);
-            rawfab_wait(r, 1);
-            rawfab_send(r, 0, bytes);
-            rawfab_wait(r, 1);
-        }
-    }
-    return (bspk_time() - t0) / iters / 2; /* half round trip */
-}
-
 static double bspk_pingpong(bspk_ptr m, size_t bytes, int iters) {
     double t0 = 0;
     for (int it = -iters / 10 - 1; it < iters; it++) {
@@ -115,7 +97,7 @@ int main(int argc, char **argv) {
     }
     for (size_t bytes = 8; bytes <= max; bytes *= (bytes < 64 ? 8 : 4)) {
         /* estimate with a few raw iterations, then size both runs alike */
-        double est = raw_pingpong(&raw, bytes, 10) * 1e6;
+        double est = rawfab_pingpong(&raw, me, bytes, 10) * 1e6;
         int iters = iters_for(bytes, budget, est > 1 ? est : 1);
         /* both processes must agree on iters: take pid 0's */
         bspk_ptr im = bspk_malloc("", 0, 1, sizeof(int));
@@ -133,7 +115,7 @@ int main(int argc, char **argv) {
         double tr[CHUNKS], tb[CHUNKS];
         int per = iters / CHUNKS > 5 ? iters / CHUNKS : 5;
         for (int c = 0; c < CHUNKS; c++) {
-            tr[c] = raw_pingpong(&raw, bytes, per);
+            tr[c] = rawfab_pingpong(&raw, me, bytes, per);
             tb[c] = bspk_pingpong(m, bytes, per);
         }
         qsort(tr, CHUNKS, sizeof *tr, cmp_double);

@@ -212,4 +212,25 @@ static inline void rawfab_send(rawfab *r, int dest, size_t len) {
     RAW_CHECK(rc);
 }
 
+/* Half round trip (seconds) of fi_send/fi_recv ping-pong of `bytes` between
+ * processes 0 and 1 (`me` is the caller's), receives pre-posted, busy polling;
+ * iters / 10 + 1 untimed warm-up rounds first. bench/pingpong's baseline. */
+static inline double rawfab_pingpong(rawfab *r, int me, size_t bytes, int iters) {
+    double t0 = 0;
+    for (int it = -iters / 10 - 1; it < iters; it++) {
+        if (it == 0) t0 = bspk_time();
+        if (me == 0) {
+            rawfab_post_recv(r, bytes);
+            rawfab_send(r, 1, bytes);
+            rawfab_wait(r, 2);
+        } else {
+            rawfab_post_recv(r, bytes);
+            rawfab_wait(r, 1);
+            rawfab_send(r, 0, bytes);
+            rawfab_wait(r, 1);
+        }
+    }
+    return (bspk_time() - t0) / iters / 2;
+}
+
 #endif
