@@ -152,16 +152,20 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_DATA;
   cq_attr.size = tx_size_ + rx_size_;
-  // Block on a file descriptor where the provider has one (tcp, verbs). shm
-  // (1.17) refuses FI_WAIT_FD with -FI_ENOSYS, and its FI_WAIT_UNSPEC sread is
-  // a sched_yield loop that ignores the time-out: there we open the CQ without
-  // a wait object and the engine backs off by itself (see sync/engine.cpp).
-  cq_attr.wait_obj = FI_WAIT_FD;
+  // Block on a file descriptor where the provider has one (tcp, verbs) and
+  // the caller wants it (cfg.cq_wait_fd). shm (1.17) refuses FI_WAIT_FD with
+  // -FI_ENOSYS, and its FI_WAIT_UNSPEC sread is a sched_yield loop that
+  // ignores the time-out: there, and when asked, we open the CQ without a
+  // wait object and the engine backs off by itself (sync/wait.cpp).
+  cq_attr.wait_obj = cfg.cq_wait_fd ? FI_WAIT_FD : FI_WAIT_NONE;
   rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
-  if (rc) {
+  if (!cfg.cq_wait_fd) can_block_ = false;
+  if (rc && cfg.cq_wait_fd) {
     cq_attr.wait_obj = FI_WAIT_NONE;
     can_block_ = false;
     if ((rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr))) fab_fail("fi_cq_open", rc);
+  } else if (rc) {
+    fab_fail("fi_cq_open", rc);
   }
 
   fi_av_attr av_attr{};

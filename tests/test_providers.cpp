@@ -195,6 +195,60 @@ TEST(ProviderSelect, MemoryKeysAreRandomWhereTheProviderTakesOurs) {
   }
 }
 
+// BSPK_CQ_WAIT (issue 10): the completion queue has a wait object only when
+// the configuration asks for one (and the provider has one: tcp does, shm
+// does not), and messages flow either way. tcp without a wait object is what
+// a job with a CPU per process runs.
+TEST(ProviderSelect, CompletionQueueWaitObjectFollowsTheConfig) {
+  using bspk::fabric::Completion;
+  using bspk::fabric::CompletionError;
+  using bspk::fabric::CompletionKind;
+  using bspk::fabric::Endpoint;
+  using bspk::fabric::OpContext;
+  for (const char* prov : {"tcp;ofi_rxm", "shm"}) {
+    for (bool fd : {true, false}) {
+      SCOPED_TRACE(std::string(prov) + (fd ? ", cq_wait_fd" : ", no wait object"));
+      bspk::fabric::Config c;
+      c.provider = prov;
+      c.nprocs = 2;
+      c.cq_wait_fd = fd;
+      bspk::fabric::Config cb = c;
+      if (std::string(prov) == "shm") {  // one region name per endpoint
+        c.node_name = "bspk.cqwait-test." + std::to_string(getpid()) + (fd ? ".fd.a" : ".no.a");
+        cb.node_name = c.node_name.substr(0, c.node_name.size() - 1) + "b";
+      }
+      Endpoint a(c), b(cb);
+      EXPECT_EQ(a.can_block(), fd && std::string(prov) != "shm");
+      a.insert_peers({a.name(), b.name()});
+      b.insert_peers({a.name(), b.name()});
+      char rbuf[32] = {0}, msg[] = "no wait object needed";
+      bspk::fabric::MemoryRegion rm = a.register_memory(rbuf, sizeof rbuf), sm = b.register_memory(msg, sizeof msg);
+      OpContext rctx, sctx;
+      iovec riov{rbuf, sizeof rbuf}, siov{msg, sizeof msg};
+      void *rdesc = rm.desc, *sdesc = sm.desc;
+      ASSERT_TRUE(a.post_recv(&riov, &rdesc, 1, &rctx, 2));
+      bool received = false, sent = false, posted = false;
+      auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while ((!received || !sent) && std::chrono::steady_clock::now() < until) {
+        if (!posted) posted = b.post_send(0, &siov, &sdesc, 1, &sctx, 2);
+        Completion comp[4];
+        CompletionError err;
+        ssize_t n = b.poll(comp, 4, &err);
+        ASSERT_GE(n, 0) << err.message;
+        for (ssize_t i = 0; i < n; ++i) sent |= comp[i].context == &sctx;
+        n = a.wait(comp, 4, 1, &err);
+        ASSERT_GE(n, 0) << err.message;
+        for (ssize_t i = 0; i < n; ++i) received |= comp[i].kind == CompletionKind::Received && comp[i].context == &rctx;
+      }
+      EXPECT_TRUE(sent);
+      ASSERT_TRUE(received);
+      EXPECT_STREQ(rbuf, msg);
+      a.deregister(rm);
+      b.deregister(sm);
+    }
+  }
+}
+
 // Issue 13: a shared-memory name planted in /dev/shm before the job (by
 // another local user who guessed it) is never used: the endpoint refuses to
 // open with a message naming the file, instead of sharing memory with it.
