@@ -17,8 +17,7 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   }
   // Oversubscribed (e.g. 8 processes on 2 cores): the process we wait for may
   // need this CPU, so yield at once instead of spinning.
-  const bool oversubscribed = local_procs > ncpu;
-  if (oversubscribed) o.spin_s = 0;
+  if (local_procs > ncpu) o.spin_s = 0;
   using config::Var;
   o.max_ahead = static_cast<uint32_t>(config::get_int(Var::MAX_AHEAD));
   o.timeout_s = config::get_seconds(Var::SYNC_TIMEOUT);
@@ -26,12 +25,12 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
   o.first_step = static_cast<uint32_t>(config::get_int(Var::TEST_FIRST_SUPERSTEP));
-  // Without a wait object every completion is cheaper (BSPK_CQ_WAIT's text
-  // gives the measurement), but an idle process then polls, yields and naps
-  // instead of sleeping until data arrives: right when every process has a
-  // CPU, wrong when the one we wait for needs ours.
-  std::string cq_wait = config::get_enum(Var::CQ_WAIT);
-  o.cq_wait_fd = cq_wait == "fd" || (cq_wait == "auto" && oversubscribed);
+  // Without a wait object every completion is cheaper (on tcp;ofi_rxm 1.17
+  // about 2 us per small message), and the yield loop of an idle process
+  // hands the CPU over faster than a wake-up from the kernel: counted empty
+  // supersteps on tcp at p = 4 and 8 on 2 cores took 0.5-0.8x the time of
+  // blocking in fi_cq_sread (bench/sync, 3 runs each; BSPK_CQ_WAIT's text).
+  o.cq_wait_fd = config::get_enum(Var::CQ_WAIT) == "fd";
   std::string how = config::get_enum(Var::COUNT_EXCHANGE);
   // Direct: one round, but p-1 messages to send and receive per process. With
   // many more processes than CPUs the message count matters more than the

@@ -26,13 +26,13 @@ struct Options {
   bool count_direct = true;
   uint32_t first_step = 0;       // number of the first superstep (BSPK_TEST_FIRST_SUPERSTEP)
   // Idle waits block on the completion queue's wait object (fabric::Config::
-  // cq_wait_fd) instead of polling and backing off (BSPK_CQ_WAIT; auto: only
-  // when the processes outnumber the CPUs). A per-process choice: it changes
-  // nothing on the wire.
+  // cq_wait_fd) instead of polling and backing off (BSPK_CQ_WAIT=fd; the
+  // default polls, which measured faster with and without oversubscription).
+  // A per-process choice: it changes nothing on the wire.
   bool cq_wait_fd = false;
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy
-  // spinning, and blocking in the kernel, if the processes outnumber the CPUs.
+  // spinning if the processes outnumber the CPUs.
   // nprocs and oversubscription (the most processes per CPU on any host of
   // the job) must be the same on every process: the count exchange chosen
   // from them has to agree job-wide.
