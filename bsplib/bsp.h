@@ -1,8 +1,11 @@
 /*
  * bsp.h -- BSPlib on BSPk: the Oxford BSPlib standard (Hill et al., "BSPlib:
  * The BSP programming library", Parallel Computing 24(14), 1998), with the
- * types of MulticoreBSP for C 2.0 / BSPonMPI 1.1, run by BSPk's engine
- * (superstep-tagged messages over comem frames, lazy barriers).
+ * type names of MulticoreBSP for C 2.0 / BSPonMPI 1.1 (bsp_pid_t, bsp_nprocs_t,
+ * bsp_size_t: int, as BSPonMPI; MulticoreBSP's size_t and unsigned variables
+ * are accepted where calls write through pointers, see "Integer arguments of
+ * any width"), run by BSPk's engine (superstep-tagged messages over comem
+ * frames, lazy barriers).
  *
  * Build and run an existing program unchanged:
  *     bspcc -O2 prog.c -o prog -lm        (bspcxx for C++; options pass through)
@@ -134,8 +137,11 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * process pid, at byte offset. Checked at the call: pid in range, offset and
  * nbytes >= 0, the address registered (and not pushed this superstep), and
  * offset + nbytes within the size pid registered (the message says how many
- * bytes past). The registered address must not be NULL (a process that
- * registered NULL takes part in the registration but cannot name it).
+ * bytes past). NULL is an address like any other [choice, as BSPonMPI and
+ * MulticoreBSP look registrations up by address]: a process that registered
+ * NULL (size 0, it holds no part) names that registration with NULL, e.g. to
+ * put into the other processes' parts (BSPedupack's bspmv does this); with
+ * several NULL registrations live, the newest.
  * nbytes == 0 does nothing and checks nothing.
  * bsp_put: buffered -- src is copied at the call and may be reused at once;
  *   written at pid during the next bsp_sync (see bsp_sync for the order).
@@ -178,7 +184,56 @@ BSPK_BSP_API void bsp_get_tag(bsp_size_t *status, void *tag);
 BSPK_BSP_API void bsp_move(void *payload, bsp_size_t reception_nbytes);
 BSPK_BSP_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
 
+/* ---- Integer arguments of any width ----------------------------------------------
+ * bsp_set_tagsize, bsp_qsize and bsp_get_tag take pointers to bsp_size_t /
+ * bsp_nprocs_t (int). Programs written for MulticoreBSP for C 2.0, whose
+ * bsp_size_t is size_t and bsp_nprocs_t unsigned int (BSPedupack 2.0's
+ * bspsort and bspmv), pass size_t * and unsigned *: writing an int there
+ * would leave the upper 4 bytes of a size_t as they were. So in C these three
+ * names are macros that pass the width of the variable pointed to (4 or 8
+ * bytes, any integer type; a pointer to a non-integer does not compile) to
+ * the _w entry points below, and in C++ they are overloaded templates: an
+ * int * call is the standard one, a size_t * call reads and writes 8 bytes.
+ * -1 (an empty queue's status) is all ones in the variable's width
+ * (SIZE_MAX in a size_t, as MulticoreBSP). A value that does not fit a
+ * 4-byte variable (payload bytes in the queue above INT_MAX) is an error
+ * naming the call. Define BSPK_BSP_NO_WIDTH_MACROS before including bsp.h for
+ * plain functions (e.g. in a program that declares these prototypes itself;
+ * the functions stay callable as (bsp_qsize)(&n, &b) too). */
+BSPK_BSP_API void bspk_bsp_set_tagsize_w(void *tag_nbytes, size_t width);
+BSPK_BSP_API void bspk_bsp_qsize_w(void *nmessages, size_t nmessages_width, void *accum_nbytes, size_t accum_width);
+BSPK_BSP_API void bspk_bsp_get_tag_w(void *status, size_t status_width, void *tag);
+#if !defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
+/* The width of *p; `& 1` rejects pointers to non-integers at compile time. */
+#define BSPK_BSP_WIDTH_(p) (sizeof(*(p) & 1) ? sizeof(*(p)) : 0)
+#define bsp_set_tagsize(tag_nbytes) bspk_bsp_set_tagsize_w((tag_nbytes), BSPK_BSP_WIDTH_(tag_nbytes))
+#define bsp_qsize(nmessages, accum_nbytes) \
+  bspk_bsp_qsize_w((nmessages), BSPK_BSP_WIDTH_(nmessages), (accum_nbytes), BSPK_BSP_WIDTH_(accum_nbytes))
+#define bsp_get_tag(status, tag) bspk_bsp_get_tag_w((status), BSPK_BSP_WIDTH_(status), (tag))
+#endif
+
 #ifdef __cplusplus
+}
+#endif
+
+#if defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
+#include <type_traits>
+/* C++: the same for any integer variable (see "Integer arguments of any
+ * width"); an int * argument calls the C function itself. */
+template <class T>
+inline void bsp_set_tagsize(T *tag_nbytes) {
+  static_assert(std::is_integral<T>::value, "bsp_set_tagsize takes a pointer to an integer");
+  bspk_bsp_set_tagsize_w(tag_nbytes, sizeof(T));
+}
+template <class N, class B>
+inline void bsp_qsize(N *nmessages, B *accum_nbytes) {
+  static_assert(std::is_integral<N>::value && std::is_integral<B>::value, "bsp_qsize takes pointers to integers");
+  bspk_bsp_qsize_w(nmessages, sizeof(N), accum_nbytes, sizeof(B));
+}
+template <class T>
+inline void bsp_get_tag(T *status, void *tag) {
+  static_assert(std::is_integral<T>::value, "bsp_get_tag takes a pointer to an integer status");
+  bspk_bsp_get_tag_w(status, sizeof(T), tag);
 }
 #endif
 #endif /* BSPK_BSP_H */

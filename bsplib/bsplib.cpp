@@ -573,6 +573,7 @@ uint64_t lookup_reg(const char* fn, const void* addr) {
     fatal(fn, "address %p was registered with bsp_push_reg in this superstep; a registration takes effect at the "
               "next bsp_sync",
           addr);
+  if (!addr) fatal(fn, "address NULL is not registered on this process (bsp_push_reg(NULL, 0) names NULL)");
   fatal(fn, "address %p is not registered (bsp_push_reg)", addr);
 }
 
@@ -589,12 +590,11 @@ void check_range(const char* fn, int pid, uint64_t regid, bsp_size_t offset, bsp
   }
 }
 
-void check_drma(const char* fn, bsp_pid_t pid, const void* addr, bsp_size_t offset, bsp_size_t nbytes,
+void check_drma(const char* fn, bsp_pid_t pid, bsp_size_t offset, bsp_size_t nbytes,
                 const void* local, const char* local_name) {
   if (pid < 0 || pid >= S.P) fatal(fn, "pid %d is out of range [0, %d)", pid, S.P);
   if (offset < 0) fatal(fn, "negative offset %d", offset);
   if (nbytes < 0) fatal(fn, "negative size %d", nbytes);
-  if (!addr) fatal(fn, "the registered address is NULL");
   if (!local) fatal(fn, "%s is NULL", local_name);
 }
 
@@ -1242,7 +1242,7 @@ static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst
   if (put_fast(pid, src, dst, offset, nbytes)) return;
   need_spmd(fn);
   if (nbytes == 0) return;
-  check_drma(fn, pid, dst, offset, nbytes, src, "the source");
+  check_drma(fn, pid, offset, nbytes, src, "the source");
   uint64_t id = lookup_reg(fn, dst);
   check_range(fn, pid, id, offset, nbytes, "writes");
   put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
@@ -1259,7 +1259,7 @@ void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp
 static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
   need_spmd(fn);
   if (nbytes == 0) return;
-  check_drma(fn, pid, src, offset, nbytes, dst, "the destination");
+  check_drma(fn, pid, offset, nbytes, dst, "the destination");
   uint64_t id = lookup_reg(fn, src);
   check_range(fn, pid, id, offset, nbytes, "reads");
   Header h{kGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
@@ -1275,15 +1275,48 @@ void bsp_hpget(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp
   get_common("bsp_hpget", pid, src, offset, dst, nbytes);
 }
 
-void bsp_set_tagsize(bsp_size_t* tag_nbytes) {
+// Integers in the caller's variable, 4 or 8 bytes wide (bsp.h, "Integer
+// arguments of any width"): a 4-byte variable is read as int32_t.
+static int64_t read_int(const char* fn, const void* p, size_t width) {
+  if (width == 4) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (width == 8) {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  fatal(fn, "an integer argument of %zu bytes (4 or 8 bytes: int, unsigned, long, size_t)", width);
+}
+
+// v = -1 is all ones in any width (SIZE_MAX in a size_t).
+static void write_int(const char* fn, void* p, size_t width, int64_t v) {
+  if (width == 8) {
+    std::memcpy(p, &v, 8);
+  } else if (width == 4) {
+    if (v > INT32_MAX)
+      fatal(fn, "%lld does not fit the 4-byte integer argument (pass a size_t or long)", (long long)v);
+    int32_t w = static_cast<int32_t>(v);
+    std::memcpy(p, &w, 4);
+  } else {
+    fatal(fn, "an integer argument of %zu bytes (4 or 8 bytes: int, unsigned, long, size_t)", width);
+  }
+}
+
+void bspk_bsp_set_tagsize_w(void* tag_nbytes, size_t width) {
   need_spmd("bsp_set_tagsize");
   if (!tag_nbytes) fatal("bsp_set_tagsize", "NULL argument");
-  if (*tag_nbytes < 0) fatal("bsp_set_tagsize", "negative tag size %d", *tag_nbytes);
-  int want = *tag_nbytes;
-  *tag_nbytes = S.tag_next;
-  S.tag_next = want;
-  S.ops.push_back({kTagsize, 0, want});
+  int64_t want = read_int("bsp_set_tagsize", tag_nbytes, width);
+  if (want < 0) fatal("bsp_set_tagsize", "negative tag size %lld", (long long)want);
+  if (want > INT32_MAX) fatal("bsp_set_tagsize", "tag size %lld is above INT_MAX", (long long)want);
+  write_int("bsp_set_tagsize", tag_nbytes, width, S.tag_next);
+  S.tag_next = static_cast<int>(want);
+  S.ops.push_back({kTagsize, 0, static_cast<int>(want)});
 }
+
+void bsp_set_tagsize(bsp_size_t* tag_nbytes) { bspk_bsp_set_tagsize_w(tag_nbytes, sizeof *tag_nbytes); }
 
 static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t nbytes) {
   need_spmd(fn);
@@ -1308,27 +1341,33 @@ void bsp_hpsend(bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t 
   send_common("bsp_hpsend", pid, tag, payload, payload_nbytes);
 }
 
-void bsp_qsize(bsp_nprocs_t* nmessages, bsp_size_t* accum_nbytes) {
+void bspk_bsp_qsize_w(void* nmessages, size_t nmessages_width, void* accum_nbytes, size_t accum_width) {
   need_spmd("bsp_qsize");
   if (!nmessages || !accum_nbytes) fatal("bsp_qsize", "NULL argument");
   int64_t bytes = 0;
   for (size_t i = S.qhead; i < S.queue.size(); ++i) bytes += S.queue[i].nbytes;
-  *nmessages = static_cast<int>(S.queue.size() - S.qhead);
-  *accum_nbytes = static_cast<int>(bytes);
+  write_int("bsp_qsize", nmessages, nmessages_width, static_cast<int64_t>(S.queue.size() - S.qhead));
+  write_int("bsp_qsize", accum_nbytes, accum_width, bytes);
 }
 
-void bsp_get_tag(bsp_size_t* status, void* tag) {
+void bsp_qsize(bsp_nprocs_t* nmessages, bsp_size_t* accum_nbytes) {
+  bspk_bsp_qsize_w(nmessages, sizeof *nmessages, accum_nbytes, sizeof *accum_nbytes);
+}
+
+void bspk_bsp_get_tag_w(void* status, size_t status_width, void* tag) {
   need_spmd("bsp_get_tag");
   if (!status) fatal("bsp_get_tag", "NULL status");
   if (S.qhead == S.queue.size()) {
-    *status = -1;
+    write_int("bsp_get_tag", status, status_width, -1);
     return;
   }
   const Message& m = S.queue[S.qhead];
   if (!tag && m.tagsize > 0) fatal("bsp_get_tag", "NULL tag with tag size %d", m.tagsize);
   if (m.tagsize) std::memcpy(tag, m.tag, static_cast<size_t>(m.tagsize));
-  *status = static_cast<int>(m.nbytes);
+  write_int("bsp_get_tag", status, status_width, m.nbytes);
 }
+
+void bsp_get_tag(bsp_size_t* status, void* tag) { bspk_bsp_get_tag_w(status, sizeof *status, tag); }
 
 void bsp_move(void* payload, bsp_size_t reception_nbytes) {
   need_spmd("bsp_move");

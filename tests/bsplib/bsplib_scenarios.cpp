@@ -349,7 +349,8 @@ int drma(int argc, char** argv) {
 // is used (sizes differ, so the bounds tell which: a 16-byte put fits only
 // the newer one) and popped first (8, 16, pop, 4, pop: an 8-byte put fits
 // again); pops need not be LIFO across addresses;
-// NULL registrations with size 0 on odd pids, and a NULL pop there matching
+// NULL registrations with size 0 on odd pids, named by NULL there in a put
+// into the even pids' parts, and a NULL pop there matching
 // a real pop on the even pids (not the latest registration: the one below
 // must stay usable). Push then pop in one superstep cancel (the error side
 // is err_push_pop_cancel).
@@ -417,22 +418,25 @@ int reg(int argc, char** argv) {
   bsp_put(R, eight, arr, 0, 8);
   int cv = 300 + me;
   bsp_put(R, &cv, c, 0, sizeof cv);
+  // Odd pids name q2 by NULL, their own (size 0) address of it, and put into
+  // every even pid's q2 (as BSPedupack's bspmv does from processes that own
+  // no part of a vector).
   std::vector<int> to_me = {L};
-  if (even) {
-    for (int t = 0; t < P; t += 2) {
-      uint64_t qv = 0x5100 + static_cast<uint64_t>(me);
-      bsp_put(t, &qv, q2, 0, 8);
-    }
-    for (int s = 0; s < P; s += 2) to_me.push_back(s);
+  for (int t = 0; t < P; t += 2) {
+    uint64_t qv = (even ? 0x5100 : 0x5200) + static_cast<uint64_t>(me);
+    bsp_put(t, &qv, even ? static_cast<void*>(q2) : nullptr, 0, 8);
   }
+  if (even)
+    for (int s = 0; s < P; ++s) to_me.push_back(s);
   std::set<int> senders(to_me.begin(), to_me.end());
   senders.erase(me);
   sync_m(static_cast<int>(senders.size()));
   CHECK(holds(arr, 8, L, 12), "8-byte put into the older registration of arr");
   CHECK(holds(arr + 8, 8, L, 11, 8), "bytes 8..15 of arr changed by an 8-byte put");
   CHECK(*c == 300 + L, "c = %d after popping b: registrations no longer line up", *c);
-  const int last_even = (P - 1) % 2 == 0 ? P - 1 : P - 2;
-  if (even) CHECK(*q2 == 0x5100 + static_cast<uint64_t>(last_even), "q2 = 0x%llx", (unsigned long long)*q2);
+  // Every pid put into q2: the highest pid's put wins.
+  const uint64_t last_q2 = ((P - 1) % 2 == 0 ? 0x5100 : 0x5200) + static_cast<uint64_t>(P - 1);
+  if (even) CHECK(*q2 == last_q2, "q2 = 0x%llx, expected 0x%llx", (unsigned long long)*q2, (unsigned long long)last_q2);
   CHECK(*q1 == 0, "q1 was written");
 
   // ---- 5: a registration made after the NULL pops lines up too; arr gets a
@@ -718,6 +722,8 @@ ERR_ROW("ErrGetNegativeSize", "err_get_neg_size", p_list({2}), SHM, msg("bsp_get
 ERR_ROW("ErrPushRegNegativeSize", "err_push_neg", p_list({2}), SHM, msg("bsp_push_reg", "negative"));
 ERR_ROW("ErrPushRegNullWithSize", "err_push_null", p_list({2}), SHM, msg("bsp_push_reg", "NULL"));
 ERR_ROW("ErrPutNullSource", "err_put_null_src", p_list({2}), SHM, msg("bsp_put", "NULL"));
+ERR_ROW("ErrPutToNullWithoutNullRegistration", "err_put_null_unreg", p_list({2}), SHM,
+        msg("bsp_put", "NULL is not registered"));
 ERR_ROW("ErrGetNullDestination", "err_get_null_dst", p_list({2}), SHM, msg("bsp_get", "NULL"));
 ERR_ROW("ErrSendNullPayload", "err_send_null", p_list({2}), SHM, msg("bsp_send", "NULL"));
 ERR_ROW("ErrSendNullTagWithTagSize", "err_send_null_tag", p_list({2}), SHM, msg("bsp_send", "NULL"));
@@ -878,6 +884,11 @@ int err(const std::string& name, int argc, char** argv) {
   if (name == "err_put_null_src") {
     if (me == 1) bsp_put(R, nullptr, ex, 0, 4);
     reached("bsp_put from NULL");
+  }
+  if (name == "err_put_null_unreg") {
+    int v = 1;
+    if (me == 1) bsp_put(R, &v, nullptr, 0, 4);
+    reached("bsp_put to NULL, which this process did not register");
   }
   if (name == "err_get_null_dst") {
     if (me == 1) bsp_get(R, ex, 0, nullptr, 4);

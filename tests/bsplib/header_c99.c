@@ -33,6 +33,19 @@ static int (*const f_nprocs)(void) = bsp_nprocs;
 static void (*const f_begin)(int) = bsp_begin;
 static void (*const f_abort)(const char *, ...) = bsp_abort;
 
+/* MulticoreBSP 2.0 programs pass size_t * and unsigned * (BSPedupack's
+ * bspsort): no diagnostic either (bsp.h, "Integer arguments of any width").
+ * Not called: this file is only compiled. */
+void mcbsp_widths(void);
+void mcbsp_widths(void) {
+  size_t tagsize = 8, status = 0, bytes = 0;
+  unsigned int nmessages = 0;
+  long tag = 0;
+  bsp_set_tagsize(&tagsize);
+  bsp_qsize(&nmessages, &bytes);
+  bsp_get_tag(&status, &tag);
+}
+
 int main(void) {
   bsp_pid_t a = 0;
   bsp_nprocs_t b = 0;
