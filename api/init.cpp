@@ -252,6 +252,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   }
   watch.phase("opening the fabric endpoint");
   sel.config.cq_wait_fd = opt.cq_wait_fd;
+  sel.config.split_header = config::get_enum(config::Var::SPLIT_HEADER) == "on";
   r.ep = std::make_unique<fabric::Endpoint>(sel.config);
   size_t fsz = config::get_size(config::Var::FRAME_SIZE, sel.default_frame_size);
   if (fsz + sizeof(wire::Header) > r.ep->max_msg_size())

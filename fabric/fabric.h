@@ -115,6 +115,13 @@ class Transport {
   // Other errors throw BSPK_ERR_FABRIC.
   virtual bool post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) = 0;
 
+  // Post a receive like post_recv, matching only messages from rank src
+  // (FI_DIRECTED_RECV). Messages from src with this tag are matched in the
+  // order src sent them; one that arrived before its receive waits in the
+  // provider (for a rendezvous message, only its announcement does). Only on
+  // transports with eager_limit() > 0; elsewhere BSPK_ERR_INTERNAL.
+  virtual bool post_recv_from(int src, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);
+
   // Post a send tagged `tag` to rank dest; a Sent completion reports it.
   // Returns false when the transmit queue is full (progress and retry).
   virtual bool post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
@@ -147,11 +154,17 @@ class Transport {
   bool virt_addr() const { return virt_addr_; }
   size_t inject_size() const { return inject_size_; }
   bool can_block() const { return can_block_; }
+  // Largest message (all iovecs) the provider sends eagerly, when messages
+  // above it pay a rendezvous per iovec and post_recv_from works: then the
+  // engine sends a large message's header as a message of its own and the
+  // payload as one iovec (sync/wire.h, kFlagBodyFollows). 0: never split.
+  size_t eager_limit() const { return eager_limit_; }
 
  protected:
   bool virt_addr_ = false;   // remote addresses are virtual addresses (FI_MR_VIRT_ADDR)
   size_t inject_size_ = 0;   // largest inject() (header + payload)
   bool can_block_ = true;    // wait() blocks on a file descriptor
+  size_t eager_limit_ = 0;   // see eager_limit()
 };
 
 // How to open the endpoint (fabric/select.h computes it).
@@ -163,6 +176,8 @@ struct Config {
                           // collides with regions left by killed processes once pids are reused
   int nprocs = 1;        // size of the address vector
   bool off_host = false; // peers on other hosts: never pick a loopback interface by default
+  bool split_header = true;  // rxm providers: ask for FI_DIRECTED_RECV and report rxm's eager limit
+                             // (eager_limit()), so large messages travel as header + one-iovec payload
   bool cq_wait_fd = true;  // open the completion queue with a file-descriptor wait object where the provider
                            // has one (then wait() blocks in fi_cq_sread); false: no wait object (wait()
                            // polls; the caller backs off). On tcp;ofi_rxm 1.17 a CQ with a wait object
@@ -214,6 +229,8 @@ class Endpoint final : public Transport {
   void deregister(MemoryRegion& mr) noexcept override;
 
   bool post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) override;  // fi_trecvmsg
+  bool post_recv_from(int src, const iovec* iov, void** desc, size_t count, OpContext* ctx,
+                      uint64_t tag) override;  // fi_trecvmsg from addrs[src]
   bool post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx,
                  uint64_t tag) override;  // fi_tsendmsg(FI_COMPLETION)
   bool inject(int dest, const iovec* iov, void** desc, size_t count,

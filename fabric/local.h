@@ -108,6 +108,11 @@ class LocalTransport final : public Transport {
   MemoryRegion register_memory(void* base, size_t len) override { return ep_.register_memory(base, len); }
   void deregister(MemoryRegion& mr) noexcept override { ep_.deregister(mr); }
   bool post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) override;
+  // Bodies of split messages always cross the provider (eager_limit() is the
+  // provider's when pulls are off, else 0).
+  bool post_recv_from(int src, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) override {
+    return ep_.post_recv_from(src, iov, desc, count, ctx, tag);
+  }
   bool post_send(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) override;
   bool inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) override;
   bool post_read(int src, void* local, size_t len, void* desc, uint64_t raddr, uint64_t key,

@@ -231,6 +231,13 @@ class Engine {
   void dispatch(const fabric::Completion& c);
   void dispatch_one(const fabric::Completion& c);
   void on_recv(RecvSlot* slot, size_t len);
+  bool deliver(const wire::Header& h, uintptr_t buf, bool small);
+  void on_body_header(const wire::Header& h);
+  void on_body(RecvSlot* slot, size_t len);
+  void post_body(RecvSlot* slot);
+  void release_body(RecvSlot* slot);
+  bool send_split(int dest, wire::Kind kind, const wire::Header& hh, void* payload, size_t len, void* desc,
+                  uint32_t region);
   // flow.cpp
   bool window_open(int dest, uint32_t step) const {
     return dest == pid_ || wire::step_before(step, known_[static_cast<size_t>(dest)] + opt_.max_ahead);
@@ -302,6 +309,13 @@ class Engine {
   std::vector<RecvSlot> slots_;
   std::vector<RecvSlot*> repost_;  // consumed slots to post again before the next wait
   std::vector<RecvSlot*> starved_; // consumed slots with no buffer (pool at its limit), see flush_reposts
+  // Split large messages (sync/wire.h, kTagBody): body slots (stable
+  // addresses: they are contexts), the free ones, and those announced but not
+  // posted yet (no free frame), in arrival order: bodies are posted in the
+  // order their headers came, so a directed receive matches its own body.
+  std::deque<RecvSlot> body_slots_;
+  std::vector<RecvSlot*> body_free_;
+  std::deque<RecvSlot*> body_waiting_;
 
   // flow control
   std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached

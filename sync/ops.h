@@ -33,11 +33,15 @@ struct SendOp {
 };
 
 // A posted receive: a header slot and a whole free frame (or a small buffer).
+// A body slot (split large messages, sync/wire.h kTagBody) is a frame posted
+// for one announced payload from one sender; hdr then holds the header that
+// announced it, received before.
 struct RecvSlot {
   fabric::OpContext ctx;  // first: see above
   wire::Header* hdr = nullptr;
   uintptr_t frame = 0;
   bool small = false;  // a small buffer for messages tagged kTagSmall
+  bool body = false;   // a body slot
 };
 
 static_assert(std::is_standard_layout_v<SendOp> && std::is_standard_layout_v<RecvSlot>,

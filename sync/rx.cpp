@@ -38,6 +38,13 @@ void Engine::post_slot(RecvSlot* slot) {
 }
 
 void Engine::flush_reposts() {
+  // Announced bodies waiting for a frame, in the order they were announced.
+  while (!body_waiting_.empty()) {
+    RecvSlot* b = body_waiting_.front();
+    if (!b->frame && !(b->frame = frames_.try_alloc())) break;
+    body_waiting_.pop_front();
+    post_body(b);
+  }
   // Slots whose buffer went to a region while the pool was at its limit:
   // given a fresh buffer (and posted) as soon as one can be had.
   for (size_t i = 0; i < starved_.size();) {
@@ -89,9 +96,15 @@ void Engine::dispatch_one(const fabric::Completion& c) {
 }
 
 void Engine::on_recv(RecvSlot* slot, size_t len) {
+  if (slot->body) {
+    on_body(slot, len);
+    return;
+  }
   // The slot (and its header) is reposted only before this process next waits.
   const Header& h = *slot->hdr;
-  if (len < sizeof(Header) || h.magic != wire::magic_word() || h.payload != len - sizeof(Header)) {
+  const bool announces = h.magic == wire::magic_word() && (h.flags & wire::kFlagBodyFollows);
+  if (len < sizeof(Header) || h.magic != wire::magic_word() ||
+      (announces ? len != sizeof(Header) || !ep_.eager_limit() : h.payload != len - sizeof(Header))) {
     raise_async(BSPK_ERR_FABRIC,
                 strprintf("received a malformed message (%zu bytes, magic %#x): mismatched BSPk "
                           "versions in one job?",
@@ -106,19 +119,12 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   }
   // Every message but the flow-control ones proves its sender's superstep.
   if (h.kind != wire::kStepQuery && h.kind != wire::kStepNotice) note_peer_step(h.src, h.step);
-  const Handler& handle = handlers_[h.kind];
-  bool kept = false;
-  if (!handle) {
-    raise_async(BSPK_ERR_FABRIC,
-                strprintf("received a message of unknown kind %u from pid %d", unsigned(h.kind), h.src));
-  } else {
-    try {
-      kept = handle(Incoming{h, slot->frame, h.payload, slot->small});
-    } catch (const Error& e) {
-      raise_async(e.code(), e.what());  // the slot is reposted below all the same
-    }
+  if (announces) {
+    on_body_header(h);
+    repost_.push_back(slot);
+    return;
   }
-  if (kept) {  // the handler kept the buffer: the slot needs a fresh one
+  if (deliver(h, slot->frame, slot->small)) {  // the handler kept the buffer: the slot needs a fresh one
     slot->frame = (slot->small ? small_ : frames_).try_alloc();
     if (!slot->frame) {
       // At the pool's limit: the slot waits (unposted) until a buffer is
@@ -135,6 +141,85 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   // Repost later (before this process next waits): keeps fi_trecvmsg off the
   // path between a message's arrival and the program seeing it.
   repost_.push_back(slot);
+}
+
+// Hand an arrival to its kind's handler. True if the handler kept buf.
+bool Engine::deliver(const Header& h, uintptr_t buf, bool small) {
+  const Handler& handle = handlers_[h.kind];
+  if (!handle) {
+    raise_async(BSPK_ERR_FABRIC,
+                strprintf("received a message of unknown kind %u from pid %d", unsigned(h.kind), h.src));
+    return false;
+  }
+  try {
+    return handle(Incoming{h, buf, h.payload, small});
+  } catch (const Error& e) {
+    raise_async(e.code(), e.what());  // the buffer is reused all the same
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------- split large messages (wire.h, kTagBody)
+
+// A header announcing a body: post a frame for the body (directed at its
+// sender), after any earlier announcement still waiting for a frame.
+void Engine::on_body_header(const Header& h) {
+  if (h.payload == 0 || h.payload > frames_.frame_size()) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("pid %d announced a %u-byte body: frames hold %zu bytes (mismatched "
+                                           "BSPk versions or frame sizes in one job?)",
+                                           h.src, h.payload, frames_.frame_size()));
+    return;
+  }
+  RecvSlot* b;
+  if (body_free_.empty()) {
+    b = &body_slots_.emplace_back();
+    b->body = true;
+    b->hdr = new_header();
+  } else {
+    b = body_free_.back();
+    body_free_.pop_back();
+  }
+  *b->hdr = h;
+  b->frame = 0;
+  if (!body_waiting_.empty() || !(b->frame = frames_.try_alloc())) {
+    if (body_waiting_.empty() && starved_.empty())  // once, not per body
+      raise_async(BSPK_ERR_NOMEM,
+                  "no free frame for an arriving message (BSPK_POOL_LIMIT reached): arrivals slow down until "
+                  "regions (received messages included) are freed");
+    body_waiting_.push_back(b);
+    return;
+  }
+  post_body(b);
+}
+
+void Engine::post_body(RecvSlot* b) {
+  iovec iov{reinterpret_cast<void*>(b->frame), b->hdr->payload};
+  void* desc = frames_.desc(b->frame);
+  while (!ep_.post_recv_from(b->hdr->src, &iov, &desc, 1, &b->ctx, wire::kTagBody)) {
+    fabric::Completion c[8];  // receive queue full: progress and retry (as post_slot)
+    fabric::CompletionError err;
+    ssize_t n = ep_.poll(c, 8, &err);
+    if (n < 0) handle_error(err);
+    for (ssize_t i = 0; i < n; ++i) dispatch(c[i]);
+  }
+}
+
+// A body is in: its header (received before) and its frame make the message.
+void Engine::on_body(RecvSlot* b, size_t len) {
+  const Header& h = *b->hdr;
+  if (len != h.payload) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("a message body from pid %d has %zu bytes, its header announced %u",
+                                           h.src, len, h.payload));
+  } else if (deliver(h, b->frame, false)) {
+    b->frame = 0;  // kept: the frame is the receiver's region now
+  }
+  release_body(b);
+}
+
+void Engine::release_body(RecvSlot* b) {
+  if (b->frame) frames_.free(b->frame);
+  b->frame = 0;
+  body_free_.push_back(b);
 }
 
 void Engine::message_arrived(uint32_t s, int src) {

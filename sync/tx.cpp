@@ -71,6 +71,12 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     void* descs[2] = {nullptr, desc};  // injected buffers need no registration
     if (ep_.inject(dest, iov, descs, len ? 2 : 1, tag)) return false;
   }
+  // Only a payload that is itself past the eager limit: one of 16321..16384
+  // bytes is eager alone, and the extra header message cost more than the
+  // second read it saves (bench/pingpong, tcp, 16 KiB: 16.9 us split against
+  // 12.7 us whole; 64 KiB: 47 against 52 us).
+  if (tag == wire::kTagLarge && ep_.eager_limit() && len > ep_.eager_limit())
+    return send_split(dest, kind, hh, payload, len, desc, region);
   SendOp* op = new_op();
   op->hdr = new_header();
   *op->hdr = hh;
@@ -87,6 +93,48 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     op->desc[1] = desc;
     op->iov_count = 2;
   }
+  state(step_).outstanding++;
+  post(op);
+  return true;
+}
+
+// A large message over a transport with an eager limit (sync/wire.h,
+// kTagBody): its header alone, injected where it can be, then its payload as
+// one iovec. Both pass the same window and backlog, in this order, so the
+// receiver sees the header before the body's turn comes. The body is the
+// counted send (the sync waits for it).
+bool Engine::send_split(int dest, wire::Kind kind, const Header& hh, void* payload, size_t len, void* desc,
+                        uint32_t region) {
+  (void)kind;
+  Header head = hh;
+  head.flags |= wire::kFlagBodyFollows;
+  bool injected = false;
+  if (sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
+    iovec iov{&head, sizeof(Header)};
+    void* d = nullptr;
+    injected = ep_.inject(dest, &iov, &d, 1, wire::kTagSmall);
+  }
+  if (!injected) {
+    SendOp* h = new_op();
+    h->hdr = new_header();
+    *h->hdr = head;
+    h->dest = dest;
+    h->step = step_;
+    h->tag = wire::kTagSmall;
+    h->iov[0] = {h->hdr, sizeof(Header)};
+    h->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(h->hdr));
+    h->iov_count = 1;
+    post(h);
+  }
+  SendOp* op = new_op();
+  op->dest = dest;
+  op->step = step_;
+  op->region = region;
+  op->counted = true;
+  op->tag = wire::kTagBody;
+  op->iov[0] = {payload, len};
+  op->desc[0] = desc;
+  op->iov_count = 1;
   state(step_).outstanding++;
   post(op);
   return true;

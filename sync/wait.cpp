@@ -43,6 +43,13 @@ void Engine::handle_error(const fabric::CompletionError& err) {
       post_slot(&s);
       return;
     }
+  for (auto& b : body_slots_)
+    if (&b.ctx == err.context) {
+      raise_async(BSPK_ERR_FABRIC, strprintf("receiving a message body from pid %d failed: ", b.hdr->src) +
+                                       err.message);
+      release_body(&b);
+      return;
+    }
   SendOp* op = err.context ? send_op_of(err.context) : nullptr;
   std::string what = op ? strprintf("a send to pid %d (superstep %u) failed: ", op->dest, op->step)
                         : std::string("an operation failed: ");
@@ -132,15 +139,15 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
       // Every frame slot starved (the pool at its limit, all frames held by
       // regions): nothing more can arrive until the program frees some, so
       // say so now rather than at the time-out.
-      if (!starved_.empty() && t - last_change > 1.0) {
+      if ((!starved_.empty() || !body_waiting_.empty()) && t - last_change > 1.0) {
         flush_reposts();
         size_t large = 0;
         for (RecvSlot* s : starved_) large += !s->small;
-        if (large == opt_.rx_depth || starved_.size() - large == opt_.small_rx_depth)
+        if (large == opt_.rx_depth || starved_.size() - large == opt_.small_rx_depth || !body_waiting_.empty())
           fail(BSPK_ERR_NOMEM,
                "superstep %u cannot receive: every %s receive slot waits for a free buffer (BSPK_POOL_LIMIT "
                "reached) while %s; free regions (received messages included) and call bspk_sync again",
-               step_, large == opt_.rx_depth ? "frame" : "4 KiB", what().c_str());
+               step_, large == opt_.rx_depth || !body_waiting_.empty() ? "frame" : "4 KiB", what().c_str());
       }
     }
   }

@@ -6,7 +6,9 @@
 // from a small registered header pool, then (optionally) the payload straight
 // out of one comem frame. The receiver posts the same two-iovec shape, a header
 // slot and a whole free frame, so the payload lands in a frame that becomes part
-// of the receiver's region: zero copies by the runtime [BSPk §4].
+// of the receiver's region: zero copies by the runtime [BSPk §4]. Over rxm,
+// payloads past its eager limit go as header and payload, two messages
+// (kTagBody below), still zero copy.
 //
 // Every header carries the sender's superstep number, in full (32 bits), so a
 // process that is ahead never corrupts one that is behind [RBS §5]: arrivals
@@ -51,6 +53,17 @@ constexpr Kind kFirstFreeKind = 12;  // kinds below belong to sync, mp and dsm
 constexpr uint64_t kTagLarge = 1;
 constexpr uint64_t kTagSmall = 2;
 constexpr uint32_t kSmallPayload = 4096;
+// Split large messages (transports with an eager limit: rxm over tcp or
+// verbs): a kTagLarge message whose header + payload exceed the eager limit
+// travels as two. First its header alone (64 bytes, kTagSmall, flags
+// kFlagBodyFollows, `payload` = the body's length), then the payload alone
+// as one iovec, tagged kTagBody. The receiver posts a directed receive from
+// the header's sender for each such header, in arrival order, into a fresh
+// frame, and hands the message to its kind's handler when the body is in.
+// Bodies from one sender are matched in the order it sent them, so the k-th
+// kTagBody message from a sender is the body of its k-th split header.
+constexpr uint64_t kTagBody = 3;
+constexpr uint8_t kFlagBodyFollows = 1u << 0;
 
 // Which kinds of sync took part in a count exchange (meta word 0 of kCollUp /
 // kCollDown in the count tree).
@@ -66,7 +79,7 @@ enum : uint32_t {
 struct Header {
   uint32_t magic;      // version::kWireMagic ^ version::kWireVersion
   uint8_t kind;        // Kind
-  uint8_t flags;       // reserved, 0
+  uint8_t flags;       // kFlagBodyFollows, else 0
   uint16_t reserved;   // 0
   uint32_t step;       // sender's superstep when the message was issued
   int32_t src;         // sender pid

@@ -76,6 +76,19 @@ SCENARIO_ROW({.test = "StatsLinePerProcess", .args = "traffic expect 4", .env = 
 // rendezvous threshold.
 SCENARIO_ROW({.test = "TrafficOver4KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=4096"});
 SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=262144"});
+// Over rxm (tcp), messages past its eager limit travel as header, then payload
+// alone into a frame posted for it (sync/wire.h, kTagBody): the random
+// traffic (up to 1 MiB, 16385..300000 bytes among its sizes) arrives intact
+// with the split on, with the shared-memory rings on (the default on one
+// host) and off (as across hosts), with frames the pool must grow for.
+SCENARIO_ROW({.test = "TrafficSplitLargeMessagesOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
+              .env = "BSPK_VERBOSE=1 BSPK_SPLIT_HEADER=on", .out = {has("header split above 16384 bytes")}});
+SCENARIO_ROW({.test = "TrafficSplitLargeMessagesOverRxmWithoutRings", .args = "traffic expect 6", .providers = {"tcp"},
+              .env = "BSPK_VERBOSE=1 BSPK_SHM_RINGS=off BSPK_COUNT_EXCHANGE=direct",
+              .out = {has("header split above 16384 bytes")}});
+SCENARIO_ROW({.test = "TrafficWholeLargeMessagesOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
+              .env = "BSPK_VERBOSE=1 BSPK_SPLIT_HEADER=off", .out = {lacks("header split")}});
+
 // Issue 12, defect 7: superstep numbers wrap at 2^32. With the test hook the
 // job starts 11 supersteps before the wrap, so traffic in every sync mode
 // (the counted exchanges, flow control, early arrivals) crosses it.
