@@ -60,7 +60,7 @@ BSPK_CONFIG_VAR(CQ_WAIT, "BSPK_CQ_WAIT", Enum, User, "none", 0, 0, "none|fd", nu
                 "empty superstep at p = 4 and 8 (oversubscribed) 61-65 and 156-164 us with `none`, 72-86 and "
                 "281-341 us with `fd`")
 BSPK_CONFIG_VAR(SPLIT_HEADER, "BSPK_SPLIT_HEADER", Enum, User, "on", 0, 0, "on|off", nullptr,
-                "over rxm providers (tcp, verbs), a message whose header and payload exceed rxm's eager limit "
+                "over rxm providers (tcp, verbs), a message whose payload is past rxm's eager limit "
                 "(FI_OFI_RXM_EAGER_LIMIT, 16 KiB) travels as its header, then its payload as one iovec into a "
                 "frame the receiver posts for it (one rendezvous read instead of two); `off`: header and payload "
                 "in one message")

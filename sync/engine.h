@@ -25,9 +25,11 @@
 // consumer, and the consumer holds at most W supersteps of early frames.
 //
 // Waiting spins briefly (BSPK_SPIN_US, default 200 us: rxm's segmented and
-// rendezvous protocols need the sender to keep progressing) and then blocks on
-// the completion queue's wait object. With more local processes than CPUs it
-// does not spin at all, leaving the CPU to the processes it waits for.
+// rendezvous protocols need the sender to keep progressing), then yields the
+// CPU for 2 ms and naps 50 us to 1 ms (sync/wait.cpp), or with BSPK_CQ_WAIT=fd
+// blocks on the completion queue's wait object. With more local processes
+// than CPUs it does not spin at all, leaving the CPU to the processes it
+// waits for.
 //
 // The implementation is split by concern, one file each: tx.cpp (send
 // operations, injection, backlog), rx.cpp (receive slots, validation, dispatch
