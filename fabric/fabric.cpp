@@ -319,32 +319,29 @@ void Endpoint::deregister(MemoryRegion& m) noexcept {
 
 static_assert(sizeof(OpContext) >= sizeof(fi_context2), "OpContext must hold libfabric's FI_CONTEXT2 space");
 
-bool Endpoint::post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) {
+bool Endpoint::recv_tagged(uint64_t src, const iovec* iov, void** desc, size_t count, OpContext* ctx,
+                           uint64_t tag) {
   fi_msg_tagged msg{};
   msg.msg_iov = iov;
   msg.desc = desc;
   msg.iov_count = count;
-  msg.addr = FI_ADDR_UNSPEC;
+  msg.addr = src;
   msg.tag = tag | tag_key_;
   msg.ignore = 0;
   msg.context = ctx;
   ssize_t rc = fi_trecvmsg(ep_, &msg, FI_COMPLETION);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_trecvmsg", rc);
+  if (rc && rc != -FI_EAGAIN)
+    fab_fail("fi_trecvmsg", rc, src == FI_ADDR_UNSPEC ? std::string() : strprintf("(directed, from fi_addr %llu)",
+                                                                                 (unsigned long long)src));
   return rc == 0;
 }
 
+bool Endpoint::post_recv(const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) {
+  return recv_tagged(FI_ADDR_UNSPEC, iov, desc, count, ctx, tag);
+}
+
 bool Endpoint::post_recv_from(int src, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag) {
-  fi_msg_tagged msg{};
-  msg.msg_iov = iov;
-  msg.desc = desc;
-  msg.iov_count = count;
-  msg.addr = addrs_.at(static_cast<size_t>(src));
-  msg.tag = tag | tag_key_;
-  msg.ignore = 0;
-  msg.context = ctx;
-  ssize_t rc = fi_trecvmsg(ep_, &msg, FI_COMPLETION);
-  if (rc && rc != -FI_EAGAIN) fab_fail("fi_trecvmsg", rc, strprintf("(directed, from pid %d)", src));
-  return rc == 0;
+  return recv_tagged(addrs_.at(static_cast<size_t>(src)), iov, desc, count, ctx, tag);
 }
 
 bool Endpoint::send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context,

@@ -255,6 +255,7 @@ class Endpoint final : public Transport {
 
  private:
   ssize_t to_completions(const void* entries, ssize_t n, Completion* out);
+  bool recv_tagged(uint64_t src, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);  // src: an fi_addr_t
   ssize_t read_error(CompletionError* err);
 
   bool send_tagged(int dest, const iovec* iov, void** desc, size_t count, void* context, uint64_t tag,

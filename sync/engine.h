@@ -224,6 +224,7 @@ class Engine {
     if (!backlog_.empty() || !try_post(op)) backlog_.push_back(op);
   }
   void retry_backlog();
+  SendOp* header_op(int dest, uint32_t step, const wire::Header& h);
   SendOp* ctrl_op(int dest, wire::Kind kind, uint32_t step);
   void attach_payload(SendOp* op, const void* bytes, size_t len);
   void complete_op(SendOp* op);
@@ -238,8 +239,7 @@ class Engine {
   void on_body(RecvSlot* slot, size_t len);
   void post_body(RecvSlot* slot);
   void release_body(RecvSlot* slot);
-  bool send_split(int dest, wire::Kind kind, const wire::Header& hh, void* payload, size_t len, void* desc,
-                  uint32_t region);
+  bool send_split(int dest, const wire::Header& hh, void* payload, size_t len, void* desc, uint32_t region);
   // flow.cpp
   bool window_open(int dest, uint32_t step) const {
     return dest == pid_ || wire::step_before(step, known_[static_cast<size_t>(dest)] + opt_.max_ahead);

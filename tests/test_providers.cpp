@@ -24,6 +24,11 @@
 namespace {
 
 using bspk::fabric::caps::unmet;
+using bspk::fabric::Completion;
+using bspk::fabric::CompletionError;
+using bspk::fabric::CompletionKind;
+using bspk::fabric::Endpoint;
+using bspk::fabric::OpContext;
 
 // An fi_info entry that meets every requirement (what a good provider returns).
 struct Entry {
@@ -200,11 +205,6 @@ TEST(ProviderSelect, MemoryKeysAreRandomWhereTheProviderTakesOurs) {
 // does not), and messages flow either way. tcp without a wait object is what
 // a job with a CPU per process runs.
 TEST(ProviderSelect, CompletionQueueWaitObjectFollowsTheConfig) {
-  using bspk::fabric::Completion;
-  using bspk::fabric::CompletionError;
-  using bspk::fabric::CompletionKind;
-  using bspk::fabric::Endpoint;
-  using bspk::fabric::OpContext;
   for (const char* prov : {"tcp;ofi_rxm", "shm"}) {
     for (bool fd : {true, false}) {
       SCOPED_TRACE(std::string(prov) + (fd ? ", cq_wait_fd" : ", no wait object"));
@@ -280,11 +280,6 @@ TEST(ProviderSelect, PlantedSharedMemoryNameIsRefused) {
 // gets through, so what keeps S out is the token, not its address.
 class JobToken : public ::testing::TestWithParam<const char*> {};
 TEST_P(JobToken, AStrangersMessageNeverReachesTheRuntime) {
-  using bspk::fabric::Completion;
-  using bspk::fabric::CompletionError;
-  using bspk::fabric::CompletionKind;
-  using bspk::fabric::Endpoint;
-  using bspk::fabric::OpContext;
 #if defined(__SANITIZE_ADDRESS__)
   // libfabric 1.17's net provider leaks about 4 KiB per endpoint at close
   // (LeakSanitizer, all inside libfabric; the same Endpoint code on tcp and
