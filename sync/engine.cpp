@@ -40,6 +40,9 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
   notify_at_.assign(p, 0);
   notify_set_.assign(p, 0);
   blocked_.resize(p);
+  split_next_.assign(p, 0);
+  body_next_.assign(p, 0);
+  body_early_.resize(p);
   // The engine's own kinds go through the same table as the layers' above.
   on(wire::kStepQuery, [this](const Incoming& in) {
     on_step_query(in.h);

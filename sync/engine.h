@@ -238,6 +238,7 @@ class Engine {
   void on_body_header(const wire::Header& h);
   void on_body(RecvSlot* slot, size_t len);
   void post_body(RecvSlot* slot);
+  void queue_body(RecvSlot* slot);
   void release_body(RecvSlot* slot);
   bool send_split(int dest, const wire::Header& hh, void* payload, size_t len, void* desc, uint32_t region);
   // flow.cpp
@@ -318,6 +319,15 @@ class Engine {
   std::deque<RecvSlot> body_slots_;
   std::vector<RecvSlot*> body_free_;
   std::deque<RecvSlot*> body_waiting_;
+  // Headers may overtake each other on the way (on one host a header takes
+  // the shared-memory ring, or the provider when the ring is full), bodies
+  // never do (all through the provider, in the order sent). So every split
+  // header carries its number from its sender to this receiver (Header::
+  // reserved, 16 bits), and bodies are posted for in that order: the next
+  // number expected from each sender, and the headers that came early.
+  std::vector<uint16_t> split_next_;  // per destination: number of the next split header sent
+  std::vector<uint16_t> body_next_;   // per source: number of the next split header to post for
+  std::vector<std::vector<RecvSlot*>> body_early_;  // per source: headers that arrived ahead of their turn
 
   // flow control
   std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached

@@ -161,13 +161,20 @@ bool Engine::deliver(const Header& h, uintptr_t buf, bool small) {
 
 // ---------------------------------------------------------------- split large messages (wire.h, kTagBody)
 
-// A header announcing a body: post a frame for the body (directed at its
-// sender), after any earlier announcement still waiting for a frame.
+// A header announcing a body: in its sender's order (Header::reserved, see
+// engine.h), post a frame for the body, directed at its sender, after any
+// earlier announcement still waiting for a frame.
 void Engine::on_body_header(const Header& h) {
   if (h.payload == 0 || h.payload > frames_.frame_size()) {
     raise_async(BSPK_ERR_FABRIC, strprintf("pid %d announced a %u-byte body: frames hold %zu bytes (mismatched "
                                            "BSPk versions or frame sizes in one job?)",
                                            h.src, h.payload, frames_.frame_size()));
+    return;
+  }
+  const size_t src = static_cast<size_t>(h.src);
+  if (static_cast<int16_t>(h.reserved - body_next_[src]) < 0) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("pid %d announced body number %u twice (expected %u next)", h.src,
+                                           unsigned(h.reserved), unsigned(body_next_[src])));
     return;
   }
   RecvSlot* b;
@@ -181,6 +188,31 @@ void Engine::on_body_header(const Header& h) {
   }
   *b->hdr = h;
   b->frame = 0;
+  if (h.reserved != body_next_[src]) {  // an earlier header from src is still on its way
+    body_early_[src].push_back(b);
+    return;
+  }
+  queue_body(b);
+  // Headers that came early and whose turn it is now.
+  auto& early = body_early_[src];
+  for (bool found = true; found && !early.empty();) {
+    found = false;
+    for (size_t i = 0; i < early.size(); ++i)
+      if (early[i]->hdr->reserved == body_next_[src]) {
+        RecvSlot* e = early[i];
+        early[i] = early.back();
+        early.pop_back();
+        queue_body(e);
+        found = true;
+        break;
+      }
+  }
+}
+
+// The body's turn from its sender: post for it now, or after the bodies
+// already waiting for a frame.
+void Engine::queue_body(RecvSlot* b) {
+  ++body_next_[static_cast<size_t>(b->hdr->src)];
   if (!body_waiting_.empty() || !(b->frame = frames_.try_alloc())) {
     if (body_waiting_.empty() && starved_.empty())  // once, not per body
       raise_async(BSPK_ERR_NOMEM,

@@ -106,6 +106,7 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
 bool Engine::send_split(int dest, const Header& hh, void* payload, size_t len, void* desc, uint32_t region) {
   Header head = hh;
   head.flags |= wire::kFlagBodyFollows;
+  head.reserved = split_next_[static_cast<size_t>(dest)]++;
   bool injected = false;
   if (sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
     iovec iov{&head, sizeof(Header)};

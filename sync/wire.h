@@ -61,7 +61,10 @@ constexpr uint32_t kSmallPayload = 4096;
 // the header's sender for each such header, in arrival order, into a fresh
 // frame, and hands the message to its kind's handler when the body is in.
 // Bodies from one sender are matched in the order it sent them, so the k-th
-// kTagBody message from a sender is the body of its k-th split header.
+// kTagBody message from a sender is the body of its k-th split header; the
+// headers themselves may overtake each other on the way (one host: ring or
+// provider), so each carries its number (Header::reserved) and the receiver
+// posts for bodies in that order.
 constexpr uint64_t kTagBody = 3;
 constexpr uint8_t kFlagBodyFollows = 1u << 0;
 
@@ -80,7 +83,7 @@ struct Header {
   uint32_t magic;      // version::kWireMagic ^ version::kWireVersion
   uint8_t kind;        // Kind
   uint8_t flags;       // kFlagBodyFollows, else 0
-  uint16_t reserved;   // 0
+  uint16_t reserved;   // split header (kFlagBodyFollows): its number from src to this receiver, mod 2^16; else 0
   uint32_t step;       // sender's superstep when the message was issued
   int32_t src;         // sender pid
   uint32_t seq;        // message number from src to this dest in `step`
