@@ -74,17 +74,16 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // rxm (tcp;ofi_rxm, verbs;ofi_rxm): directed receives for split large
   // messages (eager_limit()), if the provider grants them; else as before.
   const bool rxm = cfg.split_header && cfg.provider.find(";ofi_rxm") != std::string::npos;
-  int rc = -FI_ENODATA;
-  if (rxm) {
-    hints->caps |= FI_DIRECTED_RECV;
-    rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
-                    hints, &list);
-    hints->caps &= ~FI_DIRECTED_RECV;
-    if (rc) list = nullptr;
-  }
-  if (rc)
-    rc = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
-                    hints, &list);
+  auto getinfo = [&](uint64_t extra_caps) {
+    hints->caps |= extra_caps;
+    int r = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
+                       hints, &list);
+    hints->caps &= ~extra_caps;
+    if (r) list = nullptr;
+    return r;
+  };
+  int rc = rxm ? getinfo(FI_DIRECTED_RECV) : -FI_ENODATA;
+  if (rc) rc = getinfo(0);
   fi_freeinfo(hints);
   auto exact = [&](const fi_info* i) {
     return i->fabric_attr && i->fabric_attr->prov_name && cfg.provider == i->fabric_attr->prov_name;
@@ -150,12 +149,8 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // us at 64 KiB against 42-43 us with one, 71-72 against 62-64 us at 256 KiB
   // (tcp, 2 interleaved runs). So for rxm the engine sends large messages as
   // header + one-iovec payload, received by directed receives.
-  if (rxm && (info_->caps & FI_DIRECTED_RECV)) {
-    const char* e = std::getenv("FI_OFI_RXM_EAGER_LIMIT");
-    char* end = nullptr;
-    unsigned long long v = e ? std::strtoull(e, &end, 10) : 0;
-    eager_limit_ = e && end && *end == '\0' && v > 0 ? static_cast<size_t>(v) : 16384;
-  }
+  if (rxm && (info_->caps & FI_DIRECTED_RECV))
+    eager_limit_ = std::max<uint64_t>(env::get_size("FI_OFI_RXM_EAGER_LIMIT", 16384), 1);
   max_msg_size_ = info_->ep_attr->max_msg_size;
   cq_data_size_ = info_->domain_attr->cq_data_size;
   remote_write_ = env::get_bool("FI_OFI_RXM_USE_RNDV_WRITE", false);
@@ -185,14 +180,12 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // wait object and the engine backs off by itself (sync/wait.cpp).
   cq_attr.wait_obj = cfg.cq_wait_fd ? FI_WAIT_FD : FI_WAIT_NONE;
   rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
-  if (!cfg.cq_wait_fd) can_block_ = false;
-  if (rc && cfg.cq_wait_fd) {
+  if (rc && cq_attr.wait_obj == FI_WAIT_FD) {
     cq_attr.wait_obj = FI_WAIT_NONE;
-    can_block_ = false;
-    if ((rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr))) fab_fail("fi_cq_open", rc);
-  } else if (rc) {
-    fab_fail("fi_cq_open", rc);
+    rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
   }
+  if (rc) fab_fail("fi_cq_open", rc);
+  can_block_ = cq_attr.wait_obj == FI_WAIT_FD;
 
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;

@@ -225,6 +225,14 @@ class Engine {
   }
   void retry_backlog();
   SendOp* header_op(int dest, uint32_t step, const wire::Header& h);
+  SendOp* data_op(int dest, uint32_t region, uint64_t tag);
+  void post_data(SendOp* op);
+  // A message of `bytes` (header included) to dest, tagged `step`, may be
+  // injected: small enough, nothing queued ahead of it, and (if flow
+  // controlled) its window open.
+  bool can_inject(int dest, uint32_t step, size_t bytes, bool flow_controlled = true) const {
+    return bytes <= ep_.inject_size() && backlog_.empty() && (!flow_controlled || window_open(dest, step));
+  }
   SendOp* ctrl_op(int dest, wire::Kind kind, uint32_t step);
   void attach_payload(SendOp* op, const void* bytes, size_t len);
   void complete_op(SendOp* op);

@@ -25,12 +25,6 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
   o.first_step = static_cast<uint32_t>(config::get_int(Var::TEST_FIRST_SUPERSTEP));
-  // Without a wait object every completion is cheaper (on tcp;ofi_rxm 1.17
-  // about 2 us per small message), and the yield loop of an idle process
-  // hands the CPU over faster than a wake-up from the kernel: counted empty
-  // supersteps on tcp at p = 4 and 8 on 2 cores took 0.5-0.8x the time of
-  // blocking in fi_cq_sread (bench/sync, 3 runs each; BSPK_CQ_WAIT's text).
-  o.cq_wait_fd = config::get_enum(Var::CQ_WAIT) == "fd";
   std::string how = config::get_enum(Var::COUNT_EXCHANGE);
   // Direct: one round, but p-1 messages to send and receive per process. With
   // many more processes than CPUs the message count matters more than the

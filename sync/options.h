@@ -25,11 +25,6 @@ struct Options {
   // direct (one round, p-1 messages each) or the binomial tree.
   bool count_direct = true;
   uint32_t first_step = 0;       // number of the first superstep (BSPK_TEST_FIRST_SUPERSTEP)
-  // Idle waits block on the completion queue's wait object (fabric::Config::
-  // cq_wait_fd) instead of polling and backing off (BSPK_CQ_WAIT=fd; the
-  // default polls, which measured faster with and without oversubscription).
-  // A per-process choice: it changes nothing on the wire.
-  bool cq_wait_fd = false;
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy
   // spinning if the processes outnumber the CPUs.

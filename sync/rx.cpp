@@ -3,6 +3,8 @@
 // through the kind table, and arrival counting per superstep.
 #include <bspk.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "sync/engine.h"
 
@@ -103,8 +105,16 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   // The slot (and its header) is reposted only before this process next waits.
   const Header& h = *slot->hdr;
   const bool announces = h.magic == wire::magic_word() && (h.flags & wire::kFlagBodyFollows);
+  if (announces && len == sizeof(Header) && !ep_.eager_limit()) {
+    raise_async(BSPK_ERR_FABRIC,
+                strprintf("pid %d split a large message into header and body, which this process cannot receive "
+                          "(BSPK_SPLIT_HEADER or the provider differ between processes): set them the same",
+                          h.src));
+    post_slot(slot);
+    return;
+  }
   if (len < sizeof(Header) || h.magic != wire::magic_word() ||
-      (announces ? len != sizeof(Header) || !ep_.eager_limit() : h.payload != len - sizeof(Header))) {
+      (announces ? len != sizeof(Header) : h.payload != len - sizeof(Header))) {
     raise_async(BSPK_ERR_FABRIC,
                 strprintf("received a malformed message (%zu bytes, magic %#x): mismatched BSPk "
                           "versions in one job?",
@@ -195,17 +205,14 @@ void Engine::on_body_header(const Header& h) {
   queue_body(b);
   // Headers that came early and whose turn it is now.
   auto& early = body_early_[src];
-  for (bool found = true; found && !early.empty();) {
-    found = false;
-    for (size_t i = 0; i < early.size(); ++i)
-      if (early[i]->hdr->reserved == body_next_[src]) {
-        RecvSlot* e = early[i];
-        early[i] = early.back();
-        early.pop_back();
-        queue_body(e);
-        found = true;
-        break;
-      }
+  auto next = [&] {
+    return std::find_if(early.begin(), early.end(), [&](RecvSlot* e) { return e->hdr->reserved == body_next_[src]; });
+  };
+  for (auto it = next(); it != early.end(); it = next()) {
+    RecvSlot* e = *it;
+    *it = early.back();
+    early.pop_back();
+    queue_body(e);
   }
 }
 

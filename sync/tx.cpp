@@ -65,8 +65,7 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   Header hh = h;
   stamp(hh, kind, step_);
   hh.payload = static_cast<uint32_t>(len);
-  // Small message, nothing queued ahead of it, window open: inject it.
-  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
+  if (can_inject(dest, step_, sizeof(Header) + len)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
     void* descs[2] = {nullptr, desc};  // injected buffers need no registration
     if (ep_.inject(dest, iov, descs, len ? 2 : 1, tag)) return false;
@@ -77,14 +76,9 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   // 12.7 us whole; 64 KiB: 47 against 52 us).
   if (tag == wire::kTagLarge && ep_.eager_limit() && len > ep_.eager_limit())
     return send_split(dest, hh, payload, len, desc, region);
-  SendOp* op = new_op();
+  SendOp* op = data_op(dest, region, tag);
   op->hdr = new_header();
   *op->hdr = hh;
-  op->dest = dest;
-  op->step = step_;
-  op->region = region;
-  op->counted = true;
-  op->tag = tag;
   op->iov[0] = {op->hdr, sizeof(Header)};
   op->desc[0] = headers_.desc(reinterpret_cast<uintptr_t>(op->hdr));
   op->iov_count = 1;
@@ -93,9 +87,25 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     op->desc[1] = desc;
     op->iov_count = 2;
   }
-  state(step_).outstanding++;
-  post(op);
+  post_data(op);
   return true;
+}
+
+// A counted send of this superstep carrying region's frames (its iovecs are
+// the caller's to fill), and posting it: the sync waits for it.
+SendOp* Engine::data_op(int dest, uint32_t region, uint64_t tag) {
+  SendOp* op = new_op();
+  op->dest = dest;
+  op->step = step_;
+  op->region = region;
+  op->counted = true;
+  op->tag = tag;
+  return op;
+}
+
+void Engine::post_data(SendOp* op) {
+  state(op->step).outstanding++;
+  post(op);
 }
 
 // A large message over a transport with an eager limit (sync/wire.h,
@@ -107,24 +117,15 @@ bool Engine::send_split(int dest, const Header& hh, void* payload, size_t len, v
   Header head = hh;
   head.flags |= wire::kFlagBodyFollows;
   head.reserved = split_next_[static_cast<size_t>(dest)]++;
-  bool injected = false;
-  if (sizeof(Header) <= ep_.inject_size() && backlog_.empty() && window_open(dest, step_)) {
-    iovec iov{&head, sizeof(Header)};
-    void* d = nullptr;
-    injected = ep_.inject(dest, &iov, &d, 1, wire::kTagSmall);
-  }
-  if (!injected) post(header_op(dest, step_, head));
-  SendOp* op = new_op();
-  op->dest = dest;
-  op->step = step_;
-  op->region = region;
-  op->counted = true;
-  op->tag = wire::kTagBody;
+  iovec hiov{&head, sizeof(Header)};
+  void* hdesc = nullptr;
+  if (!can_inject(dest, step_, sizeof(Header)) || !ep_.inject(dest, &hiov, &hdesc, 1, wire::kTagSmall))
+    post(header_op(dest, step_, head));
+  SendOp* op = data_op(dest, region, wire::kTagBody);
   op->iov[0] = {payload, len};
   op->desc[0] = desc;
   op->iov_count = 1;
-  state(step_).outstanding++;
-  post(op);
+  post_data(op);
   return true;
 }
 
@@ -176,7 +177,7 @@ void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t*
   // Small enough, nothing queued ahead, window open: inject it (no operation,
   // no registered buffers, no completion to wait for).
   const size_t len = vec ? nvec * sizeof(uint64_t) : 0;
-  if (len + sizeof(Header) <= ep_.inject_size() && backlog_.empty() && (!flow_controlled || window_open(dest, step))) {
+  if (can_inject(dest, step, sizeof(Header) + len, flow_controlled)) {
     Header h{};
     stamp(h, kind, step);
     if (inl) std::memcpy(h.u32, inl, sizeof h.u32);
