@@ -260,6 +260,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   // messages, sync/rx.cpp says so).
   sel.config.cq_wait_fd = config::get_enum(config::Var::CQ_WAIT) == "fd";
   sel.config.split_header = config::get_enum(config::Var::SPLIT_HEADER) == "on";
+  sel.config.split_iov = opt.split_frames;
   r.ep = std::make_unique<fabric::Endpoint>(sel.config);
   size_t fsz = config::get_size(config::Var::FRAME_SIZE, sel.default_frame_size);
   if (fsz + sizeof(wire::Header) > r.ep->max_msg_size())
@@ -339,7 +340,11 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                                     : "binomial tree (2 ceil(log2 p) rounds)",
                  fabric::LocalTransport::kCellPayload, fabric::LocalTransport::kRingMessage,
                  r.local ? "shared-memory rings (one host)" : "through the provider",
-                 r.local && r.local->pulling() ? "pulled by the receiver (one memcpy from the sender's shared frame slab)" : "through the provider");
+                 r.local && r.local->pulling() ? "pulled by the receiver (one memcpy from the sender's shared frame slab)"
+                 : r.transport->eager_limit()  ? strprintf("through the provider, header then payload, up to %u frame%s "
+                                                           "per payload message", r.engine->body_frames(),
+                                                           r.engine->body_frames() > 1 ? "s" : "").c_str()
+                                               : "through the provider");
   if (r.profile) r.profile->start(r.stats);  // superstep 0 starts now
 }
 

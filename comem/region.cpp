@@ -261,8 +261,9 @@ void Comem::destroy(uint32_t slot) {
   FramePool& pool = r.small ? *small_ : frames_;
   if (r.run)
     frames_.free_run(r.frames[0]);
-  else
-    for (uint32_t k = 0; k < r.nframes; ++k) pool.free(r.frame_start(k));
+  else  // last frame first: the free stack hands them out again in ascending order, so frames that were
+        // adjacent stay adjacent in the next region (a split body sends adjacent frames as one iovec)
+    for (uint32_t k = r.nframes; k-- > 0;) pool.free(r.frame_start(k));
   if (r.frames) index_.free(r.frames, r.idx_class);
   if (r.named) {
     auto it = name_of_.find(slot);

@@ -207,6 +207,7 @@ uint32_t Dsm::send_fragments(int dest, wire::Kind kind, Header h, comem::Region&
     inflight += engine_.send_frame(dest, kind, h, reinterpret_cast<void*>(f.buf), f.cnt * es,
                                    comem_.desc(r, f.buf), region, tag);
   }
+  engine_.flush_split();
   return inflight;
 }
 

@@ -74,16 +74,20 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // rxm (tcp;ofi_rxm, verbs;ofi_rxm): directed receives for split large
   // messages (eager_limit()), if the provider grants them; else as before.
   const bool rxm = cfg.split_header && cfg.provider.find(";ofi_rxm") != std::string::npos;
-  auto getinfo = [&](uint64_t extra_caps) {
+  // And iovecs for bodies of several frames (cfg.split_iov), if granted: the
+  // provider reports the iov_limit asked for, not its own.
+  auto getinfo = [&](uint64_t extra_caps, size_t iov) {
     hints->caps |= extra_caps;
+    hints->tx_attr->iov_limit = hints->rx_attr->iov_limit = std::max(iov, caps::kMinIov);
     int r = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
                        hints, &list);
     hints->caps &= ~extra_caps;
     if (r) list = nullptr;
     return r;
   };
-  int rc = rxm ? getinfo(FI_DIRECTED_RECV) : -FI_ENODATA;
-  if (rc) rc = getinfo(0);
+  int rc = rxm ? getinfo(FI_DIRECTED_RECV, cfg.split_iov) : -FI_ENODATA;
+  if (rc && rxm && cfg.split_iov > caps::kMinIov) rc = getinfo(FI_DIRECTED_RECV, caps::kMinIov);
+  if (rc) rc = getinfo(0, caps::kMinIov);
   fi_freeinfo(hints);
   auto exact = [&](const fi_info* i) {
     return i->fabric_attr && i->fabric_attr->prov_name && cfg.provider == i->fabric_attr->prov_name;

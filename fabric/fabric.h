@@ -159,12 +159,16 @@ class Transport {
   // engine sends a large message's header as a message of its own and the
   // payload as one iovec (sync/wire.h, kFlagBodyFollows). 0: never split.
   size_t eager_limit() const { return eager_limit_; }
+  // Most iovecs one send or receive may carry (the provider's tx and rx
+  // iov_limit, the smaller): a split body of several frames uses up to this many.
+  size_t iov_limit() const { return iov_limit_; }
 
  protected:
   bool virt_addr_ = false;   // remote addresses are virtual addresses (FI_MR_VIRT_ADDR)
   size_t inject_size_ = 0;   // largest inject() (header + payload)
   bool can_block_ = true;    // wait() blocks on a file descriptor
   size_t eager_limit_ = 0;   // see eager_limit()
+  size_t iov_limit_ = 1;     // see iov_limit()
 };
 
 // How to open the endpoint (fabric/select.h computes it).
@@ -178,6 +182,8 @@ struct Config {
   bool off_host = false; // peers on other hosts: never pick a loopback interface by default
   bool split_header = true;  // rxm providers: ask for FI_DIRECTED_RECV and report rxm's eager limit
                              // (eager_limit()), so large messages travel as header + one-iovec payload
+  size_t split_iov = 2;  // with split_header: ask for this many iovecs per send and receive (a body of that
+                         // many frames), falling back to 2 where the provider offers fewer
   bool cq_wait_fd = true;  // open the completion queue with a file-descriptor wait object where the provider
                            // has one (then wait() blocks in fi_cq_sread); false: no wait object (wait()
                            // polls; the caller backs off). On tcp;ofi_rxm 1.17 a CQ with a wait object
@@ -244,7 +250,6 @@ class Endpoint final : public Transport {
   size_t max_msg_size() const { return max_msg_size_; }
   bool control_progress_manual() const { return control_manual_; }  // FI_PROGRESS_MANUAL for connections
   size_t cq_data_size() const { return cq_data_size_; }
-  size_t iov_limit() const { return iov_limit_; }
   size_t tx_size() const { return tx_size_; }
   size_t rx_size() const { return rx_size_; }
   const std::string& provider() const { return provider_; }
@@ -273,7 +278,7 @@ class Endpoint final : public Transport {
   bool remote_write_ = false;  // regions take remote writes (FI_OFI_RXM_USE_RNDV_WRITE)
   int tag_width_ = 64;         // tag bits the provider matches (mem_tag_format)
   uint64_t tag_key_ = 0;       // the job token, shifted into place (set_job_token)
-  size_t max_msg_size_ = 0, cq_data_size_ = 0, iov_limit_ = 1;
+  size_t max_msg_size_ = 0, cq_data_size_ = 0;
   size_t tx_size_ = 0, rx_size_ = 0;
   bool control_manual_ = false, data_manual_ = false;  // FI_PROGRESS_MANUAL
   bool rma_event_ = false, delivery_complete_ = false;  // reported only: BSPk uses neither

@@ -85,6 +85,7 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
   can_block_ = false;
   // Without pulls, large messages cross the provider: split them as it asks.
   eager_limit_ = pull ? 0 : ep.eager_limit();
+  iov_limit_ = ep.iov_limit();
   tail_.assign(static_cast<size_t>(nprocs), 0);
   head_.assign(static_cast<size_t>(nprocs), 0);
   pull_tail_.assign(static_cast<size_t>(nprocs), 0);

@@ -53,6 +53,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
       i += cnt;
       left -= cnt;
     }
+    engine_.flush_split();
     comem_.send_started(r, in_flight);
   }
   engine_.count_sent(dest);

@@ -5,6 +5,8 @@
 
 #include <bspk.h>
 
+#include <algorithm>
+
 #include "base/clock.h"
 #include "base/error.h"
 #include "sync/board.h"
@@ -43,6 +45,9 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
   split_next_.assign(p, 0);
   body_next_.assign(p, 0);
   body_early_.resize(p);
+  body_open_.assign(p, nullptr);
+  body_frames_ = static_cast<uint32_t>(
+      std::max<size_t>(1, std::min<size_t>({opt.split_frames, ep.iov_limit(), wire::kMaxBodyFrames})));
   // The engine's own kinds go through the same table as the layers' above.
   on(wire::kStepQuery, [this](const Incoming& in) {
     on_step_query(in.h);
@@ -88,6 +93,7 @@ void Engine::on(wire::Kind kind, Handler h) {
 }
 
 void Engine::sync(bool finalizing) {
+  flush_split();  // the layers flush per message; nothing may stay held past here
   // The fast paths below may not touch the fabric at all (the board, or
   // everything declared already here): push on our control messages still
   // leaving, and look for arrivals at least every 16th superstep, so that a

@@ -121,6 +121,17 @@ class Engine {
   // inject size: copied by the provider at once, nothing to wait for).
   bool send_frame(int dest, wire::Kind kind, const wire::Header& h, void* payload, size_t len, void* desc,
                   uint32_t region, uint64_t tag);
+  // After the last send_frame of a message: send what send_frame held back.
+  // Over transports that split large messages (eager_limit() > 0), the split
+  // frames of one message to one destination are held so that up to
+  // BSPK_SPLIT_FRAMES of them travel as one body (sync/wire.h, body groups);
+  // send_frame returns true only for the first frame of each group (its one
+  // send reads them all). Every sender of frames calls this before it returns
+  // to the program; sync() also does.
+  void flush_split();
+  // Most frames one split body carries (BSPK_SPLIT_FRAMES, capped by the
+  // transport's iov_limit()).
+  uint32_t body_frames() const { return body_frames_; }
   // A control message of `kind` tagged with the current superstep carrying
   // `len` bytes (copied into a buffer of its own). Not counted, not flow
   // controlled (control messages are handled whatever the receiver's superstep).
@@ -244,9 +255,10 @@ class Engine {
   void on_recv(RecvSlot* slot, size_t len);
   bool deliver(const wire::Header& h, uintptr_t buf, bool small);
   void on_body_header(const wire::Header& h);
+  void take_body_header(const wire::Header& h);
+  bool fill_body(RecvSlot* slot);
   void on_body(RecvSlot* slot, size_t len);
   void post_body(RecvSlot* slot);
-  void queue_body(RecvSlot* slot);
   void release_body(RecvSlot* slot);
   bool send_split(int dest, const wire::Header& hh, void* payload, size_t len, void* desc, uint32_t region);
   // flow.cpp
@@ -335,7 +347,19 @@ class Engine {
   // number expected from each sender, and the headers that came early.
   std::vector<uint16_t> split_next_;  // per destination: number of the next split header sent
   std::vector<uint16_t> body_next_;   // per source: number of the next split header to post for
-  std::vector<std::vector<RecvSlot*>> body_early_;  // per source: headers that arrived ahead of their turn
+  std::vector<std::vector<wire::Header>> body_early_;  // per source: headers that arrived ahead of their turn
+  std::vector<RecvSlot*> body_open_;  // per source: the body group whose headers are coming in (or null)
+  // Sending: the split frames held for one body (flush_split), all of one
+  // message to one destination, and the most one body carries.
+  struct SplitGroup {
+    int dest = -1;
+    uint32_t region = 0;
+    uint32_t n = 0;
+    wire::Header hdr[wire::kMaxBodyFrames];
+    iovec iov[wire::kMaxBodyFrames];
+    void* desc[wire::kMaxBodyFrames];
+  } group_;
+  uint32_t body_frames_ = 1;
 
   // flow control
   std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached

@@ -24,6 +24,7 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   o.spin_s = 1e-6 * static_cast<double>(config::get_int(Var::SPIN_US, static_cast<int64_t>(o.spin_s * 1e6)));
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
+  o.split_frames = static_cast<uint32_t>(config::get_int(Var::SPLIT_FRAMES));
   o.first_step = static_cast<uint32_t>(config::get_int(Var::TEST_FIRST_SUPERSTEP));
   std::string how = config::get_enum(Var::COUNT_EXCHANGE);
   // Direct: one round, but p-1 messages to send and receive per process. With

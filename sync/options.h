@@ -1,5 +1,5 @@
 // sync/options.h -- the engine's settings (BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT,
-// BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH; ranges and defaults in
+// BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH, BSPK_SPLIT_FRAMES; ranges and defaults in
 // base/config_defs.h).
 #pragma once
 
@@ -21,6 +21,7 @@ struct Options {
   double spin_s = 200e-6;        // busy-poll before blocking (0 when processes outnumber CPUs)
   uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
+  uint32_t split_frames = 4;     // split messages: most frames of one message per body (sync/wire.h)
   // Message-based count exchange (when there is no shared-memory board):
   // direct (one round, p-1 messages each) or the binomial tree.
   bool count_direct = true;

@@ -43,7 +43,7 @@ void Engine::flush_reposts() {
   // Announced bodies waiting for a frame, in the order they were announced.
   while (!body_waiting_.empty()) {
     RecvSlot* b = body_waiting_.front();
-    if (!b->frame && !(b->frame = frames_.try_alloc())) break;
+    if (!fill_body(b)) break;
     body_waiting_.pop_front();
     post_body(b);
   }
@@ -171,14 +171,17 @@ bool Engine::deliver(const Header& h, uintptr_t buf, bool small) {
 
 // ---------------------------------------------------------------- split large messages (wire.h, kTagBody)
 
-// A header announcing a body: in its sender's order (Header::reserved, see
-// engine.h), post a frame for the body, directed at its sender, after any
-// earlier announcement still waiting for a frame.
+// A header announcing (part of) a body: taken in its sender's order
+// (Header::reserved, see engine.h); a header that came early waits.
 void Engine::on_body_header(const Header& h) {
-  if (h.payload == 0 || h.payload > frames_.frame_size()) {
-    raise_async(BSPK_ERR_FABRIC, strprintf("pid %d announced a %u-byte body: frames hold %zu bytes (mismatched "
-                                           "BSPk versions or frame sizes in one job?)",
-                                           h.src, h.payload, frames_.frame_size()));
+  const uint32_t n = wire::body_group_size(h.flags), i = wire::body_group_index(h.flags);
+  if (h.payload == 0 || h.payload > frames_.frame_size() || n > wire::kMaxBodyFrames || i >= n ||
+      n > ep_.iov_limit()) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("pid %d announced a %u-byte body (part %u of %u): frames hold %zu bytes, "
+                                           "a body at most %zu (mismatched BSPk versions or frame sizes in one "
+                                           "job?)",
+                                           h.src, h.payload, i + 1, n, frames_.frame_size(),
+                                           std::min<size_t>(wire::kMaxBodyFrames, ep_.iov_limit())));
     return;
   }
   const size_t src = static_cast<size_t>(h.src);
@@ -187,40 +190,58 @@ void Engine::on_body_header(const Header& h) {
                                            unsigned(h.reserved), unsigned(body_next_[src])));
     return;
   }
-  RecvSlot* b;
-  if (body_free_.empty()) {
-    b = &body_slots_.emplace_back();
-    b->body = true;
-    b->hdr = new_header();
-  } else {
-    b = body_free_.back();
-    body_free_.pop_back();
-  }
-  *b->hdr = h;
-  b->frame = 0;
+  auto& early = body_early_[src];
   if (h.reserved != body_next_[src]) {  // an earlier header from src is still on its way
-    body_early_[src].push_back(b);
+    early.push_back(h);
     return;
   }
-  queue_body(b);
+  take_body_header(h);
   // Headers that came early and whose turn it is now.
-  auto& early = body_early_[src];
   auto next = [&] {
-    return std::find_if(early.begin(), early.end(), [&](RecvSlot* e) { return e->hdr->reserved == body_next_[src]; });
+    return std::find_if(early.begin(), early.end(), [&](const Header& e) { return e.reserved == body_next_[src]; });
   };
   for (auto it = next(); it != early.end(); it = next()) {
-    RecvSlot* e = *it;
+    Header e = *it;
     *it = early.back();
     early.pop_back();
-    queue_body(e);
+    take_body_header(e);
   }
 }
 
-// The body's turn from its sender: post for it now, or after the bodies
-// already waiting for a frame.
-void Engine::queue_body(RecvSlot* b) {
-  ++body_next_[static_cast<size_t>(b->hdr->src)];
-  if (!body_waiting_.empty() || !(b->frame = frames_.try_alloc())) {
+// The next header from its sender, in order: it opens a body group or joins
+// the open one; when the group is complete, post one receive for its body
+// (after the bodies already waiting for frames).
+void Engine::take_body_header(const Header& h) {
+  const size_t src = static_cast<size_t>(h.src);
+  ++body_next_[src];
+  const uint32_t n = wire::body_group_size(h.flags), i = wire::body_group_index(h.flags);
+  RecvSlot*& open = body_open_[src];
+  if (i == 0) {
+    if (open) {
+      raise_async(BSPK_ERR_FABRIC, strprintf("pid %d began a body group before the one it had begun was complete",
+                                             h.src));
+      release_body(open);
+    }
+    RecvSlot* b;
+    if (body_free_.empty()) {
+      b = &body_slots_.emplace_back();
+      b->body = true;
+    } else {
+      b = body_free_.back();
+      body_free_.pop_back();
+    }
+    b->nparts = 0;
+    open = b;
+  } else if (!open || open->nparts != i || wire::body_group_size(open->parts[0].h.flags) != n) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("pid %d sent part %u of a body group of %u out of its place", h.src,
+                                           i + 1, n));
+    return;
+  }
+  RecvSlot* b = open;
+  b->parts[b->nparts++] = {h, 0};
+  if (b->nparts < n) return;
+  open = nullptr;
+  if (!body_waiting_.empty() || !fill_body(b)) {
     if (body_waiting_.empty() && starved_.empty())  // once, not per body
       raise_async(BSPK_ERR_NOMEM,
                   "no free frame for an arriving message (BSPK_POOL_LIMIT reached): arrivals slow down until "
@@ -231,10 +252,24 @@ void Engine::queue_body(RecvSlot* b) {
   post_body(b);
 }
 
+// A frame for every part of body slot b; false if the pool ran out first
+// (the frames had so far stay with b).
+bool Engine::fill_body(RecvSlot* b) {
+  for (uint32_t i = 0; i < b->nparts; ++i)
+    if (!b->parts[i].frame && !(b->parts[i].frame = frames_.try_alloc())) return false;
+  return true;
+}
+
 void Engine::post_body(RecvSlot* b) {
-  iovec iov{reinterpret_cast<void*>(b->frame), b->hdr->payload};
-  void* desc = frames_.desc(b->frame);
-  while (!ep_.post_recv_from(b->hdr->src, &iov, &desc, 1, &b->ctx, wire::kTagBody)) {
+  iovec iov[wire::kMaxBodyFrames];
+  void* desc[wire::kMaxBodyFrames];
+  for (uint32_t i = 0; i < b->nparts; ++i) {
+    iov[i] = {reinterpret_cast<void*>(b->parts[i].frame), b->parts[i].h.payload};
+    desc[i] = frames_.desc(b->parts[i].frame);
+  }
+  const size_t k = coalesce(iov, desc, b->nparts);
+  const int src = b->parts[0].h.src;
+  while (!ep_.post_recv_from(src, iov, desc, k, &b->ctx, wire::kTagBody)) {
     fabric::Completion c[8];  // receive queue full: progress and retry (as post_slot)
     fabric::CompletionError err;
     ssize_t n = ep_.poll(c, 8, &err);
@@ -243,21 +278,26 @@ void Engine::post_body(RecvSlot* b) {
   }
 }
 
-// A body is in: its header (received before) and its frame make the message.
+// A body is in: its headers (received before) and its frames make the
+// messages' frames, handed over in the order they were sent.
 void Engine::on_body(RecvSlot* b, size_t len) {
-  const Header& h = *b->hdr;
-  if (len != h.payload) {
-    raise_async(BSPK_ERR_FABRIC, strprintf("a message body from pid %d has %zu bytes, its header announced %u",
-                                           h.src, len, h.payload));
-  } else if (deliver(h, b->frame, false)) {
-    b->frame = 0;  // kept: the frame is the receiver's region now
+  if (len != b->body_bytes()) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("a message body from pid %d has %zu bytes, its %u header(s) announced %zu",
+                                           b->parts[0].h.src, len, b->nparts, b->body_bytes()));
+  } else {
+    for (uint32_t i = 0; i < b->nparts; ++i)
+      if (deliver(b->parts[i].h, b->parts[i].frame, false))
+        b->parts[i].frame = 0;  // kept: the frame is the receiver's region now
   }
   release_body(b);
 }
 
 void Engine::release_body(RecvSlot* b) {
-  if (b->frame) frames_.free(b->frame);
-  b->frame = 0;
+  for (uint32_t i = 0; i < b->nparts; ++i) {
+    if (b->parts[i].frame) frames_.free(b->parts[i].frame);
+    b->parts[i].frame = 0;
+  }
+  b->nparts = 0;
   body_free_.push_back(b);
 }
 

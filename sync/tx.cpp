@@ -108,25 +108,49 @@ void Engine::post_data(SendOp* op) {
   post(op);
 }
 
-// A large message over a transport with an eager limit (sync/wire.h,
-// kTagBody): its header alone, injected where it can be, then its payload as
-// one iovec. Both pass the same window and backlog, in this order, so the
-// receiver sees the header before the body's turn comes. The body is the
-// counted send (the sync waits for it).
+// A large message's frame over a transport with an eager limit (sync/wire.h,
+// kTagBody): held in the body group of its message (flush_split sends it).
+// True if it starts a group: that group's one send reads this frame and the
+// ones that join it (send_frame's return, counted by the caller once per send).
 bool Engine::send_split(int dest, const Header& hh, void* payload, size_t len, void* desc, uint32_t region) {
-  Header head = hh;
-  head.flags |= wire::kFlagBodyFollows;
-  head.reserved = split_next_[static_cast<size_t>(dest)]++;
-  iovec hiov{&head, sizeof(Header)};
-  void* hdesc = nullptr;
-  if (!can_inject(dest, step_, sizeof(Header)) || !ep_.inject(dest, &hiov, &hdesc, 1, wire::kTagSmall))
-    post(header_op(dest, step_, head));
-  SendOp* op = data_op(dest, region, wire::kTagBody);
-  op->iov[0] = {payload, len};
-  op->desc[0] = desc;
-  op->iov_count = 1;
+  SplitGroup& g = group_;
+  if (g.n && (g.dest != dest || g.region != region)) flush_split();  // callers flush per message; be safe
+  const bool first = g.n == 0;
+  g.dest = dest;
+  g.region = region;
+  g.hdr[g.n] = hh;
+  g.iov[g.n] = {payload, len};
+  g.desc[g.n] = desc;
+  if (++g.n == body_frames_) flush_split();
+  return first;
+}
+
+// The held group: each header alone (injected where it can be), numbered
+// for its receiver and marked with the group's size and its place, then the
+// payloads as one message of g.n iovecs. All pass the same window and
+// backlog, in this order, so the receiver sees the headers before the body's
+// turn comes. The body is the counted send (the sync waits for it).
+void Engine::flush_split() {
+  SplitGroup& g = group_;
+  if (!g.n) return;
+  const int dest = g.dest;
+  for (uint32_t i = 0; i < g.n; ++i) {
+    Header& head = g.hdr[i];
+    head.flags = wire::body_flags(g.n, i);
+    head.reserved = split_next_[static_cast<size_t>(dest)]++;
+    iovec hiov{&head, sizeof(Header)};
+    void* hdesc = nullptr;
+    if (!can_inject(dest, step_, sizeof(Header)) || !ep_.inject(dest, &hiov, &hdesc, 1, wire::kTagSmall))
+      post(header_op(dest, step_, head));
+  }
+  SendOp* op = data_op(dest, g.region, wire::kTagBody);
+  for (uint32_t i = 0; i < g.n; ++i) {
+    op->iov[i] = g.iov[i];
+    op->desc[i] = g.desc[i];
+  }
+  op->iov_count = coalesce(op->iov, op->desc, g.n);
+  g.n = 0;
   post_data(op);
-  return true;
 }
 
 // A send operation of header h alone (receive class small), tagged `step`.

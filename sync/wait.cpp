@@ -45,7 +45,7 @@ void Engine::handle_error(const fabric::CompletionError& err) {
     }
   for (auto& b : body_slots_)
     if (&b.ctx == err.context) {
-      raise_async(BSPK_ERR_FABRIC, strprintf("receiving a message body from pid %d failed: ", b.hdr->src) +
+      raise_async(BSPK_ERR_FABRIC, strprintf("receiving a message body from pid %d failed: ", b.parts[0].h.src) +
                                        err.message);
       release_body(&b);
       return;

@@ -8,7 +8,8 @@
 // slot and a whole free frame, so the payload lands in a frame that becomes part
 // of the receiver's region: zero copies by the runtime [BSPk §4]. Over rxm,
 // payloads past its eager limit go as header and payload, two messages
-// (kTagBody below), still zero copy.
+// (kTagBody below; the payloads of up to kMaxBodyFrames frames of one message
+// in one), still zero copy.
 //
 // Every header carries the sender's superstep number, in full (32 bits), so a
 // process that is ahead never corrupts one that is behind [RBS §5]: arrivals
@@ -65,8 +66,23 @@ constexpr uint32_t kSmallPayload = 4096;
 // headers themselves may overtake each other on the way (one host: ring or
 // provider), so each carries its number (Header::reserved) and the receiver
 // posts for bodies in that order.
+//
+// Body groups: consecutive frames of one message to one destination share one
+// body, a message of up to kMaxBodyFrames iovecs (one rendezvous instead of one
+// per frame; tcp 4 MiB messages of 256 KiB frames: 16 rendezvous otherwise).
+// Each header of the group still travels alone and carries, in its flags, the
+// group's size n (1..kMaxBodyFrames) and its place i in it (0..n-1); the
+// receiver posts one directed receive of n iovecs, one whole frame per header
+// (each of its header's `payload` bytes), when the group's last header is in.
 constexpr uint64_t kTagBody = 3;
 constexpr uint8_t kFlagBodyFollows = 1u << 0;
+constexpr uint32_t kMaxBodyFrames = 4;  // rxm's iov_limit (tcp and verbs, libfabric 1.17)
+constexpr uint8_t body_flags(uint32_t n, uint32_t i) {
+  return static_cast<uint8_t>(kFlagBodyFollows | ((n - 1) & 7u) << 1 | (i & 7u) << 4);
+}
+constexpr uint32_t body_group_size(uint8_t flags) { return ((flags >> 1) & 7u) + 1; }
+constexpr uint32_t body_group_index(uint8_t flags) { return (flags >> 4) & 7u; }
+static_assert(kMaxBodyFrames <= 8, "the group size and index have 3 bits each in Header::flags");
 
 // Which kinds of sync took part in a count exchange (meta word 0 of kCollUp /
 // kCollDown in the count tree).
@@ -82,7 +98,7 @@ enum : uint32_t {
 struct Header {
   uint32_t magic;      // version::kWireMagic ^ version::kWireVersion
   uint8_t kind;        // Kind
-  uint8_t flags;       // kFlagBodyFollows, else 0
+  uint8_t flags;       // split header: body_flags(group size, index in group); else 0
   uint16_t reserved;   // split header (kFlagBodyFollows): its number from src to this receiver, mod 2^16; else 0
   uint32_t step;       // sender's superstep when the message was issued
   int32_t src;         // sender pid

@@ -82,10 +82,20 @@ SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env
 // with the split on, with the shared-memory rings on (the default on one
 // host) and off (as across hosts), with frames the pool must grow for.
 SCENARIO_ROW({.test = "TrafficSplitLargeMessagesOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
-              .env = "BSPK_VERBOSE=1 BSPK_SPLIT_HEADER=on", .out = {has("header split above 16384 bytes")}});
+              .env = "BSPK_VERBOSE=1 BSPK_SPLIT_HEADER=on",
+              .out = {has("header split above 16384 bytes"), has("up to 4 frames per payload message")}});
 SCENARIO_ROW({.test = "TrafficSplitLargeMessagesOverRxmWithoutRings", .args = "traffic expect 6", .providers = {"tcp"},
               .env = "BSPK_VERBOSE=1 BSPK_SHM_RINGS=off BSPK_COUNT_EXCHANGE=direct",
               .out = {has("header split above 16384 bytes")}});
+// Body groups (sync/wire.h): the split frames of one message travel up to
+// four per payload message, adjacent frames as one iovec. 64 KiB frames make
+// the large messages up to 17 frames (several groups, a partial first and last
+// frame); BSPK_SPLIT_FRAMES=1 is one payload message per frame.
+SCENARIO_ROW({.test = "TrafficSplitBodiesOf64KiBFramesOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
+              .env = "BSPK_VERBOSE=1 BSPK_FRAME_SIZE=65536 BSPK_SHM_RINGS=off",
+              .out = {has("up to 4 frames per payload message")}});
+SCENARIO_ROW({.test = "TrafficSplitBodiesOfOneFrameOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
+              .env = "BSPK_VERBOSE=1 BSPK_SPLIT_FRAMES=1", .out = {has("up to 1 frame per payload message")}});
 SCENARIO_ROW({.test = "TrafficWholeLargeMessagesOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
               .env = "BSPK_VERBOSE=1 BSPK_SPLIT_HEADER=off", .out = {lacks("header split")}});
 
