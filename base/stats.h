@@ -2,7 +2,11 @@
 //
 // bytes_copied counts only bytes the runtime itself memcpy()s of user data
 // (never the provider's internal copies); the zero-copy claim of [BSPk §4] is
-// that it stays 0 for whole-message sends and receives.
+// that it stays 0 for whole-message sends and receives between processes.
+// What the runtime does copy, and counts: a message a process sends to
+// itself (once, never through the fabric), local bspk_copy, bspk_put and
+// bspk_send_buf sources, copies into contiguous regions, bspk_recv_contiguous
+// of several frames.
 #pragma once
 #include <cstdint>
 #include <string>

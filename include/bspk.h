@@ -345,7 +345,8 @@ BSPK_API int bspk_declared(void);
 /* Send the n elements starting at local pointer p to process dest (itself
  * allowed). Zero-copy: the frames go onto the wire from where the program
  * computed them, so do not modify or free them until the next bspk_sync
- * returns. n == 0 sends an empty message. The message is received by dest in
+ * returns (a message to itself is copied once, at the call, and counted in
+ * bytes_copied). n == 0 sends an empty message. The message is received by dest in
  * the next superstep. Cost O(F) local work, F = frames spanned.
  * Errors: BSPK_ERR_PID, BSPK_ERR_PTR (NULL/stale/remote p), BSPK_ERR_RANGE
  * (p + n past the end of the region), BSPK_ERR_STATE. */
@@ -369,8 +370,8 @@ BSPK_API uint64_t bspk_tag(bspk_ptr p);
 /* Buffered send (beyond the paper): send the nbytes bytes at src -- ordinary
  * memory: stack, malloc, anything -- as one message to process dest (itself
  * allowed). The bytes are copied into comem frames during the call (one
- * copy, counted in bytes_copied; up to 4 KiB that fit one frame go into one
- * small buffer), so src may be changed or freed as soon as the call returns;
+ * copy, counted in bytes_copied, and a second one to itself, as for any
+ * message to itself; up to 4 KiB that fit one frame go into one small buffer), so src may be changed or freed as soon as the call returns;
  * the message then travels from those frames like a bspk_send, and they
  * return to the pool when its sends complete. The receiver gets it from bspk_recv like any
  * message, in the same order (sender pid, then send order, bspk_send and

@@ -94,6 +94,7 @@ void Engine::on(wire::Kind kind, Handler h) {
 
 void Engine::sync(bool finalizing) {
   flush_split();  // the layers flush per message; nothing may stay held past here
+  deliver_self();
   // The fast paths below may not touch the fabric at all (the board, or
   // everything declared already here): push on our control messages still
   // leaving, and look for arrivals at least every 16th superstep, so that a

@@ -118,7 +118,8 @@ class Engine {
   // superstep's own sends (the sync waits for it). Returns true if the send
   // still reads the payload (then the send-done hook runs with `region` at
   // completion); false if it was injected (header + payload <= the provider's
-  // inject size: copied by the provider at once, nothing to wait for).
+  // inject size: copied by the provider at once, nothing to wait for) or sent
+  // to this process itself (copied at once, send_self in tx.cpp).
   bool send_frame(int dest, wire::Kind kind, const wire::Header& h, void* payload, size_t len, void* desc,
                   uint32_t region, uint64_t tag);
   // After the last send_frame of a message: send what send_frame held back.
@@ -261,6 +262,8 @@ class Engine {
   void post_body(RecvSlot* slot);
   void release_body(RecvSlot* slot);
   bool send_split(int dest, const wire::Header& hh, void* payload, size_t len, void* desc, uint32_t region);
+  void send_self(const wire::Header& h, const void* payload, size_t len, uint64_t tag);
+  bool deliver_self();
   // flow.cpp
   bool window_open(int dest, uint32_t step) const {
     return dest == pid_ || wire::step_before(step, known_[static_cast<size_t>(dest)] + opt_.max_ahead);
@@ -360,6 +363,14 @@ class Engine {
     void* desc[wire::kMaxBodyFrames];
   } group_;
   uint32_t body_frames_ = 1;
+  // Messages to this process itself, copied and waiting for the next progress
+  // (send_self).
+  struct SelfArrival {
+    wire::Header h;
+    uintptr_t buf;
+    bool small;
+  };
+  std::vector<SelfArrival> self_;
 
   // flow control
   std::vector<uint32_t> known_;          // highest superstep each peer is known to have reached

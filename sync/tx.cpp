@@ -65,6 +65,10 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   Header hh = h;
   stamp(hh, kind, step_);
   hh.payload = static_cast<uint32_t>(len);
+  if (dest == pid_) {
+    send_self(hh, payload, len, tag);
+    return false;
+  }
   if (can_inject(dest, step_, sizeof(Header) + len)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
     void* descs[2] = {nullptr, desc};  // injected buffers need no registration
@@ -88,6 +92,36 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     op->iov_count = 2;
   }
   post_data(op);
+  return true;
+}
+
+// A message to this process itself: copied once into a buffer of its receive
+// class (as a receive slot would get it; counted in bytes_copied, as local
+// copies are) and handed to its handler at the next progress, never from
+// inside the send call. Through the fabric, a message to
+// oneself costs a loopback round of the provider (tcp: through the kernel
+// twice, ~10 us, and not overlapped with the messages to peers: tcp p = 2,
+// 256 B to self and to the peer took 21.5 us per superstep, each alone 10.7).
+// Nothing stays to complete: like an injected send.
+void Engine::send_self(const Header& h, const void* payload, size_t len, uint64_t tag) {
+  const bool small = tag == wire::kTagSmall;
+  comem::FramePool& pool = small ? small_ : frames_;
+  const uintptr_t buf = pool.alloc();  // BSPK_ERR_NOMEM at the pool's limit, from the send call
+  if (len) std::memcpy(reinterpret_cast<void*>(buf), payload, len);
+  stats_.bytes_copied += len;  // like a local bspk_copy: the one message the runtime copies
+  self_.push_back(SelfArrival{h, buf, small});
+}
+
+// Hand the messages to self to their handlers (in the order sent; a handler
+// may send to self again: those wait for the next round).
+bool Engine::deliver_self() {
+  if (self_.empty()) return false;
+  std::vector<SelfArrival> now;
+  now.swap(self_);
+  for (const SelfArrival& a : now)
+    if (!deliver(a.h, a.buf, a.small)) (a.small ? small_ : frames_).free(a.buf);
+  now.clear();
+  if (self_.empty()) self_.swap(now);  // keep the capacity
   return true;
 }
 

@@ -58,6 +58,7 @@ void Engine::handle_error(const fabric::CompletionError& err) {
 }
 
 void Engine::progress() {
+  deliver_self();
   if (!repost_.empty()) flush_reposts();
   fabric::Completion c[16];
   fabric::CompletionError err;
@@ -86,6 +87,7 @@ void Engine::backoff(double idle_s) {
 // spin: at a few hundred nanoseconds per poll, the clock would be a tenth of
 // the cost of a superstep that only waits for one small message).
 bool Engine::wait_once(double spin_until, int block_ms, double now) {
+  if (deliver_self()) return true;
   if (!repost_.empty()) flush_reposts();
   retry_backlog();
   fabric::Completion c[16];

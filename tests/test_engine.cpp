@@ -476,7 +476,10 @@ TEST_P(CountExchange, EveryProcessLeavesWithExactlyItsMessages) {
   CountRun r = run_counts(cfg, t, scramble, su);
   const auto& k = r.counters[0];
   if (n == Net::Eagain) {
-    EXPECT_GE(k.eagain_send, 64u);
+    // (At p = 1 every message goes to the process itself, never to the fabric.)
+    if (p > 1) {
+      EXPECT_GE(k.eagain_send, 64u);
+    }
     EXPECT_GT(k.eagain_recv, 0u);
   }
   if (n == Net::Reverse && p > 1) {
