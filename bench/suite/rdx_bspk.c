@@ -35,6 +35,8 @@
  *                       go to non-decreasing global positions, so the pieces for
  *                       one destination are one contiguous range: no packing.
  *                       bspk_expect(senders with keys for this process).
+ *   mp-combined-counted the same without bspk_expect (as a BSPlib program
+ *                       would run it).
  *
  * Timing: per repetition, from a barrier (counted bspk_sync) to the end of the
  * 4th pass (for the mp variants the keys copied into the output array; for the
@@ -63,9 +65,9 @@
 
 #include "kernels.h"
 
-enum { V_MP_EXPECT, V_MP_COUNTED, V_STORE_EXPECT, V_STORE_COUNTED, V_MP_COMB_EXPECT, NVAR };
+enum { V_MP_EXPECT, V_MP_COUNTED, V_STORE_EXPECT, V_STORE_COUNTED, V_MP_COMB_EXPECT, V_MP_COMB_COUNTED, NVAR };
 static const char *const vname[NVAR] = {"mp-expect", "mp-counted", "store-expect", "store-counted",
-                                        "mp-combined-expect"};
+                                        "mp-combined-expect", "mp-combined-counted"};
 
 #define R SUITE_RADIX
 
@@ -139,10 +141,10 @@ static int piece(int q, int d, uint64_t *a, uint64_t *b) {
 }
 
 static void one_pass(int v, int pass) {
-    const int mp = v == V_MP_EXPECT || v == V_MP_COUNTED || v == V_MP_COMB_EXPECT;
+    const int mp = v == V_MP_EXPECT || v == V_MP_COUNTED || v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED;
     const int store = v == V_STORE_EXPECT || v == V_STORE_COUNTED;
     const int expect = v == V_MP_EXPECT || v == V_STORE_EXPECT || v == V_MP_COMB_EXPECT;
-    const int comb = v == V_MP_COMB_EXPECT;
+    const int comb = v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED;
 
     /* ---- superstep 1: count sort, counts to everyone ---- */
     if (store && pass > 0) r2p(keys, outr, m, sizeof *keys);
@@ -226,7 +228,8 @@ static void one_pass(int v, int pass) {
 
 static void usage(void) {
     fprintf(stderr, "usage: bspkrun -n P rdx_bspk [--n N] [--seed S] [--reps R] [--variants a,b,...] [--quick]\n"
-                    "  variants: mp-expect mp-counted store-expect store-counted mp-combined-expect (default all)\n"
+                    "  variants: mp-expect mp-counted store-expect store-counted mp-combined-expect\n"
+                    "            mp-combined-counted (default all)\n"
                     "  --quick: n = 2^18, reps = 2\n");
 }
 
