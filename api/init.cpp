@@ -261,6 +261,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   sel.config.cq_wait_fd = config::get_enum(config::Var::CQ_WAIT) == "fd";
   sel.config.split_header = config::get_enum(config::Var::SPLIT_HEADER) == "on";
   sel.config.split_iov = opt.split_frames;
+  if (config::get_enum(config::Var::BOUNCE) == "on") sel.config.bounce_size = sizeof(wire::Header) + wire::kSmallPayload;
   r.ep = std::make_unique<fabric::Endpoint>(sel.config);
   size_t fsz = config::get_size(config::Var::FRAME_SIZE, sel.default_frame_size);
   if (fsz + sizeof(wire::Header) > r.ep->max_msg_size())

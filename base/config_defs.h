@@ -64,6 +64,11 @@ BSPK_CONFIG_VAR(SPLIT_HEADER, "BSPK_SPLIT_HEADER", Enum, User, "on", 0, 0, "on|o
                 "(FI_OFI_RXM_EAGER_LIMIT, 16 KiB) travels as its header, then its payload as one iovec into a "
                 "frame the receiver posts for it (one rendezvous read instead of two); `off`: header and payload "
                 "in one message")
+BSPK_CONFIG_VAR(BOUNCE, "BSPK_BOUNCE", Enum, User, "on", 0, 0, "on|off", nullptr,
+                "messages of up to 4 KiB + header that the provider cannot inject (tcp;ofi_rxm injects 64 bytes) "
+                "are copied into a registered bounce buffer and sent from there, so `bspk_sync` does not wait "
+                "for their completion (about one network latency on tcp;ofi_rxm 1.17); `off`: they are sent "
+                "from the region and waited for")
 BSPK_CONFIG_VAR(SPLIT_FRAMES, "BSPK_SPLIT_FRAMES", Int, User, 4, 1, 4, nullptr, nullptr,
                 "with split messages: up to this many frames of one message travel as one payload message of "
                 "that many iovecs (one rendezvous; capped by the provider's iov_limit, 4 on rxm); 1: one per "

@@ -1,7 +1,9 @@
 // base/stats.h -- per-process counters behind BSPK_STATS=1.
 //
 // bytes_copied counts only bytes the runtime itself memcpy()s of user data
-// (never the provider's internal copies); the zero-copy claim of [BSPk §4] is
+// (never the transport's: the provider's internal copies, the shared-memory
+// rings, the bounce buffers of fabric::Endpoint::inject for sends of up to
+// 4 KiB); the zero-copy claim of [BSPk §4] is
 // that it stays 0 for whole-message sends and receives between processes.
 // What the runtime does copy, and counts: a message a process sends to
 // itself (once, never through the fabric), local bspk_copy, bspk_put and

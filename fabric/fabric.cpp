@@ -144,7 +144,13 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // (4160 instead of 64), but across hosts (tests/cluster/slurm_netns.sh,
   // radix_sort at p = 6) injected messages of 1.6-3.5 KiB then arrived as
   // zeros, as if the buffer were read after fi_tinjectv returned.
-  inject_size_ = info_->tx_attr->inject_size;
+  inject_size_ = native_inject_ = info_->tx_attr->inject_size;
+  // Larger sends complete at once all the same through bounce buffers of our
+  // own (Config::bounce_size), which stay untouched until the send completes.
+  if (cfg.bounce_size > native_inject_ && !cfg.bound_inflight) {
+    bounce_len_ = (cfg.bounce_size + 63) & ~size_t{63};
+    inject_size_ = cfg.bounce_size;
+  }
   // rxm sends a message of up to its eager limit (FI_OFI_RXM_EAGER_LIMIT,
   // default 16384 bytes, all iovecs) through bounce buffers; a larger one by
   // rendezvous: the receiver reads every iovec of the sender's separately
@@ -217,6 +223,37 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
 void Endpoint::close_endpoint() noexcept {
   if (ep_) fi_close(&ep_->fid);
   ep_ = nullptr;
+  release_bounces();
+}
+
+void Endpoint::setup_bounces() {
+  const size_t len = kBounces * bounce_len_;
+  void* mem = nullptr;
+  if (posix_memalign(&mem, 4096, len) != 0 || !mem) fail(BSPK_ERR_NOMEM, "no memory for %zu bytes of bounce buffers", len);
+  try {
+    bounce_mr_ = register_memory(mem, len);
+  } catch (...) {
+    std::free(mem);
+    throw;
+  }
+  bounce_mem_ = static_cast<char*>(mem);
+  bounce_ctx_.resize(kBounces);  // never resized again: contexts in flight point into it
+  bounce_free_.reserve(kBounces);
+  for (size_t i = kBounces; i-- > 0;) bounce_free_.push_back(static_cast<uint32_t>(i));
+}
+
+void Endpoint::release_bounces() noexcept {
+  if (!bounce_mem_) return;
+  deregister(bounce_mr_);
+  std::free(bounce_mem_);
+  bounce_mem_ = nullptr;
+  bounce_free_.clear();
+}
+
+bool Endpoint::bounce_of(const OpContext* c, size_t* index) const {
+  if (bounce_ctx_.empty() || c < bounce_ctx_.data() || c >= bounce_ctx_.data() + bounce_ctx_.size()) return false;
+  *index = static_cast<size_t>(c - bounce_ctx_.data());
+  return true;
 }
 
 Endpoint::~Endpoint() {
@@ -388,7 +425,22 @@ bool Endpoint::inject(int dest, const iovec* iov, void** desc, size_t count, uin
   // Bounded: no injection, whose resources the provider holds without telling
   // us when it lets them go; the caller posts the send as an operation.
   if (inflight_limit_) return false;
-  return send_tagged(dest, iov, desc, count, nullptr, tag, FI_INJECT);
+  size_t len = 0;
+  for (size_t i = 0; i < count; ++i) len += iov[i].iov_len;
+  if (len <= native_inject_) return send_tagged(dest, iov, desc, count, nullptr, tag, FI_INJECT);
+  // Past the provider's inject size: copy into a bounce buffer and send from it.
+  if (len > inject_size_ || !bounce_len_ || !ep_) return false;
+  if (!bounce_mem_) setup_bounces();
+  if (bounce_free_.empty()) return false;  // all in flight: the caller posts the send itself
+  const uint32_t b = bounce_free_.back();
+  char* buf = bounce_mem_ + static_cast<size_t>(b) * bounce_len_;
+  for (size_t i = 0, off = 0; i < count; off += iov[i].iov_len, ++i)
+    if (iov[i].iov_len) std::memcpy(buf + off, iov[i].iov_base, iov[i].iov_len);
+  iovec one{buf, len};
+  void* d = bounce_mr_.desc;
+  if (!send_tagged(dest, &one, &d, 1, &bounce_ctx_[b], tag, FI_COMPLETION)) return false;
+  bounce_free_.pop_back();
+  return true;
 }
 
 ssize_t Endpoint::read_error(CompletionError* err) {
@@ -399,7 +451,13 @@ ssize_t Endpoint::read_error(CompletionError* err) {
     fab_fail("fi_cq_readerr", rc);
   }
   err->context = static_cast<OpContext*>(e.op_context);
-  if (!(e.flags & FI_RECV) && err->context && inflight_) --inflight_;
+  size_t b;
+  if (bounce_of(err->context, &b)) {  // an injected send through a bounce buffer: nobody else to tell
+    bounce_free_.push_back(static_cast<uint32_t>(b));
+    err->context = nullptr;
+  } else if (!(e.flags & FI_RECV) && err->context && inflight_) {
+    --inflight_;
+  }
   err->canceled = e.err == FI_ECANCELED;
   char buf[256];
   const char* s = fi_cq_strerror(cq_, e.prov_errno, e.err_data, buf, sizeof buf);
@@ -420,6 +478,11 @@ ssize_t Endpoint::to_completions(const void* entries, ssize_t n, Completion* out
   for (ssize_t i = 0; i < n; ++i) {
     Completion& c = out[k];
     c.context = static_cast<OpContext*>(e[i].op_context);
+    size_t b;
+    if (bounce_of(c.context, &b)) {  // an injected send through a bounce buffer left: the buffer is free
+      bounce_free_.push_back(static_cast<uint32_t>(b));
+      continue;
+    }
     if (!(e[i].flags & FI_RECV) && c.context && inflight_) --inflight_;  // a send or read of ours left
     // Injected sends are posted without a context and without FI_COMPLETION;
     // under FI_SELECTIVE_COMPLETION they report nothing, but libfabric 1.17's
@@ -464,9 +527,10 @@ std::string Endpoint::describe() const {
   if (mr_mode_ & FI_MR_ENDPOINT) modes += "ENDPOINT|";
   if (modes.empty()) modes = "none (offset addressing)";
   else modes.pop_back();
-  return strprintf("provider=%s domain=%s mr_mode=%s inject=%zu max_msg=%s cq_data=%zu (unused) iov=%zu tx=%zu rx=%zu "
+  return strprintf("provider=%s domain=%s mr_mode=%s inject=%zu%s max_msg=%s cq_data=%zu (unused) iov=%zu tx=%zu rx=%zu "
                    "progress=%s/%s%s%s%s",
-                   provider_.c_str(), domain_name_.c_str(), modes.c_str(), inject_size_,
+                   provider_.c_str(), domain_name_.c_str(), modes.c_str(), native_inject_,
+                   bounce_len_ ? strprintf(" (up to %zu through bounce buffers)", inject_size_).c_str() : "",
                    max_msg_size_ == SIZE_MAX ? "unlimited" : std::to_string(max_msg_size_).c_str(), cq_data_size_,
                    iov_limit_, tx_size_, rx_size_, control_manual_ ? "manual" : "auto", data_manual_ ? "manual" : "auto",
                    rma_event_ ? " rma_event" : "", delivery_complete_ ? " delivery_complete" : "",

@@ -189,6 +189,12 @@ struct Config {
                            // polls; the caller backs off). On tcp;ofi_rxm 1.17 a CQ with a wait object
                            // adds about 2 us to every small message's one-way time (bench/pingpong:
                            // 1.30x raw libfabric's, against 1.11x without)
+  size_t bounce_size = 0;  // inject() of up to this many bytes (all iovecs) where the provider's own
+                          // inject_size is smaller: copied into a registered bounce buffer of the endpoint
+                          // and sent from there (the caller's buffers are reusable on return, as for a
+                          // true inject; the send's completion only frees the bounce buffer). 0: off.
+                          // On tcp;ofi_rxm 1.17 a posted send completes about one network latency after
+                          // fi_tsendmsg (7 us here, raw libfabric), and a sync waits for its sends
   bool bound_inflight = false;  // keep at most min(tx_size, rx_size) / (16 nprocs) (>= 8) sends and reads
                                 // in flight, and inject nothing (an injected send holds provider
                                 // resources we cannot see)
@@ -284,6 +290,19 @@ class Endpoint final : public Transport {
   bool rma_event_ = false, delivery_complete_ = false;  // reported only: BSPk uses neither
   // Bounded operations in flight (Config::bound_inflight).
   size_t inflight_ = 0, inflight_limit_ = 0;
+  // Bounce buffers for inject() past the provider's inject_size
+  // (Config::bounce_size): kBounces buffers of bounce_len_ bytes in one
+  // registered block, set up at the first use; a context per buffer.
+  static constexpr size_t kBounces = 256;
+  size_t native_inject_ = 0;  // the provider's inject_size
+  size_t bounce_len_ = 0;     // bytes per bounce buffer (0: no bounce buffers)
+  char* bounce_mem_ = nullptr;
+  MemoryRegion bounce_mr_;
+  std::vector<OpContext> bounce_ctx_;
+  std::vector<uint32_t> bounce_free_;
+  bool bounce_of(const OpContext* c, size_t* index) const;
+  void setup_bounces();
+  void release_bounces() noexcept;
   std::string provider_, domain_name_;
 };
 

@@ -751,6 +751,19 @@ int no_finalize(int, char**) {
 // Many tiny messages per superstep: K one-element messages from every process
 // to every process, received in (sender, send order), for several supersteps.
 SCENARIO_ROW({.test = "ManySmallMessagesPerSuperstep", .args = "many 1000", .out = {exactly(1, "many ok")}});
+// Across hosts (no rings) on tcp, whose provider injects 64 bytes, small
+// messages go through the endpoint's 256 bounce buffers (fabric.h,
+// Config::bounce_size): 1000 per peer and superstep run them out, and the
+// rest are posted as sends the sync waits for. With BSPK_BOUNCE=off every
+// one is. The regions are freed right after the sync either way.
+SCENARIO_ROW({.test = "ManySmallMessagesThroughBounceBuffers", .args = "many 1000", .providers = {"tcp"},
+              .env = "BSPK_SHM_RINGS=off BSPK_VERBOSE=1",
+              .out = {exactly(1, "many ok"), has("inject=64 (up to 4160 through bounce buffers)")}});
+SCENARIO_ROW({.test = "ManySmallMessagesWithoutBounceBuffers", .args = "many 1000", .providers = {"tcp"},
+              .env = "BSPK_SHM_RINGS=off BSPK_VERBOSE=1 BSPK_BOUNCE=off",
+              .out = {exactly(1, "many ok"), lacks("bounce buffers")}});
+SCENARIO_ROW({.test = "TrafficWithoutBounceBuffersOverRxm", .args = "traffic cycle 6", .providers = {"tcp"},
+              .env = "BSPK_SHM_RINGS=off BSPK_BOUNCE=off"});
 int many(int argc, char** argv) {
   int K = argc > 2 ? atoi(argv[2]) : 1000;
   for (int s = 0; s < 3; ++s) {
