@@ -347,6 +347,7 @@ int bspk_declared(void) { return rt && rt->engine ? static_cast<int>(rt->engine-
 int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {
     Runtime& r = need();
+    IssueTimer timer(r.profile.get());
     r.mp->send(dest, canon(p), n);
     r.engine->progress_if_busy();
   });
@@ -355,6 +356,7 @@ int bspk_send(int dest, bspk_ptr p, size_t n) {
 int bspk_send_tag(int dest, bspk_ptr p, size_t n, uint64_t tag) {
   return guarded("bspk_send_tag", [&] {
     Runtime& r = need();
+    IssueTimer timer(r.profile.get());
     r.mp->send(dest, canon(p), n, tag);
     r.engine->progress_if_busy();
   });
@@ -372,6 +374,7 @@ uint64_t bspk_tag(bspk_ptr p) {
 int bspk_send_buf(int dest, const void* src, size_t nbytes) {
   return guarded("bspk_send_buf", [&] {
     Runtime& r = need();
+    IssueTimer timer(r.profile.get());
     r.mp->send_bytes(dest, src, nbytes);
     r.engine->progress_if_busy();
   });
@@ -392,6 +395,7 @@ bspk_ptr bspk_lookup(const char* name, int idx) {
 int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n) {
   return guarded("bspk_copy", [&] {
     Runtime& r = need();
+    IssueTimer timer(r.profile.get());
     r.dsm->copy(dst, src, n);
     r.engine->progress_if_busy();
   });
@@ -400,6 +404,7 @@ int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n) {
 int bspk_put(bspk_ptr dst, const void* src, size_t nbytes) {
   return guarded("bspk_put", [&] {
     Runtime& r = need();
+    IssueTimer timer(r.profile.get());
     r.dsm->put(dst, src, nbytes);
     r.engine->progress_if_busy();
   });

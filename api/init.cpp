@@ -283,6 +283,11 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   size_t limit = config::get_size(config::Var::POOL_LIMIT);
   r.frames = std::make_unique<comem::FramePool>(r.transport, fsz, limit);
   r.small = std::make_unique<comem::FramePool>(r.transport, wire::kSmallPayload, limit, size_t{1} << 20);
+  if (size_t reserve = config::get_size(config::Var::POOL_RESERVE)) {
+    if (limit && reserve > limit)
+      fail(BSPK_ERR_ARG, "BSPK_POOL_RESERVE=%zu is larger than BSPK_POOL_LIMIT=%zu", reserve, limit);
+    r.frames->reserve(reserve);
+  }
   r.comem = std::make_unique<comem::Comem>(r.pid, *r.frames, r.index, r.small.get());
   r.engine = std::make_unique<sync::Engine>(r.pid, r.nprocs, *r.transport, *r.frames, *r.small, *r.boot, r.stats, opt);
   if (seg.board) r.engine->use_board(std::move(seg.board));

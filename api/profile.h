@@ -12,15 +12,23 @@
 //   pid, superstep   the process and the superstep the row describes (0 = first)
 //   mode             how the superstep ended: expect, will_send, counted, finalize
 //   w_s              local computation: from the end of the previous boundary (or
-//                    of bspk_init) to the call of bspk_sync, communication calls included
+//                    of bspk_init) to the call of bspk_sync, less issue_s
+//   issue_s          time inside the calls that issue communication (bspk_send,
+//                    bspk_send_tag, bspk_send_buf, bspk_copy, bspk_put and the
+//                    collectives' and BSPlib layer's calls built on them): data a
+//                    transport moves there (tcp writes a message into the kernel
+//                    inside the send) is communication, not computation
 //   msgs_out, bytes_out      bspk_send messages issued in the superstep (their payload)
 //   msgs_in, bytes_in        messages of this superstep readable after its boundary
+//   remote_out       operations issued to other processes: bspk_send messages,
+//                    stores and fetches (not those to this process, which never
+//                    reach the fabric); bspk-predict's per-message term counts them
 //   stored_out, stored_in    bytes of stores issued here / landed here at the boundary
 //   fetched_out, fetched_in  bytes this process served to others' fetches / its own
 //                            fetches brought in
 //   wait_s           time blocked inside bspk_sync (0 when a declared superstep
 //                    found everything there)
-//   wall_s           the superstep's wall time: w_s plus the time in bspk_sync
+//   wall_s           the superstep's wall time: w_s + issue_s + the time in bspk_sync
 //   end_s            CLOCK_MONOTONIC at the end of the superstep (comparable
 //                    between processes of one host: under lazy barriers processes
 //                    are not in lock-step, and bspk-predict takes the superstep's
@@ -43,6 +51,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/clock.h"
 #include "base/stats.h"
 
 namespace bspk::api {
@@ -60,6 +69,8 @@ class Profile {
   void start(const Stats& s);
   // bspk_sync (or the final superstep of bspk_finalize) is entered.
   void sync_called();
+  // A communication call of this superstep took `seconds` (IssueTimer).
+  void issued(double seconds) { issue_ += seconds; }
   // The boundary of `step` is behind us: write its row.
   void sync_done(uint32_t step, const char* mode, const Stats& s);
   // Write the buffered rows (bspk_finalize). Errors are reported, not thrown.
@@ -69,7 +80,7 @@ class Profile {
 
  private:
   struct Marks {  // the counters at the start of the superstep
-    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, stored_out, stored_in, fetched_out, fetched_in;
+    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, remote_out, stored_out, stored_in, fetched_out, fetched_in;
     double wait;
   };
   static Marks marks(const Stats& s);
@@ -80,7 +91,23 @@ class Profile {
   std::string host_;
   std::string buf_;
   Marks last_{};
-  double t_start_ = 0, t_call_ = 0;
+  double t_start_ = 0, t_call_ = 0, issue_ = 0;
+};
+
+// Times one communication call into the profile's issue_s; does nothing (one
+// pointer test) when profiling is off.
+class IssueTimer {
+ public:
+  explicit IssueTimer(Profile* p) : p_(p), t0_(p ? now_s() : 0) {}
+  ~IssueTimer() {
+    if (p_) p_->issued(now_s() - t0_);
+  }
+  IssueTimer(const IssueTimer&) = delete;
+  IssueTimer& operator=(const IssueTimer&) = delete;
+
+ private:
+  Profile* p_;
+  double t0_;
 };
 
 }  // namespace bspk::api

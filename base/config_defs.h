@@ -50,6 +50,10 @@ BSPK_CONFIG_VAR(VERBOSE, "BSPK_VERBOSE", Bool, User, false, 0, 0, nullptr, nullp
                 "`1`: pid 0 prints the provider, its mr_mode and the registration check")
 BSPK_CONFIG_VAR(POOL_LIMIT, "BSPK_POOL_LIMIT", Size, User, uint64_t{0}, 0, 0, nullptr, "none",
                 "most bytes of slabs per process (frames, and separately 4 KiB buffers)")
+BSPK_CONFIG_VAR(POOL_RESERVE, "BSPK_POOL_RESERVE", Size, User, uint64_t{0}, 0, 0, nullptr, "0",
+                "bytes of frame slabs each process allocates, registers and touches at `bspk_init`, so that "
+                "the first supersteps needing new frames pay no page faults (steady timings: benchmarks, the "
+                "cost model); counts against `BSPK_POOL_LIMIT`")
 BSPK_CONFIG_VAR(SPIN_US, "BSPK_SPIN_US", Int, User, 200, 0, 10'000'000, nullptr, "200 (0 if oversubscribed)",
                 "busy-poll time before blocking")
 BSPK_CONFIG_VAR(CQ_WAIT, "BSPK_CQ_WAIT", Enum, User, "none", 0, 0, "none|fd", nullptr,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/error.h"
 #include "base/placement.h"
@@ -83,6 +84,12 @@ void FramePool::grow() {
   // Push in reverse so frames are handed out in ascending address order.
   uintptr_t b = reinterpret_cast<uintptr_t>(base);
   for (size_t i = n; i-- > 0;) free_.push_back(b + i * frame_size_);
+}
+
+void FramePool::reserve(size_t bytes) {
+  const size_t first = slabs_.size();
+  while (slabs_.size() * slab_size_ < bytes) grow();
+  for (size_t i = first; i < slabs_.size(); ++i) std::memset(slabs_[i].base, 0, slab_size_);
 }
 
 // A run: one slab of exactly k frames, aligned to a frame, registered on the

@@ -82,6 +82,12 @@ class FramePool {
   const fabric::MemoryRegion& region_of(uintptr_t a) const;
   bool owns(uintptr_t a) const;
 
+  // Add slabs until the ordinary slabs hold at least `bytes`, and write every
+  // page of the new ones, so that later frames cost no page fault on first
+  // touch (BSPK_POOL_RESERVE). Throws bspk::Error(BSPK_ERR_NOMEM) past the
+  // limit, as alloc() does.
+  void reserve(size_t bytes);
+
   size_t frame_size() const { return frame_size_; }
   size_t slab_size() const { return slab_size_; }
   size_t in_use() const { return in_use_; }

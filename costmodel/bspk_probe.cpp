@@ -17,15 +17,17 @@
 //     amounts (the deterministic matrix with its rows and columns permuted at
 //     random, then random moves that keep every row and column sum).
 // Each pattern is one superstep: one bspk_send per non-zero entry, from a
-// region allocated once, then bspk_sync, ended in the mode under test
+// region allocated once and rewritten before every run (a program sends data
+// it has just computed), then bspk_sync, ended in the mode under test
 // (bspk_expect with the process's incoming count, bspk_will_send with its
 // row, or counted). Its time is the largest over processes of the time from
 // the preceding barrier to the end of that sync; the pattern's time is the
 // median of --runs (20) such supersteps. Messages are received and freed
 // outside the timed superstep. An empty superstep (median of 100) gives
-// l_empty per mode, and 64 KiB to the next process as 64 messages against
-// one message gives o_msg, the cost of one more message, which the nine
-// functions (bytes only) do not model.
+// l_empty per mode; 64 KiB to the next process as 64 messages against one
+// gives o_msg, the cost of one more message of up to 4 KiB, and 512 KiB as
+// 64 against one gives o_msg_large, for larger messages. The nine functions
+// (bytes only) do not model it; bspk-predict adds o times the messages.
 //
 // What it fits. Per mode, each of the paper's nine functions (section 1):
 //   F_h = g h + l            F_io = g_i h_i + g_o h_o + l    F_ioM = g_i h_i + g_o h_o + g_M M + l
@@ -269,15 +271,21 @@ class Runner {
   Runner(int p, int me, uint64_t max_row) : p_(p), me_(me) {
     src_ = bspk_malloc(nullptr, 0, std::max<uint64_t>(max_row, kAlign), 1);
     if (bspk_is_null(src_)) die("bspk_malloc of %llu bytes failed: %s", (unsigned long long)max_row, bspk_error_string());
-    for (uint64_t off = 0; off < max_row;) {  // touch every frame once (the data itself does not matter)
-      void* base = nullptr;
-      size_t n = bspk_span(bspk_incr(src_, static_cast<ptrdiff_t>(off)), &base);
-      std::memset(base, 0x5a, std::min<uint64_t>(n, max_row - off));
-      off += n;
-    }
+    fill(max_row, 0x5a);  // touch every frame once
     will_.assign(static_cast<size_t>(p), 0);
   }
   ~Runner() { bspk_free(src_); }
+  // Write v into the first `bytes` bytes of the source region.
+  void fill(uint64_t bytes, unsigned char v) {
+    for (uint64_t off = 0; off < bytes;) {
+      void* base = nullptr;
+      size_t n = bspk_span(bspk_incr(src_, static_cast<ptrdiff_t>(off)), &base);
+      if (n == 0) die("internal: the source region ends at %llu bytes, %llu needed", (unsigned long long)off,
+                      (unsigned long long)bytes);
+      std::memset(base, v, std::min<uint64_t>(n, bytes - off));
+      off += n;
+    }
+  }
 
   // Barrier (a counted empty superstep: it ends only once every process has
   // entered it), then the pattern's superstep; returns this process's time
@@ -285,6 +293,13 @@ class Runner {
   // split > 1: each entry goes as `split` messages (v / split bytes each, the
   // last one the rest), for the per-message cost.
   double run(const Matrix& b, Mode mode, int split = 1) {
+    // New data every run, written just before it is sent, as a program
+    // sends what it has just computed: the transport then reads it from
+    // this core's cache or memory, not from a copy left in a shared cache by
+    // the previous run (on shm that made g look twice as good as programs see).
+    uint64_t row = 0;
+    for (int j = 0; j < p_; ++j) row += b[static_cast<size_t>(me_ * p_ + j)];
+    fill(row, static_cast<unsigned char>(++gen_));
     ok(bspk_sync(), "bspk_sync (barrier)");
     double t0 = bspk_time();
     uint64_t off = 0;
@@ -313,6 +328,7 @@ class Runner {
   int p_, me_;
   bspk_ptr src_;
   std::vector<int> will_;
+  unsigned gen_ = 0;
 };
 
 // Largest over processes of each value of v, at pid 0 (one superstep).
@@ -439,17 +455,23 @@ int main(int argc, char** argv) {
                 hosts, hosts > 1 ? "s" : "", pats.size(), modes.size(), runs, (unsigned long long)hmax,
                 quick ? " (quick)" : "");
 
-  auto runner_owner = std::make_unique<Runner>(p, me, max_row);
-  Runner& runner = *runner_owner;
   Matrix empty(static_cast<size_t>(p * p), 0);
   constexpr int kSplit = 64;
-  Matrix one_msg(static_cast<size_t>(p * p), 0);  // 64 KiB from every process to the next
-  for (int i = 0; i < p; ++i) one_msg[static_cast<size_t>(i * p + (i + 1) % p)] = uint64_t{64} << 10;
-  max_row = std::max<uint64_t>(max_row, uint64_t{64} << 10);
+  // 64 KiB from every process to the next: as 64 messages of 1 KiB (the
+  // small-message path, <= 4 KiB) or one; and 512 KiB as 64 messages of
+  // 8 KiB (whole frames) or one.
+  Matrix one_msg(static_cast<size_t>(p * p), 0), large_msg(static_cast<size_t>(p * p), 0);
+  for (int i = 0; i < p; ++i) {
+    one_msg[static_cast<size_t>(i * p + (i + 1) % p)] = uint64_t{64} << 10;
+    large_msg[static_cast<size_t>(i * p + (i + 1) % p)] = uint64_t{512} << 10;
+  }
+  max_row = std::max<uint64_t>(max_row, uint64_t{512} << 10);
+  auto runner_owner = std::make_unique<Runner>(p, me, max_row);
+  Runner& runner = *runner_owner;
   // Local times: per mode, per pattern, per run; then the empty supersteps.
   const int empty_runs = 100;
   std::vector<double> local;
-  local.reserve(modes.size() * (pats.size() * static_cast<size_t>(runs) + 3 * empty_runs));
+  local.reserve(modes.size() * (pats.size() * static_cast<size_t>(runs) + 5 * empty_runs));
   // Rounds: every pattern once per round, so that a slow spell of the machine
   // (another job, the scheduler) spreads over all patterns instead of
   // shifting the median of one. local[mode][pattern * runs + round].
@@ -466,6 +488,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < empty_runs; ++r) {
       local.push_back(runner.run(one_msg, mode, 1));
       local.push_back(runner.run(one_msg, mode, kSplit));
+      local.push_back(runner.run(large_msg, mode, 1));
+      local.push_back(runner.run(large_msg, mode, kSplit));
     }
   }
   runner_owner.reset();  // frees the source region before bspk_finalize
@@ -503,20 +527,25 @@ int main(int argc, char** argv) {
       std::vector<double> ev(worst.begin() + static_cast<long>(at), worst.begin() + static_cast<long>(at) + empty_runs);
       at += empty_runs;
       const double l_empty = median(ev);
-      std::vector<double> t1, tk;
-      for (int r = 0; r < empty_runs; ++r, at += 2) {
+      std::vector<double> t1, tk, u1, uk;
+      for (int r = 0; r < empty_runs; ++r, at += 4) {
         t1.push_back(worst[at]);
         tk.push_back(worst[at + 1]);
+        u1.push_back(worst[at + 2]);
+        uk.push_back(worst[at + 3]);
       }
       const double o_msg = (median(tk) - median(t1)) / (kSplit - 1);
-      std::printf("\n## %s supersteps (p = %d): empty superstep %.2f us; %.2f us per extra message (not in the "
-                  "functions: 64 KiB as %d messages vs 1); coefficients: g in ns per byte, l in us\n\n",
-                  mode_name(mode), p, l_empty * 1e6, o_msg * 1e6, kSplit);
+      const double o_large = (median(uk) - median(u1)) / (kSplit - 1);
+      std::printf("\n## %s supersteps (p = %d): empty superstep %.2f us; per extra message (not in the "
+                  "nine functions; %d messages vs 1 for the same bytes): %.2f us up to 4 KiB, %.2f us "
+                  "above; coefficients: g in ns per byte, l in us\n\n",
+                  mode_name(mode), p, l_empty * 1e6, kSplit, o_msg * 1e6, o_large * 1e6);
       std::string hdr = "| |", sep = "|---|", rows[5] = {"| g |", "| g_i |", "| g_o |", "| g_M |", "| l |"};
       std::string e1a = "| Suite 1 fit, avg err % |", e1m = "| Suite 1 fit, max err % |";
       std::string e2a = "| Suite 2 validation, avg err % |", e2m = "| Suite 2 validation, max err % |";
       json += "    \"" + std::string(mode_name(mode)) + "\": {\n      \"l_empty\": " + json_num(l_empty) +
-              ", \"o_msg\": " + json_num(o_msg) + ",\n      \"functions\": {\n";
+              ", \"o_msg\": " + json_num(o_msg) + ", \"o_msg_large\": " + json_num(o_large) +
+              ",\n      \"functions\": {\n";
       for (size_t fi = 0; fi < std::size(kFunctions); ++fi) {
         const Function& f = kFunctions[fi];
         Fit r = fit(f, pats, t, fit_mode == "relative");

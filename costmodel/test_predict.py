@@ -30,8 +30,11 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "bspk-predict")
-HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
+HEADER = ("pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,stored_out,stored_in,"
           "fetched_out,fetched_in,wait_s,wall_s,end_s,host")
+# The header before issue_s and remote_out: still read (issue_s = 0, remote_out = msgs_out).
+PREV_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
+               "fetched_out,fetched_in,wait_s,wall_s,end_s,host")
 OLD_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
               "fetched_out,fetched_in,wait_s,wall_s")
 NPROCS = 3
@@ -64,6 +67,8 @@ def coefficients(scale):
 
 COEFFS = {"counted": coefficients(1.0), "expect": coefficients(0.7), "will_send": coefficients(1.3)}
 ORDER = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
+ORDER_ALL = ORDER + [f + "+o" for f in ORDER]  # the nine, then each with the per-message term
+O_MSG = {"counted": (1.0e-6, 3.0e-6), "expect": (0.7e-6, 2.1e-6), "will_send": (1.3e-6, 3.9e-6)}  # o_msg, o_msg_large
 
 # The nine functions, written out (h = max(h_i, h_o)).
 FORMULAS = {
@@ -79,13 +84,15 @@ FORMULAS = {
 }
 
 
-def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None):
+def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=True):
     modes = {}
     for mode, fns in COEFFS.items():
         if mode == drop_mode:
             continue
         fns = {k: dict(v) for k, v in fns.items() if (mode, k) != drop_function}
         modes[mode] = {"l_empty": 2.1e-6, "functions": fns}
+        if per_message:
+            modes[mode].update(o_msg=O_MSG[mode][0], o_msg_large=O_MSG[mode][1])
     return {"format": "bspk-machine 1", "provider": "shm", "nprocs": nprocs, "hosts": 1,
             "created": "2024-01-01T00:00:00Z", "units": {"g": "seconds per byte", "l": "seconds"},
             "modes": modes}
@@ -147,8 +154,15 @@ def make_rows(modes_override=None, hosts=None):
         e = prev_end[leader] + (w_s[top] + c_io)
         t = e - prev_end[leader]  # exact
         w_s[top] = t - c_io        # so that T - w is F_io's prediction
+        # Operations to other processes: 3 per message sent, 1 per store; the
+        # per-message term takes the busiest process (the first, on a tie) and
+        # its bytes per operation (above 4096: o_msg_large).
+        remote = [3 * int(outs[p][0] > 0) + int(outs[p][1] > 0) for p in range(NPROCS)]
+        busiest = remote.index(max(remote))
+        n = remote[busiest]
         # C = T - w as the data says: F_io's prediction up to the last bit or so
-        truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top]})
+        truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top],
+                      "n": n, "large": n > 0 and o[busiest] / n > 4096})
         for p in range(NPROCS):
             end = e if p == leader else e - 1e-7 * (1 + p) * (s + 1)
             wall = end - prev_end[p]
@@ -157,12 +171,12 @@ def make_rows(modes_override=None, hosts=None):
             if modes_override and (s, p) in modes_override:
                 row_mode = modes_override[(s, p)]
             rows.append({
-                "pid": p, "superstep": s, "mode": row_mode, "w_s": w_s[p],
+                "pid": p, "superstep": s, "mode": row_mode, "w_s": w_s[p], "issue_s": 1e-7 * (p + 1),
                 "msgs_out": int(outs[p][0] > 0), "bytes_out": outs[p][0],
-                "msgs_in": int(ins[p][0] > 0), "bytes_in": ins[p][0],
+                "msgs_in": int(ins[p][0] > 0), "bytes_in": ins[p][0], "remote_out": remote[p],
                 "stored_out": outs[p][1], "stored_in": ins[p][1],
                 "fetched_out": outs[p][2], "fetched_in": ins[p][2],
-                "wait_s": wall - w_s[p], "wall_s": wall,
+                "wait_s": wall - w_s[p] - 1e-7 * (p + 1), "wall_s": wall,
                 "end_s": end + 1000.0 * host_names.index(hosts[p]), "host": hosts[p],
             })
     return rows, truth
@@ -173,13 +187,22 @@ def csv_line(r):
     return ",".join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in HEADER.split(","))
 
 
-def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER):
+def expected_prediction(f, t, machine_modes):
+    """Function f's prediction for superstep t (f may end in +o: plus o*n)."""
+    mode = effective(t["mode"], machine_modes)
+    base = f[:-2] if f.endswith("+o") else f
+    pred = FORMULAS[base](COEFFS[mode][base], t["h_i"], t["h_o"], t["M"])
+    if f.endswith("+o"):
+        pred += O_MSG[mode][1 if t["large"] else 0] * t["n"]
+    return pred
+
+
+def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER_ALL):
     """The summary the tool must report, computed here independently."""
     meas_total = sum(t["C"] for t in truth)
     out = {}
     for f in functions:
-        preds = [FORMULAS[f](COEFFS[effective(t["mode"], machine_modes)][f], t["h_i"], t["h_o"], t["M"])
-                 for t in truth]
+        preds = [expected_prediction(f, t, machine_modes) for t in truth]
         errs = [abs(p - t["C"]) / t["C"] for p, t in zip(preds, truth) if t["M"] >= min_bytes and t["C"] > 0]
         out[f] = {"predicted_total_s": sum(preds),
                   "total_err": abs(sum(preds) - meas_total) / meas_total,
@@ -243,7 +266,7 @@ class PredictTest(unittest.TestCase):
         self.assertLessEqual(abs(got - want), max(rel * abs(want), abs_tol, 1e-300),
                              f"{what}: got {got!r}, want {want!r}")
 
-    def check_summary(self, doc, machine_modes, functions=ORDER, min_bytes=1, clock="common"):
+    def check_summary(self, doc, machine_modes, functions=ORDER_ALL, min_bytes=1, clock="common"):
         meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions)
         self.assertEqual(doc["supersteps"], len(SUPERSTEPS))
         self.assertEqual(doc["nprocs"], NPROCS)
@@ -286,10 +309,12 @@ class PredictTest(unittest.TestCase):
         self.assertIn("7 supersteps, P = 3", out.splitlines()[0])
         self.assertIn("provider shm, nprocs 3", out.splitlines()[0])
         table = [line for line in out.splitlines() if re.match(r"\| (\*\*)?F_", line)]
-        self.assertEqual([re.match(r"\| (?:\*\*)?(F_\w+)", line).group(1) for line in table], ORDER)
-        marked = [line for line in table if "best" in line]
-        self.assertEqual(len(marked), 1)
-        self.assertIn("F_io", marked[0])
+        self.assertEqual([re.match(r"\| (?:\*\*)?(F_\w+(?:\+o)?)", line).group(1) for line in table], ORDER_ALL)
+        marked = [re.match(r"\| \*\*(F_\w+(?:\+o)?)\*\*", line).group(1) for line in table if "best" in line]
+        ranked = [f for f in ORDER_ALL if f.endswith("+o")]
+        best_o = min(ranked, key=lambda f: want[f]["avg_err"])
+        self.assertEqual(doc["best_with_o"], best_o)
+        self.assertEqual(marked, ["F_io", best_o])
         self.assertIn("6 of 7 supersteps", out)
 
     def test_per_superstep_table(self):
@@ -299,7 +324,7 @@ class PredictTest(unittest.TestCase):
         self.assertEqual(len(rows), len(SUPERSTEPS))
         for line, t in zip(rows, self.truth):
             cells = [c.strip() for c in line.strip("|").split("|")]
-            self.assertEqual(len(cells), 7 + len(ORDER))
+            self.assertEqual(len(cells), 7 + len(ORDER_ALL))
             self.assertTrue(cells[1].startswith(t["mode"]), cells[1])
             self.assertEqual([int(c) for c in cells[2:5]], [t["h_i"], t["h_o"], t["M"]])
             self.assertClose(float(cells[5]), t["w"], "w", rel=1e-4)
@@ -386,8 +411,8 @@ class PredictTest(unittest.TestCase):
                 continue
             for p, (w, wall, end) in enumerate(procs):
                 out, inn = (1000, 0) if p == 0 else (0, 1000)
-                lines.append(f"{p},{s},expect,{w * u!r},{int(out > 0)},{out},{int(inn > 0)},{inn},0,0,0,0,"
-                             f"{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
+                lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
+                             f"{int(out > 0)},0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
         name = "lazy.csv" if drop_superstep is None else f"lazy_no{drop_superstep}.csv"
         return self.write_lines(name, lines), u
 
@@ -441,7 +466,7 @@ class PredictTest(unittest.TestCase):
         doc, r = self.run_json([self.combined], machine)
         self.assertIn("F_iM", r.stderr)
         self.assertEqual(len([line for line in r.stderr.splitlines() if "F_iM" in line]), 1)
-        self.check_summary(doc, COEFFS, functions=[f for f in ORDER if f != "F_iM"])
+        self.check_summary(doc, COEFFS, functions=[f for f in ORDER_ALL if f not in ("F_iM", "F_iM+o")])
         self.assertNotIn("F_iM", r.stdout.split("Summary")[1])
 
     def test_bad_machine_file(self):
@@ -471,13 +496,50 @@ class PredictTest(unittest.TestCase):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
         lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses host
         path = self.write_lines("short.csv", lines)
-        self.assert_refused(self.run_tool(path, self.machine), path, 3, "16", "15")
+        self.assert_refused(self.run_tool(path, self.machine), path, 3, "18", "17")
 
     def test_bad_value(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
         lines[5] = lines[5].replace(",", ",x", 1)  # line 6: superstep "x..."
         path = self.write_lines("value.csv", lines)
         self.assert_refused(self.run_tool(path, self.machine), path, 6, "superstep")
+
+    def test_machine_without_per_message_cost(self):
+        # A machine file from before o_msg: the nine functions only, with a note.
+        machine = self.write_machine("no_o.json", machine_doc(per_message=False))
+        doc, r = self.run_json([self.combined], machine)
+        self.assertEqual(len([line for line in r.stderr.splitlines() if "o_msg" in line]), 1, r.stderr)
+        self.check_summary(doc, COEFFS, functions=ORDER)
+        self.assertIsNone(doc["best_with_o"])
+        self.assertEqual(doc["best"], "F_io")
+
+    def test_previous_header_read(self):
+        # A profile written before issue_s and remote_out: read with issue_s =
+        # 0 and remote_out = msgs_out (a note says so).
+        cols = PREV_HEADER.split(",")
+        lines = [PREV_HEADER] + [",".join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols)
+                                 for r in self.rows]
+        path = self.write_lines("prev.csv", lines)
+        doc, r = self.run_json([path], self.machine)
+        self.assertEqual(len([line for line in r.stderr.splitlines() if "issue_s" in line]), 1, r.stderr)
+        truth = []
+        for t, (mode, outs, ins) in zip(self.truth, SUPERSTEPS):
+            remote = [int(o[0] > 0) for o in outs]
+            busiest = remote.index(max(remote))
+            n = remote[busiest]
+            truth.append(dict(t, n=n, large=n > 0 and sum(outs[busiest]) / n > 4096))
+        meas_total, want = expected_summary(truth, COEFFS)
+        self.assertClose(doc["measured_total_s"], meas_total, "measured_total_s")
+        for f in ORDER_ALL:
+            for key in ("predicted_total_s", "total_err"):
+                self.assertClose(doc["functions"][f][key], want[f][key], f"{f} {key}", abs_tol=TIGHT)
+
+    def test_mixed_headers_refused(self):
+        lines = [HEADER, csv_line(self.rows[0]), PREV_HEADER]
+        path = self.write_lines("mixed_headers.csv", lines)
+        r = self.run_tool(path, self.machine)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("differs from the file's first header", r.stderr)
 
     def test_old_header_refused(self):
         # A profile of the older runtime: 14 columns, no end_s and host.

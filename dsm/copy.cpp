@@ -158,6 +158,7 @@ void Dsm::issue(const bspk_ptr& d, const bspk_ptr& s, uint64_t n, bool put) {
   }
   stats_.copies++;
   if (dl && sl) {
+    stats_.ops_self++;
     local_.push_back(LocalCopy{d.region, s.region, d.offset, s.offset, n, d.gen, s.gen, put});
     // DSM rule 5: its target is this process, which counts it like a message
     // to itself: sent and arrived in this superstep (bspk_expect,

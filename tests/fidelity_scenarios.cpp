@@ -317,10 +317,43 @@ int nomem(int, char**) {
   return 0;
 }
 
+// ---------------------------------------------------------------- pool reserve
+// BSPK_POOL_RESERVE=24M: the frame slabs are there after bspk_init (at least
+// 24 MiB of pool_bytes), and a 16 MiB region then takes its frames from them
+// without growing the pool; the region works (written, sent, read back).
+SCENARIO_ROW({.test = "PoolReserveIsThereAfterInit", .args = "reserve", .procs = p_list({1, 3}),
+              .providers = {"tcp", "shm"}, .env = "BSPK_POOL_RESERVE=24M",
+              .out = {exactly(1, "reserve ok")}});
+int reserve(int, char**) {
+  bspk_stats st{};
+  OK(bspk_get_stats(&st));
+  CHECK(st.pool_bytes >= (uint64_t{24} << 20), "pool_bytes %llu after bspk_init, expected >= 24 MiB",
+        (unsigned long long)st.pool_bytes);
+  const uint64_t before = st.pool_bytes;
+  const size_t n = (size_t{16} << 20) / 8;
+  bspk_ptr r = bspk_malloc("", 0, n, 8);
+  CHECK(!bspk_is_null(r), "bspk_malloc of 16 MiB: %s", bspk_error_string());
+  OK(bspk_get_stats(&st));
+  CHECK(st.pool_bytes == before, "the pool grew from %llu to %llu bytes for a region inside the reserve",
+        (unsigned long long)before, (unsigned long long)st.pool_bytes);
+  fill(r, n, 1, 0, 0);
+  OK(bspk_send((me + 1) % P, r, n));
+  OK(bspk_sync());
+  bspk_ptr m = bspk_recv();
+  CHECK(!bspk_is_null(m) && bspk_nelems(m) == n, "the 16 MiB message is missing or short");
+  verify(m, n, 1, 0, 0);
+  OK(bspk_free(m));
+  OK(bspk_free(r));
+  OK(bspk_sync());
+  if (me == 0) std::printf("reserve ok\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return scenario_main(argc, argv, "fidelity_scenarios",
                        {{"ringlist", ringlist}, {"forged", forged}, {"stale", stale}, {"finalstore", finalstore},
-                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}});
+                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem},
+                        {"reserve", reserve}});
 }

@@ -1,9 +1,10 @@
 #!/bin/sh
 # tests/profile/probe_smoke.sh BUILD SRC PROVIDER NP -- the cost-model tools end
 # to end, small: bspk-probe (few runs, small h) writes a machine file with all
-# nine functions fitted for every mode (finite coefficients, errors reported);
+# nine functions fitted for every mode (finite coefficients, errors reported)
+# and both per-message costs;
 # a profiled run of profile_check is then predicted with it by bspk-predict,
-# whose JSON summary must cover every function. No timing is asserted.
+# whose JSON summary must cover every function, with and without o*n. No timing is asserted.
 set -eu
 build=$1; src=$2; prov=$3; np=$4
 dir=$(mktemp -d)
@@ -23,6 +24,7 @@ assert machine["format"] == "bspk-machine 1" and machine["nprocs"] == np_, machi
 assert sorted(machine["modes"]) == ["counted", "expect", "will_send"], machine["modes"].keys()
 for mode, m in machine["modes"].items():
     assert m["l_empty"] > 0, (mode, m["l_empty"])
+    assert all(math.isfinite(m[k]) for k in ("o_msg", "o_msg_large")), (mode, m)
     assert sorted(m["functions"]) == sorted(names), (mode, m["functions"].keys())
     for n, f in m["functions"].items():
         for k, v in f.items():
@@ -33,7 +35,8 @@ assert len({(r["mode"], r["suite"]) for r in rows}) == 6, "raw file lacks a mode
 for r in rows:
     hi, ho, M = float(r["h_i"]), float(r["h_o"]), float(r["M"])
     assert max(hi, ho) <= M <= np_ * min(hi, ho) + 1e-9 and float(r["median_s"]) > 0, r
-assert sorted(pred["functions"]) == sorted(names), pred["functions"].keys()
-assert pred["supersteps"] == 5 and pred["nprocs"] == np_, pred
+assert sorted(pred["functions"]) == sorted(names + [n + "+o" for n in names]), pred["functions"].keys()
+assert pred["best"] in names and pred["best_with_o"] in [n + "+o" for n in names], pred
+assert pred["supersteps"] == 6 and pred["nprocs"] == np_, pred
 print("probe_smoke: ok:", len(rows), "patterns,", len(names), "functions x 3 modes")
 PY

@@ -7,13 +7,18 @@
  *   1 expect     a message of 3 doubles
  *   2 counted    a store of 5 doubles into next's region "g"
  *   3 will_send  a fetch of 7 doubles from next's "g"
- *   4 finalize   nothing
+ *   4 counted    bspk_send_buf of 8 MiB (copied into frames inside the call)
+ *   5 finalize   nothing
  * (at p = 1 the store and the fetch are local copies, which move no data
- * between processes and count as neither)
+ * between processes and count as neither, and every message goes to oneself:
+ * remote_out counts none of them)
  * After bspk_finalize, pid 0 reads FILE and checks every process's row of
- * every superstep: mode, message and byte counts in both directions, end
- * times in order, one host, the late process's w covering its 50 ms, and no
- * process leaving superstep 0 before pid 1 entered its sync (common clock).
+ * every superstep: mode, message and byte counts in both directions, the
+ * operations issued to other processes, end times in order, one host, the
+ * late process's w covering its 50 ms, no process leaving superstep 0 before
+ * pid 1 entered its sync (common clock), issue_s > 0 exactly in the
+ * supersteps with communication calls, w + issue_s <= wall, and (p <= 3, no
+ * oversubscription) the 8 MiB copy of superstep 4 in issue_s, not in w.
  * Exit status 0 when every check holds; each failure is printed. */
 #include <bspk.h>
 #include <stdio.h>
@@ -35,7 +40,8 @@ static void expect_u(int pid, int step, const char *col, unsigned long long got,
 typedef struct {
   int pid, step;
   char mode[16];
-  double w, wait, wall, end;
+  double w, issue, wait, wall, end;
+  unsigned long long remote;
   char host[64];
   unsigned long long v[8]; /* msgs_out bytes_out msgs_in bytes_in stored_out stored_in fetched_out fetched_in */
 } Row;
@@ -72,10 +78,18 @@ int main(int argc, char **argv) {
   CHECK(bspk_copy(src, remote, 7) == BSPK_OK);
   CHECK(bspk_sync() == BSPK_OK);
   free(v);
+  /* 4: counted, 8 MiB copied at the call */
+  const size_t big = (size_t)8 << 20;
+  char *buf = calloc(big, 1);
+  CHECK(buf != NULL);
+  CHECK(bspk_send_buf(next, buf, big) == BSPK_OK);
+  CHECK(bspk_sync() == BSPK_OK);
+  free(buf);
+  for (bspk_ptr m = bspk_recv(); !bspk_is_null(m); m = bspk_recv()) CHECK(bspk_free(m) == BSPK_OK);
   CHECK(bspk_finalize() == BSPK_OK);
   if (me != 0) return 0;
 
-  const int nsteps = 5;
+  const int nsteps = 6;
   Row *rows = calloc((size_t)(p * nsteps), sizeof(Row));
   int *seen = calloc((size_t)(p * nsteps), sizeof(int));
   int nrows = 0;
@@ -94,14 +108,14 @@ int main(int argc, char **argv) {
     }
     char line[512];
     CHECK(fgets(line, sizeof line, f) != NULL);
-    CHECK(strcmp(line, "pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
-                       "fetched_out,fetched_in,wait_s,wall_s,end_s,host\n") == 0);
+    CHECK(strcmp(line, "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,stored_out,"
+                       "stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host\n") == 0);
     while (fgets(line, sizeof line, f)) {
       Row r;
-      int n = sscanf(line, "%d,%d,%15[^,],%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n]", &r.pid,
-                     &r.step, r.mode, &r.w, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.v[4], &r.v[5], &r.v[6], &r.v[7],
-                     &r.wait, &r.wall, &r.end, r.host);
-      if (n != 16 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
+      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n]",
+                     &r.pid, &r.step, r.mode, &r.w, &r.issue, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.remote, &r.v[4],
+                     &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host);
+      if (n != 18 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
         fprintf(stderr, "profile_check: malformed or unexpected row in %s: %s", name, line);
         ++failures;
         continue;
@@ -112,7 +126,7 @@ int main(int argc, char **argv) {
     }
     fclose(f);
   }
-  const char *modes[5] = {"counted", "expect", "counted", "will_send", "finalize"};
+  const char *modes[6] = {"counted", "expect", "counted", "will_send", "counted", "finalize"};
   for (int q = 0; q < p; ++q) {
     int prev = (q + p - 1) % p;
     for (int s = 0; s < nsteps; ++s) {
@@ -135,6 +149,20 @@ int main(int argc, char **argv) {
         want[4] = 40, want[5] = 40;
       } else if (s == 3 && p > 1) {
         want[6] = 56, want[7] = 56;
+      } else if (s == 4) {
+        want[0] = 1, want[1] = 8ull << 20, want[2] = 1, want[3] = 8ull << 20;
+      }
+      /* one operation to next in supersteps 0-4 (none at p = 1: next is oneself) */
+      expect_u(q, s, "remote_out", r->remote, s < 5 && p > 1 ? 1 : 0);
+      if ((s < 5) != (r->issue > 0)) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: issue_s = %g, expected %s\n", q, s, r->issue,
+                s < 5 ? "> 0 (a communication call)" : "0 (no communication call)");
+        ++failures;
+      }
+      if (s == 4 && p <= 3 && !(r->issue > r->w)) {
+        fprintf(stderr, "profile_check: pid %d superstep 4: the 8 MiB bspk_send_buf is not in issue_s (%g s) "
+                "but in w (%g s)\n", q, r->issue, r->w);
+        ++failures;
       }
       const char *cols[8] = {"msgs_out", "bytes_out", "msgs_in", "bytes_in", "stored_out", "stored_in",
                              "fetched_out", "fetched_in"};
@@ -148,9 +176,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "profile_check: pid %d: host %s, pid 0's is %s (one host here)\n", q, r->host, rows[0].host);
         ++failures;
       }
-      if (r->w < 0 || r->wait < 0 || r->wall < r->w) {
-        fprintf(stderr, "profile_check: pid %d superstep %d: times w=%g wait=%g wall=%g inconsistent\n", q, s, r->w,
-                r->wait, r->wall);
+      if (r->w < 0 || r->issue < 0 || r->wait < 0 || r->wall + 1e-9 < r->w + r->issue + r->wait) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: times w=%g issue=%g wait=%g wall=%g inconsistent\n", q, s,
+                r->w, r->issue, r->wait, r->wall);
         ++failures;
       }
     }
@@ -159,7 +187,7 @@ int main(int argc, char **argv) {
      * after the moment pid 1 called bspk_sync, 50 ms into it. */
     if (p > 1) {
       const Row *late = &rows[1 * nsteps];
-      double called = late->end - late->wall + late->w;
+      double called = late->end - late->wall + late->w + late->issue;
       if (rows[q * nsteps].end < called - 1e-6) {
         fprintf(stderr, "profile_check: pid %d left superstep 0 at %.6f, before pid 1 called bspk_sync at %.6f\n", q,
                 rows[q * nsteps].end, called);
