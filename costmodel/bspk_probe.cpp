@@ -3,7 +3,7 @@
 // NOWs" (../shared/seeds/bsp-cost-functions-nows.txt) on this machine,
 // through BSPk, for each way a superstep can end (issue 14).
 //
-//   bspkrun -n P bspk-probe [--quick] [--out machine.json] [--modes counted,expect,will_send]
+//   bspkrun -n P bspk-probe [--quick] [--cold] [--out machine.json] [--modes counted,expect,will_send]
 //   srun -n P bspk-probe ...
 //
 // What it measures (section 2 of the paper). A communication pattern is a
@@ -18,7 +18,10 @@
 //     random, then random moves that keep every row and column sum).
 // Each pattern is one superstep: one bspk_send per non-zero entry, from a
 // region allocated once and rewritten before every run (a program sends data
-// it has just computed), then bspk_sync, ended in the mode under test
+// it has just computed; with --cold every process first writes twice the
+// last-level cache shared by the P processes, so that the data received lands
+// in memory no cache holds, as in programs whose data outgrow the cache: on
+// shm here that triples g), then bspk_sync, ended in the mode under test
 // (bspk_expect with the process's incoming count, bspk_will_send with its
 // row, or counted). Its time is the largest over processes of the time from
 // the preceding barrier to the end of that sync; the pattern's time is the
@@ -268,7 +271,9 @@ double median(std::vector<double> v) {
 // largest row, and the declaration of each mode.
 class Runner {
  public:
-  Runner(int p, int me, uint64_t max_row) : p_(p), me_(me) {
+  // cold_bytes > 0 (--cold): a buffer of that size is written before every
+  // run, so that the run's data comes from memory, not from a cache.
+  Runner(int p, int me, uint64_t max_row, size_t cold_bytes) : p_(p), me_(me), junk_(cold_bytes, 0) {
     src_ = bspk_malloc(nullptr, 0, std::max<uint64_t>(max_row, kAlign), 1);
     if (bspk_is_null(src_)) die("bspk_malloc of %llu bytes failed: %s", (unsigned long long)max_row, bspk_error_string());
     fill(max_row, 0x5a);  // touch every frame once
@@ -297,6 +302,7 @@ class Runner {
     // sends what it has just computed: the transport then reads it from
     // this core's cache or memory, not from a copy left in a shared cache by
     // the previous run (on shm that made g look twice as good as programs see).
+    if (!junk_.empty()) std::memset(junk_.data(), static_cast<int>(gen_ & 0xff), junk_.size());
     uint64_t row = 0;
     for (int j = 0; j < p_; ++j) row += b[static_cast<size_t>(me_ * p_ + j)];
     fill(row, static_cast<unsigned char>(++gen_));
@@ -329,6 +335,7 @@ class Runner {
   bspk_ptr src_;
   std::vector<int> will_;
   unsigned gen_ = 0;
+  std::vector<unsigned char> junk_;  // --cold: written before every run to evict the caches
 };
 
 // Largest over processes of each value of v, at pid 0 (one superstep).
@@ -347,6 +354,23 @@ std::vector<double> max_at_root(const std::vector<double>& v) {
   }
   if (me == 0 && got != p) die("gathered times from %d processes, expected %d", got, p);
   return out;
+}
+
+// Bytes each process writes to evict the caches (--cold): twice the
+// last-level cache (sysfs; 32 MiB when unknown) shared by the P processes.
+size_t cold_bytes(int p) {
+  size_t llc = 0;
+  for (int idx = 3; idx >= 2 && !llc; --idx) {
+    std::string path = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size";
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      unsigned long v = 0;
+      char unit = 0;
+      if (std::fscanf(f, "%lu%c", &v, &unit) >= 1) llc = v * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
+      std::fclose(f);
+    }
+  }
+  if (!llc) llc = size_t{32} << 20;
+  return 2 * llc / static_cast<size_t>(p);
 }
 
 int distinct_hosts() {
@@ -386,6 +410,7 @@ int main(int argc, char** argv) {
   uint64_t hmax = 0;
   unsigned seed = 1;
   std::string fit_mode = "relative";
+  bool cold = false;
   app.add_flag("--quick", quick, "fewer h values and x in {1, P/2, P}: under 2 minutes on a small node");
   app.add_option("--out", out, "machine file to write (JSON)")->capture_default_str();
   app.add_option("--raw", raw, "also write every pattern's measurement (CSV)");
@@ -395,6 +420,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the random patterns (Suite 2)")->capture_default_str();
   app.add_option("--fit", fit_mode, "least squares on relative errors (each pattern weighted by 1/T) or on "
                  "absolute times (the paper's plain fit)")->capture_default_str()->check(CLI::IsMember({"relative", "absolute"}));
+  app.add_flag("--cold", cold, "evict the caches before every run (each process writes 2 x last-level cache / P "
+               "bytes), as in programs whose data outgrows the cache");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -466,7 +493,7 @@ int main(int argc, char** argv) {
     large_msg[static_cast<size_t>(i * p + (i + 1) % p)] = uint64_t{512} << 10;
   }
   max_row = std::max<uint64_t>(max_row, uint64_t{512} << 10);
-  auto runner_owner = std::make_unique<Runner>(p, me, max_row);
+  auto runner_owner = std::make_unique<Runner>(p, me, max_row, cold ? cold_bytes(p) : 0);
   Runner& runner = *runner_owner;
   // Local times: per mode, per pattern, per run; then the empty supersteps.
   const int empty_runs = 100;
@@ -504,7 +531,7 @@ int main(int argc, char** argv) {
     std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     json += "  \"provider\": \"" + std::string(prov && *prov ? prov : "auto") + "\", \"nprocs\": " +
             std::to_string(p) + ", \"hosts\": " + std::to_string(hosts) + ", \"created\": \"" + when + "\",\n";
-    json += "  \"fit\": \"" + fit_mode + "\",\n";
+    json += "  \"fit\": \"" + fit_mode + "\", \"cold\": " + (cold ? "true" : "false") + ",\n";
     json += "  \"runs\": " + std::to_string(runs) + ", \"hmax\": " + std::to_string(hmax) + ", \"quick\": " +
             (quick ? "true" : "false") + ",\n";
     json += "  \"units\": {\"g\": \"seconds per byte\", \"l\": \"seconds\"},\n  \"modes\": {\n";

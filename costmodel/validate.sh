@@ -2,15 +2,18 @@
 # costmodel/validate.sh -- how well the fitted cost functions predict real
 # programs (issue 14; the paper's section 4 and Fig. 4).
 #
-#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick] [--out DIR]
+#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick] [--cold] [--out DIR]
 #
-# For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json),
+# For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json;
+# --cold: with the caches evicted before every pattern, see bspk_probe.cpp),
 # then radix_sort and stencil (and matmul where p is a square: Cannon needs a
 # q x q grid) run at several problem sizes with BSPK_PROFILE, and bspk-predict
 # compares each run's measured communication time (sum over supersteps of the
 # superstep's time minus its largest local computation) with each function's
-# prediction. Prints, per function x program x p x provider, the average and
-# largest relative error of the predicted total over the sizes, and the best
+# prediction (programs run with BSPK_POOL_RESERVE=64M unless set, so that
+# their first supersteps do not pay the page faults of new frame slabs).
+# Prints, per function x program x p x provider, the average and largest
+# relative error of the predicted total over the sizes, and the best
 # function of each row; writes everything under --out (default
 # costmodel-results/). Run alone: timing runs must not share the cores.
 set -eu
@@ -19,6 +22,7 @@ build="$here/../build"
 providers="shm,tcp"
 procs="2,4,8"
 quick=""
+cold=""
 out="costmodel-results"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,8 +30,9 @@ while [ $# -gt 0 ]; do
     --provider) providers=$2; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
     --quick) quick=--quick; shift ;;
+    --cold) cold=--cold; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "validate.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,7 +67,7 @@ run_program() {  # PROV P PROGRAM SIZE ARGS...
 for prov in $(echo "$providers" | tr ',' ' '); do
   for np in $(echo "$procs" | tr ',' ' '); do
     echo "== $prov, p = $np: bspk-probe $quick"
-    timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick \
+    timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick $cold \
       --out "$out/machine_${prov}_p${np}.json" --raw "$out/probe_${prov}_p${np}.csv" | tee "$out/probe_${prov}_p${np}.txt"
     for n in $radix_sizes; do run_program "$prov" "$np" radix_sort "$n" --n "$n"; done
     for n in $stencil_sizes; do run_program "$prov" "$np" stencil "$n" --n "$n" --iters 100; done

@@ -9,18 +9,21 @@ set -eu
 build=$1; src=$2; prov=$3; np=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-timeout 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 \
+cold=""
+[ "$prov" = shm ] && cold=--cold  # the cache-evicting variant on one provider (it costs seconds)
+timeout 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 $cold \
   --hmax 262144 --out "$dir/machine.json" --raw "$dir/raw.csv" > "$dir/probe.txt"
 grep -q "Suite 2 validation, avg err" "$dir/probe.txt" || { cat "$dir/probe.txt"; echo "FAIL: no table"; exit 1; }
 BSPK_PROFILE="$dir/profile.csv" timeout 120 "$build/bspkrun" -n "$np" --provider "$prov" \
   "$build/tests/profile/profile_check" "$dir/profile.csv" > "$dir/check.txt"
 /usr/bin/python3 "$src/costmodel/bspk-predict" "$dir/profile.csv" "$dir/machine.json" --json "$dir/predict.json" \
   --per-superstep > "$dir/predict.txt"
-/usr/bin/python3 - "$dir/machine.json" "$dir/predict.json" "$dir/raw.csv" "$np" <<'PY'
+/usr/bin/python3 - "$dir/machine.json" "$dir/predict.json" "$dir/raw.csv" "$np" "$cold" <<'PY'
 import csv, json, math, sys
 machine, pred, raw, np_ = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
 names = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
 assert machine["format"] == "bspk-machine 1" and machine["nprocs"] == np_, machine
+assert machine["cold"] == (sys.argv[5] == "--cold"), machine["cold"]
 assert sorted(machine["modes"]) == ["counted", "expect", "will_send"], machine["modes"].keys()
 for mode, m in machine["modes"].items():
     assert m["l_empty"] > 0, (mode, m["l_empty"])
