@@ -19,7 +19,7 @@ constexpr size_t kBlock = size_t{64} << 10;  // bytes of rows written at once
 }
 
 const char* Profile::header() {
-  return "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,stored_out,stored_in,fetched_out,"
+  return "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,stored_out,stored_in,fetched_out,"
          "fetched_in,wait_s,wall_s,end_s,host\n";
 }
 
@@ -50,7 +50,7 @@ Profile::~Profile() {
 }
 
 Profile::Marks Profile::marks(const Stats& s) {
-  return Marks{s.msgs_sent,    s.bytes_sent,      s.msgs_delivered, s.bytes_delivered, s.msgs_sent + s.copies - s.ops_self,
+  return Marks{s.msgs_sent,    s.bytes_sent,      s.msgs_delivered, s.bytes_delivered, s.msgs_sent + s.copies - s.ops_self, s.bytes_self,
                s.bytes_stored, s.bytes_stored_in, s.bytes_fetched,   s.bytes_fetched_in, s.sync_wait_s};
 }
 
@@ -66,12 +66,13 @@ void Profile::sync_done(uint32_t step, const char* mode, const Stats& s) {
   double t = now_s();
   Marks m = marks(s);
   char row[640];
-  int n = std::snprintf(row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s\n", pid_,
+  int n = std::snprintf(row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s\n", pid_,
                         step, mode, std::max(0.0, t_call_ - t_start_ - issue_), issue_, (unsigned long long)(m.msgs_out - last_.msgs_out),
                         (unsigned long long)(m.bytes_out - last_.bytes_out),
                         (unsigned long long)(m.msgs_in - last_.msgs_in),
                         (unsigned long long)(m.bytes_in - last_.bytes_in),
                         (unsigned long long)(m.remote_out - last_.remote_out),
+                        (unsigned long long)(m.self_bytes - last_.self_bytes),
                         (unsigned long long)(m.stored_out - last_.stored_out),
                         (unsigned long long)(m.stored_in - last_.stored_in),
                         (unsigned long long)(m.fetched_out - last_.fetched_out),

@@ -23,6 +23,9 @@
 //   remote_out       operations issued to other processes: bspk_send messages,
 //                    stores and fetches (not those to this process, which never
 //                    reach the fabric); bspk-predict's per-message term counts them
+//   self_bytes       payload bytes of the messages this process sent to itself
+//                    (also in bytes_out and bytes_in: copied, never on the fabric;
+//                    bspk-predict leaves them out of h_o, h_i and M)
 //   stored_out, stored_in    bytes of stores issued here / landed here at the boundary
 //   fetched_out, fetched_in  bytes this process served to others' fetches / its own
 //                            fetches brought in
@@ -80,7 +83,7 @@ class Profile {
 
  private:
   struct Marks {  // the counters at the start of the superstep
-    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, remote_out, stored_out, stored_in, fetched_out, fetched_in;
+    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, remote_out, self_bytes, stored_out, stored_in, fetched_out, fetched_in;
     double wait;
   };
   static Marks marks(const Stats& s);

@@ -35,7 +35,8 @@ struct Stats {
   uint64_t msgs_delivered = 0, bytes_delivered = 0;  // messages (payload bytes) readable after a boundary
   uint64_t bytes_stored_in = 0;                      // payload bytes of stores that landed here
   uint64_t bytes_fetched_in = 0;                     // payload bytes this process's fetches brought in
-  uint64_t ops_self = 0;  // messages and both-local copies a process issued to itself (no fabric)
+  uint64_t ops_self = 0;    // messages and both-local copies a process issued to itself (no fabric)
+  uint64_t bytes_self = 0;  // payload bytes of the messages among them (in bytes_sent and bytes_delivered too)
 
   // "bspk-stats pid=0 supersteps=... " (one greppable line, no trailing newline)
   std::string line(int pid) const;

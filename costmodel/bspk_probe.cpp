@@ -8,8 +8,10 @@
 //
 // What it measures (section 2 of the paper). A communication pattern is a
 // P x P matrix B of bytes, B[i][j] sent by process i to process j (itself
-// included), summarised as (h_i, h_o, M): the most bytes any process receives,
-// the most any sends, and the total. For every h in H and 1 <= x <= P:
+// included), summarised as (h_i, h_o, M): the most bytes any process receives
+// from others, the most any sends to others, and the total between processes
+// (the diagonal, a process's bytes to itself, is a local copy and left out).
+// For every h in H and 1 <= x <= P:
 //   Suite 1 (deterministic): (h,x)-scatter (processes 0..x-1 send h/P bytes
 //     to every process), (h,x)-gather (every process sends h/P bytes to each
 //     of 0..x-1) and (h,x)-square (0..x-1 send h/x bytes to each of P-x..P-1);
@@ -108,9 +110,12 @@ struct Pattern {
 void summarise(Pattern& pt, int p) {
   std::vector<uint64_t> in(static_cast<size_t>(p), 0), out(static_cast<size_t>(p), 0);
   uint64_t total = 0;
+  // A process's bytes to itself are a local copy (they never reach the
+  // fabric), so the summary leaves the diagonal out, as bspk-predict leaves
+  // out a profile's self_bytes; the patterns still send them.
   for (int i = 0; i < p; ++i)
     for (int j = 0; j < p; ++j) {
-      uint64_t v = pt.b[static_cast<size_t>(i * p + j)];
+      uint64_t v = i == j ? 0 : pt.b[static_cast<size_t>(i * p + j)];
       out[static_cast<size_t>(i)] += v;
       in[static_cast<size_t>(j)] += v;
       total += v;
@@ -430,6 +435,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (!hmax) hmax = quick ? (uint64_t{4} << 20) : (uint64_t{8} << 20);
+  if (p < 2) die("needs at least 2 processes: the cost functions model traffic between processes");
   if (hmax < 64 * kAlign * static_cast<uint64_t>(p)) die("--hmax %llu is too small for %d processes", (unsigned long long)hmax, p);
   std::vector<Mode> modes;
   {

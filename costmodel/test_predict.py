@@ -30,9 +30,11 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "bspk-predict")
-HEADER = ("pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,stored_out,stored_in,"
+HEADER = ("pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,stored_out,"
+          "stored_in,"
           "fetched_out,fetched_in,wait_s,wall_s,end_s,host")
-# The header before issue_s and remote_out: still read (issue_s = 0, remote_out = msgs_out).
+# The header before issue_s, remote_out and self_bytes: still read (issue_s =
+# 0, remote_out = msgs_out, self_bytes = 0).
 PREV_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
                "fetched_out,fetched_in,wait_s,wall_s,end_s,host")
 OLD_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
@@ -126,7 +128,7 @@ def effective(mode, machine_modes):
     return m if m in machine_modes else "counted"
 
 
-def make_rows(modes_override=None, hosts=None):
+def make_rows(modes_override=None, hosts=None, to_self=True):
     """The profile rows (dicts, superstep by superstep) and the per-superstep truth.
 
     The measured C of every superstep equals F_io's prediction in its mode.
@@ -138,7 +140,9 @@ def make_rows(modes_override=None, hosts=None):
     leader's wall time (its end minus its previous end) is the same T, so the
     wall rule gives the same answer. hosts: pid -> host name (default: all on
     HOST); a process on another host than pid 0's reads a clock offset by
-    1000 s per host, as different machines' clocks are unrelated."""
+    1000 s per host, as different machines' clocks are unrelated. to_self:
+    each process also sends 100 (pid + 1) bytes to itself, in bytes_out,
+    bytes_in and self_bytes, which the tool must leave out of the relation."""
     leader = 1
     hosts = hosts or {p: HOST for p in range(NPROCS)}
     host_names = sorted(set(hosts.values()), key=list(hosts.values()).index)
@@ -160,6 +164,7 @@ def make_rows(modes_override=None, hosts=None):
         remote = [3 * int(outs[p][0] > 0) + int(outs[p][1] > 0) for p in range(NPROCS)]
         busiest = remote.index(max(remote))
         n = remote[busiest]
+        own = [100 * (p + 1) if to_self else 0 for p in range(NPROCS)]
         # C = T - w as the data says: F_io's prediction up to the last bit or so
         truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top],
                       "n": n, "large": n > 0 and o[busiest] / n > 4096})
@@ -172,8 +177,9 @@ def make_rows(modes_override=None, hosts=None):
                 row_mode = modes_override[(s, p)]
             rows.append({
                 "pid": p, "superstep": s, "mode": row_mode, "w_s": w_s[p], "issue_s": 1e-7 * (p + 1),
-                "msgs_out": int(outs[p][0] > 0), "bytes_out": outs[p][0],
-                "msgs_in": int(ins[p][0] > 0), "bytes_in": ins[p][0], "remote_out": remote[p],
+                "msgs_out": int(outs[p][0] > 0) + int(to_self), "bytes_out": outs[p][0] + own[p],
+                "msgs_in": int(ins[p][0] > 0) + int(to_self), "bytes_in": ins[p][0] + own[p],
+                "remote_out": remote[p], "self_bytes": own[p],
                 "stored_out": outs[p][1], "stored_in": ins[p][1],
                 "fetched_out": outs[p][2], "fetched_in": ins[p][2],
                 "wait_s": wall - w_s[p] - 1e-7 * (p + 1), "wall_s": wall,
@@ -412,7 +418,7 @@ class PredictTest(unittest.TestCase):
             for p, (w, wall, end) in enumerate(procs):
                 out, inn = (1000, 0) if p == 0 else (0, 1000)
                 lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
-                             f"{int(out > 0)},0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
+                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
         name = "lazy.csv" if drop_superstep is None else f"lazy_no{drop_superstep}.csv"
         return self.write_lines(name, lines), u
 
@@ -496,7 +502,7 @@ class PredictTest(unittest.TestCase):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
         lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses host
         path = self.write_lines("short.csv", lines)
-        self.assert_refused(self.run_tool(path, self.machine), path, 3, "18", "17")
+        self.assert_refused(self.run_tool(path, self.machine), path, 3, "19", "18")
 
     def test_bad_value(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
@@ -517,8 +523,9 @@ class PredictTest(unittest.TestCase):
         # A profile written before issue_s and remote_out: read with issue_s =
         # 0 and remote_out = msgs_out (a note says so).
         cols = PREV_HEADER.split(",")
+        rows, _ = make_rows(to_self=False)  # the older runtime's bytes_out counted them too
         lines = [PREV_HEADER] + [",".join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols)
-                                 for r in self.rows]
+                                 for r in rows]
         path = self.write_lines("prev.csv", lines)
         doc, r = self.run_json([path], self.machine)
         self.assertEqual(len([line for line in r.stderr.splitlines() if "issue_s" in line]), 1, r.stderr)

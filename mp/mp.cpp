@@ -58,7 +58,10 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
   }
   engine_.count_sent(dest);
   stats_.msgs_sent++;
-  if (dest == engine_.pid()) stats_.ops_self++;
+  if (dest == engine_.pid()) {
+    stats_.ops_self++;
+    stats_.bytes_self += n * r.elem_size;
+  }
   stats_.bytes_sent += n * r.elem_size;
 }
 

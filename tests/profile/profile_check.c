@@ -11,10 +11,10 @@
  *   5 finalize   nothing
  * (at p = 1 the store and the fetch are local copies, which move no data
  * between processes and count as neither, and every message goes to oneself:
- * remote_out counts none of them)
+ * remote_out counts none of them, self_bytes all of their bytes)
  * After bspk_finalize, pid 0 reads FILE and checks every process's row of
  * every superstep: mode, message and byte counts in both directions, the
- * operations issued to other processes, end times in order, one host, the
+ * operations issued to other processes and the bytes sent to oneself, end times in order, one host, the
  * late process's w covering its 50 ms, no process leaving superstep 0 before
  * pid 1 entered its sync (common clock), issue_s > 0 exactly in the
  * supersteps with communication calls, w + issue_s <= wall, and (p <= 3, no
@@ -41,7 +41,7 @@ typedef struct {
   int pid, step;
   char mode[16];
   double w, issue, wait, wall, end;
-  unsigned long long remote;
+  unsigned long long remote, self;
   char host[64];
   unsigned long long v[8]; /* msgs_out bytes_out msgs_in bytes_in stored_out stored_in fetched_out fetched_in */
 } Row;
@@ -108,14 +108,14 @@ int main(int argc, char **argv) {
     }
     char line[512];
     CHECK(fgets(line, sizeof line, f) != NULL);
-    CHECK(strcmp(line, "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,stored_out,"
-                       "stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host\n") == 0);
+    CHECK(strcmp(line, "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,"
+                       "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host\n") == 0);
     while (fgets(line, sizeof line, f)) {
       Row r;
-      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n]",
-                     &r.pid, &r.step, r.mode, &r.w, &r.issue, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.remote, &r.v[4],
-                     &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host);
-      if (n != 18 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
+      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n]",
+                     &r.pid, &r.step, r.mode, &r.w, &r.issue, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.remote, &r.self,
+                     &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host);
+      if (n != 19 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
         fprintf(stderr, "profile_check: malformed or unexpected row in %s: %s", name, line);
         ++failures;
         continue;
@@ -154,6 +154,8 @@ int main(int argc, char **argv) {
       }
       /* one operation to next in supersteps 0-4 (none at p = 1: next is oneself) */
       expect_u(q, s, "remote_out", r->remote, s < 5 && p > 1 ? 1 : 0);
+      /* at p = 1 the messages of supersteps 0, 1 and 4 go to oneself */
+      expect_u(q, s, "self_bytes", r->self, p == 1 && (s == 0 || s == 1 || s == 4) ? want[1] : 0);
       if ((s < 5) != (r->issue > 0)) {
         fprintf(stderr, "profile_check: pid %d superstep %d: issue_s = %g, expected %s\n", q, s, r->issue,
                 s < 5 ? "> 0 (a communication call)" : "0 (no communication call)");
