@@ -70,7 +70,8 @@ def coefficients(scale):
 COEFFS = {"counted": coefficients(1.0), "expect": coefficients(0.7), "will_send": coefficients(1.3)}
 ORDER = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
 ORDER_ALL = ORDER + [f + "+o" for f in ORDER]  # the nine, then each with the per-message term
-O_MSG = {"counted": (1.0e-6, 3.0e-6), "expect": (0.7e-6, 2.1e-6), "will_send": (1.3e-6, 3.9e-6)}  # o_msg, o_msg_large
+# o_msg, o_msg_large, g_self per mode
+O_MSG = {"counted": (1.0e-6, 3.0e-6, 0.3e-9), "expect": (0.7e-6, 2.1e-6, 0.2e-9), "will_send": (1.3e-6, 3.9e-6, 0.4e-9)}
 
 # The nine functions, written out (h = max(h_i, h_o)).
 FORMULAS = {
@@ -94,7 +95,7 @@ def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=T
         fns = {k: dict(v) for k, v in fns.items() if (mode, k) != drop_function}
         modes[mode] = {"l_empty": 2.1e-6, "functions": fns}
         if per_message:
-            modes[mode].update(o_msg=O_MSG[mode][0], o_msg_large=O_MSG[mode][1])
+            modes[mode].update(o_msg=O_MSG[mode][0], o_msg_large=O_MSG[mode][1], g_self=O_MSG[mode][2])
     return {"format": "bspk-machine 1", "provider": "shm", "nprocs": nprocs, "hosts": 1,
             "created": "2024-01-01T00:00:00Z", "units": {"g": "seconds per byte", "l": "seconds"},
             "modes": modes}
@@ -167,7 +168,7 @@ def make_rows(modes_override=None, hosts=None, to_self=True):
         own = [100 * (p + 1) if to_self else 0 for p in range(NPROCS)]
         # C = T - w as the data says: F_io's prediction up to the last bit or so
         truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top],
-                      "n": n, "large": n > 0 and o[busiest] / n > 4096})
+                      "n": n, "large": n > 0 and o[busiest] / n > 4096, "own": max(own)})
         for p in range(NPROCS):
             end = e if p == leader else e - 1e-7 * (1 + p) * (s + 1)
             wall = end - prev_end[p]
@@ -199,7 +200,7 @@ def expected_prediction(f, t, machine_modes):
     base = f[:-2] if f.endswith("+o") else f
     pred = FORMULAS[base](COEFFS[mode][base], t["h_i"], t["h_o"], t["M"])
     if f.endswith("+o"):
-        pred += O_MSG[mode][1 if t["large"] else 0] * t["n"]
+        pred += O_MSG[mode][1 if t["large"] else 0] * t["n"] + O_MSG[mode][2] * t["own"]
     return pred
 
 
@@ -534,7 +535,7 @@ class PredictTest(unittest.TestCase):
             remote = [int(o[0] > 0) for o in outs]
             busiest = remote.index(max(remote))
             n = remote[busiest]
-            truth.append(dict(t, n=n, large=n > 0 and sum(outs[busiest]) / n > 4096))
+            truth.append(dict(t, n=n, large=n > 0 and sum(outs[busiest]) / n > 4096, own=0))
         meas_total, want = expected_summary(truth, COEFFS)
         self.assertClose(doc["measured_total_s"], meas_total, "measured_total_s")
         for f in ORDER_ALL:

@@ -27,7 +27,7 @@ assert machine["cold"] == (sys.argv[5] == "--cold"), machine["cold"]
 assert sorted(machine["modes"]) == ["counted", "expect", "will_send"], machine["modes"].keys()
 for mode, m in machine["modes"].items():
     assert m["l_empty"] > 0, (mode, m["l_empty"])
-    assert all(math.isfinite(m[k]) for k in ("o_msg", "o_msg_large")), (mode, m)
+    assert all(math.isfinite(m[k]) for k in ("o_msg", "o_msg_large", "g_self")), (mode, m)
     assert sorted(m["functions"]) == sorted(names), (mode, m["functions"].keys())
     for n, f in m["functions"].items():
         for k, v in f.items():
