@@ -19,8 +19,8 @@ constexpr size_t kBlock = size_t{64} << 10;  // bytes of rows written at once
 }
 
 const char* Profile::header() {
-  return "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,stored_out,stored_in,fetched_out,"
-         "fetched_in,wait_s,wall_s,end_s,host\n";
+  return "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,"
+         "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host\n";
 }
 
 Profile::Profile(const std::string& path, int pid) : pid_(pid), path_(path) {
@@ -35,8 +35,7 @@ Profile::Profile(const std::string& path, int pid) : pid_(pid), path_(path) {
   // after this, so no one appends before the truncation).
   const bool owner = per_pid || pid == 0;
   fd_ = open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | (owner ? O_CREAT | O_TRUNC : O_CREAT), 0644);
-  if (fd_ < 0)
-    fail(BSPK_ERR_ARG, "BSPK_PROFILE: cannot open %s for writing: %s", path_.c_str(), std::strerror(errno));
+  if (fd_ < 0) fail(BSPK_ERR_ARG, "BSPK_PROFILE: cannot open %s for writing: %s", path_.c_str(), std::strerror(errno));
   if (owner) {
     buf_ = header();
     flush();
@@ -50,8 +49,9 @@ Profile::~Profile() {
 }
 
 Profile::Marks Profile::marks(const Stats& s) {
-  return Marks{s.msgs_sent,    s.bytes_sent,      s.msgs_delivered, s.bytes_delivered, s.msgs_sent + s.copies - s.ops_self, s.bytes_self,
-               s.bytes_stored, s.bytes_stored_in, s.bytes_fetched,   s.bytes_fetched_in, s.sync_wait_s};
+  return Marks{s.msgs_sent,  s.bytes_sent,   s.msgs_delivered,  s.bytes_delivered, s.msgs_sent + s.copies - s.ops_self,
+               s.bytes_self, s.bytes_stored, s.bytes_stored_in, s.bytes_fetched,   s.bytes_fetched_in,
+               s.sync_wait_s};
 }
 
 void Profile::start(const Stats& s) {
@@ -66,18 +66,14 @@ void Profile::sync_done(uint32_t step, const char* mode, const Stats& s) {
   double t = now_s();
   Marks m = marks(s);
   char row[640];
-  int n = std::snprintf(row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s\n", pid_,
-                        step, mode, std::max(0.0, t_call_ - t_start_ - issue_), issue_, (unsigned long long)(m.msgs_out - last_.msgs_out),
-                        (unsigned long long)(m.bytes_out - last_.bytes_out),
-                        (unsigned long long)(m.msgs_in - last_.msgs_in),
-                        (unsigned long long)(m.bytes_in - last_.bytes_in),
-                        (unsigned long long)(m.remote_out - last_.remote_out),
-                        (unsigned long long)(m.self_bytes - last_.self_bytes),
-                        (unsigned long long)(m.stored_out - last_.stored_out),
-                        (unsigned long long)(m.stored_in - last_.stored_in),
-                        (unsigned long long)(m.fetched_out - last_.fetched_out),
-                        (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_, t,
-                        host_.c_str());
+  int n = std::snprintf(
+      row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s\n", pid_,
+      step, mode, std::max(0.0, t_call_ - t_start_ - issue_), issue_, (unsigned long long)(m.msgs_out - last_.msgs_out),
+      (unsigned long long)(m.bytes_out - last_.bytes_out), (unsigned long long)(m.msgs_in - last_.msgs_in),
+      (unsigned long long)(m.bytes_in - last_.bytes_in), (unsigned long long)(m.remote_out - last_.remote_out),
+      (unsigned long long)(m.self_bytes - last_.self_bytes), (unsigned long long)(m.stored_out - last_.stored_out),
+      (unsigned long long)(m.stored_in - last_.stored_in), (unsigned long long)(m.fetched_out - last_.fetched_out),
+      (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_, t, host_.c_str());
   buf_.append(row, std::min(static_cast<size_t>(n), sizeof row - 1));
   last_ = m;
   t_start_ = t;

@@ -83,7 +83,8 @@ class Profile {
 
  private:
   struct Marks {  // the counters at the start of the superstep
-    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, remote_out, self_bytes, stored_out, stored_in, fetched_out, fetched_in;
+    uint64_t msgs_out, bytes_out, msgs_in, bytes_in, remote_out, self_bytes, stored_out, stored_in, fetched_out,
+        fetched_in;
     double wait;
   };
   static Marks marks(const Stats& s);
