@@ -55,6 +55,7 @@
 // pid 0's stdout, and the machine file (JSON, format "bspk-machine 1") that
 // bspk-predict reads. --raw FILE writes every pattern's measurement as CSV.
 #include <bspk.h>
+#include <hwloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -372,18 +373,20 @@ std::vector<double> max_at_root(const std::vector<double>& v) {
 }
 
 // Bytes each process writes to evict the caches (--cold): twice the
-// last-level cache (sysfs; 32 MiB when unknown) shared by the P processes.
+// last-level cache (hwloc: the first L3, else L2; 32 MiB when unknown)
+// shared by the P processes.
 size_t cold_bytes(int p) {
   size_t llc = 0;
-  for (int idx = 3; idx >= 2 && !llc; --idx) {
-    std::string path = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      unsigned long v = 0;
-      char unit = 0;
-      if (std::fscanf(f, "%lu%c", &v, &unit) >= 1) llc = v * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
-      std::fclose(f);
+  hwloc_topology_t topo = nullptr;
+  if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0)
+    for (hwloc_obj_type_t t : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
+      hwloc_obj_t c = hwloc_get_obj_by_type(topo, t, 0);
+      if (c && c->attr && c->attr->cache.size) {
+        llc = static_cast<size_t>(c->attr->cache.size);
+        break;
+      }
     }
-  }
+  if (topo) hwloc_topology_destroy(topo);
   if (!llc) llc = size_t{32} << 20;
   return 2 * llc / static_cast<size_t>(p);
 }
