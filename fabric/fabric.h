@@ -141,6 +141,12 @@ class Transport {
   // with *err filled when the operation at the head of the queue failed.
   virtual ssize_t poll(Completion* out, size_t n, CompletionError* err) = 0;
 
+  // True while this transport has operations of its own in flight (posted
+  // sends and reads not yet completed, bounce buffers in use) that need
+  // poll() to progress. A wrapper that sees nothing else can be waiting
+  // (LocalTransport) may then skip polling it. Conservatively true here.
+  virtual bool busy() const { return true; }
+
   // Like poll(), but blocks up to timeout_ms when nothing is ready. Without a
   // wait object (can_block() false, e.g. shm) it is poll(): the caller backs
   // off itself.
@@ -251,6 +257,8 @@ class Endpoint final : public Transport {
                  OpContext* ctx) override;  // fi_readmsg(FI_COMPLETION)
   ssize_t poll(Completion* out, size_t n, CompletionError* err) override;              // fi_cq_read
   ssize_t wait(Completion* out, size_t n, int timeout_ms, CompletionError* err) override;  // fi_cq_sread
+  // Posted sends or reads not completed yet, or bounce buffers in flight.
+  bool busy() const override { return inflight_ > 0 || (bounce_mem_ && bounce_free_.size() < kBounces); }
 
   uint64_t mr_mode() const { return mr_mode_; }
   size_t max_msg_size() const { return max_msg_size_; }

@@ -87,6 +87,8 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
   eager_limit_ = pull ? 0 : ep.eager_limit();
   iov_limit_ = ep.iov_limit();
   tail_.assign(static_cast<size_t>(nprocs), 0);
+  ring_done_seen_.assign(static_cast<size_t>(nprocs), 0);
+  pull_done_seen_.assign(static_cast<size_t>(nprocs), 0);
   head_.assign(static_cast<size_t>(nprocs), 0);
   pull_tail_.assign(static_cast<size_t>(nprocs), 0);
   pull_head_.assign(static_cast<size_t>(nprocs), 0);
@@ -185,7 +187,8 @@ const unsigned char* LocalTransport::source_in_slab(int src, uint64_t addr, uint
 // A message of len bytes takes cells_for(len) consecutive cells (mod kCells):
 // the first holds len, the tag and the first kCellPayload bytes, the others
 // (marked 2) the rest in order. The consumer clears every cell's flag after
-// copying, so a cell is free for the producer exactly when its flag is 0.
+// copying, then publishes the number of cells it has freed (ring_done): the
+// producer may fill cell t once ring_done > t - kCells.
 size_t LocalTransport::cells_for(size_t len) {
   return len <= kCellPayload ? 1 : (len + kCellPayload - 1) / kCellPayload;
 }
@@ -195,8 +198,11 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   Cell* r = ring(pid_, dest);
   const size_t len = total_len(iov, count), k = cells_for(len);
   if (k > kMaxMessageCells) return false;
-  for (size_t j = k; j-- > 0;)
-    if (r[(t + j) % kCells].full.load(std::memory_order_acquire)) return false;  // not freed yet
+  uint64_t& seen = ring_done_seen_[static_cast<size_t>(dest)];
+  if (t + k - seen > kCells) {
+    seen = pair_state(pid_, dest).ring_done.load(std::memory_order_acquire);  // orders the consumer's reads before our writes
+    if (t + k - seen > kCells) return false;  // not freed yet
+  }
   iovec cells[kMaxMessageCells];
   for (size_t j = 0; j < k; ++j) {
     Cell& c = r[(t + j) % kCells];
@@ -240,7 +246,11 @@ bool LocalTransport::push_pull(int dest, const iovec* iov, void** desc, size_t c
                                uint64_t tag) {
   uint64_t& t = pull_tail_[static_cast<size_t>(dest)];
   PullCell& c = pull_ring(pid_, dest)[t % kPullCells];
-  if (c.full.load(std::memory_order_acquire)) return false;  // the receiver has not taken it yet
+  uint64_t& seen = pull_done_seen_[static_cast<size_t>(dest)];
+  if (t - seen >= kPullCells) {
+    seen = pair_state(pid_, dest).done.load(std::memory_order_acquire);
+    if (t - seen >= kPullCells) return false;  // the receiver has not taken it yet
+  }
   Pending pd{};
   pd.dest = dest;
   pd.seq = t;
@@ -284,13 +294,18 @@ bool LocalTransport::post_send(int dest, const iovec* iov, void** desc, size_t c
   // pull ring is a full transmit queue (the engine retries). A full ring
   // sends through the provider.
   if (pull_ok && !ring_ok) return push_pull(dest, iov, desc, count, ctx, tag);
-  return ep_.post_send(dest, iov, desc, count, ctx, tag);
+  if (!ep_.post_send(dest, iov, desc, count, ctx, tag)) return false;
+  sent_by_provider(dest);
+  return true;
 }
 
 bool LocalTransport::inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
   size_t len = total_len(iov, count);
   if (tag == ring_tag_ && len <= kRingMessage && push(dest, iov, count, tag)) return true;
-  return len <= ep_.inject_size() && ep_.inject(dest, iov, desc, count, tag);
+  if (len > ep_.inject_size() || !ep_.inject(dest, iov, desc, count, tag)) return false;
+  sent_by_provider(dest);
+  inject_polls_ = kInjectPolls;  // the provider may still have to push it out
+  return true;
 }
 
 // Ring arrivals into the receives kept here, scanning the sources round-robin.
@@ -314,9 +329,9 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
       for (size_t q = 0; q < cells; ++q)
         from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
       scatter(from, cells, rv.iov);
-      for (size_t q = cells; q-- > 0;)
-        r[(h + q) % kCells].full.store(0, std::memory_order_release);  // the cells are the producer's again
+      for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
       h += cells;
+      pair_state(src, pid_).ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
       out[k++] = Completion{rv.ctx, CompletionKind::Received, len};
     }
   }
@@ -440,17 +455,32 @@ size_t LocalTransport::complete_pulls(Completion* out, size_t n) {
   while (!resend_.empty()) {  // their completions come from the provider
     Pending& pd = resend_.front();
     if (!ep_.post_send(pd.dest, pd.iov, pd.desc, pd.count, pd.ctx, pd.tag)) break;
+    sent_by_provider(pd.dest);
     resend_.pop_front();
   }
   return k;
 }
 
+// Whether this poll() calls the provider (see "Polling the provider" in local.h).
+bool LocalTransport::provider_may_have_work() {
+  if (ep_.busy() || (++poll_calls_ % kPollEvery) == 0) return true;
+  if (inject_polls_ > 0) {
+    --inject_polls_;
+    return true;
+  }
+  return peer(pid_).provider_in.load(std::memory_order_acquire) != provider_recvd_;
+}
+
 ssize_t LocalTransport::poll(Completion* out, size_t n, CompletionError* err) {
   // The provider first: an error there is returned before any local
   // completion has been taken (so none is lost).
-  ssize_t m = ep_.poll(out, n, err);
-  if (m < 0) return m;
-  size_t k = static_cast<size_t>(m);
+  size_t k = 0;
+  if (provider_may_have_work()) {
+    ssize_t m = ep_.poll(out, n, err);
+    if (m < 0) return m;
+    k = static_cast<size_t>(m);
+    for (size_t i = 0; i < k; ++i) provider_recvd_ += out[i].kind == CompletionKind::Received;
+  }
   while (k < n && !sent_.empty()) {
     out[k++] = Completion{sent_.front(), CompletionKind::Sent, 0};
     sent_.pop_front();

@@ -57,6 +57,18 @@
 // full ring stay on the provider, which is why part of each tag's receives
 // stays posted there.
 //
+// Polling the provider: every poll() reads the rings, but calls the
+// provider's completion queue (fi_cq_read: its own locks and queues, about a
+// third of a spinning wait's time on shm here) only when something can be
+// there: this process has operations of its own in flight there
+// (Transport::busy()), or injected through it in its last kInjectPolls polls,
+// or the count of messages other processes sent it through the provider
+// (each sender adds to the receiver's `provider_in` after posting) differs
+// from the receives it has completed there, or on every kPollEvery-th call
+// regardless (connection management and anything else a provider does
+// unasked). A receive error leaves the counts unequal, and so back to
+// polling on every call.
+//
 // The segment is a SharedSegment (base/shm_segment.h): created by pid 0, its
 // name passed through the bootstrap, opened by the others, then unlinked.
 #pragma once
@@ -86,6 +98,8 @@ class LocalTransport final : public Transport {
   static constexpr size_t kPullIov = 4;                // iovecs a pulled message may have
   static constexpr size_t kLocalPullRecvs = 16;        // receives of each other tag kept for pulls
   static constexpr size_t kMaxSlabs = 512;             // shared slabs listed per process
+  static constexpr unsigned kPollEvery = 8;            // poll the provider at least every kPollEvery-th poll()
+  static constexpr unsigned kInjectPolls = 64;         // ... and on every poll() this long after an inject into it
 
   // Bytes of the segment for p processes.
   static size_t segment_bytes(int nprocs);
@@ -157,10 +171,12 @@ class LocalTransport final : public Transport {
   struct alignas(64) PairState {
     std::atomic<uint64_t> done;     // descriptors consumed (pulled or refused)
     std::atomic<uint64_t> refused;  // 0, or 1 + the first refused descriptor's seq
+    std::atomic<uint64_t> ring_done;  // ring cells consumed (freed)
   };
   struct alignas(64) PeerInfo {
     std::atomic<int64_t> os_pid;    // getpid() of the process (0 until it has started)
     std::atomic<uint32_t> nslabs;   // entries of its slab table (release: the entry is written)
+    std::atomic<uint64_t> provider_in;  // messages sent to it through the provider, by anyone
   };
   struct OwnSlab {
     size_t len;
@@ -206,16 +222,27 @@ class LocalTransport final : public Transport {
   size_t deliver(Completion* out, size_t n);
   size_t deliver_pulls(Completion* out, size_t n);
   size_t complete_pulls(Completion* out, size_t n);
+  void sent_by_provider(int dest) { peer(dest).provider_in.fetch_add(1, std::memory_order_release); }
+  bool provider_may_have_work();
 
   Transport& ep_;
   SharedSegment seg_;
   int pid_, nprocs_;
   uint64_t ring_tag_;
+  // Producer side, per destination: the consumer's ring_done and done as last
+  // read. A send checks for room against these and reads the shared counter
+  // (a cache miss: the consumer wrote it) only when they say the ring may be
+  // full, instead of loading the cell it is about to fill, which the consumer
+  // wrote last (a miss on every send).
+  std::vector<uint64_t> ring_done_seen_, pull_done_seen_;
   std::vector<uint64_t> tail_;  // per destination: next cell to fill (producer side)
   std::vector<uint64_t> head_;  // per source: next cell to read (consumer side)
   std::deque<Recv> recvs_;      // ring-tag receives kept here
   std::deque<OpContext*> sent_; // ring sends whose Sent completion is due
   int next_src_ = 0;            // round-robin start of the next scan
+  uint64_t provider_recvd_ = 0; // Received completions from the provider
+  unsigned poll_calls_ = 0;     // poll() calls, for kPollEvery
+  unsigned inject_polls_ = 0;   // polls left that call the provider after an inject into it
   // Pulls.
   bool pull_ = false;               // on for this process (cleared when the kernel refuses CMA)
   bool refuse_for_test_ = false;

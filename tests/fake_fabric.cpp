@@ -64,6 +64,7 @@ struct FakeNetwork::Impl {
     std::deque<fabric::CompletionError> errq;
     size_t tx_outstanding = 0;  // post_sends whose Sent completion was not yet read
     uint64_t calls_send = 0, calls_inject = 0, calls_recv = 0;
+    uint64_t polls = 0;  // poll() calls
     std::mt19937_64 rng;
   };
 
@@ -348,6 +349,7 @@ ssize_t FakeEndpoint::poll(fabric::Completion* out, size_t n, fabric::Completion
   auto& im = *net_.impl_;
   std::lock_guard<std::mutex> lk(im.mu);
   auto& me = im.eps[static_cast<size_t>(pid_)];
+  me.polls++;
   const Config& cfg = net_.cfg_;
   bool stall = cfg.stall_prob > 0 && std::uniform_real_distribution<double>(0, 1)(me.rng) < cfg.stall_prob;
   while (!stall && me.cq.size() < n && me.errq.empty()) {
@@ -368,6 +370,19 @@ ssize_t FakeEndpoint::poll(fabric::Completion* out, size_t n, fabric::Completion
     ++got;
   }
   return static_cast<ssize_t>(got);
+}
+
+bool FakeEndpoint::busy() const {
+  auto& im = *net_.impl_;
+  std::lock_guard<std::mutex> lk(im.mu);
+  const auto& me = im.eps[static_cast<size_t>(pid_)];
+  return me.tx_outstanding > 0 || !me.cq.empty() || !me.errq.empty();
+}
+
+uint64_t FakeEndpoint::polls() const {
+  auto& im = *net_.impl_;
+  std::lock_guard<std::mutex> lk(im.mu);
+  return im.eps[static_cast<size_t>(pid_)].polls;
 }
 
 ssize_t FakeEndpoint::wait(fabric::Completion* out, size_t n, int timeout_ms, fabric::CompletionError* err) {

@@ -156,6 +156,10 @@ class FakeEndpoint final : public fabric::Transport {
                  fabric::OpContext* ctx) override;
   ssize_t poll(fabric::Completion* out, size_t n, fabric::CompletionError* err) override;
   ssize_t wait(fabric::Completion* out, size_t n, int timeout_ms, fabric::CompletionError* err) override;
+  // Sends whose completion was not read yet, or completions or errors
+  // waiting in its queue.
+  bool busy() const override;
+  uint64_t polls() const;  // poll() calls so far
 
  private:
   FakeNetwork& net_;

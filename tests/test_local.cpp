@@ -259,6 +259,69 @@ bool same_bytes(const RecvBuf& r, const SendBuf& s) {
   return std::memcmp(r.hdr, s.hdr.data(), 64) == 0 && std::memcmp(r.body, s.body.data(), s.body.size()) == 0;
 }
 
+// The provider's completion queue is read only when something can be there
+// (local.h, "Polling the provider"): idle, on every kPollEvery-th poll; a
+// message sent through the provider (posted or injected) is taken by the
+// receiver's very next poll; the sender reads its own completions at once.
+TEST(LocalRings, ProviderIsPolledOnlyWhenItCanHaveWork) {
+  fake::Config cfg = two();
+  cfg.inject_size = 256;
+  Pair p(cfg);
+  auto& ep0 = p.net.endpoint(0);
+  auto& ep1 = p.net.endpoint(1);
+  RecvBuf rb[2];
+  for (auto& r : rb) ASSERT_TRUE(r.post(*p.t[1], kOtherTag));  // other tags: on the provider
+  auto polls = [](LocalTransport& t, int n) {
+    size_t got = 0;
+    for (int i = 0; i < n; ++i) {
+      Completion c[16];
+      fabric::CompletionError err;
+      ssize_t k = t.poll(c, 16, &err);
+      EXPECT_GE(k, 0) << err.message;
+      got += k > 0 ? static_cast<size_t>(k) : 0;
+    }
+    return got;
+  };
+  const int idle = 10 * static_cast<int>(LocalTransport::kPollEvery);
+  uint64_t before = ep1.polls();
+  EXPECT_EQ(polls(*p.t[1], idle), 0u);
+  EXPECT_EQ(ep1.polls() - before, 10u) << "an idle provider is polled on every kPollEvery-th poll only";
+
+  // A posted send through the provider: the receiver's next poll takes it.
+  SendBuf s(0x5151, 100);
+  ASSERT_TRUE(s.post(*p.t[0], 1, kOtherTag));
+  {
+    Completion c[16];
+    fabric::CompletionError err;
+    ASSERT_EQ(p.t[1]->poll(c, 16, &err), 1);
+    EXPECT_EQ(c[0].kind, CompletionKind::Received);
+    EXPECT_EQ(c[0].context, &rb[0].ctx);
+    EXPECT_TRUE(same_bytes(rb[0], s));
+    ASSERT_EQ(p.t[0]->poll(c, 16, &err), 1);  // the sender's own completion, at once
+    EXPECT_EQ(c[0].kind, CompletionKind::Sent);
+    EXPECT_EQ(c[0].context, &s.ctx);
+  }
+  before = ep1.polls();
+  EXPECT_EQ(polls(*p.t[1], idle), 0u);
+  EXPECT_EQ(ep1.polls() - before, 10u) << "back to idle once the message was taken";
+
+  // An injected send through the provider (another tag: not a ring's).
+  unsigned char hdr[64] = {9, 8, 7};
+  iovec iov[1] = {{hdr, sizeof hdr}};
+  void* desc[1] = {nullptr};
+  ASSERT_TRUE(p.t[0]->inject(1, iov, desc, 1, kOtherTag));
+  {
+    Completion c[16];
+    fabric::CompletionError err;
+    ASSERT_EQ(p.t[1]->poll(c, 16, &err), 1);
+    EXPECT_EQ(c[0].context, &rb[1].ctx);
+    EXPECT_EQ(rb[1].hdr[2], 7);
+  }
+  before = ep0.polls();
+  polls(*p.t[0], static_cast<int>(LocalTransport::kInjectPolls));
+  EXPECT_EQ(ep0.polls() - before, LocalTransport::kInjectPolls) << "the injecting side keeps polling for a while";
+}
+
 TEST(LocalPulls, LargeMessageIsCopiedByTheReceiverAndCompletesTheSendOnlyThen) {
   Pair p(two(), true, true);
   SendBuf s(0xBEEF, 4000);
