@@ -500,6 +500,7 @@ bool fold(const Ctx& c, std::vector<unsigned char>& acc, size_t len, int from, i
     Cur s = src(j);
     if (j == from) {
       if (!to_mem(s, acc.data(), len * c.es)) return false;
+      c.op.start(acc.data(), len);
     } else if (!combine(c.op, acc.data(), s, len)) {
       return false;
     }
@@ -706,6 +707,13 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
     if ((rc = c.sync_expect(me == 1 ? 1 : 0))) return rc;
     Msgs got(p);
     if ((rc = c.recv_data(got))) return rc;
+    if (me == 0 && !ex && c.op.starts() && c.n > 0) {  // x_0 alone: LAND / LOR make it 1 or 0
+      acc.resize(N);
+      Cur s(ptr, c.n), d(ptr, c.n);
+      if (!to_mem(s, acc.data(), N)) return c.internal("reading the data");
+      c.op.start(acc.data(), c.n);
+      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+    }
     if (me == 1) {
       if (!c.data_ok(got, 0, c.n)) return c.internal("scan data missing");
       if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
@@ -741,6 +749,7 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
         Cur s = i == me ? Cur(at(ptr, myoff), mylen) : Cur(got[i], mylen);
         if (i == 0 ? !to_mem(s, acc.data(), mylen * c.es) : !combine(c.op, acc.data(), s, mylen))
           return c.internal("reading a block");
+        if (i == 0) c.op.start(acc.data(), mylen);
         const int dest = ex ? i + 1 : i;  // who gets the prefix up to i
         Cur d(at(stage.p, static_cast<size_t>(dest) * mylen), mylen);
         if (!from_mem(d, acc.data(), mylen * c.es)) return c.internal("staging a prefix");

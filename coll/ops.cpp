@@ -76,6 +76,10 @@ void Op::apply(void* acc, const void* next, size_t k) const {
   }
 }
 
+void Op::start(void* acc, size_t k) const {
+  if (starts()) apply(acc, acc, k);  // x op x = (x != 0)
+}
+
 int resolve(bspk_op op, Op* out, std::string* why) {
   *out = Op();
   out->code = op;

@@ -21,6 +21,11 @@ struct Op {
   bool commutative = true;
   bspk_combine_fn user = nullptr;
   void apply(void* acc, const void* next, size_t k) const;
+  // An accumulator started from one process's values: BSPK_LAND / BSPK_LOR
+  // make them 1 or 0 (as combining would), so that a result is 1 or 0 even
+  // when it combines a single value (p = 1, the first pids of a scan).
+  void start(void* acc, size_t k) const;
+  bool starts() const { return !user && (oper == BSPK_LAND || oper == BSPK_LOR); }  // start() changes values
   bool is_user() const { return user != nullptr; }
 };
 

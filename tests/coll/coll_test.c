@@ -112,10 +112,12 @@ static void seq_combine(int oper, int type, void *acc, const void *next) {
   }
 }
 
-/* Expected element i: x_0 op ... op x_{upto-1}. */
+/* Expected element i: x_0 op ... op x_{upto-1}. LAND / LOR give 1 or 0 even
+ * of a single value (bspk_coll.h; the inputs include 2). */
 static void expected(int oper, int type, int upto, size_t i, void *out) {
   unsigned char nx[8];
   input(oper, type, 0, i, out);
+  if (oper == BSPK_LAND || oper == BSPK_LOR) seq_combine(oper, type, out, out);
   for (int j = 1; j < upto; j++) {
     input(oper, type, j, i, nx);
     seq_combine(oper, type, out, nx);
