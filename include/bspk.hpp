@@ -397,6 +397,11 @@ class frame_range {
       load();
       return *this;
     }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++*this;
+      return before;
+    }
     friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.left_ == b.left_; }
     friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.left_ != b.left_; }
 
@@ -779,8 +784,16 @@ class message_range {
       next();
       return *this;
     }
+    void operator++(int) { ++*this; }  // an input iterator's postfix form (C++20 std::input_iterator)
     friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.done_ == b.done_; }
     friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.done_ != b.done_; }
+    // The end: a copyable sentinel (the iterator holds a message, which is
+    // not copyable), so that the range is a C++20 std::ranges::input_range.
+    struct sentinel {};
+    friend bool operator==(const iterator& a, sentinel) noexcept { return a.done_; }
+    friend bool operator!=(const iterator& a, sentinel) noexcept { return !a.done_; }
+    friend bool operator==(sentinel, const iterator& a) noexcept { return a.done_; }
+    friend bool operator!=(sentinel, const iterator& a) noexcept { return !a.done_; }
 
    private:
     friend class message_range;
@@ -799,7 +812,7 @@ class message_range {
   };
 
   iterator begin() { return iterator(true); }
-  iterator end() noexcept { return iterator(); }
+  typename iterator::sentinel end() noexcept { return {}; }
 };
 
 // ---- runtime -----------------------------------------------------------------

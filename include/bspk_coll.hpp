@@ -12,6 +12,7 @@
  *   bspk::gather(rt, dst, src, root);              bspk_gather   (n = src.size())
  *   bspk::allgather(rt, dst, src);                 bspk_allgather (n = src.size())
  *   bspk::alltoall(rt, dst, src);                  bspk_alltoall (n = src.size() / p)
+ *   bspk::alltoallv(rt, dst, recvcounts, rdispls, src, sendcounts, sdispls);   bspk_alltoallv
  *   double s = bspk::allreduce(rt, x, std::plus<>{});   value forms, one element
  *   std::vector<int> all = bspk::allgather(rt, x);
  *
@@ -37,9 +38,12 @@
  *
  * Errors throw bspk::error (code, call, pid, superstep) with the message of
  * bspk_coll_error_string(), which the C layer printed (unless
- * BSPK_ERRORS=quiet); errors found here (a message of bytes read as a wider
- * T; alltoall's src not a multiple of p elements) are reported like
- * bspk.hpp's own.
+ * BSPK_ERRORS=quiet); superstep() is the one the collective started in, as
+ * in the message. Errors found here (a message of bytes read as a wider T;
+ * alltoall's src not a multiple of p elements; alltoallv's vectors not p
+ * long) are reported like bspk.hpp's own, after the C collective ran with
+ * an argument it refuses, so that every process leaves it with an error
+ * (the others: "pid i passed invalid arguments") and none waits.
  */
 #ifndef BSPK_COLL_HPP
 #define BSPK_COLL_HPP
@@ -126,14 +130,51 @@ struct coll_trampoline {
   }
 };
 
-/* The error a collective just returned (its message: bspk_coll_error_string()). */
-[[noreturn]] BSPK_HPP_COLD inline void throw_coll(int code, const char* call) {
+/* An argument error this header found on this process, before the C call:
+ * the C collective is still called (with a BSPK_NULL pointer, which it
+ * refuses), so that every process leaves it with an error after the header
+ * superstep, as for the C layer's own argument checks (bspk_coll.h), instead
+ * of the others waiting in a collective this process never entered. Then
+ * check_coll throws this text. Empty: none. */
+inline std::string& local_arg_error() {
+  static thread_local std::string text;
+  return text;
+}
+
+/* The start of a C++ collective: no argument error yet; the superstep it
+ * starts in. */
+inline std::int64_t coll_begin() {
+  local_arg_error().clear();
+  return superstep_now();
+}
+
+/* The error a collective started in superstep `step` just returned (its
+ * message: bspk_coll_error_string(), which names that superstep). */
+[[noreturn]] BSPK_HPP_COLD inline void throw_coll(int code, const char* call, std::int64_t step) {
   std::string msg = bspk_coll_error_string();
   if (msg.empty()) msg = std::string(call) + ": failed with " + code_name(code);
-  throw error(code, call, bspk_pid(), superstep_now(), msg);
+  throw error(code, call, bspk_pid(), step, msg);
 }
-inline void check_coll(int rc, const char* call) {
-  if (BSPK_HPP_UNLIKELY(rc != BSPK_OK)) throw_coll(rc, call);
+[[noreturn]] BSPK_HPP_COLD inline void throw_local_arg(const char* cxx_call, std::int64_t step) {
+  std::string what;
+  what.swap(local_arg_error());
+  const int pid = bspk_pid();
+  std::string msg = std::string(cxx_call) + " (pid " + std::to_string(pid) + ", superstep " + std::to_string(step) +
+                    "): " + what + " (every process left the collective with an error)";
+  const char* policy = std::getenv("BSPK_ERRORS");
+  if (policy && std::strcmp(policy, "abort") == 0) bspk_abort_text(("bspk: error (BSPK_ERRORS=abort): " + msg).c_str());
+  if (!policy || std::strcmp(policy, "quiet") != 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "bspk: error: %s\n", msg.c_str());
+  }
+  throw error(BSPK_ERR_ARG, cxx_call, pid, step, msg);
+}
+/* rc of a C collective called in superstep `step` (superstep_now() before
+ * the call): thrown if not BSPK_OK, with this header's own text when it
+ * found the arguments wrong (local_arg_error). */
+inline void check_coll(int rc, const char* call, std::int64_t step, const char* cxx_call = nullptr) {
+  if (BSPK_HPP_UNLIKELY(!local_arg_error().empty())) throw_local_arg(cxx_call ? cxx_call : call, step);
+  if (BSPK_HPP_UNLIKELY(rc != BSPK_OK)) throw_coll(rc, call, step);
 }
 
 /* The C op of one call: a built-in code, or a user op registered for it. */
@@ -149,7 +190,7 @@ class coll_op {
       code_ = bspk_op_create(&coll_trampoline<T, Op>::fn, sizeof(T), 0);
       if (BSPK_HPP_UNLIKELY(code_ < 0)) {
         coll_trampoline<T, Op>::current = prev_;
-        throw_coll(code_, "bspk_op_create");
+        throw_coll(code_, "bspk_op_create", superstep_now());
       }
     }
   }
@@ -175,16 +216,24 @@ struct coll_elem<end<T>> {
   using type = T;
 };
 
+/* Record a local argument error (the first of a call): the C collective is
+ * then called with BSPK_NULL and one element, which it refuses collectively. */
+template <class T>
+end<T> invalid_range(const std::string& what) {
+  if (local_arg_error().empty()) local_arg_error() = what;
+  return end<T>{BSPK_NULL, 1, 1};
+}
+
 /* A region<T> (message<T>) or slice<T> as (pointer, elements). */
 template <class R>
-end<typename coll_elem<typename end_type<R>::type>::type> coll_range(const R& r, const char* call) {
+end<typename coll_elem<typename end_type<R>::type>::type> coll_range(const R& r, const char*) {
   using T = typename coll_elem<typename end_type<R>::type>::type;
   check_type<T>();
   const end<T> e = access::of(r);
   if (BSPK_HPP_UNLIKELY(e.scale != 1))
-    fail(BSPK_ERR_ARG, call,
-         "a message of bytes read as a wider T cannot take part in a collective (element sizes differ): copy it "
-         "into a region<T>");
+    return invalid_range<T>(
+        "a message of bytes read as a wider T cannot take part in a collective (element sizes differ): copy it "
+        "into a region<T>");
   return e;
 }
 
@@ -201,10 +250,11 @@ using coll_value = std::enable_if_t<!is_coll_range<X>::value && std::is_triviall
  * f(ptr, n, op), whose error is thrown. */
 template <class R, class Op, class F>
 void with_op(const R& r, Op op, const char* cxx_call, const char* c_call, F f) {
+  const std::int64_t step = coll_begin();
   const auto e = coll_range(r, cxx_call);
   using T = typename coll_elem<std::remove_const_t<decltype(e)>>::type;
   coll_op<T, Op> o(op);
-  check_coll(f(e.p, e.limit, o.code()), c_call);
+  check_coll(f(e.p, e.limit, o.code()), c_call, step, cxx_call);
 }
 
 /* A value form: x in a one-element region of this call, f(region), the
@@ -224,8 +274,9 @@ T through_region(runtime& rt, const T& x, F f) {
 /* Root's elements into every process's r (bspk_broadcast; r.size() elements). */
 template <class R, class = std::enable_if_t<detail::is_coll_range<R>::value>>
 void broadcast(runtime&, const R& r, int root) {
+  const std::int64_t step = detail::coll_begin();
   const auto e = detail::coll_range(r, "bspk::broadcast");
-  detail::check_coll(bspk_broadcast(root, e.p, e.limit), "bspk_broadcast");
+  detail::check_coll(bspk_broadcast(root, e.p, e.limit), "bspk_broadcast", step, "bspk::broadcast");
 }
 
 /* Element-wise op over the pids, in pid order, into the root's r; the other
@@ -259,34 +310,71 @@ void exscan(runtime&, const R& r, Op op) {
  * the root (elsewhere it may be an empty region<T>()) (bspk_gather). */
 template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
 void gather(runtime&, const D& dst, const S& src, int root) {
+  const std::int64_t step = detail::coll_begin();
   const auto d = detail::coll_range(dst, "bspk::gather");
   const auto s = detail::coll_range(src, "bspk::gather");
   static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::gather: dst and src must hold the same T");
-  detail::check_coll(bspk_gather(root, d.p, s.p, s.limit), "bspk_gather");
+  detail::check_coll(bspk_gather(root, d.p, s.p, s.limit), "bspk_gather", step, "bspk::gather");
 }
 
 /* Every process's dst[j*n ..) = pid j's src (n = src.size()) (bspk_allgather). */
 template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
 void allgather(runtime&, const D& dst, const S& src) {
+  const std::int64_t step = detail::coll_begin();
   const auto d = detail::coll_range(dst, "bspk::allgather");
   const auto s = detail::coll_range(src, "bspk::allgather");
   static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::allgather: dst and src must hold the same T");
-  detail::check_coll(bspk_allgather(d.p, s.p, s.limit), "bspk_allgather");
+  detail::check_coll(bspk_allgather(d.p, s.p, s.limit), "bspk_allgather", step, "bspk::allgather");
 }
 
 /* Block j of src (n = src.size() / p elements) to pid j's dst block me
- * (bspk_alltoall). Errors: BSPK_ERR_ARG (src.size() not a multiple of p). */
+ * (bspk_alltoall). Errors: BSPK_ERR_ARG (src.size() not a multiple of p; on
+ * the other processes: "pid i passed invalid arguments"). */
 template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
 void alltoall(runtime& rt, const D& dst, const S& src) {
+  const std::int64_t step = detail::coll_begin();
   const auto d = detail::coll_range(dst, "bspk::alltoall");
-  const auto s = detail::coll_range(src, "bspk::alltoall");
-  static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::alltoall: dst and src must hold the same T");
+  auto s = detail::coll_range(src, "bspk::alltoall");
+  static_assert(std::is_same<std::remove_const_t<decltype(d)>, decltype(s)>::value,
+                "bspk::alltoall: dst and src must hold the same T");
+  using T = typename detail::coll_elem<decltype(s)>::type;
   const std::size_t p = static_cast<std::size_t>(rt.nprocs());
   if (BSPK_HPP_UNLIKELY(p == 0 || s.limit % p != 0))
-    detail::fail(BSPK_ERR_ARG, "bspk::alltoall",
-                 "src has " + std::to_string(s.limit) + " elements, not a multiple of the " + std::to_string(p) +
-                     " processes");
-  detail::check_coll(bspk_alltoall(d.p, s.p, s.limit / p), "bspk_alltoall");
+    s = detail::invalid_range<T>("src has " + std::to_string(s.limit) + " elements, not a multiple of the " +
+                                 std::to_string(p) + " processes");
+  detail::check_coll(bspk_alltoall(d.p, s.p, (s.limit + p - 1) / p), "bspk_alltoall", step, "bspk::alltoall");
+}
+
+/* sendcounts[j] elements from src[sdispls[j] ..) go to pid j, which stores
+ * them at its dst[rdispls[me] ..); recvcounts[j] is what comes from pid j
+ * (pid j's sendcounts[me]). Arguments in bspk_alltoallv's order (dst and its
+ * counts first, like every collective here); each vector holds p entries, in
+ * elements. Errors: BSPK_ERR_ARG (a vector of another length; counts that
+ * disagree between processes, bspk_alltoallv). */
+template <class D, class S, class = std::enable_if_t<detail::is_coll_range<D>::value>>
+void alltoallv(runtime& rt, const D& dst, const std::vector<std::size_t>& recvcounts,
+               const std::vector<std::size_t>& rdispls, const S& src, const std::vector<std::size_t>& sendcounts,
+               const std::vector<std::size_t>& sdispls) {
+  const std::int64_t step = detail::coll_begin();
+  const auto d = detail::coll_range(dst, "bspk::alltoallv");
+  const auto s = detail::coll_range(src, "bspk::alltoallv");
+  static_assert(std::is_same<decltype(d), decltype(s)>::value, "bspk::alltoallv: dst and src must hold the same T");
+  const std::size_t p = static_cast<std::size_t>(rt.nprocs());
+  const std::vector<std::size_t>* v[4] = {&recvcounts, &rdispls, &sendcounts, &sdispls};
+  const char* names[4] = {"recvcounts", "rdispls", "sendcounts", "sdispls"};
+  const std::size_t* a[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = v[i]->data();
+    if (BSPK_HPP_UNLIKELY(v[i]->size() != p)) {
+      if (detail::local_arg_error().empty())
+        detail::local_arg_error() = std::string(names[i]) + " has " + std::to_string(v[i]->size()) +
+                                    " entries, not one per process (" + std::to_string(p) + ")";
+      a[0] = a[1] = a[2] = a[3] = nullptr;  // bspk_alltoallv refuses NULL arrays collectively
+      break;
+    }
+  }
+  if (a[0] && !detail::local_arg_error().empty()) a[0] = a[1] = a[2] = a[3] = nullptr;
+  detail::check_coll(bspk_alltoallv(d.p, a[0], a[1], s.p, a[2], a[3]), "bspk_alltoallv", step, "bspk::alltoallv");
 }
 
 // ---- one value ------------------------------------------------------------------

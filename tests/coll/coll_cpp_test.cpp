@@ -165,6 +165,62 @@ int main(int argc, char** argv) {
   } catch (const bspk::error& e) {
     check(e.code() == BSPK_ERR_ARG, std::string("alltoall with p + 1 elements: ") + e.what());
   }
+  // Only the last pid's src is not a multiple of p: every process leaves
+  // the collective with an error (none waits for the others), the others'
+  // messages name the odd pid, and superstep() is the superstep of the message.
+  if (p > 1) {
+    bspk::region<int> part(rt, me == p - 1 ? up * 3 + 1 : up * 3);
+    bool threw = false;
+    try {
+      bspk::alltoall(rt, dst, part);
+    } catch (const bspk::error& e) {
+      threw = true;
+      const std::string text = e.what();
+      check(e.code() == BSPK_ERR_ARG, "alltoall, one odd src: code " + text);
+      check(text.find("superstep " + std::to_string(e.superstep()) + ")") != std::string::npos,
+            "alltoall, one odd src: superstep() " + std::to_string(e.superstep()) + " as in the message: " + text);
+      check(me == p - 1 ? text.find("not a multiple") != std::string::npos
+                        : text.find("pid " + std::to_string(p - 1)) != std::string::npos,
+            "alltoall, one odd src: " + text);
+    }
+    check(threw, "alltoall, one odd src: every process throws");
+  }
+  // alltoallv: pid me sends j + 1 elements to pid j.
+  {
+    const std::size_t P = up;
+    std::vector<std::size_t> scnt(P), sdis(P), rcnt(P), rdis(P);
+    std::size_t so = 0, ro = 0;
+    for (std::size_t j = 0; j < P; j++) {
+      scnt[j] = j + 1, sdis[j] = so, so += scnt[j];
+      rcnt[j] = static_cast<std::size_t>(me) + 1, rdis[j] = ro, ro += rcnt[j];
+    }
+    bspk::region<int> sv(rt, so), dv(rt, ro);
+    for (std::size_t j = 0; j < P; j++)
+      for (std::size_t k = 0; k < scnt[j]; k++) sv[sdis[j] + k] = me * 100 + static_cast<int>(j * 10 + k);
+    bspk::alltoallv(rt, dv, rcnt, rdis, sv, scnt, sdis);
+    bool ok = true;
+    for (std::size_t j = 0; j < P; j++)
+      for (std::size_t k = 0; k < rcnt[j]; k++)
+        ok = ok && dv[rdis[j] + k] == static_cast<int>(j) * 100 + me * 10 + static_cast<int>(k);
+    check(ok, "alltoallv(region<int>)");
+    // A vector of p - 1 entries on the last pid: it throws, nobody waits.
+    std::vector<std::size_t> z(P, 0), zs(me == p - 1 ? P - 1 : P, 0);
+    bool threw = false;
+    try {
+      bspk::alltoallv(rt, dv, z, z, sv, z, zs);
+    } catch (const bspk::error& e) {
+      threw = true;
+      check(e.code() == BSPK_ERR_ARG, std::string("alltoallv, short vector: ") + e.what());
+      if (me == p - 1)
+        check(std::string(e.what()).find("sdispls has") != std::string::npos, std::string("alltoallv: ") + e.what());
+    }
+    check(threw || me != p - 1, "alltoallv with a short vector did not throw");
+  }
+  // LAND / LOR give 1 or 0, even of one value (p = 1; pid 0 of a scan).
+  check(bspk::allreduce(rt, 5 * (me + 1), std::logical_and<>{}) == 1, "allreduce(5(pid+1), logical_and) is 1");
+  check(bspk::scan(rt, 3, std::logical_and<>{}) == 1, "scan(3, logical_and) is 1");
+  check(bspk::allreduce(rt, me == 0 ? 7.5 : 0.0, std::logical_or<>{}) == 1.0, "allreduce(logical_or) is 1.0");
+
   const int after = bspk::allreduce(rt, 1, std::plus<>{});
   check(after == p, "allreduce after the errors");
 

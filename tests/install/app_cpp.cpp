@@ -8,6 +8,13 @@
 
 #include <cstdio>
 
+#if __cplusplus >= 202002L
+#include <ranges>
+// The frame and message ranges work with C++20's ranges library, not only range-for.
+static_assert(std::ranges::input_range<bspk::frame_range<int>>, "frames() is a std::ranges::input_range");
+static_assert(std::ranges::input_range<bspk::message_range<int>>, "messages<T>() is a std::ranges::input_range");
+#endif
+
 int main(int argc, char** argv) {
     bspk::runtime rt(argc, argv);
     const int me = rt.pid(), p = rt.nprocs(), next = (me + 1) % p, prev = (me + p - 1) % p;
