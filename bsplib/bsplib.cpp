@@ -854,9 +854,15 @@ const Reg& reg_for(const char* fn, const char* what, int src, const Header& h) {
 }
 
 
+void write_self_gets(const std::vector<char>& self_replies);
+
 // Phase 2: answer the get requests read in phase 1 and collect the answers
-// to this process's own gets from other processes.
-void phase2(const char* fn) {
+// to this process's own gets from other processes. Get results are written
+// in ascending source pid, call order within a source (as BSPonMPI; its
+// test get_4 overlaps gets from every pid, this one's own included): the
+// replies arrive by sender pid (bspk_recv's order), and this process's gets
+// of itself (self_replies, read in phase 1) go in at its own place.
+void phase2(const char* fn, const std::vector<char>& self_replies) {
   const int me = S.pid;
   int owners = 0;
   for (int j = 0; j < S.P; ++j)
@@ -865,10 +871,15 @@ void phase2(const char* fn) {
     if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
   check(fn, bspk_expect(owners));
   check(fn, bspk_sync());
+  bool self_written = false;
   for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
     int src = bspk_sender_id(region);
     if (src < 0 || src >= S.P || S.gets[static_cast<size_t>(src)].empty())
       fatal(fn, "unexpected get reply from pid %d", src);
+    if (src > me && !self_written) {
+      write_self_gets(self_replies);
+      self_written = true;
+    }
     Reader rd(region);
     size_t k = 0;
     auto& want = S.gets[static_cast<size_t>(src)];
@@ -883,6 +894,7 @@ void phase2(const char* fn) {
     want.clear();
     bspk_free(region);
   }
+  if (!self_written) write_self_gets(self_replies);
 }
 
 // This process's gets of itself, read with the others' sources.
@@ -983,8 +995,10 @@ void superstep(const char* fn, bool ending) {
         S.self_replies.insert(S.self_replies.end(), src, src + h.n);
     }
   }
-  if (two_phase) phase2(fn);
-  write_self_gets(S.self_replies);
+  if (two_phase)
+    phase2(fn, S.self_replies);
+  else
+    write_self_gets(S.self_replies);
   for (int j : S.touched) S.out[static_cast<size_t>(j)].reset();
   S.touched.clear();
 

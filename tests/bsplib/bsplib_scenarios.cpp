@@ -209,7 +209,8 @@ int start(int argc, char** argv) {
 // overlapping byte ranges); bsp_hpput/bsp_hpget deliver; 0-byte puts and gets
 // do nothing and check nothing; offsets address the target's registration,
 // whose size differs from the caller's (addresses and sizes differ per
-// process), up to its last byte.
+// process), up to its last byte; overlapping gets land in ascending source
+// pid (the process's own among them) whatever the call order.
 POSITIVE_ROWS("DrmaPutGetOrderAndOffsetsUnderSkew", "drma", "drma ok");
 int drma(int argc, char** argv) {
   set_mode(argc, argv);
@@ -312,7 +313,16 @@ int drma(int argc, char** argv) {
     uint8_t one = static_cast<uint8_t>(0x80 + me);
     bsp_put(t, &one, ov.data(), me + 1, 1);
   }
+  // Overlapping gets from every process, this one included, into one word:
+  // written in ascending source pid whatever the call order (BSPonMPI's
+  // get_4), so the highest pid's value wins both times.
+  int gg_up = -1, gg_down = -1;
+  for (int t = 0; t < P; ++t) bsp_get(t, gsrc, 0, &gg_up, sizeof gg_up);
+  for (int t = P - 1; t >= 0; --t) bsp_get(t, gsrc, 0, &gg_down, sizeof gg_down);
   sync_m(all_others());
+  CHECK(gg_up == 42000 + P - 1 && gg_down == 42000 + P - 1,
+        "overlapping gets from every pid: %d (ascending calls), %d (descending calls), expected pid %d's %d", gg_up,
+        gg_down, P - 1, 42000 + P - 1);
   CHECK(*w == (P - 1) * 10 + 2, "overlapping puts: w = %d, expected the highest pid's last put %d", *w,
         (P - 1) * 10 + 2);
   std::vector<uint8_t> want(ovn, 0xEE);
