@@ -31,6 +31,17 @@ namespace bspk::api {
 
 namespace {
 
+// Under bspkrun, a process's stdout is a pipe to the launcher, which stdio
+// buffers in blocks: a prompt printed before reading stdin (BSPlib programs
+// with bsp_init), or a progress line, would reach the terminal only when the
+// buffer fills or the program ends. Line-buffered instead, as at a terminal
+// (and as under mpirun, which gives its processes a pty): set when the
+// library is loaded, before the program writes anything. Not under Slurm or
+// without a launcher (BSPK_BOOT_SOCKET is bspkrun's).
+__attribute__((constructor)) void line_buffer_stdout_under_bspkrun() {
+  if (std::getenv("BSPK_BOOT_SOCKET") && !isatty(STDOUT_FILENO)) std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+}
+
 constexpr uint64_t kProbeMagic = 0xB5B0000000000000ull;
 
 // Where the job's processes run: one exchange of host names and CPU counts

@@ -30,9 +30,11 @@ BSPK_CONFIG_VAR(FRAME_SIZE, "BSPK_FRAME_SIZE", Size, User, kNoDefault, 0, 0, nul
                 "64K on shm, 256K on tcp/verbs",
                 "frame size in bytes (power of two ≥ 64; K/M suffixes). Larger frames move large messages "
                 "faster; every message occupies at least one frame on its receiver until freed")
-BSPK_CONFIG_VAR(SYNC_TIMEOUT, "BSPK_SYNC_TIMEOUT", Seconds, User, 60.0, 0, 0, nullptr, nullptr,
+BSPK_CONFIG_VAR(SYNC_TIMEOUT, "BSPK_SYNC_TIMEOUT", SecondsOrOff, User, 60.0, 0, 0, nullptr,
+                "60; off for BSPlib programs and under bsprun",
                 "seconds without progress before a sync reports `BSPK_ERR_TIMEOUT`; also how long bspkrun "
-                "lets processes wait for a late one in `bspk_init`")
+                "lets processes wait for a late one in `bspk_init`. `0` or `off`: wait for ever (a process "
+                "that dies still ends the job)")
 BSPK_CONFIG_VAR(MAX_AHEAD, "BSPK_MAX_AHEAD", Int, User, 16, 1, version::kMaxAheadLimit, nullptr, nullptr,
                 "supersteps a sender may run ahead of a receiver")
 BSPK_CONFIG_VAR(STATS, "BSPK_STATS", Bool, User, false, 0, 0, nullptr, nullptr,

@@ -50,6 +50,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -268,7 +269,12 @@ void Launcher::spawn(int rank) {
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
-    setpgid(0, 0);
+    // A process group of its own (kill_all signals the group, so processes
+    // it started go too), except pid 0 reading a terminal: in a group other
+    // than the terminal's foreground one, its first read of stdin would stop
+    // it (SIGTTIN) and an interactive program (a prompt, then scanf) would
+    // never go on. It stays in ours, the foreground group.
+    if (!(rank == 0 && isatty(STDIN_FILENO))) setpgid(0, 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
     if (rank != 0) {
@@ -826,7 +832,38 @@ int Launcher::run() {
 
 }  // namespace
 
+namespace {
+
+// Started as `bsprun` (the name installed for BSPlib programs).
+bool invoked_as_bsprun(const char* argv0) {
+  const char* base = std::strrchr(argv0, '/');
+  base = base ? base + 1 : argv0;
+  return std::strcmp(base, "bsprun") == 0;
+}
+
+// mpirun's spelling `-np P` (BSPonMPI's bsprun wraps mpirun) as --np, in the
+// launcher's options only (before the program, whose own arguments are
+// left alone).
+void accept_mpirun_np(int argc, char** argv) {
+  static char np[] = "--np";
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (a[0] != '-' || std::strcmp(a, "--") == 0) return;  // the program starts here
+    if (std::strcmp(a, "-np") == 0) argv[i] = np;
+    static const char* const with_value[] = {"-n", "--np", "-np", "--provider", "--bind", "--timeout", "--exe",
+                                             "--adopt", "--adopt-fd", "--adopt-children", "--children-fd"};
+    for (const char* o : with_value)
+      if (std::strcmp(a, o) == 0) {
+        ++i;  // its value
+        break;
+      }
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  accept_mpirun_np(argc, argv);
   Launcher L;
   CLI::App app{"bspkrun: start a BSPk job of P processes on this machine"};
   app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
@@ -898,8 +935,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   // A malformed value is left for the processes to report (each does, in bspk_init).
+  // Run as bsprun (BSPlib programs): no time-out unless the user sets one.
+  // Pid 0 of a BSPlib program may read stdin for as long as the user takes,
+  // before bsp_begin (while the others wait in the start-up exchange) or
+  // inside the SPMD section (BSPedupack's programs ask for n there), and
+  // BSPonMPI and MulticoreBSP wait for ever; the processes' BSPlib layer
+  // makes the same default for their syncs.
+  if (invoked_as_bsprun(argv[0]) && !std::getenv(config::name(config::Var::SYNC_TIMEOUT)))
+    setenv(config::name(config::Var::SYNC_TIMEOUT), "off", 1);
   try {
     L.exchange_timeout = config::get_seconds(config::Var::SYNC_TIMEOUT, L.exchange_timeout);
+    if (L.exchange_timeout == 0) L.exchange_timeout = std::numeric_limits<double>::infinity();  // off
   } catch (const bspk::Error&) {
   }
   try {
@@ -938,6 +984,11 @@ int main(int argc, char** argv) {
       if (e == std::string::npos) break;
       s = e + 1;
     }
+  }
+  if (!found && prog.find('/') == std::string::npos && access(prog.c_str(), X_OK) == 0) {
+    // Not in PATH but here: run ./prog, as mpirun does (argv[0] stays prog).
+    L.exe = "./" + prog;
+    found = true;
   }
   if (!found) {
     std::fprintf(stderr, "bspkrun: cannot execute '%s': not found or not executable\n", prog.c_str());

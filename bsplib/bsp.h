@@ -29,7 +29,8 @@
  * (declare m = bsp_nprocs() - 1). Operations on the process itself never
  * count, nor do puts and gets of 0 bytes (they send nothing), while a 0-byte
  * bsp_send is a message like any other. A too small m is reported at once; a
- * too large one after BSPK_SYNC_TIMEOUT (60 s) of waiting. Not available while
+ * too large one waits (BSPlib programs have no sync time-out unless
+ * BSPK_SYNC_TIMEOUT sets one: then it is reported after that). Not available while
  * processes beyond bsp_begin's P are idle (they make every sync counted: a
  * declaration is then an error). Without a declaration bsp_sync counts the
  * batches itself. See README "BSPlib programs".

@@ -1069,6 +1069,11 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   if (!argc) argc = &dummy_argc;
   // The layer reports BSPk's errors itself, naming the BSPlib call.
   setenv("BSPK_ERRORS", "quiet", 0);
+  // No sync time-out unless the user sets one: pid 0 may read stdin for as
+  // long as the user takes while the others wait (BSPedupack asks for n
+  // inside the SPMD section), as BSPonMPI and MulticoreBSP allow. Dead
+  // processes still end the job within seconds; Err_SYNC is found at once.
+  setenv("BSPK_SYNC_TIMEOUT", "off", 0);
   if (bspk_init(argc, argv) != BSPK_OK) fatal(fn, "cannot start the runtime: %s", bspk_error_string());
   S.pid = bspk_pid();
   S.nprocs_all = bspk_nprocs();

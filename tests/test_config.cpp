@@ -166,9 +166,11 @@ TEST_F(Config, OutOfRangeAndMalformedValuesNameTheVariableAndTheRange) {
   e = arg_error([] { config::get_int(Var::RANK, -1, 0, 3); });
   EXPECT_TRUE(has(e, "BSPK_RANK=4") && has(e, "[0, 3]")) << e;
   EXPECT_EQ(config::get_int(Var::RANK, -1, 0, 4), 4);
-  set(Var::SYNC_TIMEOUT, "0");
+  set(Var::SYNC_TIMEOUT, "-1");
   e = arg_error([] { config::get_seconds(Var::SYNC_TIMEOUT); });
-  EXPECT_TRUE(has(e, "BSPK_SYNC_TIMEOUT='0'") && has(e, "positive number of seconds")) << e;
+  EXPECT_TRUE(has(e, "BSPK_SYNC_TIMEOUT='-1'") && has(e, "positive number of seconds")) << e;
+  set(Var::SYNC_TIMEOUT, "off");  // never (BSPlib programs' default)
+  EXPECT_EQ(config::get_seconds(Var::SYNC_TIMEOUT), 0);
   set(Var::FAILURE_TIMEOUT, "never");
   e = arg_error([] { config::get_seconds(Var::FAILURE_TIMEOUT); });
   EXPECT_TRUE(has(e, "BSPK_FAILURE_TIMEOUT='never'")) << e;
@@ -276,7 +278,7 @@ TEST_F(Config, BspkrunInfoListsEveryRow) {
   ASSERT_EQ(st, 0) << out;
   for (const config::Row& r : config::rows()) EXPECT_TRUE(has(out, std::string("  ") + r.name + " ")) << r.name;
   EXPECT_TRUE(has(out, "BSPK_MAX_AHEAD           21\n")) << out;
-  EXPECT_TRUE(has(out, "BSPK_SYNC_TIMEOUT        (default: 60)\n")) << out;
+  EXPECT_TRUE(has(out, "BSPK_SYNC_TIMEOUT        (default: 60; off for BSPlib programs and under bsprun)\n")) << out;
   EXPECT_TRUE(has(out, "BSPK_BIND='socket' is not one of auto, core, none")) << out;
   EXPECT_TRUE(has(out, "Set by bspkrun") && has(out, "Test hooks")) << out;
   std::string md = run(BSPKRUN_PATH " --info=markdown", &st);
