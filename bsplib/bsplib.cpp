@@ -102,7 +102,7 @@ constexpr uint64_t kWildcard = ~0ull;  // bsp_pop_reg(NULL): matches the others'
 struct Op {
   uint64_t kind;
   uint64_t regid;  // push: the new id; pop: the popped id (or kWildcard)
-  int64_t value;   // push: size; tagsize: requested size
+  int64_t value;   // push: size, or -1 for NULL (size 0); tagsize: requested size
 };
 static_assert(sizeof(Op) == 24);
 
@@ -113,6 +113,7 @@ enum class Phase { Before, Spmd, Ended };
 struct Reg {
   const void* addr = nullptr;
   std::vector<int64_t> size;  // registered size per pid
+  std::vector<uint8_t> null;  // per pid: registered as NULL (for bsp_pop_reg(NULL) everywhere)
 };
 
 struct PendingGet {
@@ -770,6 +771,46 @@ void check_ops(std::vector<std::vector<Op>>& all) {
       fatal_collective(0, "bsp_sync", m);
     }
   }
+  // Pops: every process that named an address (not NULL, the wildcard)
+  // popped the same registration (compared with the first such process, not
+  // only with pid 0, which may have popped NULL).
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (ref[i].kind != kPop) continue;
+    int first = -1;
+    for (int j = 0; j < S.P; ++j) {
+      const uint64_t id = all[static_cast<size_t>(j)][i].regid;
+      if (id == kWildcard) continue;
+      if (first < 0) {
+        first = j;
+      } else if (id != all[static_cast<size_t>(first)][i].regid) {
+        fatal_collective(0, "bsp_sync",
+                         "bsp_pop_reg: processes " + std::to_string(first) + " and " + std::to_string(j) +
+                             " popped different registrations in superstep " + std::to_string(S.step) + " (call " +
+                             std::to_string(i + 1) + "; the k-th bsp_push_reg on every process is one variable)");
+      }
+    }
+  }
+}
+
+// The registration every process's bsp_pop_reg(NULL) pops when no process
+// named an address (as BSPonMPI): the oldest live one that is NULL on every
+// process. Ends the job when there is none.
+uint64_t pop_everywhere_null() {
+  auto it = S.by_addr.find(nullptr);
+  if (it == S.by_addr.end())
+    fatal_collective(0, "bsp_sync",
+                     "bsp_pop_reg: every process popped NULL in superstep " + std::to_string(S.step) +
+                         ", but no registration of NULL is live");
+  for (uint64_t id : it->second) {  // oldest first
+    const Reg& r = S.regs.at(id);
+    bool all_null = true;
+    for (int j = 0; j < S.P && all_null; ++j) all_null = r.null[static_cast<size_t>(j)] != 0;
+    if (all_null) return id;
+  }
+  fatal_collective(0, "bsp_sync",
+                   "bsp_pop_reg: every process popped NULL in superstep " + std::to_string(S.step) +
+                       ", but no live registration is NULL on every process (pop the address instead where it "
+                       "is not NULL)");
 }
 
 // Apply the registration ops of this superstep (after the puts).
@@ -786,14 +827,19 @@ void apply_ops(const std::vector<std::vector<Op>>& all) {
       Reg r;
       r.addr = pr.first;
       r.size.resize(static_cast<size_t>(S.nprocs_all), 0);
-      for (int j = 0; j < S.P; ++j) r.size[static_cast<size_t>(j)] = all[static_cast<size_t>(j)][i].value;
+      r.null.resize(static_cast<size_t>(S.nprocs_all), 0);
+      for (int j = 0; j < S.P; ++j) {
+        const int64_t v = all[static_cast<size_t>(j)][i].value;
+        r.size[static_cast<size_t>(j)] = v < 0 ? 0 : v;
+        r.null[static_cast<size_t>(j)] = v < 0;
+      }
       S.regs[o.regid] = std::move(r);
       S.by_addr[pr.first].push_back(o.regid);
     } else if (o.kind == kPop) {
       uint64_t id = o.regid;
       if (id == kWildcard)  // take the id a process popping a real address popped
         for (int j = 0; j < S.P && id == kWildcard; ++j) id = all[static_cast<size_t>(j)][i].regid;
-      if (id == kWildcard) id = static_cast<uint64_t>(o.value);  // everyone popped NULL: our own newest
+      if (id == kWildcard) id = pop_everywhere_null();
       auto rit = S.regs.find(id);
       if (rit == S.regs.end())
         fatal_collective(0, "bsp_sync", "bsp_pop_reg: processes popped a registration that does not exist on pid " +
@@ -1210,13 +1256,20 @@ void bsp_push_reg(const void* addr, bsp_size_t size) {
   if (size < 0) fatal("bsp_push_reg", "negative size %d", size);
   if (!addr && size > 0) fatal("bsp_push_reg", "NULL registered with size %d (NULL takes size 0)", size);
   uint64_t id = S.next_regid++;
-  S.ops.push_back({kPush, id, size});
+  S.ops.push_back({kPush, id, addr ? static_cast<int64_t>(size) : -1});
   S.pushed.push_back({addr, size});
   S.pending[addr].push_back(id);
 }
 
 void bsp_pop_reg(const void* addr) {
   need_spmd("bsp_pop_reg");
+  if (!addr) {
+    // A wildcard, as in BSPonMPI: it pops what the processes that named an
+    // address pop; when every process pops NULL, the oldest registration that
+    // is NULL on every process (pop_everywhere_null). Resolved at the sync.
+    S.ops.push_back({kPop, kWildcard, 0});
+    return;
+  }
   // Newest first: a push of this superstep (push then pop cancel), else the newest live one.
   uint64_t id = 0;
   auto pit = S.pending.find(addr);
@@ -1239,8 +1292,7 @@ void bsp_pop_reg(const void* addr) {
     }
     if (id == 0) fatal("bsp_pop_reg", "address %p has no registration to pop", addr);
   }
-  S.ops.push_back({kPop, addr ? id : kWildcard, 0});
-  if (!addr) S.ops.back().value = static_cast<int64_t>(id);  // our own candidate, if everyone pops NULL
+  S.ops.push_back({kPop, id, 0});
 }
 
 // The common put, without a call per check: the registration is the last

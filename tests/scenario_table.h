@@ -182,8 +182,10 @@ inline bool add_row(const char* file, int line, Row r) {
 
 inline std::string status_text(const Status& s) {
   std::string t;
-  for (int v : s.eq) t += (t.empty() ? "" : " ") + std::string("==") + std::to_string(v);
-  for (int v : s.ne) t += (t.empty() ? "" : " ") + std::string("!=") + std::to_string(v);
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on
+  // const char* + std::string temporaries here.
+  for (int v : s.eq) (t += t.empty() ? "==" : " ==") += std::to_string(v);
+  for (int v : s.ne) (t += t.empty() ? "!=" : " !=") += std::to_string(v);
   return t.empty() ? "any" : t;
 }
 

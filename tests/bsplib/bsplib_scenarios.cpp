@@ -471,6 +471,34 @@ int reg(int argc, char** argv) {
   sync_m(others({L}));
   CHECK(holds(arr, 8, L, 14), "8-byte put into arr after popping its newest (4-byte) registration");
 
+  // ---- 8: bsp_pop_reg(NULL) on every process pops the oldest registration
+  // that is NULL on every process (BSPonMPI), not each process's newest NULL
+  // one: n1 is NULL on pid 0 only, n2 everywhere, n3 on the last pid only.
+  // Afterwards n1 and n3 still line up (named by NULL where they are NULL).
+  if (P >= 2) {
+    int* n1 = new int(0);
+    int* n3 = new int(0);
+    void* a1 = me == 0 ? nullptr : n1;
+    void* a3 = me == P - 1 ? nullptr : n3;
+    bsp_push_reg(a1, a1 ? sizeof(int) : 0);
+    bsp_push_reg(nullptr, 0);
+    bsp_push_reg(a3, a3 ? sizeof(int) : 0);
+    sync_m(all_others());
+    bsp_pop_reg(nullptr);  // every process: n2
+    sync_m(all_others());
+    int v1 = 500 + me, v3 = 600 + me;
+    if (R != 0) bsp_put(R, &v1, a1, 0, sizeof v1);
+    if (R != P - 1) bsp_put(R, &v3, a3, 0, sizeof v3);
+    sync_m(others({L}));
+    if (me != 0) CHECK(*n1 == 500 + L, "n1 = %d after everyone popped NULL, expected %d", *n1, 500 + L);
+    if (me != P - 1) CHECK(*n3 == 600 + L, "n3 = %d after everyone popped NULL, expected %d", *n3, 600 + L);
+    bsp_pop_reg(a1);  // NULL on pid 0: a wildcard matching the others' n1
+    bsp_pop_reg(a3);
+    sync_m(all_others());
+    delete n1;
+    delete n3;
+  }
+
   bsp_pop_reg(r);
   bsp_pop_reg(even ? static_cast<void*>(q2) : nullptr);
   bsp_pop_reg(arr);
@@ -750,6 +778,13 @@ ERR_ROW("ErrPushCountsDiffer", "err_push_count", p_list({3, 4}), BOTH, has("bsp_
 ERR_ROW("ErrPopCountsDiffer", "err_pop_count", p_list({3}), SHM, has("bsp_pop_reg"), has(Re{"\\b0 and 2\\b"}));
 ERR_ROW("ErrPopsOfDifferentRegistrations", "err_pop_different", p_list({3, 4}), SHM, has("bsp_pop_reg"),
         has(Re{"\\b0 and 2\\b"}), exactly(0, Re{"\\b0 and [13]\\b"}));
+// bsp_pop_reg(NULL) is a wildcard; the processes naming addresses must agree
+// among themselves (pid 0 popped NULL); every process popping NULL needs a
+// registration that is NULL on every process (BSPonMPI's pop_reg_7).
+ERR_ROW("ErrNullAndNamedPopsOfDifferentRegistrations", "err_pop_null_different", p_list({3}), SHM, has("bsp_pop_reg"),
+        has(Re{"\\b1 and 2\\b"}));
+ERR_ROW("ErrPopNullEverywhereWithoutACommonNullRegistration", "err_pop_null_none", p_list({2, 3}), BOTH,
+        msg("bsp_sync", "NULL on every process"));
 ERR_ROW("ErrTagsizeCallCountsDiffer", "err_tagsize_count", p_list({3}), SHM, has("bsp_set_tagsize"),
         has(Re{"\\b0 and 2\\b"}));
 ERR_ROW("ErrTagsizeValuesDiffer", "err_tagsize_value", p_list({3}), BOTH, has("bsp_set_tagsize"),
@@ -971,6 +1006,23 @@ int err(const std::string& name, int argc, char** argv) {
     bsp_pop_reg(me >= 2 ? &b : &a);
     bsp_sync();
     reached("a superstep in which pid 2 popped another registration");
+  }
+  if (name == "err_pop_null_different") {
+    static int a = 0, b = 0;
+    bsp_push_reg(&a, sizeof a);
+    bsp_push_reg(&b, sizeof b);
+    bsp_sync();
+    bsp_pop_reg(me == 0 ? nullptr : me == 1 ? &a : &b);
+    bsp_sync();
+    reached("a superstep in which pids 1 and 2 popped different registrations");
+  }
+  if (name == "err_pop_null_none") {
+    static int x = 0;
+    bsp_push_reg(me ? nullptr : &x, 0);
+    bsp_push_reg(!me ? nullptr : &x, 0);
+    bsp_pop_reg(nullptr);
+    bsp_sync();
+    reached("a superstep in which every process popped NULL with no registration NULL on all");
   }
   if (name == "err_tagsize_count") {
     bsp_size_t t = 4;
