@@ -40,6 +40,11 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+/* As the Oxford BSPlib toolset's bsp.h: its example programs use printf and
+ * strlen without including these themselves. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define BSPK_BSP_API __attribute__((visibility("default")))
@@ -205,8 +210,23 @@ BSPK_BSP_API void bspk_bsp_set_tagsize_w(void *tag_nbytes, size_t width);
 BSPK_BSP_API void bspk_bsp_qsize_w(void *nmessages, size_t nmessages_width, void *accum_nbytes, size_t accum_width);
 BSPK_BSP_API void bspk_bsp_get_tag_w(void *status, size_t status_width, void *tag);
 #if !defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
-/* The width of *p; `& 1` rejects pointers to non-integers at compile time. */
+/* The width of *p; `& 1` rejects pointers to non-integers at compile time.
+ * NULL (a void *) gives width 0, so that a call with NULL compiles and is
+ * reported at run time as NULL, as with the plain functions (BSPonMPI's test
+ * get_tag_status_null); that needs a generic selection (C11, or GCC and
+ * Clang in any C mode). */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define BSPK_BSP_GENERIC_ _Generic
+#elif defined(__GNUC__)
+#define BSPK_BSP_GENERIC_ __extension__ _Generic
+#endif
+#ifdef BSPK_BSP_GENERIC_
+#define BSPK_BSP_DEREF_(p) BSPK_BSP_GENERIC_((p), void *: (char *)0, default: (p))
+#define BSPK_BSP_WIDTH_(p) \
+  BSPK_BSP_GENERIC_((p), void *: (size_t)0, default: (sizeof(*BSPK_BSP_DEREF_(p) & 1) ? sizeof(*BSPK_BSP_DEREF_(p)) : 0))
+#else
 #define BSPK_BSP_WIDTH_(p) (sizeof(*(p) & 1) ? sizeof(*(p)) : 0)
+#endif
 #define bsp_set_tagsize(tag_nbytes) bspk_bsp_set_tagsize_w((tag_nbytes), BSPK_BSP_WIDTH_(tag_nbytes))
 #define bsp_qsize(nmessages, accum_nbytes) \
   bspk_bsp_qsize_w((nmessages), BSPK_BSP_WIDTH_(nmessages), (accum_nbytes), BSPK_BSP_WIDTH_(accum_nbytes))
@@ -217,24 +237,28 @@ BSPK_BSP_API void bspk_bsp_get_tag_w(void *status, size_t status_width, void *ta
 }
 #endif
 
-#if defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
+#if defined(__cplusplus) && __cplusplus >= 201103L && !defined(BSPK_BSP_NO_WIDTH_MACROS)
 #include <type_traits>
-/* C++: the same for any integer variable (see "Integer arguments of any
- * width"); an int * argument calls the C function itself. */
-template <class T>
-inline void bsp_set_tagsize(T *tag_nbytes) {
-  static_assert(std::is_integral<T>::value, "bsp_set_tagsize takes a pointer to an integer");
-  bspk_bsp_set_tagsize_w(tag_nbytes, sizeof(T));
+/* C++11 and later: the same for any integer variable (see "Integer arguments
+ * of any width"); an int * argument calls the C function itself. (C++98/03:
+ * the standard int * functions only.) Template parameters are named so that
+ * a program's own macros (T, N, B, ...) defined before this header cannot
+ * clash with them. */
+template <class bspk_int_t_>
+inline void bsp_set_tagsize(bspk_int_t_ *tag_nbytes) {
+  static_assert(std::is_integral<bspk_int_t_>::value, "bsp_set_tagsize takes a pointer to an integer");
+  bspk_bsp_set_tagsize_w(tag_nbytes, sizeof(bspk_int_t_));
 }
-template <class N, class B>
-inline void bsp_qsize(N *nmessages, B *accum_nbytes) {
-  static_assert(std::is_integral<N>::value && std::is_integral<B>::value, "bsp_qsize takes pointers to integers");
-  bspk_bsp_qsize_w(nmessages, sizeof(N), accum_nbytes, sizeof(B));
+template <class bspk_int_n_, class bspk_int_b_>
+inline void bsp_qsize(bspk_int_n_ *nmessages, bspk_int_b_ *accum_nbytes) {
+  static_assert(std::is_integral<bspk_int_n_>::value && std::is_integral<bspk_int_b_>::value,
+                "bsp_qsize takes pointers to integers");
+  bspk_bsp_qsize_w(nmessages, sizeof(bspk_int_n_), accum_nbytes, sizeof(bspk_int_b_));
 }
-template <class T>
-inline void bsp_get_tag(T *status, void *tag) {
-  static_assert(std::is_integral<T>::value, "bsp_get_tag takes a pointer to an integer status");
-  bspk_bsp_get_tag_w(status, sizeof(T), tag);
+template <class bspk_int_t_>
+inline void bsp_get_tag(bspk_int_t_ *status, void *tag) {
+  static_assert(std::is_integral<bspk_int_t_>::value, "bsp_get_tag takes a pointer to an integer status");
+  bspk_bsp_get_tag_w(status, sizeof(bspk_int_t_), tag);
 }
 #endif
 #endif /* BSPK_BSP_H */

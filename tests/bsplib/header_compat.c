@@ -1,0 +1,24 @@
+/* tests/bsplib/header_compat.c -- bsp.h as programs written for other BSPlib
+ * libraries expect it (compile only; tests/bsplib/CMakeLists.txt builds it
+ * as C99 and C11 with -pedantic -Werror, and as C++98 and C++17):
+ * - the Oxford toolset's examples call printf and strlen without including
+ *   <stdio.h> or <string.h> (its bsp.h did);
+ * - a program's own macros T, N, B defined before the include (C++ builds
+ *   of bsp.h's templates must not use those names);
+ * - BSPonMPI's get_tag_status_null passes NULL to bsp_get_tag and bsp_qsize
+ *   (reported at run time, so it must compile). */
+#define T double
+#define N 1000
+#define B 3
+#include <bsp.h>
+
+int compat(void);
+int compat(void) {
+  T x[N];
+  int tag = B;
+  x[0] = 1.0;
+  printf("%d %d\n", (int)strlen("bsp"), (int)x[0]);
+  bsp_get_tag(NULL, &tag);
+  bsp_qsize(NULL, NULL);
+  return tag;
+}
