@@ -37,6 +37,15 @@
  *                       bspk_expect(senders with keys for this process).
  *   mp-combined-counted the same without bspk_expect (as a BSPlib program
  *                       would run it).
+ *   contig-expect       mp-combined-expect with a contiguous send region
+ *                       (bspk_malloc_contiguous), as a user who needs a plain
+ *                       array writes it now: the count sort writes straight
+ *                       into the region that is sent (no copy into frames).
+ *                       (Storing each piece into a contiguous "rdx_in" instead,
+ *                       so that the receiver needs no copy either, measured
+ *                       slower: 256 stores per destination, and stores into a
+ *                       contiguous region are copied in at the boundary.)
+ *   contig-counted      the same without bspk_expect.
  *
  * Timing: per repetition, from a barrier (counted bspk_sync) to the end of the
  * 4th pass (for the mp variants the keys copied into the output array; for the
@@ -65,9 +74,11 @@
 
 #include "kernels.h"
 
-enum { V_MP_EXPECT, V_MP_COUNTED, V_STORE_EXPECT, V_STORE_COUNTED, V_MP_COMB_EXPECT, V_MP_COMB_COUNTED, NVAR };
+enum { V_MP_EXPECT, V_MP_COUNTED, V_STORE_EXPECT, V_STORE_COUNTED, V_MP_COMB_EXPECT, V_MP_COMB_COUNTED,
+       V_CONTIG_EXPECT, V_CONTIG_COUNTED, NVAR };
 static const char *const vname[NVAR] = {"mp-expect", "mp-counted", "store-expect", "store-counted",
-                                        "mp-combined-expect", "mp-combined-counted"};
+                                        "mp-combined-expect", "mp-combined-counted", "contig-expect",
+                                        "contig-counted"};
 
 #define R SUITE_RADIX
 
@@ -88,6 +99,7 @@ static uint32_t *keys, *sorted;     /* plain: the pass input, the count-sorted k
 static uint64_t cnt[R], *all, *pos; /* my counts; p x 256 counts; pos[q*256+d] = first position of (q, d) */
 static bspk_ptr sendbuf, cnt_msg, outr; /* comem: sorted keys, my counts, my ("rdx_out", me) */
 static bspk_ptr *outp;              /* ("rdx_out", j) for every j */
+static bspk_ptr csend;              /* contig: the contiguous send region */
 static int *nextd;                  /* per sender: next digit to look at (mp receive) */
 
 /* Copy cnt elements of size es from a region (from src on) to plain memory /
@@ -140,16 +152,29 @@ static int piece(int q, int d, uint64_t *a, uint64_t *b) {
     return *a < *b;
 }
 
+/* Element 0 of a contiguous region: all of it lies there (bspk_span). */
+static uint32_t *base_of(bspk_ptr r) {
+    void *b = NULL;
+    if (bspk_span(r, &b) == 0 && m > 0) bspk_abort("rdx_bspk: bspk_span: %s", bspk_error_string());
+    return b;
+}
+
 static void one_pass(int v, int pass) {
-    const int mp = v == V_MP_EXPECT || v == V_MP_COUNTED || v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED;
+    const int contig = v == V_CONTIG_EXPECT || v == V_CONTIG_COUNTED;
+    const int mp =
+        v == V_MP_EXPECT || v == V_MP_COUNTED || v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED || contig;
     const int store = v == V_STORE_EXPECT || v == V_STORE_COUNTED;
-    const int expect = v == V_MP_EXPECT || v == V_STORE_EXPECT || v == V_MP_COMB_EXPECT;
-    const int comb = v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED;
+    const int expect = v == V_MP_EXPECT || v == V_STORE_EXPECT || v == V_MP_COMB_EXPECT || v == V_CONTIG_EXPECT;
+    const int comb = v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED || contig;
 
     /* ---- superstep 1: count sort, counts to everyone ---- */
-    if (store && pass > 0) r2p(keys, outr, m, sizeof *keys);
-    suite_count_sort(sorted, cnt, keys, m, pass);
-    p2r(sendbuf, sorted, m, sizeof *sorted);
+    if (contig) {
+        suite_count_sort(base_of(csend), cnt, keys, m, pass);
+    } else {
+        if (store && pass > 0) r2p(keys, outr, m, sizeof *keys);
+        suite_count_sort(sorted, cnt, keys, m, pass);
+        p2r(sendbuf, sorted, m, sizeof *sorted);
+    }
     p2r(cnt_msg, cnt, R, sizeof *cnt);
     for (int q = 0; q < p; q++) CK(bspk_send(q, cnt_msg, R));
     CK(bspk_expect(p));
@@ -182,7 +207,7 @@ static void one_pass(int v, int pass) {
         uint64_t g = pos[(size_t)me * R + d], left = cnt[d];
         while (left) {
             while (g >= blo[dest + 1]) {
-                if (comb && clen) CK(bspk_send(dest, bspk_incr(sendbuf, (ptrdiff_t)cstart), clen));
+                if (comb && clen) CK(bspk_send(dest, bspk_incr(contig ? csend : sendbuf, (ptrdiff_t)cstart), clen));
                 clen = 0;
                 dest++;
             }
@@ -200,7 +225,7 @@ static void one_pass(int v, int pass) {
             left -= len;
         }
     }
-    if (comb && clen) CK(bspk_send(dest, bspk_incr(sendbuf, (ptrdiff_t)cstart), clen));
+    if (comb && clen) CK(bspk_send(dest, bspk_incr(contig ? csend : sendbuf, (ptrdiff_t)cstart), clen));
     if (expect) CK(bspk_expect(expected));
     CK(bspk_sync());
 
@@ -229,7 +254,7 @@ static void one_pass(int v, int pass) {
 static void usage(void) {
     fprintf(stderr, "usage: bspkrun -n P rdx_bspk [--n N] [--seed S] [--reps R] [--variants a,b,...] [--quick]\n"
                     "  variants: mp-expect mp-counted store-expect store-counted mp-combined-expect\n"
-                    "            mp-combined-counted (default all)\n"
+                    "            mp-combined-counted contig-expect contig-counted (default all)\n"
                     "  --quick: n = 2^18, reps = 2\n");
 }
 
@@ -272,12 +297,15 @@ int main(int argc, char **argv) {
     CKP(sendbuf, "bspk_malloc");
     CKP(cnt_msg, "bspk_malloc");
     CKP(outr, "bspk_malloc rdx_out");
+    csend = bspk_malloc_contiguous("", 0, (size_t)m, sizeof(uint32_t));
+    CKP(csend, "bspk_malloc_contiguous");
     for (int j = 0; j < p; j++) {
         outp[j] = bspk_lookup("rdx_out", j);
         CKP(outp[j], "bspk_lookup");
     }
     CK(bspk_sync());
     for (int j = 0; j < p; j++) outp[j] = bspk_lookup("rdx_out", j); /* exact now */
+
 
     /* the input checksum (pid 0), from the keys' definition */
     uint64_t in_sum = 0;
@@ -374,6 +402,7 @@ int main(int argc, char **argv) {
     CK(bspk_free(rep));
     CK(bspk_free(sendbuf));
     CK(bspk_free(cnt_msg));
+    CK(bspk_free(csend));
     free(keys);
     free(sorted);
     free(all);
