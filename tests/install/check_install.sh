@@ -26,6 +26,8 @@ cmake --build "$work/cmake" >/dev/null
 test -f "$prefix/include/bspk/bsp.h"
 test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/bin/bsprun"
 "$prefix/bin/bspcc" -O2 -Wall -o "$work/bsp_app" "$src/tests/install/bsp_app.c" -lm
+# -show prints the command (as BSPonMPI's and MPI's wrappers), running nothing
+"$prefix/bin/bspcc" -show -O2 prog.c | grep -q -- "-lbspk-bsplib" || { echo "bspcc -show: no link line"; exit 1; }
 "$prefix/bin/bsprun" -n 3 "$work/bsp_app" | grep -c ': bsp ok$' | grep -qx 3
 cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
 "$prefix/bin/bspcxx" -O2 -o "$work/bsp_app_cxx" "$work/bsp_app.cpp"
