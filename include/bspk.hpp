@@ -220,12 +220,11 @@ inline std::int64_t superstep_now() noexcept {
   throw error(code, call, bspk_pid(), superstep_now(), msg);
 }
 
-/* An error found by this header: reported as bspk.h's Conventions say for
- * errors (printed to stderr unless BSPK_ERRORS=quiet; BSPK_ERRORS=abort ends
- * the job here), then thrown. */
-[[noreturn]] BSPK_HPP_COLD inline void fail(int code, const char* call, const std::string& what) {
+/* An error found by this header in superstep `step`: reported as bspk.h's
+ * Conventions say for errors (printed to stderr unless BSPK_ERRORS=quiet;
+ * BSPK_ERRORS=abort ends the job here), then thrown. */
+[[noreturn]] BSPK_HPP_COLD inline void fail_at(int code, const char* call, const std::string& what, std::int64_t step) {
   const int pid = bspk_pid();
-  const std::int64_t step = superstep_now();
   std::string msg = std::string(call);
   if (pid >= 0)
     msg += " (pid " + std::to_string(pid) + ", superstep " + std::to_string(step) + ")";
@@ -239,6 +238,10 @@ inline std::int64_t superstep_now() noexcept {
     std::fprintf(stderr, "bspk: error: %s\n", msg.c_str());
   }
   throw error(code, call, pid, step, msg);
+}
+/* The same, in the current superstep. */
+[[noreturn]] BSPK_HPP_COLD inline void fail(int code, const char* call, const std::string& what) {
+  fail_at(code, call, what, superstep_now());
 }
 
 inline void check(int rc, const char* call) {

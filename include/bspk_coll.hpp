@@ -158,16 +158,7 @@ inline std::int64_t coll_begin() {
 [[noreturn]] BSPK_HPP_COLD inline void throw_local_arg(const char* cxx_call, std::int64_t step) {
   std::string what;
   what.swap(local_arg_error());
-  const int pid = bspk_pid();
-  std::string msg = std::string(cxx_call) + " (pid " + std::to_string(pid) + ", superstep " + std::to_string(step) +
-                    "): " + what + " (every process left the collective with an error)";
-  const char* policy = std::getenv("BSPK_ERRORS");
-  if (policy && std::strcmp(policy, "abort") == 0) bspk_abort_text(("bspk: error (BSPK_ERRORS=abort): " + msg).c_str());
-  if (!policy || std::strcmp(policy, "quiet") != 0) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "bspk: error: %s\n", msg.c_str());
-  }
-  throw error(BSPK_ERR_ARG, cxx_call, pid, step, msg);
+  fail_at(BSPK_ERR_ARG, cxx_call, what + " (every process left the collective with an error)", step);
 }
 /* rc of a C collective called in superstep `step` (superstep_now() before
  * the call): thrown if not BSPK_OK, with this header's own text when it
@@ -362,18 +353,14 @@ void alltoallv(runtime& rt, const D& dst, const std::vector<std::size_t>& recvco
   const std::size_t p = static_cast<std::size_t>(rt.nprocs());
   const std::vector<std::size_t>* v[4] = {&recvcounts, &rdispls, &sendcounts, &sdispls};
   const char* names[4] = {"recvcounts", "rdispls", "sendcounts", "sdispls"};
+  for (int i = 0; i < 4 && detail::local_arg_error().empty(); i++)
+    if (BSPK_HPP_UNLIKELY(v[i]->size() != p))
+      detail::local_arg_error() = std::string(names[i]) + " has " + std::to_string(v[i]->size()) +
+                                  " entries, not one per process (" + std::to_string(p) + ")";
+  // Any argument error here: NULL arrays, which bspk_alltoallv refuses collectively.
+  const bool bad = !detail::local_arg_error().empty();
   const std::size_t* a[4];
-  for (int i = 0; i < 4; i++) {
-    a[i] = v[i]->data();
-    if (BSPK_HPP_UNLIKELY(v[i]->size() != p)) {
-      if (detail::local_arg_error().empty())
-        detail::local_arg_error() = std::string(names[i]) + " has " + std::to_string(v[i]->size()) +
-                                    " entries, not one per process (" + std::to_string(p) + ")";
-      a[0] = a[1] = a[2] = a[3] = nullptr;  // bspk_alltoallv refuses NULL arrays collectively
-      break;
-    }
-  }
-  if (a[0] && !detail::local_arg_error().empty()) a[0] = a[1] = a[2] = a[3] = nullptr;
+  for (int i = 0; i < 4; i++) a[i] = bad ? nullptr : v[i]->data();
   detail::check_coll(bspk_alltoallv(d.p, a[0], a[1], s.p, a[2], a[3]), "bspk_alltoallv", step, "bspk::alltoallv");
 }
 
