@@ -707,15 +707,10 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
     if ((rc = c.sync_expect(me == 1 ? 1 : 0))) return rc;
     Msgs got(p);
     if ((rc = c.recv_data(got))) return rc;
-    if (me == 0 && !ex && c.op.starts() && c.n > 0) {  // x_0 alone: LAND / LOR make it 1 or 0
-      acc.resize(N);
-      Cur s(ptr, c.n), d(ptr, c.n);
-      if (!to_mem(s, acc.data(), N)) return c.internal("reading the data");
-      c.op.start(acc.data(), c.n);
-      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
-    }
-    if (me == 1) {
-      if (!c.data_ok(got, 0, c.n)) return c.internal("scan data missing");
+    // Pid 1 combines x_0 (and x_1); pid 0's scan is x_0 alone, which only
+    // LAND / LOR change (to 1 or 0, in fold's start).
+    if (upto > 0 && (me == 1 || c.op.starts())) {
+      if (me == 1 && !c.data_ok(got, 0, c.n)) return c.internal("scan data missing");
       if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
         return c.internal("reading the data");
       Cur d(ptr, c.n);
