@@ -6,7 +6,9 @@
 // every process knows every other process's arguments and either returns the
 // mismatch (all alike) or goes on with the long algorithm, whose supersteps
 // have exact bspk_expect counts computed from arguments now known to agree
-// (bspk_alltoallv: from the senders' headers).
+// (bspk_alltoallv: from the senders' headers). A long broadcast folds the
+// header superstep into its first data superstep, the header travelling as a
+// digest in each message's tag (Ctx::tagged_step).
 #include <bspk.h>
 #include <bspk_coll.h>
 
@@ -48,6 +50,23 @@ struct Hdr {
   uint64_t pad2;
 };
 static_assert(sizeof(Hdr) == kHdr, "header layout");
+
+// A header carried in a message's 64-bit tag (Ctx::tagged_step): 16 bits of
+// magic and 48 bits of a hash of the fields every process must agree on
+// (the sender and the payload size left out). Collectives own their
+// supersteps, so no user tag can be in the same inbox.
+constexpr uint64_t kTagMagic = 0xB5C1ull << 48;
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 29);
+}
+uint64_t header_tag(const Hdr& h) {
+  uint64_t x = mix(mix(mix(mix(mix(mix(0, h.kind), h.bad), static_cast<uint32_t>(h.root)), h.op), h.es), h.n);
+  return kTagMagic | (x & 0xFFFFFFFFFFFFull);
+}
+bool is_header_tag(uint64_t t) { return (t & (0xFFFFull << 48)) == kTagMagic; }
 
 size_t short_limit() {
   static const size_t s = [] {
@@ -370,7 +389,35 @@ struct Ctx {
     return BSPK_OK;
   }
 
+  // Takes message m from pid s as s's header (header superstep): false if it
+  // is not one (m is then still the caller's).
+  bool take_header(const bspk_ptr& m, int s) {
+    Hdr h;
+    std::memset(&h, 0, sizeof h);
+    bool ok = s >= 0 && s < p && s != me && hmsg[s].region == 0 && bspk_elem_size(m) == 1 && bspk_nelems(m) >= kHdr;
+    if (ok) {
+      Cur c(m, kHdr);
+      ok = to_mem(c, &h, kHdr) && h.magic == kMagic && h.sender == s && h.kind > 0 && h.kind < KIND_END &&
+           bspk_nelems(m) == kHdr + h.payload;
+    }
+    if (!ok) return false;
+    hmsg[s] = m;
+    hdr[static_cast<size_t>(s)] = h;
+    return true;
+  }
+  int not_a_header(const bspk_ptr& m, int s) {
+    (void)bspk_free(m);
+    hmsg.clear();
+    return fail(BSPK_ERR_ARG, "a message from pid " + std::to_string(s) +
+                                  " in this superstep is not a collective's header: pid " + std::to_string(s) +
+                                  " did not call a collective in this superstep");
+  }
+
   // The header superstep; payload(j, buf) appends the data for process j.
+  // A message that carries its header in the tag (tagged_step: a process
+  // whose arguments make it take a long algorithm) means the arguments
+  // differ: every process then knows it (see tagged_step) and all exchange
+  // their bare headers in one more superstep, for check_all's message.
   template <class F>
   int header_step(F&& payload) {
     std::vector<unsigned char>& buf = scratch().buf;
@@ -388,32 +435,101 @@ struct Ctx {
     int rc = sync_expect(p - 1);
     if (rc != BSPK_OK) return rc;
     int got = 0;
+    bool tagged = false;
     for (;;) {
       bspk_ptr m = bspk_recv();
       if (m.region == 0) break;
       const int s = bspk_sender_id(m);
-      Hdr h;
-      std::memset(&h, 0, sizeof h);
-      bool ok = s >= 0 && s < p && s != me && hmsg[s].region == 0 && bspk_elem_size(m) == 1 && bspk_nelems(m) >= kHdr;
-      if (ok) {
-        Cur c(m, kHdr);
-        ok = to_mem(c, &h, kHdr) && h.magic == kMagic && h.sender == s && h.kind > 0 && h.kind < KIND_END &&
-             bspk_nelems(m) == kHdr + h.payload;
-      }
-      if (!ok) {
+      if (is_header_tag(bspk_tag(m)) && s >= 0 && s < p && s != me) {
         (void)bspk_free(m);
-        hmsg.clear();
-        return fail(BSPK_ERR_ARG, "a message from pid " + std::to_string(s) +
-                                      " in this superstep is not a collective's header: pid " + std::to_string(s) +
-                                      " did not call a collective in this superstep");
+        tagged = true;
+      } else if (!take_header(m, s)) {
+        return not_a_header(m, s);
       }
-      hmsg[s] = m;
-      hdr[static_cast<size_t>(s)] = h;
       got++;
     }
     if (got != p - 1) return internal("the header superstep brought " + std::to_string(got) + " headers, not " +
                                       std::to_string(p - 1));
-    return BSPK_OK;
+    return tagged ? bare_headers() : BSPK_OK;
+  }
+
+  // Header in the tag (long data, valid arguments): the collective's first
+  // data superstep, in which every process sends exactly one message to every
+  // other one (msg(j, &ptr, &len): the len elements at ptr for j, len 0 for
+  // an empty message), is also its header superstep. Each message's tag is
+  // header_tag(this process's header); received messages go to got[sender].
+  // The counts (p - 1 each) still depend on no argument, and a process on
+  // the short path or with invalid arguments (header_step) sends its header
+  // message instead. Equal tags mean equal arguments. If arguments differ
+  // anywhere, every process sees a tag or a header unlike its own (equality
+  // is transitive: a process equal to all others would make all equal), so
+  // all of them take one more superstep exchanging bare headers and return
+  // check_all's error; the data already sent is dropped unread.
+  template <class F>
+  int tagged_step(F&& msg, Msgs& got) {
+    const uint64_t tag = header_tag(make_hdr(me));
+    for (int j = 0; j < p; j++) {
+      if (j == me) continue;
+      bspk_ptr q{};
+      size_t len = 0;
+      msg(j, &q, &len);
+      const int rc = bspk_send_tag(j, q, len, tag);
+      if (rc != BSPK_OK) return nested(rc, "bspk_send_tag");
+    }
+    int rc = sync_expect(p - 1);
+    if (rc != BSPK_OK) return rc;
+    bool differ = false;
+    int n_got = 0;
+    for (;;) {
+      bspk_ptr m = bspk_recv();
+      if (m.region == 0) break;
+      const int s = bspk_sender_id(m);
+      const uint64_t t = bspk_tag(m);
+      if (is_header_tag(t) && s >= 0 && s < p && s != me && got[s].region == 0 && hmsg[s].region == 0) {
+        got[s] = m;
+        differ = differ || t != tag;
+      } else if (take_header(m, s)) {
+        differ = true;
+      } else {
+        return not_a_header(m, s);
+      }
+      n_got++;
+    }
+    if (n_got != p - 1) return internal("the header superstep brought " + std::to_string(n_got) + " messages, not " +
+                                        std::to_string(p - 1));
+    if (!differ) return BSPK_OK;
+    got.clear();
+    return bare_headers();
+  }
+
+  // Arguments differ and some process sent its header in a tag: one more
+  // superstep in which every process sends every other one its bare header
+  // (every process gets here, see tagged_step), then check_all's error.
+  int bare_headers() {
+    hmsg.clear();
+    std::vector<unsigned char>& buf = scratch().buf;
+    for (int j = 0; j < p; j++) {
+      if (j == me) continue;
+      Hdr h = make_hdr(j);
+      buf.assign(kHdr, 0);
+      std::memcpy(buf.data(), &h, kHdr);
+      const int rc = bspk_send_buf(j, buf.data(), buf.size());
+      if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
+    }
+    int rc = sync_expect(p - 1);
+    if (rc != BSPK_OK) return rc;
+    for (;;) {
+      bspk_ptr m = bspk_recv();
+      if (m.region == 0) break;
+      const int s = bspk_sender_id(m);
+      if (!take_header(m, s)) return not_a_header(m, s);
+    }
+    rc = check_all();
+    if (rc != BSPK_OK) return rc;
+    // Same arguments, different algorithms: only a different short limit
+    return fail(BSPK_ERR_ARG,
+                "the processes chose different algorithms for the same arguments (is BSPK_COLL_SHORT set alike on "
+                "every process?)");
   }
 
   // After the header superstep: this process's own error, another's, a mismatch.
@@ -536,52 +652,42 @@ int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc)
   return BSPK_OK;
 }
 
-int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
-  const size_t N = c.n * c.es;
-  const bool shrt = N <= short_limit();
-  int rc = c.header_step([&](int, std::vector<unsigned char>& buf) {
-    return !(shrt && c.me == c.root) || append_cm(buf, ptr, c.n, c.es);
-  });
-  if (rc || (rc = c.check_all())) return rc;
+// Long broadcast: the header rides in the tag of the first data superstep's
+// messages (Ctx::tagged_step). p <= 2: the root sends ptr itself; p >= 3:
+// scatter (block j to process j) then an allgather among the non-roots.
+int broadcast_long(Ctx& c, const bspk_ptr& ptr) {
   const int p = c.p, me = c.me, root = c.root;
-  if (shrt) {
-    if (me != root && c.n > 0) {
-      if (!c.payload_is(root, N)) return c.internal("short broadcast payload size");
-      Cur s = c.payload(root), d(ptr, c.n);
-      if (!cm_copy(d, s, N)) return c.internal("copying the data");
-    }
-    return c.finish();
-  }
+  Msgs got(p);
+  int rc = c.tagged_step(
+      [&](int j, bspk_ptr* q, size_t* len) {
+        *q = ptr;
+        if (me != root) return;  // an empty message: the header alone
+        if (p <= 2) {
+          *len = c.n;
+        } else {
+          *q = at(ptr, boff(c.n, p, j));
+          *len = blen(c.n, p, j);
+        }
+      },
+      got);
+  if (rc) return rc;
   if (p <= 2) {
-    if (me == root)
-      for (int j = 0; j < p; j++)
-        if (j != root && (rc = send(c, j, ptr, c.n))) return rc;
-    if ((rc = c.sync_expect(me == root ? 0 : 1))) return rc;
-    Msgs got(p);
-    if ((rc = c.recv_data(got))) return rc;
     if (me != root) {
       if (!c.data_ok(got, root, c.n)) return c.internal("broadcast data missing");
       Cur s(got[root], c.n), d(ptr, c.n);
-      if (!cm_copy(d, s, N)) return c.internal("copying the data");
+      if (!cm_copy(d, s, c.n * c.es)) return c.internal("copying the data");
     }
     return c.finish();
   }
-  // scatter
-  if (me == root)
-    for (int j = 0; j < p; j++)
-      if (j != root && blen(c.n, p, j) > 0 && (rc = send(c, j, at(ptr, boff(c.n, p, j)), blen(c.n, p, j)))) return rc;
   const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
-  if ((rc = c.sync_expect(me != root && mylen > 0 ? 1 : 0))) return rc;
-  {
-    Msgs got(p);
-    if ((rc = c.recv_data(got))) return rc;
-    if (me != root && mylen > 0) {
-      if (!c.data_ok(got, root, mylen)) return c.internal("scatter block missing");
-      Cur s(got[root], mylen), d(at(ptr, myoff), mylen);
-      if (!cm_copy(d, s, mylen * c.es)) return c.internal("copying the data");
-    }
+  if (me != root) {
+    if (!c.data_ok(got, root, mylen)) return c.internal("scatter block missing");
+    Cur s(got[root], mylen), d(at(ptr, myoff), mylen);
+    if (mylen > 0 && !cm_copy(d, s, mylen * c.es)) return c.internal("copying the data");
   }
-  // allgather among the non-roots (the root has everything)
+  got.clear();
+  // allgather: every process sends its block to the non-roots (the root's
+  // own block goes here too; the root has everything)
   if (mylen > 0)
     for (int j = 0; j < p; j++)
       if (j != me && j != root && (rc = send(c, j, at(ptr, myoff), mylen))) return rc;
@@ -590,7 +696,6 @@ int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
     for (int k = 0; k < p; k++)
       if (k != me && blen(c.n, p, k) > 0) expect++;
   if ((rc = c.sync_expect(expect))) return rc;
-  Msgs got(p);
   if ((rc = c.recv_data(got))) return rc;
   if (me != root)
     for (int k = 0; k < p; k++) {
@@ -600,6 +705,24 @@ int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
       Cur s(got[k], len), d(at(ptr, boff(c.n, p, k)), len);
       if (!cm_copy(d, s, len * c.es)) return c.internal("copying the data");
     }
+  return c.finish();
+}
+
+int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
+  const size_t N = c.n * c.es;
+  const bool shrt = N <= short_limit();
+  if (!shrt && c.own_code == 0) return broadcast_long(c, ptr);
+  int rc = c.header_step([&](int, std::vector<unsigned char>& buf) {
+    return !(shrt && c.me == c.root) || append_cm(buf, ptr, c.n, c.es);
+  });
+  if (rc || (rc = c.check_all())) return rc;
+  // Here the data is short (long data with valid arguments takes
+  // broadcast_long; with invalid ones check_all failed).
+  if (c.me != c.root && c.n > 0) {
+    if (!c.payload_is(c.root, N)) return c.internal("short broadcast payload size");
+    Cur s = c.payload(c.root), d(ptr, c.n);
+    if (!cm_copy(d, s, N)) return c.internal("copying the data");
+  }
   return c.finish();
 }
 

@@ -64,15 +64,30 @@
  *     collective's two supersteps (the second one's counts are computed
  *     from the senders' headers, so they are exact), with nothing written
  *     for that pair, and the other processes' results are exact.
+ * Header in the tag (long broadcast). When bspk_broadcast's data is long
+ * and this process's arguments are valid, the header superstep is also the
+ * first data superstep: every process still sends exactly one message to
+ * every other one (the root its data -- ptr itself at p <= 2, block j at
+ * p >= 3 -- zero copy; the others an empty message), each tagged with a
+ * 64-bit digest of the sender's header (bspk_tag: 16 bits of magic, 48 of a
+ * hash of collective, root, n, op, element size, validity). Equal tags mean
+ * equal arguments. If any process's arguments differ, every process sees a
+ * tag or a header message unlike its own (equality is transitive), so all
+ * of them take one more superstep exchanging bare headers and return the
+ * error above (same messages, same codes, nothing written; the data already
+ * sent is dropped); processes that chose different algorithms for equal
+ * arguments (a different BSPK_COLL_SHORT) get BSPK_ERR_ARG "the processes
+ * chose different algorithms".
  * Trade-off: the header superstep makes even a short broadcast an exchange
  * among all processes (each waits for p - 1 headers: h = p - 1 messages per
  * process, which for short data also carry the data); the alternatives --
  * a counted bspk_sync for the first superstep (the count exchange, a
  * barrier's L), or a tree whose declared counts depend on the root (a root
  * mismatch then waits BSPK_SYNC_TIMEOUT or ends in BSPK_ERR_COUNT [over])
- * -- cost a barrier or give up the guarantee. For long data the header
- * superstep carries only headers and the data moves in later supersteps with
- * exact bspk_expect counts, zero copy (bspk_send from the caller's region).
+ * -- cost a barrier or give up the guarantee. For long data the other
+ * collectives' header superstep carries only headers and the data moves in
+ * later supersteps with exact bspk_expect counts, zero copy (bspk_send from
+ * the caller's region).
  *
  * Cost. In BSP terms: g per byte, l per superstep (with bspk_expect a
  * superstep costs no barrier: l is the latency of its messages), N = n * es
@@ -80,7 +95,8 @@
  * 4032 bytes by default (BSPK_COLL_SHORT=bytes overrides it, for tests; a
  * header and S bytes fit one of the runtime's 4 KiB small buffers). Short
  * data (N <= S) goes in the header superstep: one superstep. Long data takes
- * the header superstep plus one or two supersteps (below).
+ * the header superstep plus one or two supersteps (below; bspk_broadcast:
+ * its header superstep carries data too, see "Header in the tag").
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
@@ -168,12 +184,13 @@ BSPK_API const char *bspk_coll_error_string(void);
 /* Root's ptr[0..n) into every process's ptr[0..n).
  * Short (N <= S): 1 superstep: the root's header to each process carries
  *   the data; cost (p - 1)(N + H) g + l at the root.
- * Long, p <= 2: 2 supersteps: headers, then the root sends ptr (zero copy):
- *   (p-1) H g + l + N g + l.
- * Long, p >= 3: 3 supersteps, scatter + allgather: the root sends block j
- *   (n/p elements, the first n % p blocks one more) to process j, then each
- *   process sends its block to every process but the root:
- *   (p-1) H g + l + 2 (p-1)/p N g + 2 l. */
+ * Long, p <= 2: 1 superstep: the root sends ptr (zero copy), its header in
+ *   the message's tag: N g + l.
+ * Long, p >= 3: 2 supersteps, scatter + allgather: the root sends block j
+ *   (n/p elements, the first n % p blocks one more) to process j, the
+ *   header in its tag, and the others send each other empty tagged
+ *   messages; then each process sends its block to every process but the
+ *   root: 2 (p-1)/p N g + 2 l. */
 BSPK_API int bspk_broadcast(int root, bspk_ptr ptr, size_t n);
 
 /* Element-wise x_0 op x_1 op ... op x_{p-1} (x_j: pid j's ptr[0..n)) into

@@ -219,10 +219,27 @@ static int same(const void *p, size_t es, int j, size_t i, int tag) {
   return memcmp(w, p, es) == 0;
 }
 
+/* The short limit in force (bspk_coll.h: 4032 bytes unless BSPK_COLL_SHORT). */
+static size_t short_bytes(void) {
+  const char *e = getenv("BSPK_COLL_SHORT");
+  return e && *e ? (size_t)strtoull(e, NULL, 10) : 4032;
+}
+static uint64_t supersteps_now(void) {
+  bspk_stats s;
+  bspk_get_stats(&s);
+  return s.supersteps;
+}
+
 static void test_broadcast(size_t n, size_t es, int root) {
   bspk_ptr x = alloc_n(n, es);
   for (size_t i = 0; i < n; i++) fill(el(x, i), es, me, i, 1);
+  const uint64_t s0 = supersteps_now();
   must(bspk_broadcast(root, x, n), "bspk_broadcast");
+  /* bspk_coll.h: short 1 superstep; long 1 at p <= 2 (the header in the
+   * data message's tag), 2 at p >= 3 (scatter with the headers, allgather) */
+  const uint64_t steps = supersteps_now() - s0, want = n * es <= short_bytes() || P <= 2 ? 1 : 2;
+  CHECK(steps == want, "broadcast n=%zu es=%zu root=%d took %" PRIu64 " supersteps, not %" PRIu64, n, es, root,
+        steps, want);
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) bad += !same(el(x, i), es, root, i, 1);
   CHECK(bad == 0, "broadcast n=%zu es=%zu root=%d: %zu wrong", n, es, root, bad);
@@ -373,14 +390,24 @@ static void run_state(void) {
 /* Mismatches: the last pid passes something else. */
 static int run_mismatch(const char *what) {
   int odd = me == P - 1;
-  bspk_ptr x = bspk_malloc("", 0, 16, 8), y = bspk_malloc("", 0, 16 * (size_t)P, 8);
+  bspk_ptr x = bspk_malloc("", 0, 16, 8), y = bspk_malloc("", 0, 16 * (size_t)P, 8), z = bspk_malloc("", 0, 1024, 8);
   for (int i = 0; i < 16; i++) *(int64_t *)el(x, (size_t)i) = me;
+  for (int i = 0; i < 1024; i++) *(int64_t *)el(z, (size_t)i) = me;
   int rc, want = BSPK_ERR_ARG;
   if (!strcmp(what, "root")) rc = bspk_broadcast(odd ? 1 : 0, x, 4);
   else if (!strcmp(what, "n")) rc = bspk_allreduce(x, odd ? 5 : 4, BSPK_SUM | BSPK_INT64);
   else if (!strcmp(what, "op")) rc = bspk_reduce(0, x, 4, odd ? (BSPK_MAX | BSPK_INT64) : (BSPK_SUM | BSPK_INT64));
   else if (!strcmp(what, "kind")) rc = odd ? bspk_reduce(0, x, 4, BSPK_SUM | BSPK_INT64) : bspk_allreduce(x, 4, BSPK_SUM | BSPK_INT64);
   else if (!strcmp(what, "root-long")) rc = bspk_gather(odd ? 1 : 0, y, x, 16);
+  /* long broadcasts (8 KiB): the headers ride in the data messages' tags */
+  else if (!strcmp(what, "bcast-root-long")) rc = bspk_broadcast(odd ? 1 : 0, z, 1024);
+  else if (!strcmp(what, "bcast-n-mixed")) rc = bspk_broadcast(0, z, odd ? 4 : 1024); /* short against long */
+  else if (!strcmp(what, "bcast-limit")) {
+    /* the same arguments, but the odd process's short limit (read at its
+     * first collective) makes it take the short algorithm */
+    if (odd) setenv("BSPK_COLL_SHORT", "1000000", 1);
+    rc = bspk_broadcast(0, z, 1024);
+  }
   else if (!strcmp(what, "invalid")) { rc = bspk_allreduce(x, 4, odd ? BSPK_SUM : (BSPK_SUM | BSPK_INT64)); }
   else if (!strcmp(what, "counts")) {
     size_t sc[64], sd[64], rcv[64], rd[64];
@@ -390,6 +417,10 @@ static int run_mismatch(const char *what) {
     want = (me == 0 || odd) ? BSPK_ERR_ARG : BSPK_OK;
   } else { fprintf(stderr, "unknown mismatch %s\n", what); return 2; }
   CHECK(rc == want, "mismatch %s: rc %d, expected %d (%s)", what, rc, want, bspk_coll_error_string());
+  /* nothing was written: z still holds this process's own values */
+  int written = 0;
+  for (int i = 0; i < 1024; i++) written += *(int64_t *)el(z, (size_t)i) != me;
+  CHECK(written == 0, "mismatch %s wrote into %d elements of z", what, written);
   /* the job goes on: all processes are in step */
   for (int i = 0; i < 16; i++) *(int64_t *)el(x, (size_t)i) = me;
   must(bspk_allreduce(x, 16, BSPK_SUM | BSPK_INT64), "bspk_allreduce after the mismatch");
@@ -397,6 +428,7 @@ static int run_mismatch(const char *what) {
   printf("pid %d: mismatch %s gave rc %d as expected=%d, job went on\n", me, what, rc, rc == want);
   bspk_free(x);
   bspk_free(y);
+  bspk_free(z);
   return failures ? 1 : 3;
 }
 
