@@ -631,23 +631,25 @@ int send(Ctx& c, int dest, const bspk_ptr& p, size_t n) {
 
 // ---- the collectives ---------------------------------------------------------------
 
-// Long reduce-scatter step (reduce, allreduce): block me of every process's
-// ptr comes here and is combined in pid order into acc.
+// Long reduce-scatter step (reduce, allreduce), also the header superstep
+// (Ctx::tagged_step): block me of every process's ptr comes here and is
+// combined in pid order into acc.
 int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc) {
   const int p = c.p, me = c.me;
-  for (int j = 0; j < p; j++)
-    if (j != me && blen(c.n, p, j) > 0) {
-      int rc = send(c, j, at(ptr, boff(c.n, p, j)), blen(c.n, p, j));
-      if (rc) return rc;
-    }
-  const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
-  int rc = c.sync_expect(mylen > 0 ? p - 1 : 0);
-  if (rc) return rc;
   Msgs got(p);
-  if ((rc = c.recv_data(got))) return rc;
+  int rc = c.tagged_step(
+      [&](int j, bspk_ptr* q, size_t* len) {
+        *q = at(ptr, boff(c.n, p, j));
+        *len = blen(c.n, p, j);
+        if (*len == 0) *q = ptr;  // an empty message: the header alone
+      },
+      got);
+  if (rc) return rc;
+  const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
   for (int j = 0; j < p; j++)
-    if (j != me && mylen > 0 && !c.data_ok(got, j, mylen)) return c.internal("reduce-scatter block missing");
-  if (!fold(c, acc, mylen, 0, p, [&](int j) { return j == me ? Cur(at(ptr, myoff), mylen) : Cur(got[j], mylen); }))
+    if (j != me && !c.data_ok(got, j, mylen)) return c.internal("reduce-scatter block missing");
+  if (mylen > 0 &&
+      !fold(c, acc, mylen, 0, p, [&](int j) { return j == me ? Cur(at(ptr, myoff), mylen) : Cur(got[j], mylen); }))
     return c.internal("reading a block");
   return BSPK_OK;
 }
@@ -730,11 +732,12 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
   const size_t N = c.n * c.es;
   const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me, root = c.root;
-  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
-    return !(shrt && (all || j == root)) || append_cm(buf, ptr, c.n, c.es);
-  });
-  if (rc || (rc = c.check_all())) return rc;
-  if (shrt) {
+  int rc;
+  if (shrt || c.own_code != 0) {  // long data with valid arguments: the header rides in the tags (below)
+    rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+      return !(shrt && (all || j == root)) || append_cm(buf, ptr, c.n, c.es);
+    });
+    if (rc || (rc = c.check_all())) return rc;
     if (all || me == root) {
       for (int j = 0; j < p; j++)
         if (j != me && !c.payload_is(j, N)) return c.internal("short reduce payload size");
@@ -747,12 +750,15 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
     return c.finish();
   }
   std::vector<unsigned char> acc;
-  if (p <= 2) {
-    for (int j = 0; j < p; j++)
-      if (j != me && (all || j == root) && (rc = send(c, j, ptr, c.n))) return rc;
-    if ((rc = c.sync_expect(all || me == root ? p - 1 : 0))) return rc;
+  if (p <= 2) {  // each process's ptr to the root (all: to every process), the header in the tag
     Msgs got(p);
-    if ((rc = c.recv_data(got))) return rc;
+    rc = c.tagged_step(
+        [&](int j, bspk_ptr* q, size_t* len) {
+          *q = ptr;
+          *len = all || j == root ? c.n : 0;
+        },
+        got);
+    if (rc) return rc;
     if (all || me == root) {
       for (int j = 0; j < p; j++)
         if (j != me && !c.data_ok(got, j, c.n)) return c.internal("reduce data missing");

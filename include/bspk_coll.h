@@ -64,11 +64,13 @@
  *     collective's two supersteps (the second one's counts are computed
  *     from the senders' headers, so they are exact), with nothing written
  *     for that pair, and the other processes' results are exact.
- * Header in the tag (long broadcast). When bspk_broadcast's data is long
- * and this process's arguments are valid, the header superstep is also the
- * first data superstep: every process still sends exactly one message to
- * every other one (the root its data -- ptr itself at p <= 2, block j at
- * p >= 3 -- zero copy; the others an empty message), each tagged with a
+ * Header in the tag (long broadcast, reduce, allreduce). When the data is
+ * long and this process's arguments are valid, the header superstep is also
+ * the first data superstep: every process still sends exactly one message
+ * to every other one (broadcast: the root its data -- ptr itself at p <= 2,
+ * block j at p >= 3 -- the others an empty message; reduce and allreduce:
+ * block j of ptr to process j, or at p <= 2 the whole ptr to the process(es)
+ * that combine; zero copy), each tagged with a
  * 64-bit digest of the sender's header (bspk_tag: 16 bits of magic, 48 of a
  * hash of collective, root, n, op, element size, validity). Equal tags mean
  * equal arguments. If any process's arguments differ, every process sees a
@@ -95,8 +97,9 @@
  * 4032 bytes by default (BSPK_COLL_SHORT=bytes overrides it, for tests; a
  * header and S bytes fit one of the runtime's 4 KiB small buffers). Short
  * data (N <= S) goes in the header superstep: one superstep. Long data takes
- * the header superstep plus one or two supersteps (below; bspk_broadcast:
- * its header superstep carries data too, see "Header in the tag").
+ * the header superstep plus one or two supersteps (below; bspk_broadcast,
+ * bspk_reduce and bspk_allreduce: their header superstep carries data too,
+ * see "Header in the tag").
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
@@ -197,11 +200,12 @@ BSPK_API int bspk_broadcast(int root, bspk_ptr ptr, size_t n);
  * the root's ptr; the other processes' ptr are unchanged.
  * Short: 1 superstep: each process's header to the root carries its data;
  *   the root combines in pid order: (p-1)(N + H) g + l at the root.
- * Long, p <= 2: 2 supersteps: headers, then each process sends ptr to the
- *   root: (p-1) H g + l + (p-1) N g + l.
- * Long, p >= 3: 3 supersteps, reduce-scatter + gather: block j of every
- *   ptr goes to process j, which combines it in pid order, then sends it to
- *   the root: (p-1) H g + l + 2 (p-1)/p N g + 2 l. */
+ * Long, p <= 2: 1 superstep: each process sends ptr to the root (an empty
+ *   message to the others), the header in the message's tag (see "Header in
+ *   the tag"): (p-1) N g + l.
+ * Long, p >= 3: 2 supersteps, reduce-scatter + gather: block j of every
+ *   ptr goes to process j (the header in its tag), which combines it in pid
+ *   order, then sends it to the root: 2 (p-1)/p N g + 2 l. */
 BSPK_API int bspk_reduce(int root, bspk_ptr ptr, size_t n, bspk_op op);
 
 /* Element-wise x_0 op ... op x_{p-1} into every process's ptr (the same
@@ -209,9 +213,10 @@ BSPK_API int bspk_reduce(int root, bspk_ptr ptr, size_t n, bspk_op op);
  * of each block).
  * Short: 1 superstep, every process's data to every process:
  *   (p-1)(N + H) g + l.
- * Long, p <= 2: 2 supersteps: headers, then the whole vectors: as short, plus l.
- * Long, p >= 3: 3 supersteps, reduce-scatter + allgather:
- *   (p-1) H g + l + 2 (p-1)/p N g + 2 l. */
+ * Long, p <= 2: 1 superstep: the whole vectors, the header in the message's
+ *   tag: (p-1) N g + l.
+ * Long, p >= 3: 2 supersteps, reduce-scatter (headers in the tags) +
+ *   allgather: 2 (p-1)/p N g + 2 l. */
 BSPK_API int bspk_allreduce(bspk_ptr ptr, size_t n, bspk_op op);
 
 /* Inclusive scan: pid i's ptr becomes x_0 op ... op x_i.

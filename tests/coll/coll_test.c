@@ -146,6 +146,17 @@ static void must(int rc, const char *what) {
   }
 }
 
+/* The short limit in force (bspk_coll.h: 4032 bytes unless BSPK_COLL_SHORT). */
+static size_t short_bytes(void) {
+  const char *e = getenv("BSPK_COLL_SHORT");
+  return e && *e ? (size_t)strtoull(e, NULL, 10) : 4032;
+}
+static uint64_t supersteps_now(void) {
+  bspk_stats s;
+  bspk_get_stats(&s);
+  return s.supersteps;
+}
+
 /* ---- reductions ---- */
 static void test_reduction(int kind, int oper, int type, size_t n, int root) {
   size_t es = tsize[type];
@@ -153,9 +164,18 @@ static void test_reduction(int kind, int oper, int type, size_t n, int root) {
   bspk_ptr x = alloc_n(n, es);
   for (size_t i = 0; i < n; i++) input(oper, type, me, i, el(x, i));
   const char *name = kind == 0 ? "reduce" : kind == 1 ? "allreduce" : kind == 2 ? "scan" : "exscan";
+  const uint64_t s0 = supersteps_now();
   int rc = kind == 0 ? bspk_reduce(root, x, n, op) : kind == 1 ? bspk_allreduce(x, n, op)
            : kind == 2 ? bspk_scan(x, n, op) : bspk_exscan(x, n, op);
   must(rc, name);
+  /* bspk_coll.h: short 1 superstep; long reduce / allreduce 1 at p <= 2 and
+   * 2 at p >= 3 (headers in the tags of the first data superstep); long
+   * scans 2 at p <= 2, 3 at p >= 3 */
+  const int lng = n * es > short_bytes();
+  const uint64_t steps = supersteps_now() - s0,
+                 want_steps = !lng ? 1 : (uint64_t)(kind <= 1 ? 1 : 2) + (P >= 3);
+  CHECK(steps == want_steps, "%s n=%zu es=%zu took %" PRIu64 " supersteps, not %" PRIu64, name, n, es, steps,
+        want_steps);
   int upto = kind == 2 ? me + 1 : kind == 3 ? me : P;
   int changed = kind == 1 || kind == 2 || (kind == 0 && me == root) || (kind == 3 && me > 0);
   unsigned char want[8];
@@ -217,17 +237,6 @@ static int same(const void *p, size_t es, int j, size_t i, int tag) {
   unsigned char w[64];
   fill(w, es, j, i, tag);
   return memcmp(w, p, es) == 0;
-}
-
-/* The short limit in force (bspk_coll.h: 4032 bytes unless BSPK_COLL_SHORT). */
-static size_t short_bytes(void) {
-  const char *e = getenv("BSPK_COLL_SHORT");
-  return e && *e ? (size_t)strtoull(e, NULL, 10) : 4032;
-}
-static uint64_t supersteps_now(void) {
-  bspk_stats s;
-  bspk_get_stats(&s);
-  return s.supersteps;
 }
 
 static void test_broadcast(size_t n, size_t es, int root) {
