@@ -915,17 +915,22 @@ int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a
   const int p = c.p, me = c.me, root = c.root;
   auto gets = [&](int j) { return all || a2a || j == root; };
   auto src_for = [&](int j) { return a2a ? at(src, static_cast<size_t>(j) * c.n) : src; };
-  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
-    return !(shrt && gets(j)) || append_cm(buf, src_for(j), c.n, c.es);
-  });
-  if (rc || (rc = c.check_all())) return rc;
   const bool receiver = all || a2a || me == root;
   Msgs got(p);
-  if (!shrt) {
-    for (int j = 0; j < p; j++)
-      if (j != me && gets(j) && (rc = send(c, j, src_for(j), c.n))) return rc;
-    if ((rc = c.sync_expect(receiver ? p - 1 : 0))) return rc;
-    if ((rc = c.recv_data(got))) return rc;
+  int rc;
+  if (shrt || c.own_code != 0) {
+    rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+      return !(shrt && gets(j)) || append_cm(buf, src_for(j), c.n, c.es);
+    });
+    if (rc || (rc = c.check_all())) return rc;
+  } else {  // long: one superstep, the blocks carry the headers in their tags (empty messages where none goes)
+    rc = c.tagged_step(
+        [&](int j, bspk_ptr* q, size_t* len) {
+          *q = src_for(j);
+          *len = gets(j) ? c.n : 0;
+        },
+        got);
+    if (rc) return rc;
   }
   if (receiver && c.n > 0) {
     for (int j = 0; j < p; j++) {

@@ -64,13 +64,15 @@
  *     collective's two supersteps (the second one's counts are computed
  *     from the senders' headers, so they are exact), with nothing written
  *     for that pair, and the other processes' results are exact.
- * Header in the tag (long broadcast, reduce, allreduce). When the data is
- * long and this process's arguments are valid, the header superstep is also
- * the first data superstep: every process still sends exactly one message
- * to every other one (broadcast: the root its data -- ptr itself at p <= 2,
- * block j at p >= 3 -- the others an empty message; reduce and allreduce:
- * block j of ptr to process j, or at p <= 2 the whole ptr to the process(es)
- * that combine; zero copy), each tagged with a
+ * Header in the tag (long broadcast, reduce, allreduce, gather, allgather,
+ * alltoall). When the data is long and this process's arguments are valid,
+ * the header superstep is also the first data superstep: every process
+ * still sends exactly one message to every other one (broadcast: the root
+ * its data -- ptr itself at p <= 2, block j at p >= 3 -- the others an empty
+ * message; reduce and allreduce: block j of ptr to process j, or at p <= 2
+ * the whole ptr to the process(es) that combine; gather, allgather,
+ * alltoall: src or block j to each receiver, an empty message where none
+ * goes; zero copy), each tagged with a
  * 64-bit digest of the sender's header (bspk_tag: 16 bits of magic, 48 of a
  * hash of collective, root, n, op, element size, validity). Equal tags mean
  * equal arguments. If any process's arguments differ, every process sees a
@@ -97,9 +99,9 @@
  * 4032 bytes by default (BSPK_COLL_SHORT=bytes overrides it, for tests; a
  * header and S bytes fit one of the runtime's 4 KiB small buffers). Short
  * data (N <= S) goes in the header superstep: one superstep. Long data takes
- * the header superstep plus one or two supersteps (below; bspk_broadcast,
- * bspk_reduce and bspk_allreduce: their header superstep carries data too,
- * see "Header in the tag").
+ * the header superstep plus one or two supersteps (below; except the
+ * scans and bspk_alltoallv, the header superstep carries the data too, see
+ * "Header in the tag").
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
@@ -235,20 +237,21 @@ BSPK_API int bspk_exscan(bspk_ptr ptr, size_t n, bspk_op op);
 
 /* The root's dst[j*n .. j*n+n) = pid j's src[0..n) (dst: p*n elements at
  * the root; ignored elsewhere, may be BSPK_NULL). src and dst must not
- * overlap. Short: 1 superstep, (p-1)(N + H) g + l at the root. Long: 2
- * supersteps: headers, then every src to the root (zero copy):
- * (p-1) H g + l + (p-1) N g + l. */
+ * overlap. Short: 1 superstep, (p-1)(N + H) g + l at the root. Long: 1
+ * superstep: every src to the root (zero copy), the header in the message's
+ * tag (empty tagged messages between the others): (p-1) N g + l. */
 BSPK_API int bspk_gather(int root, bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* Every process's dst[j*n ..) = pid j's src[0..n) (dst: p*n elements).
- * Short: 1 superstep, (p-1)(N + H) g + l. Long: 2 supersteps, headers then
- * src to every process (zero copy): (p-1) H g + l + (p-1) N g + l. */
+ * Short: 1 superstep, (p-1)(N + H) g + l. Long: 1 superstep, src to every
+ * process (zero copy), the header in the tags: (p-1) N g + l. */
 BSPK_API int bspk_allgather(bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* Block j of src (src[j*n .. j*n+n)) goes to pid j's dst block me
  * (dst[me*n ..)); src and dst: p*n elements each, not overlapping.
  * Short (N = n * es <= S per block): 1 superstep, (p-1)(N + H) g + l.
- * Long: 2 supersteps, (p-1) H g + l + (p-1) N g + l. */
+ * Long: 1 superstep, block j to pid j (zero copy), the header in the tags:
+ * (p-1) N g + l. */
 BSPK_API int bspk_alltoall(bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* sendcounts[j] elements from src[sdispls[j]..] go to pid j, which stores

@@ -261,8 +261,12 @@ static void test_gather(int all, size_t n, size_t es, int root) {
   for (size_t i = 0; i < n; i++) fill(el(src, i), es, me, i, 2);
   bspk_ptr dst = BSPK_NULL;
   if (all || me == root) dst = alloc_n((size_t)P * n, es);
+  const uint64_t s0 = supersteps_now();
   int rc = all ? bspk_allgather(dst, src, n) : bspk_gather(root, dst, src, n);
   must(rc, all ? "bspk_allgather" : "bspk_gather");
+  /* bspk_coll.h: 1 superstep, short or long (long: headers in the tags) */
+  CHECK(supersteps_now() - s0 == 1, "%s n=%zu es=%zu took %" PRIu64 " supersteps, not 1",
+        all ? "allgather" : "gather", n, es, supersteps_now() - s0);
   size_t bad = 0;
   if (all || me == root)
     for (int j = 0; j < P; j++)
@@ -279,7 +283,10 @@ static void test_alltoall(size_t n, size_t es) {
   for (int j = 0; j < P; j++)
     for (size_t i = 0; i < n; i++) fill(el(src, (size_t)j * n + i), es, me * 1000 + j, i, 3);
   bspk_ptr dst = alloc_n((size_t)P * n, es);
+  const uint64_t s0 = supersteps_now();
   must(bspk_alltoall(dst, src, n), "bspk_alltoall");
+  CHECK(supersteps_now() - s0 == 1, "alltoall n=%zu es=%zu took %" PRIu64 " supersteps, not 1", n, es,
+        supersteps_now() - s0);
   size_t bad = 0;
   for (int j = 0; j < P; j++)
     for (size_t i = 0; i < n; i++) bad += !same(el(dst, (size_t)j * n + i), es, j * 1000 + me, i, 3);
@@ -410,7 +417,11 @@ static int run_mismatch(const char *what) {
   else if (!strcmp(what, "root-long")) rc = bspk_gather(odd ? 1 : 0, y, x, 16);
   /* long broadcasts (8 KiB): the headers ride in the data messages' tags */
   else if (!strcmp(what, "bcast-root-long")) rc = bspk_broadcast(odd ? 1 : 0, z, 1024);
-  else if (!strcmp(what, "bcast-n-mixed")) rc = bspk_broadcast(0, z, odd ? 4 : 1024); /* short against long */
+  else if (!strcmp(what, "gather-root-long")) {
+    bspk_ptr w = bspk_malloc("", 0, 1024 * (size_t)P, 8);
+    rc = bspk_gather(odd ? 1 : 0, w, z, 1024);
+    bspk_free(w);
+  } else if (!strcmp(what, "bcast-n-mixed")) rc = bspk_broadcast(0, z, odd ? 4 : 1024); /* short against long */
   else if (!strcmp(what, "bcast-limit")) {
     /* the same arguments, but the odd process's short limit (read at its
      * first collective) makes it take the short algorithm */
