@@ -1,14 +1,15 @@
 // coll/coll.cpp -- the collectives of bspk_coll.h over the C API of bspk.h.
 //
 // Every collective starts with the header superstep (bspk_coll.h
-// "Mismatches"): one message from every process to every other one, a
-// 64-byte header plus, for short data, the data; bspk_expect(p - 1). After it
-// every process knows every other process's arguments and either returns the
-// mismatch (all alike) or goes on with the long algorithm, whose supersteps
-// have exact bspk_expect counts computed from arguments now known to agree
-// (bspk_alltoallv: from the senders' headers). A long broadcast folds the
-// header superstep into its first data superstep, the header travelling as a
-// digest in each message's tag (Ctx::tagged_step).
+// "Mismatches"): one message from every process to every other one and
+// bspk_expect(p - 1). For short data (and bspk_alltoallv, and a process with
+// invalid arguments) the message is a 64-byte header plus the data
+// (Ctx::header_step); for long data it is the long algorithm's first data
+// message (empty where none goes) with the header as a digest in its tag
+// (Ctx::tagged_step). After it every process knows whether all arguments
+// agree -- if not, all return the mismatch alike -- and the long algorithm's
+// later supersteps have exact bspk_expect counts computed from arguments
+// known to agree (bspk_alltoallv: from the senders' headers).
 #include <bspk.h>
 #include <bspk_coll.h>
 
@@ -814,13 +815,14 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   const size_t N = c.n * c.es;
   const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me;
-  int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
-    return !(shrt && j > me) || append_cm(buf, ptr, c.n, c.es);
-  });
-  if (rc || (rc = c.check_all())) return rc;
   std::vector<unsigned char> acc;
   const int upto = ex ? me : me + 1;  // combine pids [0, upto)
-  if (shrt) {
+  int rc;
+  if (shrt || c.own_code != 0) {  // long data with valid arguments: the header rides in the tags (below)
+    rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
+      return !(shrt && j > me) || append_cm(buf, ptr, c.n, c.es);
+    });
+    if (rc || (rc = c.check_all())) return rc;
     if (upto > 0 && c.n > 0) {
       for (int j = 0; j < upto; j++)
         if (j != me && !c.payload_is(j, N)) return c.internal("short scan payload size");
@@ -831,11 +833,15 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
     }
     return c.finish();
   }
-  if (p <= 2) {
-    if (me == 0 && p == 2 && (rc = send(c, 1, ptr, c.n))) return rc;
-    if ((rc = c.sync_expect(me == 1 ? 1 : 0))) return rc;
+  if (p <= 2) {  // pid 0's data to pid 1, the header in the tag (pid 1 sends an empty message)
     Msgs got(p);
-    if ((rc = c.recv_data(got))) return rc;
+    rc = c.tagged_step(
+        [&](int j, bspk_ptr* q, size_t* len) {
+          *q = ptr;
+          *len = me == 0 && j == 1 ? c.n : 0;
+        },
+        got);
+    if (rc) return rc;
     // Pid 1 combines x_0 (and x_1); pid 0's scan is x_0 alone, which only
     // LAND / LOR change (to 1 or 0, in fold's start).
     if (upto > 0 && (me == 1 || c.op.starts())) {
@@ -847,22 +853,21 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
     }
     return c.finish();
   }
-  // Block j of every needed x_i goes to process j (scan: all i; exscan: i < p-1).
+  // Block j of every needed x_i goes to process j (scan: all i; exscan: i <
+  // p-1), the header in the tag; empty messages where no block goes.
   const bool i_send = !ex || me < p - 1;
-  if (i_send)
-    for (int j = 0; j < p; j++)
-      if (j != me && blen(c.n, p, j) > 0 && (rc = send(c, j, at(ptr, boff(c.n, p, j)), blen(c.n, p, j)))) return rc;
   const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
   const int senders = ex ? p - 1 : p;  // pids [0, senders) contribute
-  int expect = 0;
-  if (mylen > 0)
-    for (int k = 0; k < senders; k++)
-      if (k != me) expect++;
-  if ((rc = c.sync_expect(expect))) return rc;
   Stage stage;  // prefix i of block me at slice i (i: the pid it goes to)
   {
     Msgs got(p);
-    if ((rc = c.recv_data(got))) return rc;
+    rc = c.tagged_step(
+        [&](int j, bspk_ptr* q, size_t* len) {
+          *len = i_send ? blen(c.n, p, j) : 0;
+          *q = *len > 0 ? at(ptr, boff(c.n, p, j)) : ptr;
+        },
+        got);
+    if (rc) return rc;
     if (mylen > 0) {
       for (int k = 0; k < senders; k++)
         if (k != me && !c.data_ok(got, k, mylen)) return c.internal("scan block missing");
@@ -890,7 +895,7 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
       if (!cm_copy(d, s, mylen * c.es)) return c.internal("writing the result");
     }
   }
-  expect = 0;
+  int expect = 0;
   if (!ex || me > 0)
     for (int k = 0; k < p; k++)
       if (k != me && blen(c.n, p, k) > 0) expect++;

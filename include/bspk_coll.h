@@ -64,15 +64,15 @@
  *     collective's two supersteps (the second one's counts are computed
  *     from the senders' headers, so they are exact), with nothing written
  *     for that pair, and the other processes' results are exact.
- * Header in the tag (long broadcast, reduce, allreduce, gather, allgather,
- * alltoall). When the data is long and this process's arguments are valid,
- * the header superstep is also the first data superstep: every process
+ * Header in the tag (long data; every collective but bspk_alltoallv). When
+ * the data is long and this process's arguments are valid, the header
+ * superstep is also the first data superstep: every process
  * still sends exactly one message to every other one (broadcast: the root
  * its data -- ptr itself at p <= 2, block j at p >= 3 -- the others an empty
  * message; reduce and allreduce: block j of ptr to process j, or at p <= 2
- * the whole ptr to the process(es) that combine; gather, allgather,
- * alltoall: src or block j to each receiver, an empty message where none
- * goes; zero copy), each tagged with a
+ * the whole ptr to the process(es) that combine; scans likewise, to the
+ * higher pids; gather, allgather, alltoall: src or block j to each
+ * receiver; an empty message where none goes; zero copy), each tagged with a
  * 64-bit digest of the sender's header (bspk_tag: 16 bits of magic, 48 of a
  * hash of collective, root, n, op, element size, validity). Equal tags mean
  * equal arguments. If any process's arguments differ, every process sees a
@@ -88,10 +88,10 @@
  * a counted bspk_sync for the first superstep (the count exchange, a
  * barrier's L), or a tree whose declared counts depend on the root (a root
  * mismatch then waits BSPK_SYNC_TIMEOUT or ends in BSPK_ERR_COUNT [over])
- * -- cost a barrier or give up the guarantee. For long data the other
- * collectives' header superstep carries only headers and the data moves in
- * later supersteps with exact bspk_expect counts, zero copy (bspk_send from
- * the caller's region).
+ * -- cost a barrier or give up the guarantee. Long data moves zero copy
+ * (bspk_send from the caller's region), in the header superstep (above) and
+ * in later supersteps whose exact bspk_expect counts are computed from
+ * arguments known to agree (bspk_alltoallv: from the senders' headers).
  *
  * Cost. In BSP terms: g per byte, l per superstep (with bspk_expect a
  * superstep costs no barrier: l is the latency of its messages), N = n * es
@@ -99,9 +99,8 @@
  * 4032 bytes by default (BSPK_COLL_SHORT=bytes overrides it, for tests; a
  * header and S bytes fit one of the runtime's 4 KiB small buffers). Short
  * data (N <= S) goes in the header superstep: one superstep. Long data takes
- * the header superstep plus one or two supersteps (below; except the
- * scans and bspk_alltoallv, the header superstep carries the data too, see
- * "Header in the tag").
+ * one or two supersteps (below): except in bspk_alltoallv, the header
+ * superstep carries the data too, see "Header in the tag".
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
@@ -224,10 +223,11 @@ BSPK_API int bspk_allreduce(bspk_ptr ptr, size_t n, bspk_op op);
 /* Inclusive scan: pid i's ptr becomes x_0 op ... op x_i.
  * Short: 1 superstep: each process's data to every higher pid:
  *   at most (p-1)(N + H) g + l.
- * Long, p <= 2: 2 supersteps (headers, then pid 0's data to pid 1).
- * Long, p >= 3: 3 supersteps: block j of every ptr to process j, which
- *   computes the p prefixes of block j and sends prefix i to process i:
- *   (p-1) H g + l + 2 (p-1)/p N g + 2 l (the owner of block j keeps the
+ * Long, p <= 2: 1 superstep: pid 0's data to pid 1, the header in the
+ *   message's tag (pid 1 sends pid 0 an empty tagged message): N g + l.
+ * Long, p >= 3: 2 supersteps: block j of every ptr to process j (headers in
+ *   the tags), which computes the p prefixes of block j and sends prefix i
+ *   to process i: 2 (p-1)/p N g + 2 l (the owner of block j keeps the
  *   p prefixes of block j in a region of this layer: about N extra bytes). */
 BSPK_API int bspk_scan(bspk_ptr ptr, size_t n, bspk_op op);
 

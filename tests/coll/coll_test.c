@@ -168,12 +168,10 @@ static void test_reduction(int kind, int oper, int type, size_t n, int root) {
   int rc = kind == 0 ? bspk_reduce(root, x, n, op) : kind == 1 ? bspk_allreduce(x, n, op)
            : kind == 2 ? bspk_scan(x, n, op) : bspk_exscan(x, n, op);
   must(rc, name);
-  /* bspk_coll.h: short 1 superstep; long reduce / allreduce 1 at p <= 2 and
-   * 2 at p >= 3 (headers in the tags of the first data superstep); long
-   * scans 2 at p <= 2, 3 at p >= 3 */
+  /* bspk_coll.h: short 1 superstep; long 1 at p <= 2 and 2 at p >= 3
+   * (headers in the tags of the first data superstep) */
   const int lng = n * es > short_bytes();
-  const uint64_t steps = supersteps_now() - s0,
-                 want_steps = !lng ? 1 : (uint64_t)(kind <= 1 ? 1 : 2) + (P >= 3);
+  const uint64_t steps = supersteps_now() - s0, want_steps = !lng ? 1 : 1 + (uint64_t)(P >= 3);
   CHECK(steps == want_steps, "%s n=%zu es=%zu took %" PRIu64 " supersteps, not %" PRIu64, name, n, es, steps,
         want_steps);
   int upto = kind == 2 ? me + 1 : kind == 3 ? me : P;
