@@ -377,6 +377,11 @@ static void run_skew(void) {
     test_broadcast(frame_elems8 + 5, 8, round % P);
     test_reduction(2, BSPK_SUM, 2, 3, 0);
     test_alltoall(100, 8);
+    /* long data (headers in the tags) with pid 0 late and the others early */
+    if (me == 0) usleep(50000);
+    test_alltoall(600, 8);
+    test_gather(round & 1, 600, 8, (round + 1) % P);
+    test_reduction(3, BSPK_SUM, 6, 1000, 0);
   }
 }
 
