@@ -2,14 +2,14 @@
 //
 // Every collective starts with the header superstep (bspk_coll.h
 // "Mismatches"): one message from every process to every other one and
-// bspk_expect(p - 1). For short data (and bspk_alltoallv, and a process with
-// invalid arguments) the message is a 64-byte header plus the data
-// (Ctx::header_step); for long data it is the long algorithm's first data
-// message (empty where none goes) with the header as a digest in its tag
-// (Ctx::tagged_step). After it every process knows whether all arguments
-// agree -- if not, all return the mismatch alike -- and the long algorithm's
-// later supersteps have exact bspk_expect counts computed from arguments
-// known to agree (bspk_alltoallv: from the senders' headers).
+// bspk_expect(p - 1). With n > 0 and valid arguments the message is the
+// algorithm's first data message to that process (empty where none goes),
+// the header a digest in its tag (Ctx::tagged_step); otherwise, and always
+// for bspk_alltoallv, a 64-byte header plus any short data
+// (Ctx::header_step). After it every process knows whether all arguments
+// agree -- if not, all return the mismatch alike -- and the long
+// algorithms' later supersteps have exact bspk_expect counts computed from
+// arguments known to agree (bspk_alltoallv: from the senders' headers).
 #include <bspk.h>
 #include <bspk_coll.h>
 
@@ -63,8 +63,8 @@ uint64_t mix(uint64_t h, uint64_t v) {
   h *= 0xBF58476D1CE4E5B9ull;
   return h ^ (h >> 29);
 }
-uint64_t header_tag(const Hdr& h) {
-  uint64_t x = mix(mix(mix(mix(mix(mix(0, h.kind), h.bad), static_cast<uint32_t>(h.root)), h.op), h.es), h.n);
+uint64_t header_tag(const Hdr& h, uint32_t algo) {
+  uint64_t x = mix(mix(mix(mix(mix(mix(mix(0, h.kind), h.bad), static_cast<uint32_t>(h.root)), h.op), h.es), h.n), algo);
   return kTagMagic | (x & 0xFFFFFFFFFFFFull);
 }
 bool is_header_tag(uint64_t t) { return (t & (0xFFFFull << 48)) == kTagMagic; }
@@ -414,11 +414,12 @@ struct Ctx {
                                   " did not call a collective in this superstep");
   }
 
-  // The header superstep; payload(j, buf) appends the data for process j.
-  // A message that carries its header in the tag (tagged_step: a process
-  // whose arguments make it take a long algorithm) means the arguments
-  // differ: every process then knows it (see tagged_step) and all exchange
-  // their bare headers in one more superstep, for check_all's message.
+  // The header superstep with 64-byte header messages (n == 0, invalid
+  // arguments, bspk_alltoallv); payload(j, buf) appends the data for process
+  // j. A message that carries its header in the tag (tagged_step) means the
+  // arguments differ: every process then knows it (see tagged_step) and all
+  // exchange their bare headers in one more superstep, for check_all's
+  // message.
   template <class F>
   int header_step(F&& payload) {
     std::vector<unsigned char>& buf = scratch().buf;
@@ -454,21 +455,23 @@ struct Ctx {
     return tagged ? bare_headers() : BSPK_OK;
   }
 
-  // Header in the tag (long data, valid arguments): the collective's first
-  // data superstep, in which every process sends exactly one message to every
-  // other one (msg(j, &ptr, &len): the len elements at ptr for j, len 0 for
-  // an empty message), is also its header superstep. Each message's tag is
-  // header_tag(this process's header); received messages go to got[sender].
-  // The counts (p - 1 each) still depend on no argument, and a process on
-  // the short path or with invalid arguments (header_step) sends its header
-  // message instead. Equal tags mean equal arguments. If arguments differ
+  // Header in the tag (n > 0, valid arguments; not bspk_alltoallv): the
+  // collective's first data superstep, in which every process sends exactly
+  // one message to every other one (msg(j, &ptr, &len): the len elements at
+  // ptr for j, len 0 for an empty message), is also its header superstep.
+  // Each message's tag is header_tag(this process's header, algo), algo
+  // naming the algorithm chosen (direct or not: the short limit may differ
+  // between processes); received messages go to got[sender]. The counts
+  // (p - 1 each) still depend on no argument, and a process with n == 0 or
+  // invalid arguments sends its header message instead (header_step).
+  // Equal tags mean equal arguments. If arguments differ
   // anywhere, every process sees a tag or a header unlike its own (equality
   // is transitive: a process equal to all others would make all equal), so
   // all of them take one more superstep exchanging bare headers and return
   // check_all's error; the data already sent is dropped unread.
   template <class F>
-  int tagged_step(F&& msg, Msgs& got) {
-    const uint64_t tag = header_tag(make_hdr(me));
+  int tagged_step(uint32_t algo, F&& msg, Msgs& got) {
+    const uint64_t tag = header_tag(make_hdr(me), algo);
     for (int j = 0; j < p; j++) {
       if (j == me) continue;
       bspk_ptr q{};
@@ -639,6 +642,7 @@ int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc)
   const int p = c.p, me = c.me;
   Msgs got(p);
   int rc = c.tagged_step(
+      0,
       [&](int j, bspk_ptr* q, size_t* len) {
         *q = at(ptr, boff(c.n, p, j));
         *len = blen(c.n, p, j);
@@ -655,17 +659,19 @@ int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc)
   return BSPK_OK;
 }
 
-// Long broadcast: the header rides in the tag of the first data superstep's
-// messages (Ctx::tagged_step). p <= 2: the root sends ptr itself; p >= 3:
-// scatter (block j to process j) then an allgather among the non-roots.
-int broadcast_long(Ctx& c, const bspk_ptr& ptr) {
+// Broadcast, n > 0 and valid arguments: the header rides in the tag of the
+// first data superstep's messages (Ctx::tagged_step). Direct (short data or
+// p <= 2): the root sends ptr itself; else scatter (block j to process j)
+// then an allgather among the non-roots.
+int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
   const int p = c.p, me = c.me, root = c.root;
   Msgs got(p);
   int rc = c.tagged_step(
+      direct,
       [&](int j, bspk_ptr* q, size_t* len) {
         *q = ptr;
         if (me != root) return;  // an empty message: the header alone
-        if (p <= 2) {
+        if (direct) {
           *len = c.n;
         } else {
           *q = at(ptr, boff(c.n, p, j));
@@ -674,7 +680,7 @@ int broadcast_long(Ctx& c, const bspk_ptr& ptr) {
       },
       got);
   if (rc) return rc;
-  if (p <= 2) {
+  if (direct) {
     if (me != root) {
       if (!c.data_ok(got, root, c.n)) return c.internal("broadcast data missing");
       Cur s(got[root], c.n), d(ptr, c.n);
@@ -712,20 +718,10 @@ int broadcast_long(Ctx& c, const bspk_ptr& ptr) {
 }
 
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
-  const size_t N = c.n * c.es;
-  const bool shrt = N <= short_limit();
-  if (!shrt && c.own_code == 0) return broadcast_long(c, ptr);
-  int rc = c.header_step([&](int, std::vector<unsigned char>& buf) {
-    return !(shrt && c.me == c.root) || append_cm(buf, ptr, c.n, c.es);
-  });
+  if (c.own_code == 0 && c.n > 0) return broadcast_tagged(c, ptr, c.n * c.es <= short_limit() || c.p <= 2);
+  // The header superstep alone (then an error, or nothing to do).
+  int rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
   if (rc || (rc = c.check_all())) return rc;
-  // Here the data is short (long data with valid arguments takes
-  // broadcast_long; with invalid ones check_all failed).
-  if (c.me != c.root && c.n > 0) {
-    if (!c.payload_is(c.root, N)) return c.internal("short broadcast payload size");
-    Cur s = c.payload(c.root), d(ptr, c.n);
-    if (!cm_copy(d, s, N)) return c.internal("copying the data");
-  }
   return c.finish();
 }
 
@@ -734,26 +730,15 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
   const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me, root = c.root;
   int rc;
-  if (shrt || c.own_code != 0) {  // long data with valid arguments: the header rides in the tags (below)
-    rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
-      return !(shrt && (all || j == root)) || append_cm(buf, ptr, c.n, c.es);
-    });
+  if (c.own_code != 0 || c.n == 0) {  // the header superstep alone (then an error, or nothing to do)
+    rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
     if (rc || (rc = c.check_all())) return rc;
-    if (all || me == root) {
-      for (int j = 0; j < p; j++)
-        if (j != me && !c.payload_is(j, N)) return c.internal("short reduce payload size");
-      std::vector<unsigned char>& acc = scratch().acc;  // at most short_limit() bytes: kept
-      if (!fold(c, acc, c.n, 0, p, [&](int j) { return j == me ? Cur(ptr, c.n) : c.payload(j); }))
-        return c.internal("reading the data");
-      Cur d(ptr, c.n);
-      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
-    }
     return c.finish();
   }
-  std::vector<unsigned char> acc;
-  if (p <= 2) {  // each process's ptr to the root (all: to every process), the header in the tag
+  if (shrt || p <= 2) {  // direct: each process's ptr to the root (all: to every process), the header in the tag
     Msgs got(p);
     rc = c.tagged_step(
+        1,
         [&](int j, bspk_ptr* q, size_t* len) {
           *q = ptr;
           *len = all || j == root ? c.n : 0;
@@ -763,13 +748,16 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
     if (all || me == root) {
       for (int j = 0; j < p; j++)
         if (j != me && !c.data_ok(got, j, c.n)) return c.internal("reduce data missing");
+      std::vector<unsigned char>& acc = scratch().acc;  // kept from call to call
       if (!fold(c, acc, c.n, 0, p, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
         return c.internal("reading the data");
       Cur d(ptr, c.n);
       if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+      if (acc.capacity() > (size_t{64} << 10)) std::vector<unsigned char>().swap(acc);  // keep only small ones
     }
     return c.finish();
   }
+  std::vector<unsigned char> acc;
   if ((rc = reduce_scatter(c, ptr, acc))) return rc;
   const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
   Stage stage;
@@ -818,38 +806,32 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   std::vector<unsigned char> acc;
   const int upto = ex ? me : me + 1;  // combine pids [0, upto)
   int rc;
-  if (shrt || c.own_code != 0) {  // long data with valid arguments: the header rides in the tags (below)
-    rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
-      return !(shrt && j > me) || append_cm(buf, ptr, c.n, c.es);
-    });
+  if (c.own_code != 0 || c.n == 0) {  // the header superstep alone (then an error, or nothing to do)
+    rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
     if (rc || (rc = c.check_all())) return rc;
-    if (upto > 0 && c.n > 0) {
-      for (int j = 0; j < upto; j++)
-        if (j != me && !c.payload_is(j, N)) return c.internal("short scan payload size");
-      if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : c.payload(j); }))
-        return c.internal("reading the data");
-      Cur d(ptr, c.n);
-      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
-    }
     return c.finish();
   }
-  if (p <= 2) {  // pid 0's data to pid 1, the header in the tag (pid 1 sends an empty message)
+  if (shrt || p <= 2) {  // direct: ptr to every higher pid, the header in the tag (empty messages to the lower)
     Msgs got(p);
     rc = c.tagged_step(
+        1,
         [&](int j, bspk_ptr* q, size_t* len) {
           *q = ptr;
-          *len = me == 0 && j == 1 ? c.n : 0;
+          *len = j > me ? c.n : 0;
         },
         got);
     if (rc) return rc;
-    // Pid 1 combines x_0 (and x_1); pid 0's scan is x_0 alone, which only
-    // LAND / LOR change (to 1 or 0, in fold's start).
-    if (upto > 0 && (me == 1 || c.op.starts())) {
-      if (me == 1 && !c.data_ok(got, 0, c.n)) return c.internal("scan data missing");
-      if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
+    // Pid 0's scan is x_0 alone, which only LAND / LOR change (to 1 or 0,
+    // in fold's start).
+    if (upto > 0 && (me != 0 || c.op.starts())) {
+      for (int j = 0; j < upto; j++)
+        if (j != me && !c.data_ok(got, j, c.n)) return c.internal("scan data missing");
+      std::vector<unsigned char>& sacc = scratch().acc;  // kept from call to call
+      if (!fold(c, sacc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
         return c.internal("reading the data");
       Cur d(ptr, c.n);
-      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
+      if (!from_mem(d, sacc.data(), N)) return c.internal("writing the result");
+      if (sacc.capacity() > (size_t{64} << 10)) std::vector<unsigned char>().swap(sacc);
     }
     return c.finish();
   }
@@ -862,6 +844,7 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   {
     Msgs got(p);
     rc = c.tagged_step(
+        0,
         [&](int j, bspk_ptr* q, size_t* len) {
           *len = i_send ? blen(c.n, p, j) : 0;
           *q = *len > 0 ? at(ptr, boff(c.n, p, j)) : ptr;
@@ -916,44 +899,37 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
 // gather (root >= 0), allgather (root < 0), alltoall (a2a).
 int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a2a) {
   const size_t N = c.n * c.es;
-  const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me, root = c.root;
   auto gets = [&](int j) { return all || a2a || j == root; };
   auto src_for = [&](int j) { return a2a ? at(src, static_cast<size_t>(j) * c.n) : src; };
-  const bool receiver = all || a2a || me == root;
   Msgs got(p);
   int rc;
-  if (shrt || c.own_code != 0) {
-    rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
-      return !(shrt && gets(j)) || append_cm(buf, src_for(j), c.n, c.es);
-    });
+  if (c.own_code != 0 || c.n == 0) {  // the header superstep alone (then an error, or nothing to do)
+    rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
     if (rc || (rc = c.check_all())) return rc;
-  } else {  // long: one superstep, the blocks carry the headers in their tags (empty messages where none goes)
-    rc = c.tagged_step(
-        [&](int j, bspk_ptr* q, size_t* len) {
-          *q = src_for(j);
-          *len = gets(j) ? c.n : 0;
-        },
-        got);
-    if (rc) return rc;
+    return c.finish();
   }
-  if (receiver && c.n > 0) {
+  // One superstep: the blocks carry the headers in their tags (empty
+  // messages where none goes).
+  rc = c.tagged_step(
+      1,
+      [&](int j, bspk_ptr* q, size_t* len) {
+        *q = src_for(j);
+        *len = gets(j) ? c.n : 0;
+      },
+      got);
+  if (rc) return rc;
+  if (all || a2a || me == root) {
     for (int j = 0; j < p; j++) {
       Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n);
       if (j == me) {
-        Cur s(a2a ? at(src, static_cast<size_t>(me) * c.n) : src, c.n);
+        Cur s(src_for(me), c.n);
         if (!cm_copy(d, s, N)) return c.internal("copying the own block");
         continue;
       }
-      if (shrt) {
-        if (!c.payload_is(j, N)) return c.internal("short payload size");
-        Cur s = c.payload(j);
-        if (!cm_copy(d, s, N)) return c.internal("copying a block");
-      } else {
-        if (!c.data_ok(got, j, c.n)) return c.internal("block missing");
-        Cur s(got[j], c.n);
-        if (!cm_copy(d, s, N)) return c.internal("copying a block");
-      }
+      if (!c.data_ok(got, j, c.n)) return c.internal("block missing");
+      Cur s(got[j], c.n);
+      if (!cm_copy(d, s, N)) return c.internal("copying a block");
     }
   }
   return c.finish();

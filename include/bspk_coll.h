@@ -39,24 +39,38 @@
  *
  * Mismatches. The first superstep of every collective is the *header
  * superstep*: every process sends exactly one message to every other
- * process, carrying a 64-byte header (the collective, root, n, op, element
- * size, whether its own arguments were valid) and, for short data, the data
- * itself; each process declares bspk_expect(p - 1). Those counts do not
- * depend on any argument, so the declaration is exact even when the
- * arguments differ, and after this superstep every process has every other
- * process's header. Then, on EVERY process:
+ * process and declares bspk_expect(p - 1). Those counts do not depend on
+ * any argument, so the declaration is exact even when the arguments differ.
+ * Each message carries the sender's header -- the collective, root, n, op,
+ * element size, whether its own arguments were valid:
+ *   - in the message's 64-bit tag (bspk_tag: 16 bits of magic, 48 of a
+ *     digest of those fields and of the algorithm chosen) when n > 0 and
+ *     the sender's arguments are valid: the message is then the
+ *     collective's first data message to that process (zero copy from the
+ *     caller's region; an empty message where the algorithm sends nothing
+ *     there), so the header costs no extra superstep and no extra bytes;
+ *   - as a 64-byte header message otherwise (n == 0, invalid arguments) and
+ *     always for bspk_alltoallv, whose header also carries the counts
+ *     (blocks of at most S bytes ride after it).
+ * Equal tags mean equal arguments. Then, on EVERY process:
  *   - a different collective, root, n, op (built-in ops by value, user ops
  *     by element size and commutativity) or element size anywhere in the
- *     job, or invalid arguments on some process, ends the collective after
- *     the header superstep with BSPK_ERR_ARG (the process whose own
- *     arguments were invalid gets the code of its own error, e.g.
- *     BSPK_ERR_PID, BSPK_ERR_RANGE). The message names the lowest pid whose
- *     header differs from this process's: "pid 0 passed root = 1, this
- *     process root = 2"; "pid 3 called bspk_reduce, this process
- *     bspk_allreduce"; "pid 1 passed invalid arguments (its own message
- *     says which)". Nothing is written into any region. State: like
- *     bspk.h's [step]: the superstep ended on every process, the job may go
- *     on (all processes took the same number of supersteps).
+ *     job, or invalid arguments on some process, ends the collective with
+ *     BSPK_ERR_ARG (the process whose own arguments were invalid gets the
+ *     code of its own error, e.g. BSPK_ERR_PID, BSPK_ERR_RANGE). Every
+ *     process sees it: one that saw only headers equal to its own would be
+ *     equal to all, and so would all the others (equality is transitive).
+ *     When a tagged message was involved, all processes then exchange their
+ *     64-byte headers in one more superstep, so that the message can name
+ *     the field. The message names the lowest pid whose header differs from
+ *     this process's: "pid 0 passed root = 1, this process root = 2"; "pid 3
+ *     called bspk_reduce, this process bspk_allreduce"; "pid 1 passed
+ *     invalid arguments (its own message says which)"; processes that chose
+ *     different algorithms for equal arguments (BSPK_COLL_SHORT set
+ *     differently) get "the processes chose different algorithms". Nothing
+ *     is written into any region (data already received is dropped). State:
+ *     like bspk.h's [step]: the superstep ended on every process, the job
+ *     may go on (all processes took the same number of supersteps).
  *   - bspk_alltoallv's counts are compared per pair: process j's header to
  *     i carries sendcounts[i] and recvcounts[i] of j, so both i and j see a
  *     pair whose counts disagree ("pid 0 sends 5 elements to this process,
@@ -64,43 +78,24 @@
  *     collective's two supersteps (the second one's counts are computed
  *     from the senders' headers, so they are exact), with nothing written
  *     for that pair, and the other processes' results are exact.
- * Header in the tag (long data; every collective but bspk_alltoallv). When
- * the data is long and this process's arguments are valid, the header
- * superstep is also the first data superstep: every process
- * still sends exactly one message to every other one (broadcast: the root
- * its data -- ptr itself at p <= 2, block j at p >= 3 -- the others an empty
- * message; reduce and allreduce: block j of ptr to process j, or at p <= 2
- * the whole ptr to the process(es) that combine; scans likewise, to the
- * higher pids; gather, allgather, alltoall: src or block j to each
- * receiver; an empty message where none goes; zero copy), each tagged with a
- * 64-bit digest of the sender's header (bspk_tag: 16 bits of magic, 48 of a
- * hash of collective, root, n, op, element size, validity). Equal tags mean
- * equal arguments. If any process's arguments differ, every process sees a
- * tag or a header message unlike its own (equality is transitive), so all
- * of them take one more superstep exchanging bare headers and return the
- * error above (same messages, same codes, nothing written; the data already
- * sent is dropped); processes that chose different algorithms for equal
- * arguments (a different BSPK_COLL_SHORT) get BSPK_ERR_ARG "the processes
- * chose different algorithms".
  * Trade-off: the header superstep makes even a short broadcast an exchange
- * among all processes (each waits for p - 1 headers: h = p - 1 messages per
- * process, which for short data also carry the data); the alternatives --
- * a counted bspk_sync for the first superstep (the count exchange, a
- * barrier's L), or a tree whose declared counts depend on the root (a root
- * mismatch then waits BSPK_SYNC_TIMEOUT or ends in BSPK_ERR_COUNT [over])
- * -- cost a barrier or give up the guarantee. Long data moves zero copy
- * (bspk_send from the caller's region), in the header superstep (above) and
- * in later supersteps whose exact bspk_expect counts are computed from
- * arguments known to agree (bspk_alltoallv: from the senders' headers).
+ * among all processes (each waits for p - 1 messages, h = p - 1, most of
+ * them empty for a broadcast); the alternatives -- a counted bspk_sync for
+ * the first superstep (the count exchange, a barrier's L), or a tree whose
+ * declared counts depend on the root (a root mismatch then waits
+ * BSPK_SYNC_TIMEOUT or ends in BSPK_ERR_COUNT [over]) -- cost a barrier or
+ * give up the guarantee. Later supersteps of the long algorithms have exact
+ * bspk_expect counts computed from arguments known to agree.
  *
  * Cost. In BSP terms: g per byte, l per superstep (with bspk_expect a
  * superstep costs no barrier: l is the latency of its messages), N = n * es
- * bytes, H = 64 bytes of header, p processes, S = the short limit,
- * 4032 bytes by default (BSPK_COLL_SHORT=bytes overrides it, for tests; a
- * header and S bytes fit one of the runtime's 4 KiB small buffers). Short
- * data (N <= S) goes in the header superstep: one superstep. Long data takes
- * one or two supersteps (below): except in bspk_alltoallv, the header
- * superstep carries the data too, see "Header in the tag".
+ * bytes, p processes, S = the short limit, 4032 bytes by default
+ * (BSPK_COLL_SHORT=bytes overrides it, for tests), H = the 64-byte header
+ * message (bspk_alltoallv; n == 0). Short data (N <= S) and
+ * p <= 2 take the direct algorithm (every process sends its data straight
+ * to the processes that need it, in the header superstep): one superstep.
+ * Long data at p >= 3 takes two (scatter / reduce-scatter, then the
+ * exchange of the results); gather, allgather and alltoall always one.
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
@@ -186,48 +181,38 @@ BSPK_API const char *bspk_coll_error_string(void);
  * normally) and BSPK_ERR_NOMEM. */
 
 /* Root's ptr[0..n) into every process's ptr[0..n).
- * Short (N <= S): 1 superstep: the root's header to each process carries
- *   the data; cost (p - 1)(N + H) g + l at the root.
- * Long, p <= 2: 1 superstep: the root sends ptr (zero copy), its header in
- *   the message's tag: N g + l.
+ * Short (N <= S) or p <= 2: 1 superstep: the root sends ptr to each
+ *   process (zero copy): (p - 1) N g + l at the root.
  * Long, p >= 3: 2 supersteps, scatter + allgather: the root sends block j
- *   (n/p elements, the first n % p blocks one more) to process j, the
- *   header in its tag, and the others send each other empty tagged
- *   messages; then each process sends its block to every process but the
- *   root: 2 (p-1)/p N g + 2 l. */
+ *   (n/p elements, the first n % p blocks one more) to process j; then
+ *   each process sends its block to every process but the root:
+ *   2 (p-1)/p N g + 2 l. */
 BSPK_API int bspk_broadcast(int root, bspk_ptr ptr, size_t n);
 
 /* Element-wise x_0 op x_1 op ... op x_{p-1} (x_j: pid j's ptr[0..n)) into
  * the root's ptr; the other processes' ptr are unchanged.
- * Short: 1 superstep: each process's header to the root carries its data;
- *   the root combines in pid order: (p-1)(N + H) g + l at the root.
- * Long, p <= 2: 1 superstep: each process sends ptr to the root (an empty
- *   message to the others), the header in the message's tag (see "Header in
- *   the tag"): (p-1) N g + l.
+ * Short or p <= 2: 1 superstep: each process sends ptr to the root, which
+ *   combines in pid order: (p-1) N g + l at the root.
  * Long, p >= 3: 2 supersteps, reduce-scatter + gather: block j of every
- *   ptr goes to process j (the header in its tag), which combines it in pid
- *   order, then sends it to the root: 2 (p-1)/p N g + 2 l. */
+ *   ptr goes to process j, which combines it in pid order, then sends it
+ *   to the root: 2 (p-1)/p N g + 2 l. */
 BSPK_API int bspk_reduce(int root, bspk_ptr ptr, size_t n, bspk_op op);
 
 /* Element-wise x_0 op ... op x_{p-1} into every process's ptr (the same
  * bits everywhere: combined in pid order by each process, or by the owner
  * of each block).
- * Short: 1 superstep, every process's data to every process:
- *   (p-1)(N + H) g + l.
- * Long, p <= 2: 1 superstep: the whole vectors, the header in the message's
- *   tag: (p-1) N g + l.
- * Long, p >= 3: 2 supersteps, reduce-scatter (headers in the tags) +
- *   allgather: 2 (p-1)/p N g + 2 l. */
+ * Short or p <= 2: 1 superstep, every process's data to every process:
+ *   (p-1) N g + l.
+ * Long, p >= 3: 2 supersteps, reduce-scatter + allgather:
+ *   2 (p-1)/p N g + 2 l. */
 BSPK_API int bspk_allreduce(bspk_ptr ptr, size_t n, bspk_op op);
 
 /* Inclusive scan: pid i's ptr becomes x_0 op ... op x_i.
- * Short: 1 superstep: each process's data to every higher pid:
- *   at most (p-1)(N + H) g + l.
- * Long, p <= 2: 1 superstep: pid 0's data to pid 1, the header in the
- *   message's tag (pid 1 sends pid 0 an empty tagged message): N g + l.
- * Long, p >= 3: 2 supersteps: block j of every ptr to process j (headers in
- *   the tags), which computes the p prefixes of block j and sends prefix i
- *   to process i: 2 (p-1)/p N g + 2 l (the owner of block j keeps the
+ * Short or p <= 2: 1 superstep: each process's data to every higher pid:
+ *   at most (p-1) N g + l.
+ * Long, p >= 3: 2 supersteps: block j of every ptr to process j, which
+ *   computes the p prefixes of block j and sends prefix i to process i:
+ *   2 (p-1)/p N g + 2 l (the owner of block j keeps the
  *   p prefixes of block j in a region of this layer: about N extra bytes). */
 BSPK_API int bspk_scan(bspk_ptr ptr, size_t n, bspk_op op);
 
@@ -237,21 +222,18 @@ BSPK_API int bspk_exscan(bspk_ptr ptr, size_t n, bspk_op op);
 
 /* The root's dst[j*n .. j*n+n) = pid j's src[0..n) (dst: p*n elements at
  * the root; ignored elsewhere, may be BSPK_NULL). src and dst must not
- * overlap. Short: 1 superstep, (p-1)(N + H) g + l at the root. Long: 1
- * superstep: every src to the root (zero copy), the header in the message's
- * tag (empty tagged messages between the others): (p-1) N g + l. */
+ * overlap. 1 superstep: every src to the root (zero copy): (p-1) N g + l
+ * at the root. */
 BSPK_API int bspk_gather(int root, bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* Every process's dst[j*n ..) = pid j's src[0..n) (dst: p*n elements).
- * Short: 1 superstep, (p-1)(N + H) g + l. Long: 1 superstep, src to every
- * process (zero copy), the header in the tags: (p-1) N g + l. */
+ * 1 superstep: src to every process (zero copy): (p-1) N g + l. */
 BSPK_API int bspk_allgather(bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* Block j of src (src[j*n .. j*n+n)) goes to pid j's dst block me
  * (dst[me*n ..)); src and dst: p*n elements each, not overlapping.
- * Short (N = n * es <= S per block): 1 superstep, (p-1)(N + H) g + l.
- * Long: 1 superstep, block j to pid j (zero copy), the header in the tags:
- * (p-1) N g + l. */
+ * 1 superstep: block j to pid j (zero copy): (p-1) N g + l (N per
+ * block). */
 BSPK_API int bspk_alltoall(bspk_ptr dst, bspk_ptr src, size_t n);
 
 /* sendcounts[j] elements from src[sdispls[j]..] go to pid j, which stores
