@@ -87,20 +87,21 @@ static void runs_push(runs_t *rs, bspk_ptr p, uint64_t n) {
         }                                                                  \
     }
 
-/* A write cursor into a comem region: current frame span. */
-typedef struct { bspk_ptr p; uint32_t *at; size_t left; } cursor_t;
+/* A write cursor into a comem region: the current frame span (it starts at
+ * p and holds len elements, left of them still free). The region pointer
+ * moves once per span, not once per key: a key costs a store. */
+typedef struct { bspk_ptr p; uint32_t *at; size_t left, len; } cursor_t;
 
 static void cursor_seek(cursor_t *c, bspk_ptr p) {
     void *b = NULL;
     c->p = p;
-    c->left = bspk_span(p, &b);
+    c->len = c->left = bspk_span(p, &b);
     c->at = b;
 }
 static inline void cursor_put(cursor_t *c, uint32_t v) {
-    if (c->left == 0) cursor_seek(c, c->p);
+    if (c->left == 0) cursor_seek(c, bspk_incr(c->p, (ptrdiff_t)c->len));
     *c->at++ = v;
     c->left--;
-    c->p = bspk_incr(c->p, 1);
 }
 
 static void checksums(const runs_t *rs, uint64_t *sum, uint64_t *cnt) {
