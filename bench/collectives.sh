@@ -6,7 +6,7 @@
 # (BSPk / MPI: below 1 BSPk is faster).
 #
 #   bench/collectives.sh [--provider shm,tcp] [--procs 2,4,8] [--quick]
-#                        [--max BYTES] [--build DIR] [--out FILE]
+#                        [--rounds R] [--max BYTES] [--build DIR] [--out FILE]
 #
 #   --provider  BSPk provider / Open MPI transport pairs: shm (libfabric shm
 #               against the vader BTL: --mca btl self,vader) and tcp
@@ -17,6 +17,10 @@
 #   --procs     process counts (default 2,4,8; above the core count both
 #               sides run unbound and oversubscribed)
 #   --quick     sizes 8 B .. 4 KiB and 5 repetitions: checks that it runs
+#   --rounds    alternating rounds (default 3, 1 with --quick): BSPk first in
+#               odd rounds, MPI first in even ones; a cell is the median over
+#               the rounds of each side (this VM has slow phases of seconds to
+#               minutes in which both sides slow down, unequally)
 #   --max       largest size in bytes (default 16 MiB = 16777216)
 #   --out       also write the tables there (default: stdout only)
 # Sizes: 8 B .. max by factors of 8 and 1 MiB, in bytes per process (alltoall: its
@@ -26,6 +30,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROVIDERS=shm,tcp
 PROCS=2,4,8
 QUICK=
+ROUNDS=
 MAX=
 BUILD="$ROOT/build"
 OUT=
@@ -35,6 +40,7 @@ while [ $# -gt 0 ]; do
     --provider) PROVIDERS=$2; shift 2 ;;
     --procs) PROCS=$2; shift 2 ;;
     --quick) QUICK=--quick; shift ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
     --max) MAX="--max $2"; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -42,6 +48,8 @@ while [ $# -gt 0 ]; do
     *) echo "collectives.sh: unknown option $1" >&2; usage 2 >&2 ;;
   esac
 done
+if [ -z "$ROUNDS" ]; then if [ -n "$QUICK" ]; then ROUNDS=1; else ROUNDS=3; fi; fi
+case $ROUNDS in ''|*[!0-9]*|0) echo "collectives.sh: --rounds takes a positive number" >&2; exit 2 ;; esac
 [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j2 --target bspkrun coll_bspk >/dev/null
 cmake --build "$BUILD" -j2 --target coll_mpi >/dev/null 2>&1 || true
@@ -77,11 +85,14 @@ run_mpi() {
   # shellcheck disable=SC2086
   timeout 900 mpirun -n "$p" $bind $mca "$BIN/coll_mpi" $QUICK $MAX
 }
+round=1
+while [ $round -le "$ROUNDS" ]; do
 for prov in $(echo "$PROVIDERS" | tr , ' '); do
   for p in $(echo "$PROCS" | tr , ' '); do
-    for lib in bspk mpi; do
+    if [ $((round % 2)) = 1 ]; then libs="bspk mpi"; else libs="mpi bspk"; fi
+    for lib in $libs; do
       [ $lib = mpi ] && [ $HAVE_MPI = 0 ] && continue
-      echo "collectives.sh: $prov p=$p $lib" >&2
+      echo "collectives.sh: round $round/$ROUNDS: $prov p=$p $lib" >&2
       if ! out=$(run_$lib "$prov" "$p" 2>&1); then
         echo "collectives.sh: FAILED: $lib on $prov p=$p:" >&2
         printf '%s\n' "$out" | tail -20 >&2
@@ -91,19 +102,28 @@ for prov in $(echo "$PROVIDERS" | tr , ' '); do
     done
   done
 done
-# RAW: provider,lib,op,p,bytes,us -> one table per (provider, p, op)
+round=$((round + 1))
+done
+# RAW: provider,lib,op,p,bytes,us (one line per round) -> one table per
+# (provider, p, op), each cell the median over the rounds
 tables=$(awk -F, '
   function human(b) { if (b >= 1048576) return (b / 1048576) " MiB"; if (b >= 1024) return (b / 1024) " KiB"; return b " B" }
   { key = $1 SUBSEP $4 SUBSEP $3; if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
     sz = key SUBSEP $5; if (!(sz in szseen)) { szseen[sz] = 1; sizes[key] = sizes[key] " " $5 }
-    t[key, $5, $2] = $6 }
+    c = ++cnt[key, $5, $2]; t[key, $5, $2, c] = $6 }
+  function median(k, lib,    n, i, j, v, x) {
+    n = cnt[k, lib]; if (n == 0) return ""
+    for (i = 1; i <= n; i++) v[i] = t[k, lib, i] + 0
+    for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
   END {
     for (i = 1; i <= nk; i++) {
       split(order[i], k, SUBSEP)
       printf "\n### %s, p = %s: %s\n\n| size | BSPk us | MPI us | ratio |\n|---:|---:|---:|---:|\n", k[1], k[2], k[3]
       n = split(sizes[order[i]], s, " ")
       for (j = 1; j <= n; j++) {
-        b = t[order[i], s[j], "bspk"]; m = t[order[i], s[j], "mpi"]
+        b = median(order[i] SUBSEP s[j], "bspk"); m = median(order[i] SUBSEP s[j], "mpi")
         r = (b != "" && m != "" && m + 0 > 0) ? sprintf("%.2f", b / m) : "-"
         printf "| %s | %s | %s | %s |\n", human(s[j]), (b == "" ? "-" : b), (m == "" ? "-" : m), r
       }
