@@ -211,8 +211,28 @@ class Outbox {
  public:
   size_t used = 0;
   bool remote = false;
+  // The last record written, when it is a SmallPut (put combining,
+  // small_put_here): where its header is, its registration, its length and
+  // the offset just past its data, and the batch's end just after it. Valid
+  // while used == sp_end (nothing written since: the batch's memory has not
+  // moved either, it moves only when a record is written); 0: none.
+  size_t sp_end = 0;
+  char* sp_hdr = nullptr;
+  uint32_t sp_regid = 0;
+  size_t sp_len = 0;
+  uint64_t sp_next = 0;
 
-  void reset() { used = 0; }
+  void reset() { used = sp_end = 0; }
+  // The batch's byte at offset off (within what was written).
+  char* at(size_t off);
+  // Remember the SmallPut whose header is at hdr (the last record written).
+  void note_small_put(char* hdr, uint32_t regid, uint64_t offset, size_t n) {
+    sp_hdr = hdr;
+    sp_regid = regid;
+    sp_len = n;
+    sp_next = offset + n;
+    sp_end = used;
+  }
   // Room for a record of `total` bytes (header + padded data); pads so that a
   // header never straddles a frame and a record of at most a frame does not
   // straddle one.
@@ -246,7 +266,7 @@ class Outbox {
   size_t take_heap(std::vector<char>& into) {
     size_t n = used;
     heap_.swap(into);
-    used = 0;
+    used = sp_end = 0;
     return n;
   }
 
@@ -324,6 +344,10 @@ struct State {
 };
 
 State S;
+
+inline char* Outbox::at(size_t off) {
+  return remote ? frames_[off >> S.frame_shift].base + (off & (S.frame - 1)) : heap_.data() + off;
+}
 
 inline char* Outbox::room_for(size_t total) {
   size_t in = used & (S.frame - 1);
@@ -469,7 +493,7 @@ void Outbox::drop() {
   frames_.clear();
   cap_ = 0;
   heap_.clear();
-  used = 0;
+  used = sp_end = 0;
 }
 
 // n bytes of src at dst, then zeros up to the next multiple of 16; words
@@ -531,6 +555,34 @@ Outbox& outbox(int dest) {
 // A SmallPut record when it fits in the current frame (else false, nothing
 // written): the common case of every put, words copied inline.
 inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t n) {
+  // Combining: a put that continues the previous one (the batch's last
+  // record, a SmallPut to the same registration ending where this one
+  // starts) extends that record in place when the current frame has room,
+  // so a run of word-by-word puts travels and is applied as one copy. No
+  // record lies between them, and the bytes do not overlap, so the result
+  // is that of applying them one by one in call order.
+  if (o.sp_end != 0 && o.used == o.sp_end && offset == o.sp_next && regid == o.sp_regid &&
+      o.sp_len + n <= kSmallPutMax) {
+    const size_t pn = o.sp_len;
+    const size_t extra = pad8(pn + n) - pad8(pn);  // bytes past the record's current end
+    // (the record ends inside a frame, so room_for's bytes follow it there:
+    // a record never straddles a frame)
+    if (extra == 0 || ((o.used & (S.frame - 1)) != 0 && o.room_for(extra))) {
+      char* d = o.sp_hdr + sizeof(SmallPut) + pn;
+      if (n == 8) {
+        std::memcpy(d, src, 8);
+      } else {
+        std::memcpy(d, src, n);
+        std::memset(d + n, 0, pad8(pn + n) - (pn + n));
+      }
+      const uint32_t kind_len = static_cast<uint32_t>(kSmallPut | (pn + n) << 8);
+      std::memcpy(o.sp_hdr, &kind_len, sizeof kind_len);
+      o.sp_len = pn + n;
+      o.sp_next = offset + n;
+      o.sp_end = o.used;
+      return true;
+    }
+  }
   char* p = o.room_for(sizeof(SmallPut) + pad8(n));
   if (!p) return false;
   SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
@@ -541,6 +593,7 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
     std::memcpy(p + sizeof h, src, n);
     std::memset(p + sizeof h + n, 0, pad8(n) - n);
   }
+  o.note_small_put(p, static_cast<uint32_t>(regid), offset, n);
   return true;
 }
 
@@ -551,9 +604,11 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
   } else if (!small_put_here(o, regid, offset, src, n)) {
     SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
     o.begin_record(sizeof h + pad8(n));
+    const size_t at = o.used;
     o.write(&h, sizeof h);
     o.write(src, n);
     o.zeros(pad8(n) - n);
+    o.note_small_put(o.at(at), static_cast<uint32_t>(regid), offset, n);
   }
 }
 

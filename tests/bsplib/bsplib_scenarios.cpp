@@ -352,6 +352,98 @@ int drma(int argc, char** argv) {
   return 0;
 }
 
+// ================================================================ combine
+// Runs of small puts that continue each other (same registration, each
+// starting where the previous one ended) are combined into one record by the
+// layer (bsplib.cpp, small_put_here); the result must be that of applying
+// every put in call order. Word by word into R's array, across several batch
+// frames (80,000 puts of 8 bytes: 640 KB, more than one 256 KiB frame),
+// with 4-byte and 3-byte runs (padding), a word put again after its run (the
+// later call wins), runs broken by a put elsewhere, a get and a send, and the
+// same into this process's own array (the local batch). Then a run whose
+// source is changed after each call (bsp_put copies at the call).
+POSITIVE_ROWS("DrmaCombinedRunsOfSmallPutsKeepCallOrder", "combine", "combine ok");
+int combine(int argc, char** argv) {
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  const int W = 80000;  // words of the long run
+  std::vector<uint64_t> a(static_cast<size_t>(W), 0), b(64, 0);
+  std::vector<uint8_t> c(256, 0xEE);
+  std::vector<uint64_t> mine(64, 0);
+  uint64_t gsrc = 5000 + static_cast<uint64_t>(me), got = 0;
+  bsp_push_reg(a.data(), static_cast<int>(a.size() * sizeof(uint64_t)));
+  bsp_push_reg(b.data(), static_cast<int>(b.size() * sizeof(uint64_t)));
+  bsp_push_reg(c.data(), static_cast<int>(c.size()));
+  bsp_push_reg(mine.data(), static_cast<int>(mine.size() * sizeof(uint64_t)));
+  bsp_push_reg(&gsrc, sizeof gsrc);
+  sync_m(all_others());
+
+  auto word = [](int src, int i) { return (static_cast<uint64_t>(src) << 32) | static_cast<uint64_t>(i); };
+  // The long run, word by word (the source variable is reused: copied at the call).
+  for (int i = 0; i < W; ++i) {
+    uint64_t v = word(me, i);
+    bsp_put(R, &v, a.data(), i * 8, 8);
+  }
+  uint64_t again = 777;
+  bsp_put(R, &again, a.data(), 5 * 8, 8);  // a[5] again, after its run: this call wins
+  // b: a run broken by a put into c, by a get from R and by a send, then continued.
+  for (int i = 0; i < 64; ++i) {
+    uint64_t v = word(me, 1000 + i);
+    bsp_put(R, &v, b.data(), i * 8, 8);
+    if (i == 10) {
+      uint8_t x = 0x55;
+      bsp_put(R, &x, c.data(), 200, 1);
+    }
+    if (i == 20) bsp_get(R, &gsrc, 0, &got, sizeof got);
+    if (i == 30) bsp_send(R, nullptr, &v, sizeof v);
+  }
+  // c: 4-byte then 3-byte pieces, contiguous (padding inside the record).
+  for (int i = 0; i < 10; ++i) {
+    uint8_t piece[4];
+    fill(piece, 4, me, 100 + i);
+    bsp_put(R, piece, c.data(), i * 4, 4);
+  }
+  for (int i = 0; i < 20; ++i) {
+    uint8_t piece[3];
+    fill(piece, 3, me, 200 + i);
+    bsp_put(R, piece, c.data(), 40 + i * 3, 3);
+  }
+  // Into this process's own array: the local batch combines the same way.
+  for (int i = 0; i < 64; ++i) {
+    uint64_t v = word(me, 2000 + i);
+    bsp_put(me, &v, mine.data(), i * 8, 8);
+  }
+  sync_m(others({L}));
+  for (int i = 0; i < W; ++i) {
+    const uint64_t want = i == 5 ? 777 : word(L, i);
+    if (a[static_cast<size_t>(i)] != want)
+      CHECK(false, "a[%d] = %llx, expected %llx (run of %d puts from pid %d)", i,
+            static_cast<unsigned long long>(a[static_cast<size_t>(i)]), static_cast<unsigned long long>(want), W, L);
+  }
+  for (int i = 0; i < 64; ++i) {
+    CHECK(b[static_cast<size_t>(i)] == word(L, 1000 + i), "b[%d] = %llx after a broken run", i,
+          static_cast<unsigned long long>(b[static_cast<size_t>(i)]));
+    CHECK(mine[static_cast<size_t>(i)] == word(me, 2000 + i), "own array [%d] = %llx", i,
+          static_cast<unsigned long long>(mine[static_cast<size_t>(i)]));
+  }
+  for (int i = 0; i < 10; ++i) CHECK(holds(c.data() + i * 4, 4, L, 100 + i), "4-byte piece %d", i);
+  for (int i = 0; i < 20; ++i) CHECK(holds(c.data() + 40 + i * 3, 3, L, 200 + i), "3-byte piece %d", i);
+  CHECK(c[100] == 0xEE && c[200] == 0x55, "bytes past the pieces: %#x at 100, %#x at 200", c[100], c[200]);
+  CHECK(got == 5000 + static_cast<uint64_t>(R), "the get in the middle of a run: %llu",
+        static_cast<unsigned long long>(got));
+  int nmsg = -1, nbytes = -1;
+  bsp_qsize(&nmsg, &nbytes);
+  CHECK(nmsg == 1 && nbytes == 8, "the send in the middle of a run: %d messages, %d bytes", nmsg, nbytes);
+
+  for (void* p : std::initializer_list<void*>{a.data(), b.data(), c.data(), mine.data(), static_cast<void*>(&gsrc)})
+    bsp_pop_reg(p);
+  sync_m(all_others());
+  std::printf("combine ok pid=%d p=%d\n", me, P);
+  bsp_end();
+  return 0;
+}
+
 // ================================================================ reg
 // Registration: collective and matched by order (addresses and sizes differ
 // per process); takes effect at the next sync (a registration popped in a
@@ -1127,6 +1219,7 @@ int main(int argc, char** argv) {
   if (name == "--list") return scen::print_table(stdout);  // before any bsp call
   if (name == "start") return start(argc, argv);
   if (name == "drma") return drma(argc, argv);
+  if (name == "combine") return combine(argc, argv);
   if (name == "reg") return reg(argc, argv);
   if (name == "bsmp") return bsmp(argc, argv);
   if (name.compare(0, 4, "err_") == 0 || name.compare(0, 6, "abort_") == 0) return err(name, argc, argv);
