@@ -422,6 +422,25 @@ struct Ctx {
   // message.
   template <class F>
   int header_step(F&& payload) {
+    bool tagged = false;
+    const int rc = exchange_headers(payload, &tagged);
+    if (rc != BSPK_OK) return rc;
+    return tagged ? bare_headers() : BSPK_OK;
+  }
+  // The header step without data (n == 0 or invalid arguments): then
+  // check_all's error, or nothing to do.
+  int headers_only() {
+    int rc = header_step([](int, std::vector<unsigned char>&) { return true; });
+    if (rc || (rc = check_all())) return rc;
+    return finish();
+  }
+
+  // One superstep of 64-byte header messages to every other process (plus
+  // what payload appends), bspk_expect(p - 1); the headers received go to
+  // hdr/hmsg, and *tagged says whether a tagged message (tagged_step's) came
+  // instead of some header.
+  template <class F>
+  int exchange_headers(F&& payload, bool* tagged) {
     std::vector<unsigned char>& buf = scratch().buf;
     for (int j = 0; j < p; j++) {
       if (j == me) continue;
@@ -437,14 +456,13 @@ struct Ctx {
     int rc = sync_expect(p - 1);
     if (rc != BSPK_OK) return rc;
     int got = 0;
-    bool tagged = false;
     for (;;) {
       bspk_ptr m = bspk_recv();
       if (m.region == 0) break;
       const int s = bspk_sender_id(m);
       if (is_header_tag(bspk_tag(m)) && s >= 0 && s < p && s != me) {
         (void)bspk_free(m);
-        tagged = true;
+        *tagged = true;
       } else if (!take_header(m, s)) {
         return not_a_header(m, s);
       }
@@ -452,7 +470,7 @@ struct Ctx {
     }
     if (got != p - 1) return internal("the header superstep brought " + std::to_string(got) + " headers, not " +
                                       std::to_string(p - 1));
-    return tagged ? bare_headers() : BSPK_OK;
+    return BSPK_OK;
   }
 
   // Header in the tag (n > 0, valid arguments; not bspk_alltoallv): the
@@ -511,23 +529,10 @@ struct Ctx {
   // (every process gets here, see tagged_step), then check_all's error.
   int bare_headers() {
     hmsg.clear();
-    std::vector<unsigned char>& buf = scratch().buf;
-    for (int j = 0; j < p; j++) {
-      if (j == me) continue;
-      Hdr h = make_hdr(j);
-      buf.assign(kHdr, 0);
-      std::memcpy(buf.data(), &h, kHdr);
-      const int rc = bspk_send_buf(j, buf.data(), buf.size());
-      if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
-    }
-    int rc = sync_expect(p - 1);
+    bool tagged = false;
+    int rc = exchange_headers([](int, std::vector<unsigned char>&) { return true; }, &tagged);
     if (rc != BSPK_OK) return rc;
-    for (;;) {
-      bspk_ptr m = bspk_recv();
-      if (m.region == 0) break;
-      const int s = bspk_sender_id(m);
-      if (!take_header(m, s)) return not_a_header(m, s);
-    }
+    if (tagged) return internal("a tagged message in the superstep of bare headers");
     rc = check_all();
     if (rc != BSPK_OK) return rc;
     // Same arguments, different algorithms: only a different short limit
@@ -659,6 +664,20 @@ int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc)
   return BSPK_OK;
 }
 
+// The direct algorithms' result: ptr = x_0 op ... op x_{upto-1}, x_j being
+// got[j] (this process's own ptr for j == me), n elements each.
+int fold_direct(Ctx& c, const bspk_ptr& ptr, int upto, Msgs& got) {
+  for (int j = 0; j < upto; j++)
+    if (j != c.me && !c.data_ok(got, j, c.n)) return c.internal("data missing");
+  std::vector<unsigned char>& acc = scratch().acc;  // kept from call to call
+  if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == c.me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
+    return c.internal("reading the data");
+  Cur d(ptr, c.n);
+  if (!from_mem(d, acc.data(), c.n * c.es)) return c.internal("writing the result");
+  if (acc.capacity() > (size_t{64} << 10)) std::vector<unsigned char>().swap(acc);  // keep only small ones
+  return BSPK_OK;
+}
+
 // Broadcast, n > 0 and valid arguments: the header rides in the tag of the
 // first data superstep's messages (Ctx::tagged_step). Direct (short data or
 // p <= 2): the root sends ptr itself; else scatter (block j to process j)
@@ -719,10 +738,7 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
 
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
   if (c.own_code == 0 && c.n > 0) return broadcast_tagged(c, ptr, c.n * c.es <= short_limit() || c.p <= 2);
-  // The header superstep alone (then an error, or nothing to do).
-  int rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
-  if (rc || (rc = c.check_all())) return rc;
-  return c.finish();
+  return c.headers_only();
 }
 
 int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
@@ -730,11 +746,7 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
   const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me, root = c.root;
   int rc;
-  if (c.own_code != 0 || c.n == 0) {  // the header superstep alone (then an error, or nothing to do)
-    rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
-    if (rc || (rc = c.check_all())) return rc;
-    return c.finish();
-  }
+  if (c.own_code != 0 || c.n == 0) return c.headers_only();
   if (shrt || p <= 2) {  // direct: each process's ptr to the root (all: to every process), the header in the tag
     Msgs got(p);
     rc = c.tagged_step(
@@ -745,16 +757,7 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
         },
         got);
     if (rc) return rc;
-    if (all || me == root) {
-      for (int j = 0; j < p; j++)
-        if (j != me && !c.data_ok(got, j, c.n)) return c.internal("reduce data missing");
-      std::vector<unsigned char>& acc = scratch().acc;  // kept from call to call
-      if (!fold(c, acc, c.n, 0, p, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
-        return c.internal("reading the data");
-      Cur d(ptr, c.n);
-      if (!from_mem(d, acc.data(), N)) return c.internal("writing the result");
-      if (acc.capacity() > (size_t{64} << 10)) std::vector<unsigned char>().swap(acc);  // keep only small ones
-    }
+    if ((all || me == root) && (rc = fold_direct(c, ptr, p, got))) return rc;
     return c.finish();
   }
   std::vector<unsigned char> acc;
@@ -806,11 +809,7 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   std::vector<unsigned char> acc;
   const int upto = ex ? me : me + 1;  // combine pids [0, upto)
   int rc;
-  if (c.own_code != 0 || c.n == 0) {  // the header superstep alone (then an error, or nothing to do)
-    rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
-    if (rc || (rc = c.check_all())) return rc;
-    return c.finish();
-  }
+  if (c.own_code != 0 || c.n == 0) return c.headers_only();
   if (shrt || p <= 2) {  // direct: ptr to every higher pid, the header in the tag (empty messages to the lower)
     Msgs got(p);
     rc = c.tagged_step(
@@ -823,16 +822,7 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
     if (rc) return rc;
     // Pid 0's scan is x_0 alone, which only LAND / LOR change (to 1 or 0,
     // in fold's start).
-    if (upto > 0 && (me != 0 || c.op.starts())) {
-      for (int j = 0; j < upto; j++)
-        if (j != me && !c.data_ok(got, j, c.n)) return c.internal("scan data missing");
-      std::vector<unsigned char>& sacc = scratch().acc;  // kept from call to call
-      if (!fold(c, sacc, c.n, 0, upto, [&](int j) { return j == me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
-        return c.internal("reading the data");
-      Cur d(ptr, c.n);
-      if (!from_mem(d, sacc.data(), N)) return c.internal("writing the result");
-      if (sacc.capacity() > (size_t{64} << 10)) std::vector<unsigned char>().swap(sacc);
-    }
+    if (upto > 0 && (me != 0 || c.op.starts()) && (rc = fold_direct(c, ptr, upto, got))) return rc;
     return c.finish();
   }
   // Block j of every needed x_i goes to process j (scan: all i; exscan: i <
@@ -904,11 +894,7 @@ int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a
   auto src_for = [&](int j) { return a2a ? at(src, static_cast<size_t>(j) * c.n) : src; };
   Msgs got(p);
   int rc;
-  if (c.own_code != 0 || c.n == 0) {  // the header superstep alone (then an error, or nothing to do)
-    rc = c.header_step([](int, std::vector<unsigned char>&) { return true; });
-    if (rc || (rc = c.check_all())) return rc;
-    return c.finish();
-  }
+  if (c.own_code != 0 || c.n == 0) return c.headers_only();
   // One superstep: the blocks carry the headers in their tags (empty
   // messages where none goes).
   rc = c.tagged_step(
