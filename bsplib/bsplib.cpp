@@ -552,6 +552,16 @@ Outbox& outbox(int dest) {
   return o;
 }
 
+// n bytes of src at d, then `zeros` zero bytes (a word: one inline copy).
+inline void copy_zero(char* d, const void* src, size_t n, size_t zeros) {
+  if (n == 8 && zeros == 0) {
+    std::memcpy(d, src, 8);
+  } else {
+    std::memcpy(d, src, n);
+    std::memset(d + n, 0, zeros);
+  }
+}
+
 // A SmallPut record when it fits in the current frame (else false, nothing
 // written): the common case of every put, words copied inline.
 inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t n) {
@@ -568,13 +578,7 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
     // (the record ends inside a frame, so room_for's bytes follow it there:
     // a record never straddles a frame)
     if (extra == 0 || ((o.used & (S.frame - 1)) != 0 && o.room_for(extra))) {
-      char* d = o.sp_hdr + sizeof(SmallPut) + pn;
-      if (n == 8) {
-        std::memcpy(d, src, 8);
-      } else {
-        std::memcpy(d, src, n);
-        std::memset(d + n, 0, pad8(pn + n) - (pn + n));
-      }
+      copy_zero(o.sp_hdr + sizeof(SmallPut) + pn, src, n, pad8(pn + n) - (pn + n));
       const uint32_t kind_len = static_cast<uint32_t>(kSmallPut | (pn + n) << 8);
       std::memcpy(o.sp_hdr, &kind_len, sizeof kind_len);
       o.sp_len = pn + n;
@@ -587,12 +591,7 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
   if (!p) return false;
   SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
   std::memcpy(p, &h, sizeof h);
-  if (n == 8) {
-    std::memcpy(p + sizeof h, src, 8);
-  } else {
-    std::memcpy(p + sizeof h, src, n);
-    std::memset(p + sizeof h + n, 0, pad8(n) - n);
-  }
+  copy_zero(p + sizeof h, src, n, pad8(n) - n);
   o.note_small_put(p, static_cast<uint32_t>(regid), offset, n);
   return true;
 }
