@@ -156,6 +156,16 @@ static uint64_t supersteps_now(void) {
   bspk_get_stats(&s);
   return s.supersteps;
 }
+/* bspk_coll.h: the supersteps of a broadcast, reduction or scan of n
+ * elements of es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the
+ * headers in the tags of the first data superstep). */
+static uint64_t rooted_steps(size_t n, size_t es) { return n * es <= short_bytes() || P <= 2 ? 1 : 2; }
+/* The collective started at superstep s0 took `want` supersteps. */
+#define CHECK_STEPS(s0, want, fmt, ...)                                                            \
+  do {                                                                                              \
+    const uint64_t steps_ = supersteps_now() - (s0), want_ = (want);                                \
+    CHECK(steps_ == want_, fmt " took %" PRIu64 " supersteps, not %" PRIu64, __VA_ARGS__, steps_, want_); \
+  } while (0)
 
 /* ---- reductions ---- */
 static void test_reduction(int kind, int oper, int type, size_t n, int root) {
@@ -168,12 +178,7 @@ static void test_reduction(int kind, int oper, int type, size_t n, int root) {
   int rc = kind == 0 ? bspk_reduce(root, x, n, op) : kind == 1 ? bspk_allreduce(x, n, op)
            : kind == 2 ? bspk_scan(x, n, op) : bspk_exscan(x, n, op);
   must(rc, name);
-  /* bspk_coll.h: short 1 superstep; long 1 at p <= 2 and 2 at p >= 3
-   * (headers in the tags of the first data superstep) */
-  const int lng = n * es > short_bytes();
-  const uint64_t steps = supersteps_now() - s0, want_steps = !lng ? 1 : 1 + (uint64_t)(P >= 3);
-  CHECK(steps == want_steps, "%s n=%zu es=%zu took %" PRIu64 " supersteps, not %" PRIu64, name, n, es, steps,
-        want_steps);
+  CHECK_STEPS(s0, rooted_steps(n, es), "%s n=%zu es=%zu", name, n, es);
   int upto = kind == 2 ? me + 1 : kind == 3 ? me : P;
   int changed = kind == 1 || kind == 2 || (kind == 0 && me == root) || (kind == 3 && me > 0);
   unsigned char want[8];
@@ -242,11 +247,7 @@ static void test_broadcast(size_t n, size_t es, int root) {
   for (size_t i = 0; i < n; i++) fill(el(x, i), es, me, i, 1);
   const uint64_t s0 = supersteps_now();
   must(bspk_broadcast(root, x, n), "bspk_broadcast");
-  /* bspk_coll.h: short 1 superstep; long 1 at p <= 2 (the header in the
-   * data message's tag), 2 at p >= 3 (scatter with the headers, allgather) */
-  const uint64_t steps = supersteps_now() - s0, want = n * es <= short_bytes() || P <= 2 ? 1 : 2;
-  CHECK(steps == want, "broadcast n=%zu es=%zu root=%d took %" PRIu64 " supersteps, not %" PRIu64, n, es, root,
-        steps, want);
+  CHECK_STEPS(s0, rooted_steps(n, es), "broadcast n=%zu es=%zu root=%d", n, es, root);
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) bad += !same(el(x, i), es, root, i, 1);
   CHECK(bad == 0, "broadcast n=%zu es=%zu root=%d: %zu wrong", n, es, root, bad);
@@ -263,8 +264,7 @@ static void test_gather(int all, size_t n, size_t es, int root) {
   int rc = all ? bspk_allgather(dst, src, n) : bspk_gather(root, dst, src, n);
   must(rc, all ? "bspk_allgather" : "bspk_gather");
   /* bspk_coll.h: 1 superstep, short or long (long: headers in the tags) */
-  CHECK(supersteps_now() - s0 == 1, "%s n=%zu es=%zu took %" PRIu64 " supersteps, not 1",
-        all ? "allgather" : "gather", n, es, supersteps_now() - s0);
+  CHECK_STEPS(s0, 1, "%s n=%zu es=%zu", all ? "allgather" : "gather", n, es);
   size_t bad = 0;
   if (all || me == root)
     for (int j = 0; j < P; j++)
@@ -283,8 +283,7 @@ static void test_alltoall(size_t n, size_t es) {
   bspk_ptr dst = alloc_n((size_t)P * n, es);
   const uint64_t s0 = supersteps_now();
   must(bspk_alltoall(dst, src, n), "bspk_alltoall");
-  CHECK(supersteps_now() - s0 == 1, "alltoall n=%zu es=%zu took %" PRIu64 " supersteps, not 1", n, es,
-        supersteps_now() - s0);
+  CHECK_STEPS(s0, 1, "alltoall n=%zu es=%zu", n, es);
   size_t bad = 0;
   for (int j = 0; j < P; j++)
     for (size_t i = 0; i < n; i++) bad += !same(el(dst, (size_t)j * n + i), es, j * 1000 + me, i, 3);
