@@ -353,8 +353,9 @@ void start_runtime(Runtime& r, StartWatch& watch) {
     std::fprintf(stderr, "bspk: count exchange: %s; messages of up to %zu bytes (injected ones up to %zu): %s; larger ones: %s\n",
                  r.engine->board() ? "shared-memory board (one host)"
                  : r.nprocs == 1   ? "none (one process)"
-                 : opt.count_direct ? "direct (one round of p-1 messages)"
-                                    : "binomial tree (2 ceil(log2 p) rounds)",
+                 : opt.count_exchange == sync::Options::Exchange::Direct  ? "direct (one round of p-1 messages)"
+                 : opt.count_exchange == sync::Options::Exchange::Halving ? "recursive halving (log2 p rounds)"
+                                                                          : "binomial tree (2 ceil(log2 p) rounds)",
                  fabric::LocalTransport::kCellPayload, fabric::LocalTransport::kRingMessage,
                  r.local ? "shared-memory rings (one host)" : "through the provider",
                  r.local && r.local->pulling() ? "pulled by the receiver (one memcpy from the sender's shared frame slab)"

@@ -80,11 +80,14 @@ BSPK_CONFIG_VAR(SPLIT_FRAMES, "BSPK_SPLIT_FRAMES", Int, User, 4, 1, 4, nullptr, 
                 "that many iovecs (one rendezvous; capped by the provider's iov_limit, 4 on rxm); 1: one per "
                 "frame. bench/pingpong tcp p = 2, 256 KiB frames, 1 / 4 / 8 MiB: 0.99-1.08x / 0.91-0.92x / 0.93-0.99x raw "
                 "libfabric's time with 4, 1.27-1.29x / 1.26-1.31x / 1.08-1.10x with 1")
-BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0, "auto|board|direct|tree", nullptr,
+BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0, "auto|board|messages|direct|halving|tree", nullptr,
                 "how counted and `bspk_will_send` supersteps sum the send counts: `board` (shared memory, "
-                "every process on one host), `direct` (one round of p-1 messages per process), `tree` "
+                "every process on one host), `direct` (one round of p-1 messages per process), `halving` "
+                "(recursive halving: log2 p rounds of one message per process, two more if p is not a power "
+                "of two), `tree` "
                 "(2 ceil(log2 p) rounds of one message); `auto`: `board` on one host, else `direct` up to "
-                "16 processes when no host has more than two processes per CPU, `tree` otherwise")
+                "16 processes when no host has more processes than CPUs, `tree` otherwise; `messages`: what `auto` "
+                "picks across hosts, also on one host (no board)")
 BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "messages of up to 496 bytes (header included), and injected ones of up to 4 KiB + header over "
                 "several cells, through shared-memory rings instead of the provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")

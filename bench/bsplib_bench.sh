@@ -13,9 +13,8 @@
 #   --provider  shm: BSPk's libfabric shm against Open MPI's vader BTL (osc
 #               rdma); tcp: libfabric tcp against the TCP BTL with osc pt2pt.
 #               The tcp rows stand for a job across hosts: BSPk runs them with
-#               BSPK_SHM_RINGS=off and BSPK_COUNT_EXCHANGE=direct (tree above
-#               two processes per core, as auto picks across hosts), as
-#               bench/suite.sh.
+#               BSPK_SHM_RINGS=off and BSPK_COUNT_EXCHANGE=messages (what auto
+#               picks across hosts), as bench/suite.sh.
 #   --procs     process counts (default 2,4); p above the cores is
 #               oversubscribed (both sides unbound then)
 #   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
@@ -75,7 +74,7 @@ run_bspk() {
   exch=auto rings=auto
   if [ "$prov" = tcp ]; then
     rings=off
-    if [ "$p" -le $((2 * NCORES)) ]; then exch=direct; else exch=tree; fi
+    exch=messages
   fi
   BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout $LIMIT "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }

@@ -11,9 +11,8 @@
 #   --provider  BSPk provider / Open MPI transport pairs: shm (libfabric shm
 #               against the vader BTL: --mca btl self,vader) and tcp
 #               (libfabric tcp against --mca pml ob1 --mca btl self,tcp; BSPk
-#               with BSPK_COUNT_EXCHANGE=direct -- tree above two processes
-#               per core -- and BSPK_SHM_RINGS=off, as across hosts -- see
-#               bench/suite.sh)
+#               with BSPK_COUNT_EXCHANGE=messages -- what auto picks across
+#               hosts -- and BSPK_SHM_RINGS=off; see bench/suite.sh)
 #   --procs     process counts (default 2,4,8; above the core count both
 #               sides run unbound and oversubscribed)
 #   --quick     sizes 8 B .. 4 KiB and 5 repetitions: checks that it runs
@@ -69,7 +68,7 @@ run_bspk() {
   exch=auto rings=auto
   if [ "$prov" = tcp ]; then
     rings=off
-    if [ "$p" -le $((2 * NCORES)) ]; then exch=direct; else exch=tree; fi
+    exch=messages
   fi
   # shellcheck disable=SC2086
   BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" \

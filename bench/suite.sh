@@ -13,9 +13,10 @@
 #               libfabric shm against Open MPI's vader BTL) and tcp (libfabric tcp
 #               against the TCP BTL, with osc pt2pt for one-sided). The tcp rows
 #               stand for a job across hosts: BSPk runs them as it would there,
-#               with BSPK_COUNT_EXCHANGE=direct (tree above two processes per core, as
-#               auto picks across hosts) and BSPK_SHM_RINGS=off, not with the
-#               shared-memory board and rings it uses on one host.
+#               with BSPK_COUNT_EXCHANGE=messages (the exchange auto picks across
+#               hosts: direct, or the tree when processes outnumber cores) and
+#               BSPK_SHM_RINGS=off, not with the shared-memory board and rings it
+#               uses on one host.
 #   --procs     process counts for As and Rdx (default 2,4,8); Mult runs on the
 #               square counts 1, 4 and 9 (4 only with --quick)
 #   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
@@ -75,7 +76,7 @@ run_bspk() {
   exch=auto rings=auto
   if [ "$prov" = tcp ]; then
     rings=off
-    if [ "$p" -le $((2 * NCORES)) ]; then exch=direct; else exch=tree; fi
+    exch=messages
   fi
   BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }

@@ -7,7 +7,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "sync/board.h"
-#include "sync/direct.h"
+#include "sync/exchange.h"
 #include "sync/engine.h"
 #include "sync/tree.h"
 
@@ -62,8 +62,8 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
   int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
   meta[0] = finalizing ? wire::kSyncFinalize : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
   meta[1 + b] = static_cast<uint32_t>(pid_);
-  if (opt_.count_direct)
-    direct_->contribute(s, mine.data(), meta);
+  if (count_rounds())
+    exchange_->contribute(s, mine.data(), meta);
   else
     counts_->contribute(s, mine.data(), meta);
 }
@@ -85,11 +85,11 @@ bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
 }
 
 bool Engine::exchange_joined(uint32_t s) {
-  return opt_.count_direct ? direct_->status(s).joined : counts_->status(s).joined;
+  return count_rounds() ? exchange_->status(s).joined : counts_->status(s).joined;
 }
 
 int Engine::exchange_got(uint32_t s) {
-  return opt_.count_direct ? direct_->status(s).got : counts_->status(s).children_got;
+  return count_rounds() ? exchange_->status(s).got : counts_->status(s).children_got;
 }
 
 void Engine::count_result(uint32_t s, uint64_t mine, const Tree::Meta& meta) {
@@ -146,7 +146,7 @@ bool Engine::counts_complete(uint32_t s) {
       fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s, kinds_text(k, st.first).c_str());
     }
   }
-  if (mode_ != Mode::Expect && !board_ && opt_.count_direct && !st.have_result) {
+  if (mode_ != Mode::Expect && !board_ && count_rounds() && !st.have_result) {
     // A peer that shows activity in a later superstep without having sent its
     // count for this one has either left it some other way (it used
     // bspk_expect) or its count is still on the way: a peer may leave s as
@@ -154,8 +154,8 @@ bool Engine::counts_complete(uint32_t s) {
     // its messages in order. So only a count still missing a second after the
     // peer was seen ahead is a mixed-kinds error.
     int ahead = -1;
-    for (int j = 0; j < nprocs_ && ahead < 0; ++j)
-      if (j != pid_ && wire::step_after(known_[static_cast<size_t>(j)], s) && !direct_->has(s, j)) ahead = j;
+    for (int j : exchange_->sources())
+      if (ahead < 0 && wire::step_after(known_[static_cast<size_t>(j)], s) && !exchange_->has(s, j)) ahead = j;
     if (ahead < 0) {
       suspect_since_ = 0;
     } else if (suspect_since_ == 0) {
@@ -167,7 +167,7 @@ bool Engine::counts_complete(uint32_t s) {
            s, ahead, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
     }
   }
-  if (mode_ != Mode::Expect && !board_ && !opt_.count_direct) {
+  if (mode_ != Mode::Expect && !board_ && !count_rounds()) {
     Tree::Status ts = counts_->status(s);
     if (!ts.sent_up) {
       // A child that shows activity in a later superstep without having
@@ -200,14 +200,14 @@ std::string Engine::waiting_for(uint32_t s) {
   } else if (board_ && !st.have_result) {
     w = strprintf("the shared-memory %s count exchange has not completed (%d of %d processes joined it)",
                   mode_ == Mode::WillSend ? "bspk_will_send" : "message", board_->joined_so_far(), nprocs_);
-  } else if (opt_.count_direct && !st.have_result) {
+  } else if (count_rounds() && !st.have_result) {
     std::string missing;
-    for (int j = 0; j < nprocs_; ++j)
-      if (j != pid_ && !direct_->has(s, j)) missing += strprintf(" %d", j);
-    w = strprintf("the %s count exchange has not completed (counts from %d of %d other processes arrived; "
-                  "missing:%s)",
-                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", direct_->status(s).got, nprocs_ - 1,
-                  missing.c_str());
+    for (int j : exchange_->sources())
+      if (!exchange_->has(s, j)) missing += strprintf(" %d", j);
+    w = strprintf("the %s count exchange has not completed (counts from %d of the %zu processes this one "
+                  "waits for arrived; missing:%s)",
+                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", exchange_->status(s).got,
+                  exchange_->sources().size(), missing.c_str());
   } else if (st.have_result) {
     w = strprintf("%llu message(s) due (summed %s), %llu arrived", (unsigned long long)st.result,
                   mode_ == Mode::WillSend ? "from bspk_will_send" : "from actual send counts",

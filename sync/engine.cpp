@@ -10,7 +10,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "sync/board.h"
-#include "sync/direct.h"
+#include "sync/exchange.h"
 #include "sync/tree.h"
 
 namespace bspk::sync {
@@ -73,9 +73,10 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
       *this, wire::kCollUp, wire::kCollDown, p, merge,
       [this](uint32_t s, const uint64_t* total, const Tree::Meta& meta) { count_result(s, total[pid_], meta); },
       admit);
-  direct_ = std::make_unique<Direct>(
-      *this, wire::kCountDirect, merge,
-      [this](uint32_t s, uint64_t total, const Direct::Meta& meta) { count_result(s, total, meta); }, admit);
+  exchange_ = std::make_unique<Exchange>(
+      *this, wire::kCountExchange,
+      opt_.count_exchange == Options::Exchange::Halving ? ExchangePlan::halving(pid_, p) : ExchangePlan::direct(pid_, p),
+      merge, [this](uint32_t s, uint64_t total, const Exchange::Meta& meta) { count_result(s, total, meta); }, admit);
 }
 
 Engine::~Engine() {

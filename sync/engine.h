@@ -60,7 +60,7 @@ namespace bspk::sync {
 
 class Tree;
 class Board;
-class Direct;
+class Exchange;
 
 enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 
@@ -277,6 +277,8 @@ class Engine {
   // count.cpp
   void join_count_exchange(uint32_t s, bool finalizing);
   bool counts_complete(uint32_t s);
+  // The count exchange goes through exchange_ (direct, halving), not the tree.
+  bool count_rounds() const { return opt_.count_exchange != Options::Exchange::Tree; }
   bool board_complete(uint32_t s);
   bool admit_count(uint32_t s, int src, const std::array<uint32_t, 4>& meta);
   void count_result(uint32_t s, uint64_t mine, const std::array<uint32_t, 4>& meta);
@@ -317,8 +319,8 @@ class Engine {
   std::vector<uint64_t> sent_;     // messages sent per destination this superstep
   std::vector<int> sent_used_;     // destinations with sent_ != 0 (reset in O(touched))
   std::unique_ptr<Tree> counts_;   // the count exchange's tree
-  std::unique_ptr<Direct> direct_; // or its direct exchange (opt_.count_direct)
-  // Direct exchange: since when a peer seen in a later superstep has sent no
+  std::unique_ptr<Exchange> exchange_; // or its rounds of messages (opt_.count_exchange: direct, halving)
+  // Exchange: since when a source seen in a later superstep has sent no
   // count for this one (0: none); an error after kMixedGraceS.
   double suspect_since_ = 0;
   uint32_t joined_upto_ = 0;       // count exchanges joined: supersteps before joined_upto_ at most

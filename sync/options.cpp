@@ -30,13 +30,22 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   o.first_step = static_cast<uint32_t>(config::get_int(Var::TEST_FIRST_SUPERSTEP));
   std::string how = config::get_enum(Var::COUNT_EXCHANGE);
   // Direct: one round, but p-1 messages to send and receive per process. With
-  // many more processes than CPUs the message count matters more than the
-  // rounds: tree then. Measured with bench/sync on tcp, 2 cores, empty counted
-  // superstep: p = 8 (4 per CPU) direct 333-355 us, tree 294-297 us; p = 4
-  // (2 per CPU) direct 90-91 us, tree 126-179 us. The inputs are job-wide
-  // (not this host's load), so every process agrees.
-  o.count_direct = how == "direct" || ((how == "auto" || how == "board") && nprocs <= kDirectMaxProcs &&
-                                       oversubscription <= kDirectMaxOversubscription);
+  // more processes than CPUs the messages cost more than the rounds, and the
+  // tree (2(p-1) messages in all) beats both direct (p(p-1)) and halving
+  // (p log2 p). Measured on tcp, rings off, 2 cores, 2026-11-26 (as_bspk
+  // mp-counted, maximum over processes, median over repetitions, Empty / Full
+  // / Scatter in us): p = 3 direct 77 / 121 / 96, halving 35 / 72 / 48, tree
+  // 34 / 77 / 55; p = 4 direct 88 / 136-181 / 108-112, halving 61-80 /
+  // 136-210 / 95-103, tree 49-51 / 101-144 / 63; p = 16 Empty direct 1478,
+  // halving 800, tree 415. Halving has the fewest rounds for large p with a
+  // CPU per process, which this 2-core machine cannot measure: opt-in. The
+  // inputs are job-wide (not this host's load), so every process agrees.
+  using X = Options::Exchange;
+  if (how == "direct") o.count_exchange = X::Direct;
+  else if (how == "halving") o.count_exchange = X::Halving;
+  else if (how == "tree") o.count_exchange = X::Tree;
+  else  // auto, messages, board (the board replaces the exchange where every process is on one host)
+    o.count_exchange = nprocs <= kDirectMaxProcs && oversubscription <= kDirectMaxOversubscription ? X::Direct : X::Tree;
   return o;
 }
 

@@ -11,7 +11,7 @@
 // rounds of one message).
 constexpr int kDirectMaxProcs = 16;
 // ... and at most this many processes per CPU on every host (BSPK_COUNT_EXCHANGE=auto).
-constexpr double kDirectMaxOversubscription = 2.0;
+constexpr double kDirectMaxOversubscription = 1.0;
 
 namespace bspk::sync {
 
@@ -23,8 +23,10 @@ struct Options {
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
   uint32_t split_frames = 4;     // split messages: most frames of one message per body (sync/wire.h)
   // Message-based count exchange (when there is no shared-memory board):
-  // direct (one round, p-1 messages each) or the binomial tree.
-  bool count_direct = true;
+  // direct (one round, p-1 messages each), halving (log2 p rounds of one
+  // message; sync/exchange.h) or the binomial tree (sync/tree.h).
+  enum class Exchange { Direct, Halving, Tree };
+  Exchange count_exchange = Exchange::Direct;
   uint32_t first_step = 0;       // number of the first superstep (BSPK_TEST_FIRST_SUPERSTEP)
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy

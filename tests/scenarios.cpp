@@ -685,6 +685,15 @@ SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend_Di
               .args = "err_mixed will_send last", .procs = p_list({3, 8}),
               .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=direct", .status = fails(),
               .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+// And over recursive halving, at a p with processes above the power of two
+// (p = 3, 6: pid p-1 hands its vector to a stand-in) and at p = 8.
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnPid0AmongCounted_Halving", .args = "err_mixed counted first",
+              .procs = p_list({3, 6, 8}), .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=halving",
+              .status = fails(), .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend_Halving",
+              .args = "err_mixed will_send last", .procs = p_list({3, 6, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=halving", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
 int err_mixed(int argc, char** argv) {
   // One process declares with bspk_expect, the others use `other` (will_send or
   // counted); `who` picks the odd one out (root 0 or the last pid, a leaf).
@@ -902,6 +911,13 @@ SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported_Tree", .args = "early_f
               .limit_s = 60, .within_s = 20});
 SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported_Direct", .args = "early_finalize", .procs = p_list({2, 8}),
               .env = "BSPK_SYNC_TIMEOUT=30 BSPK_COUNT_EXCHANGE=direct", .status = fails(),
+              .out = [](int p) {
+                return Matches{has("called bspk_finalize while others called bspk_sync"),
+                               has("bspk_finalize (pid " + std::to_string(p - 1) + ")")};
+              },
+              .limit_s = 60, .within_s = 20});
+SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported_Halving", .args = "early_finalize", .procs = p_list({3, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=30 BSPK_COUNT_EXCHANGE=halving", .status = fails(),
               .out = [](int p) {
                 return Matches{has("called bspk_finalize while others called bspk_sync"),
                                has("bspk_finalize (pid " + std::to_string(p - 1) + ")")};

@@ -393,8 +393,22 @@ CountRun run_counts(const fake::Config& cfg, const Traffic& t, bool scramble, La
 }
 
 // Tree*: the same over the binomial tree (the count exchange's default is the
-// direct exchange up to 16 processes).
-enum class Net { Fifo, RandomSenders, Random, Reverse, Eagain, AtDelivery, Window1, TreeRandom, TreeReverse };
+// direct exchange up to 16 processes); Halving*: over recursive halving (its
+// early arrivals of a later round and, at p = 3, 5, 6, 7, the processes above
+// the power of two handing their vector over and getting their total back).
+enum class Net {
+  Fifo,
+  RandomSenders,
+  Random,
+  Reverse,
+  Eagain,
+  AtDelivery,
+  Window1,
+  TreeRandom,
+  TreeReverse,
+  HalvingRandom,
+  HalvingReverse
+};
 const char* net_name(Net n) {
   switch (n) {
     case Net::Fifo: return "fifo";
@@ -406,6 +420,8 @@ const char* net_name(Net n) {
     case Net::Window1: return "window1";
     case Net::TreeRandom: return "tree_random";
     case Net::TreeReverse: return "tree_reverse";
+    case Net::HalvingRandom: return "halving_random";
+    case Net::HalvingReverse: return "halving_reverse";
   }
   return "?";
 }
@@ -465,11 +481,21 @@ TEST_P(CountExchange, EveryProcessLeavesWithExactlyItsMessages) {
       cfg.order = Order::Random;
       cfg.stall_prob = 0.3;
       cfg.seed += 67 + p;
-      su.opt.count_direct = false;
+      su.opt.count_exchange = sync::Options::Exchange::Tree;
       break;
     case Net::TreeReverse:
       cfg.order = Order::Reverse;
-      su.opt.count_direct = false;
+      su.opt.count_exchange = sync::Options::Exchange::Tree;
+      break;
+    case Net::HalvingRandom:
+      cfg.order = Order::Random;
+      cfg.stall_prob = 0.3;
+      cfg.seed += 83 + p;
+      su.opt.count_exchange = sync::Options::Exchange::Halving;
+      break;
+    case Net::HalvingReverse:
+      cfg.order = Order::Reverse;
+      su.opt.count_exchange = sync::Options::Exchange::Halving;
       break;
   }
   Traffic t = random_traffic(p, 16, 1000 + static_cast<uint64_t>(p) * 10 + static_cast<uint64_t>(n));
@@ -492,10 +518,11 @@ TEST_P(CountExchange, EveryProcessLeavesWithExactlyItsMessages) {
 }
 
 INSTANTIATE_TEST_SUITE_P(P, CountExchange,
-                         ::testing::Combine(::testing::Values(1, 2, 3, 4, 5, 8),
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4, 5, 6, 7, 8),
                                             ::testing::Values(Net::Fifo, Net::RandomSenders, Net::Random, Net::Reverse,
                                                               Net::Eagain, Net::AtDelivery, Net::Window1,
-                                                              Net::TreeRandom, Net::TreeReverse)),
+                                                              Net::TreeRandom, Net::TreeReverse, Net::HalvingRandom,
+                                                              Net::HalvingReverse)),
                          [](const auto& info) {
                            return strprintf("p%d_%s", std::get<0>(info.param), net_name(std::get<1>(info.param)));
                          });

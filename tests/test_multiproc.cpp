@@ -270,11 +270,12 @@ class ModesAgreeOnRandomTraffic : public ::testing::Test {
   ModesAgreeOnRandomTraffic(std::string prov, int np) : prov_(std::move(prov)), np_(np) {}
   void TestBody() override {
     std::map<int, std::set<std::string>> per_pid;
-    // "cycle" three times: with the count exchange the job's layout picks
-    // (the shared-memory board here), over the message tree and direct.
+    // "cycle" four times: with the count exchange the job's layout picks
+    // (the shared-memory board here), over the message tree, direct and
+    // recursive halving.
     const std::pair<const char*, const char*> runs[] = {
         {"expect", ""}, {"will_send", ""}, {"counted", ""}, {"cycle", ""}, {"cycle", " BSPK_COUNT_EXCHANGE=tree"},
-        {"cycle", " BSPK_COUNT_EXCHANGE=direct"}};
+        {"cycle", " BSPK_COUNT_EXCHANGE=direct"}, {"cycle", " BSPK_COUNT_EXCHANGE=halving"}};
     for (auto [mode, more_env] : runs) {
       JobResult r = shell(job_command(SCENARIOS_PATH, np_, prov_, "", std::string("traffic ") + mode + " 8",
                                       std::string("BSPK_SYNC_TIMEOUT=60") + more_env, 120));
