@@ -236,7 +236,7 @@ void env() {
   env_seed("seconds_off", "BSPK_FAILURE_TIMEOUT", "off");
   env_seed("bool", "BSPK_STATS", "yes");
   env_seed("choice", "BSPK_ERRORS", "quiet");
-  env_seed("choice_custom", "BSPK_COUNT_EXCHANGE", "tree", false, "auto|board|direct|tree");
+  env_seed("choice_custom", "BSPK_COUNT_EXCHANGE", "tree", false, "auto|board|messages|direct|halving|tree");
   env_seed("job_key", "BSPK_JOB_KEY", std::string(64, 'a'));
   env_seed("hub_port", "BSPK_HUB_PORT", "40123");
 }
