@@ -138,10 +138,12 @@ class Engine {
   // controlled (control messages are handled whatever the receiver's superstep).
   void send_control(int dest, wire::Kind kind, const void* bytes, size_t len);
   // A control message tagged with superstep `step`: inl (4 words, may be null)
-  // in the header, nvec counts from vec (may be null) as payload. Flow
-  // controlled if asked (tree messages are: they belong to a superstep).
+  // in the header, nvec counts from vec (may be null) as payload (Header::
+  // nelems = nvec). Without vec, the header alone, `word` in Header::nelems
+  // (64 bytes: injectable on tcp;ofi_rxm). Flow controlled if asked (tree
+  // messages are: they belong to a superstep).
   void send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
-                 size_t nvec, bool flow_controlled);
+                 size_t nvec, bool flow_controlled, uint64_t word = 0);
   // Own sends tagged s not yet complete.
   uint64_t outstanding(uint32_t s) { return state(s).outstanding; }
   // Count one whole message sent to dest this superstep (for counted mode and

@@ -114,10 +114,13 @@ void Exchange::on_msg(const Engine::Incoming& in) {
     return;
   }
   const auto& elems = plan_.source_elems[static_cast<size_t>(i)];
-  if (h.nelems != elems.size() || in.len < elems.size() * sizeof(uint64_t)) {
+  const bool one = elems.size() == 1;  // then the entry is the header's nelems, no payload
+  if (one ? in.len != 0 : (h.nelems != elems.size() || in.len < elems.size() * sizeof(uint64_t))) {
     e_.raise_async(BSPK_ERR_FABRIC,
-                   strprintf("count message from pid %d for superstep %u has %llu entries, not %zu", h.src, s,
-                             (unsigned long long)h.nelems, elems.size()));
+                   strprintf("count message from pid %d for superstep %u has %zu payload bytes and %llu "
+                             "entries; %zu expected%s",
+                             h.src, s, in.len, (unsigned long long)h.nelems, elems.size(),
+                             one ? " in the header" : ""));
     return;
   }
   Slot& sl = slot(s);
@@ -127,10 +130,14 @@ void Exchange::on_msg(const Engine::Incoming& in) {
     return;
   }
   seen = 1;
-  for (size_t k = 0; k < elems.size(); ++k) {
-    uint64_t x;
-    std::memcpy(&x, reinterpret_cast<const char*>(in.buf) + k * sizeof x, sizeof x);
-    sl.acc[elems[k]] += x;
+  if (one) {
+    sl.acc[elems[0]] += h.nelems;
+  } else {
+    for (size_t k = 0; k < elems.size(); ++k) {
+      uint64_t x;
+      std::memcpy(&x, reinterpret_cast<const char*>(in.buf) + k * sizeof x, sizeof x);
+      sl.acc[elems[k]] += x;
+    }
   }
   sl.meta.add(meta, merge_);
   sl.st.got++;
@@ -150,7 +157,10 @@ void Exchange::advance(uint32_t s, Slot& sl) {
       out_[k] = sl.acc[snd.elems[k]];
       sl.acc[snd.elems[k]] = 0;  // passed on: no longer this process's to count
     }
-    e_.send_ctrl(snd.dest, kind_, s, sl.meta.meta.data(), out_.data(), out_.size(), true);
+    if (out_.size() == 1)  // the header alone, the entry in its nelems field
+      e_.send_ctrl(snd.dest, kind_, s, sl.meta.meta.data(), nullptr, 0, true, out_[0]);
+    else
+      e_.send_ctrl(snd.dest, kind_, s, sl.meta.meta.data(), out_.data(), out_.size(), true);
   }
   if (sl.sent < plan_.sends.size() || static_cast<size_t>(sl.st.got) < plan_.sources.size()) return;
   sl.done = true;

@@ -17,8 +17,12 @@
 //            i - p' and get their total back from it at the end (two rounds
 //            more). log2 p' messages per process instead of p-1: the choice
 //            with more processes than cores.
-// The meta words travel with every message and are merged (an idempotent
-// merge), so in either plan every process ends with all processes' meta words.
+// The meta words travel in every message's header and are merged (an
+// idempotent merge), so in either plan every process ends with all processes'
+// meta words. A message of one entry (every direct one, the last round of
+// halving) carries it in the header's nelems field: 64 bytes, no payload,
+// which tcp;ofi_rxm can inject (inject_size 64); longer ones carry the
+// entries as payload (nelems = their number).
 //
 // A process may add a message into its partial sums as soon as it arrives,
 // even one of a later round: a round's message only carries entries of the

@@ -231,7 +231,7 @@ void Engine::send_control(int dest, wire::Kind kind, const void* bytes, size_t l
 }
 
 void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t* inl, const uint64_t* vec,
-                       size_t nvec, bool flow_controlled) {
+                       size_t nvec, bool flow_controlled, uint64_t word) {
   // Small enough, nothing queued ahead, window open: inject it (no operation,
   // no registered buffers, no completion to wait for).
   const size_t len = vec ? nvec * sizeof(uint64_t) : 0;
@@ -239,10 +239,8 @@ void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t*
     Header h{};
     stamp(h, kind, step);
     if (inl) std::memcpy(h.u32, inl, sizeof h.u32);
-    if (vec) {
-      h.nelems = nvec;
-      h.payload = static_cast<uint32_t>(len);
-    }
+    h.nelems = vec ? nvec : word;
+    h.payload = static_cast<uint32_t>(len);
     iovec iov[2] = {{&h, sizeof(Header)}, {const_cast<uint64_t*>(vec), len}};
     void* descs[2] = {nullptr, nullptr};
     if (ep_.inject(dest, iov, descs, len ? 2 : 1, wire::kTagSmall)) {
@@ -252,10 +250,8 @@ void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t*
   }
   SendOp* op = ctrl_op(dest, kind, step);
   if (inl) std::memcpy(op->hdr->u32, inl, sizeof op->hdr->u32);
-  if (vec) {
-    attach_payload(op, vec, nvec * sizeof(uint64_t));
-    op->hdr->nelems = nvec;
-  }
+  if (vec) attach_payload(op, vec, nvec * sizeof(uint64_t));
+  op->hdr->nelems = vec ? nvec : word;
   stats_.ctrl_sent++;
   if (flow_controlled) post(op);
   else post_or_queue(op);

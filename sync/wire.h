@@ -43,7 +43,7 @@ enum : Kind {
   kStepQuery = 4,   // flow control: "tell me when you reach superstep u32[0]"
   kStepNotice = 5,  // flow control: "I have reached superstep u32[0]"
   kHello = 6,       // start-up/shutdown barrier: epoch u32[0], round u32[1] (not superstep-tagged)
-  kCountExchange = 11,  // count exchange in rounds (sync/exchange.h; payload: counts; u32[]: meta words)
+  kCountExchange = 11,  // count exchange in rounds (sync/exchange.h: counts in payload or nelems; u32[]: meta words)
 };
 constexpr Kind kFirstFreeKind = 12;  // kinds below belong to sync, mp and dsm
 
