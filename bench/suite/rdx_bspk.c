@@ -46,6 +46,19 @@
  *                       slower: 256 stores per destination, and stores into a
  *                       contiguous region are copied in at the boundary.)
  *   contig-counted      the same without bspk_expect.
+ *   inplace-expect      contig-expect, and the next pass's count sort reads the
+ *                       keys where they are: in the messages as they arrived
+ *                       (frame by frame, bspk_span) and, for the keys a process
+ *                       keeps, in its own send region of the pass before (two
+ *                       contiguous send regions, used in turn), so nothing is
+ *                       copied into a plain input array and nothing is sent to
+ *                       oneself; a piece is read in global position order
+ *                       (digit, then sender), which keeps the sort stable. The
+ *                       last pass copies the keys into the output array (timed).
+ *                       The keys cross once per pass (the receiver's pull from
+ *                       the sender's frames, on one host), as with Open MPI's
+ *                       put into a window that the next pass reads.
+ *   inplace-counted     the same without bspk_expect.
  *
  * Timing: per repetition, from a barrier (counted bspk_sync) to the end of the
  * 4th pass (for the mp variants the keys copied into the output array; for the
@@ -75,10 +88,11 @@
 #include "kernels.h"
 
 enum { V_MP_EXPECT, V_MP_COUNTED, V_STORE_EXPECT, V_STORE_COUNTED, V_MP_COMB_EXPECT, V_MP_COMB_COUNTED,
-       V_CONTIG_EXPECT, V_CONTIG_COUNTED, NVAR };
-static const char *const vname[NVAR] = {"mp-expect", "mp-counted", "store-expect", "store-counted",
-                                        "mp-combined-expect", "mp-combined-counted", "contig-expect",
-                                        "contig-counted"};
+       V_CONTIG_EXPECT, V_CONTIG_COUNTED, V_INPLACE_EXPECT, V_INPLACE_COUNTED, NVAR };
+static const char *const vname[NVAR] = {"mp-expect",          "mp-counted",          "store-expect",
+                                        "store-counted",      "mp-combined-expect",  "mp-combined-counted",
+                                        "contig-expect",      "contig-counted",      "inplace-expect",
+                                        "inplace-counted"};
 
 #define R SUITE_RADIX
 
@@ -100,6 +114,9 @@ static uint64_t cnt[R], *all, *pos; /* my counts; p x 256 counts; pos[q*256+d] =
 static bspk_ptr sendbuf, cnt_msg, outr; /* comem: sorted keys, my counts, my ("rdx_out", me) */
 static bspk_ptr *outp;              /* ("rdx_out", j) for every j */
 static bspk_ptr csend;              /* contig: the contiguous send region */
+static bspk_ptr cbuf[2];            /* inplace: the send regions of even and odd passes */
+static bspk_ptr *inmsg;             /* inplace: per sender, its message of the last pass (null: none) */
+static bspk_ptr *seg;               /* inplace: seg[q*256+d], where piece (q, d) of my block lies */
 static int *nextd;                  /* per sender: next digit to look at (mp receive) */
 
 /* Copy cnt elements of size es from a region (from src on) to plain memory /
@@ -159,17 +176,66 @@ static uint32_t *base_of(bspk_ptr r) {
     return b;
 }
 
+/* inplace: one walk over this process's block in global position order
+ * (digit, then sender), piece by piece, frame by frame: counts the digits of
+ * `pass` (out == NULL) or moves every key to out[start[digit]++]. */
+static void walk_block(int pass, uint64_t *counts, uint64_t *start, uint32_t *out) {
+    for (int d = 0; d < R; d++)
+        for (int q = 0; q < p; q++) {
+            uint64_t a, b;
+            if (!piece(q, d, &a, &b)) continue;
+            bspk_ptr at = seg[(size_t)q * R + d];
+            for (uint64_t c = b - a; c;) {
+                void *base;
+                size_t k = bspk_span(at, &base);
+                if (k == 0) bspk_abort("rdx_bspk: bspk_span: region too short: %s", bspk_error_string());
+                if (k > c) k = (size_t)c;
+                const uint32_t *w = base;
+                if (out)
+                    for (size_t i = 0; i < k; i++) out[start[suite_digit(w[i], pass)]++] = w[i];
+                else
+                    for (size_t i = 0; i < k; i++) counts[suite_digit(w[i], pass)]++;
+                c -= k;
+                at = bspk_incr(at, (ptrdiff_t)k);
+            }
+        }
+}
+
+/* inplace: the count sort of the keys where they lie (walk_block) into out. */
+static void count_sort_inplace(uint32_t *out, int pass) {
+    uint64_t start[R], s = 0;
+    memset(cnt, 0, sizeof cnt);
+    walk_block(pass, cnt, NULL, NULL);
+    for (int d = 0; d < R; d++) { start[d] = s; s += cnt[d]; }
+    walk_block(pass, NULL, start, out);
+}
+
+/* inplace: free the messages of the last pass. */
+static void free_inmsg(void) {
+    for (int q = 0; q < p; q++)
+        if (!bspk_is_null(inmsg[q])) {
+            CK(bspk_free(inmsg[q]));
+            inmsg[q] = BSPK_NULL;
+        }
+}
+
 static void one_pass(int v, int pass) {
-    const int contig = v == V_CONTIG_EXPECT || v == V_CONTIG_COUNTED;
+    const int inplace = v == V_INPLACE_EXPECT || v == V_INPLACE_COUNTED;
+    const int contig = v == V_CONTIG_EXPECT || v == V_CONTIG_COUNTED || inplace;
     const int mp =
         v == V_MP_EXPECT || v == V_MP_COUNTED || v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED || contig;
     const int store = v == V_STORE_EXPECT || v == V_STORE_COUNTED;
-    const int expect = v == V_MP_EXPECT || v == V_STORE_EXPECT || v == V_MP_COMB_EXPECT || v == V_CONTIG_EXPECT;
+    const int expect = v == V_MP_EXPECT || v == V_STORE_EXPECT || v == V_MP_COMB_EXPECT || v == V_CONTIG_EXPECT ||
+                       v == V_INPLACE_EXPECT;
     const int comb = v == V_MP_COMB_EXPECT || v == V_MP_COMB_COUNTED || contig;
+    const bspk_ptr out = inplace ? cbuf[pass & 1] : csend; /* contig: the region sent */
 
     /* ---- superstep 1: count sort, counts to everyone ---- */
-    if (contig) {
-        suite_count_sort(base_of(csend), cnt, keys, m, pass);
+    if (inplace && pass > 0) {
+        count_sort_inplace(base_of(out), pass);
+        free_inmsg();
+    } else if (contig) {
+        suite_count_sort(base_of(out), cnt, keys, m, pass);
     } else {
         if (store && pass > 0) r2p(keys, outr, m, sizeof *keys);
         suite_count_sort(sorted, cnt, keys, m, pass);
@@ -198,7 +264,7 @@ static void one_pass(int v, int pass) {
                 if (!comb) expected++; /* every piece, kept ones included (rule 5) */
             }
         }
-        if (comb && any) expected++;
+        if (comb && any && !(inplace && q == me)) expected++;
     }
     int dest = 0;
     uint64_t off = 0;                  /* offset in sendbuf */
@@ -207,12 +273,14 @@ static void one_pass(int v, int pass) {
         uint64_t g = pos[(size_t)me * R + d], left = cnt[d];
         while (left) {
             while (g >= blo[dest + 1]) {
-                if (comb && clen) CK(bspk_send(dest, bspk_incr(contig ? csend : sendbuf, (ptrdiff_t)cstart), clen));
+                if (comb && clen && !(inplace && dest == me))
+                    CK(bspk_send(dest, bspk_incr(contig ? out : sendbuf, (ptrdiff_t)cstart), clen));
                 clen = 0;
                 dest++;
             }
             uint64_t len = blo[dest + 1] - g < left ? blo[dest + 1] - g : left;
             bspk_ptr src = bspk_incr(sendbuf, (ptrdiff_t)off);
+            if (inplace && dest == me) seg[(size_t)me * R + d] = bspk_incr(out, (ptrdiff_t)off); /* kept */
             if (comb) {
                 if (!clen) cstart = off;
                 clen += len;
@@ -225,12 +293,42 @@ static void one_pass(int v, int pass) {
             left -= len;
         }
     }
-    if (comb && clen) CK(bspk_send(dest, bspk_incr(contig ? csend : sendbuf, (ptrdiff_t)cstart), clen));
+    if (comb && clen && !(inplace && dest == me))
+        CK(bspk_send(dest, bspk_incr(contig ? out : sendbuf, (ptrdiff_t)cstart), clen));
     if (expect) CK(bspk_expect(expected));
     CK(bspk_sync());
 
-    /* ---- the keys that arrived, into the next input (mp) ---- */
-    if (mp) {
+    /* ---- inplace: where each piece lies; the last pass copies them out ---- */
+    if (inplace) {
+        for (bspk_ptr msg; !bspk_is_null(msg = bspk_recv());) {
+            int q = bspk_sender_id(msg);
+            if (q < 0 || q >= p || q == me || !bspk_is_null(inmsg[q]))
+                bspk_abort("rdx_bspk: pass %d: unexpected message from %d", pass, q);
+            inmsg[q] = msg;
+            uint64_t used = 0;
+            for (int d = 0; d < R; d++) { /* q's pieces, in digit order */
+                uint64_t a, b;
+                if (!piece(q, d, &a, &b)) continue;
+                seg[(size_t)q * R + d] = bspk_incr(msg, (ptrdiff_t)used);
+                used += b - a;
+            }
+            if (used != bspk_nelems(msg)) bspk_abort("rdx_bspk: pass %d: message from %d has the wrong length", pass, q);
+        }
+        for (int q = 0; q < p; q++)
+            for (int d = 0; d < R && q != me; d++) {
+                uint64_t a, b;
+                if (piece(q, d, &a, &b) && bspk_is_null(inmsg[q]))
+                    bspk_abort("rdx_bspk: pass %d: no message from %d", pass, q);
+            }
+        if (pass == SUITE_PASSES - 1) {
+            for (int q = 0; q < p; q++)
+                for (int d = 0; d < R; d++) {
+                    uint64_t a, b;
+                    if (piece(q, d, &a, &b)) r2p(keys + (a - lo), seg[(size_t)q * R + d], b - a, sizeof *keys);
+                }
+            free_inmsg();
+        }
+    } else if (mp) {
         for (int q = 0; q < p; q++) nextd[q] = 0;
         for (bspk_ptr msg; !bspk_is_null(msg = bspk_recv());) {
             int q = bspk_sender_id(msg);
@@ -289,8 +387,12 @@ int main(int argc, char **argv) {
     pos = malloc((size_t)p * R * sizeof *pos);
     outp = malloc((size_t)p * sizeof *outp);
     nextd = malloc((size_t)p * sizeof *nextd);
+    inmsg = malloc((size_t)p * sizeof *inmsg);
+    seg = malloc((size_t)p * R * sizeof *seg);
     double *t = malloc((size_t)reps * sizeof *t), *mx = malloc((size_t)reps * sizeof *mx);
-    if (!keys || !sorted || !all || !pos || !outp || !nextd || !t || !mx) bspk_abort("rdx_bspk: out of memory");
+    if (!keys || !sorted || !all || !pos || !outp || !nextd || !inmsg || !seg || !t || !mx)
+        bspk_abort("rdx_bspk: out of memory");
+    for (int q = 0; q < p; q++) inmsg[q] = BSPK_NULL;
     sendbuf = bspk_malloc("", 0, (size_t)m, sizeof(uint32_t));
     cnt_msg = bspk_malloc("", 0, R, sizeof(uint64_t));
     outr = bspk_malloc("rdx_out", me, (size_t)m, sizeof(uint32_t));
@@ -299,6 +401,10 @@ int main(int argc, char **argv) {
     CKP(outr, "bspk_malloc rdx_out");
     csend = bspk_malloc_contiguous("", 0, (size_t)m, sizeof(uint32_t));
     CKP(csend, "bspk_malloc_contiguous");
+    cbuf[0] = bspk_malloc_contiguous("", 0, (size_t)m, sizeof(uint32_t));
+    cbuf[1] = bspk_malloc_contiguous("", 0, (size_t)m, sizeof(uint32_t));
+    CKP(cbuf[0], "bspk_malloc_contiguous");
+    CKP(cbuf[1], "bspk_malloc_contiguous");
     for (int j = 0; j < p; j++) {
         outp[j] = bspk_lookup("rdx_out", j);
         CKP(outp[j], "bspk_lookup");
@@ -403,12 +509,16 @@ int main(int argc, char **argv) {
     CK(bspk_free(sendbuf));
     CK(bspk_free(cnt_msg));
     CK(bspk_free(csend));
+    CK(bspk_free(cbuf[0]));
+    CK(bspk_free(cbuf[1]));
     free(keys);
     free(sorted);
     free(all);
     free(pos);
     free(outp);
     free(nextd);
+    free(inmsg);
+    free(seg);
     free(blo);
     free(t);
     free(mx);
