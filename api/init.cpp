@@ -44,10 +44,13 @@ __attribute__((constructor)) void line_buffer_stdout_under_bspkrun() {
 
 constexpr uint64_t kProbeMagic = 0xB5B0000000000000ull;
 
-// Where the job's processes run: one exchange of host names and CPU counts
-// gives whether the job is on one host, how many of its processes share this
-// host and our index among them (for binding), and whether any host has more
-// processes than CPUs -- the same answer on every process, so that choices
+// Where the job's processes run: one exchange of host names and CPU affinity
+// masks gives whether the job is on one host, how many of its processes share
+// this host and our index among them (for binding), and whether any host has
+// more processes than CPUs (the CPUs its processes may run on, together: a
+// process bound to one core by bspkrun or srun sees one CPU, but two such
+// processes on two cores are not oversubscribed) -- the same answer on every
+// process, so that choices
 // made from it (the count exchange) agree job-wide.
 struct JobLayout {
   std::vector<std::string> hosts;  // by pid
@@ -60,16 +63,25 @@ struct JobLayout {
 JobLayout job_layout(boot::Bootstrap& boot, int pid) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
+  // The affinity mask as hex digits, 4 CPUs each, lowest CPUs first.
   cpu_set_t set;
-  int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) CPU_SET(0, &set);
+  std::string mask;
+  for (int c = 0; c < CPU_SETSIZE; c += 4) {
+    int d = 0;
+    for (int b = 0; b < 4; ++b) d |= CPU_ISSET(c + b, &set) ? 1 << b : 0;
+    mask += "0123456789abcdef"[d];
+  }
+  while (mask.size() > 1 && mask.back() == '0') mask.pop_back();
   JobLayout l;
-  std::vector<std::string> recs = boot.allgather(std::string(host) + "\t" + std::to_string(ncpu));
-  std::vector<int> cpus;
+  std::vector<std::string> recs = boot.allgather(std::string(host) + "\t" + mask);
+  std::vector<std::string> masks;
   for (const std::string& r : recs) {
     size_t t = r.rfind('\t');
-    if (t == std::string::npos) fail(BSPK_ERR_BOOT, "malformed host record from a peer");
+    if (t == std::string::npos || t + 1 == r.size()) fail(BSPK_ERR_BOOT, "malformed host record from a peer");
     l.hosts.push_back(r.substr(0, t));
-    cpus.push_back(std::atoi(r.c_str() + t + 1));
+    masks.push_back(r.substr(t + 1));
   }
   std::vector<std::string> seen;
   for (int r = 0; r < static_cast<int>(l.hosts.size()); ++r) {
@@ -82,13 +94,21 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
     if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
   }
   for (const std::string& h : seen) {
-    int procs = 0, least = 1 << 30;
+    int procs = 0;
+    std::string any;  // the union of the masks of h's processes
     for (size_t r = 0; r < l.hosts.size(); ++r)
       if (l.hosts[r] == h) {
         ++procs;
-        least = std::min(least, std::max(cpus[r], 1));
+        const std::string& m = masks[r];
+        if (any.size() < m.size()) any.resize(m.size(), '0');
+        for (size_t i = 0; i < m.size(); ++i) {
+          auto hex = [](char c) { return c >= 'a' ? c - 'a' + 10 : c >= '0' && c <= '9' ? c - '0' : 0; };
+          any[i] = "0123456789abcdef"[hex(any[i]) | hex(m[i])];
+        }
       }
-    l.oversubscription = std::max(l.oversubscription, static_cast<double>(procs) / least);
+    int cpus = 0;
+    for (char c : any) cpus += __builtin_popcount(static_cast<unsigned>(c >= 'a' ? c - 'a' + 10 : c - '0'));
+    l.oversubscription = std::max(l.oversubscription, static_cast<double>(procs) / std::max(cpus, 1));
   }
   l.nhosts = static_cast<int>(seen.size());
   return l;

@@ -1007,6 +1007,18 @@ SCENARIO_ROW({.test = "BindsToCoresWithHwloc", .args = "hello", .procs = p_list(
               .env = "", .bspkrun = "--bind core --report-bindings",
               .out = {has("bspkrun: pid 0 bound to cpu "), has("bspkrun: pid 1 bound to cpu ")}, .limit_s = 60,
               .suite = "Launcher"});
+// Oversubscription is processes per CPU of the host that they may use
+// together: two processes bound to two cores are not oversubscribed (auto's
+// count exchange across hosts stays direct), three on two cores are (the
+// tree). Each bound process sees one CPU in its own affinity mask.
+SCENARIO_ROW({.test = "BoundProcessesOnTheirOwnCoresAreNotOversubscribed", .args = "hello", .procs = p_list({2}),
+              .providers = {"tcp"}, .env = "BSPK_VERBOSE=1 BSPK_COUNT_EXCHANGE=messages BSPK_SHM_RINGS=off",
+              .bspkrun = "--bind core", .out = {has("count exchange: direct"), lacks("count exchange: binomial")},
+              .limit_s = 60, .suite = "Launcher"});
+SCENARIO_ROW({.test = "MoreBoundProcessesThanCoresAreOversubscribed", .args = "hello", .procs = p_list({3}),
+              .providers = {"tcp"}, .env = "BSPK_VERBOSE=1 BSPK_COUNT_EXCHANGE=messages BSPK_SHM_RINGS=off",
+              .bspkrun = "--bind core", .out = {has("count exchange: binomial tree"), lacks("count exchange: direct")},
+              .limit_s = 60, .suite = "Launcher"});
 SCENARIO_ROW({.test = "ReportsUnboundProcesses", .args = "hello", .procs = p_list({2}),
               .providers = {kDefaultProvider}, .env = "", .bspkrun = "--report-bindings", .status = any_status(),
               .out = {has("pid 0 not bound")}, .limit_s = 60, .suite = "Launcher"});
