@@ -124,14 +124,21 @@ void Engine::sync(bool finalizing) {
       joined_upto_ = s + 1;
     }
     // Shared-memory count exchange: the others usually join within a few
-    // hundred nanoseconds; look at the board (and nothing else) that long
-    // before the general wait with its clock reads and CQ polls.
+    // hundred nanoseconds; look at the board that long before the general
+    // wait with its clock reads. Once the board has the total, the messages
+    // still due are in the rings (each sender pushed them before it joined):
+    // take them in here too.
     if (board_ && pending_code_ == 0)
-      for (int i = 0; i < 64 && !state(s).have_result; ++i)
+      for (int i = 0; i < 64; ++i) {
         if (counts_complete(s)) {
           finish_step(s);
           return;
         }
+        if (state(s).have_result) {
+          progress();
+          if (pending_code_ != 0) break;  // reported by the general wait below
+        }
+      }
   }
   // Fast path of a lazy barrier: everything declared has arrived and our sends
   // are done, so leave without touching the clock or the network.
