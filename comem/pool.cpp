@@ -149,8 +149,14 @@ const FramePool::Slab* FramePool::run_of(uintptr_t a) const {
 bool FramePool::owns(uintptr_t a) const { return by_base_.count(a >> slab_shift_) != 0 || run_of(a) != nullptr; }
 
 const fabric::MemoryRegion& FramePool::region_of(uintptr_t a) const {
-  auto it = by_base_.find(a >> slab_shift_);
-  if (it != by_base_.end()) return slabs_[it->second].mr;
+  const uintptr_t key = a >> slab_shift_;
+  if (key == last_key_) return slabs_[last_slab_].mr;
+  auto it = by_base_.find(key);
+  if (it != by_base_.end()) {
+    last_key_ = key;
+    last_slab_ = it->second;
+    return slabs_[it->second].mr;
+  }
   if (const Slab* r = run_of(a)) return r->mr;
   fail(BSPK_ERR_PTR, "address %#lx is not inside a registered frame slab", (unsigned long)a);
 }

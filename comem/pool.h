@@ -107,6 +107,10 @@ class FramePool {
   };
   std::vector<Slab> slabs_;
   std::unordered_map<uintptr_t, size_t> by_base_;  // (address >> slab_shift) -> slab
+  // The last slab found through by_base_ (ordinary slabs are never removed):
+  // a message's frame, header and receive slot mostly come from one slab.
+  mutable uintptr_t last_key_ = ~uintptr_t{0};
+  mutable size_t last_slab_ = 0;
   std::vector<uintptr_t> free_;
   size_t in_use_ = 0, peak_ = 0;
   // Runs by start address (not slab-aligned: found by an ordered search when
