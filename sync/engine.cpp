@@ -142,8 +142,9 @@ void Engine::sync(bool finalizing) {
   }
   // Fast path of a lazy barrier: everything declared has arrived and our sends
   // are done, so leave without touching the clock or the network; else, on
-  // one host (the rings: a message is a few hundred nanoseconds away), poll
-  // a little before the general wait.
+  // one host (the rings: a message is a few hundred nanoseconds away) and
+  // with a CPU per process (else the sender may need this one), poll a little
+  // before the general wait.
   if (mode_ == Mode::Expect && pending_code_ == 0) {
     const StepState& st = state(s);
     for (int i = 0;; ++i) {
@@ -151,7 +152,7 @@ void Engine::sync(bool finalizing) {
         finish_step(s);
         return;
       }
-      if (!board_ || i == 64) break;
+      if (!board_ || opt_.spin_s == 0 || i == 64) break;
       progress();
       if (pending_code_ != 0) break;  // reported by the general wait below
     }
