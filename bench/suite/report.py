@@ -7,7 +7,8 @@ Output (--out DIR):
   suite.csv   the raw numbers with a header line;
   tables.md   per provider and p: each test's best BSPk variant declared
               (bspk_expect) and undeclared (counted), the best Open MPI variant,
-              and the ratios BSPk / MPI (below 1: BSPk is faster); then every
+              and the ratios BSPk / MPI (below 1: BSPk is faster); then issue
+              10's goals, each ratio with the bound it must meet; then every
               variant's time. A cell is the median over rounds.
   gh_<provider>_p<p>.png, as_<provider>_p<p>.png   plots (gnuplot).
 Times are per superstep (As) or per run (Mult, Rdx): max over processes per
@@ -113,6 +114,7 @@ def tables(summary):
             lines.append(f"| {test_label(*key[2:])} | {cell(td, vd, 'bspk')} | {cell(tc, vc, 'bspk')} | "
                          f"{cell(tm, vm, 'mpi')} | {ratio(td, tm)} | {ratio(tc, tm)} |")
         lines.append("")
+    lines += goals(summary)
     lines += ["## Every variant", "",
               "| provider | p | test | library | variant | time (us) | loop avg (us) | rounds | verified |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -176,6 +178,52 @@ def plots(summary, out):
                       f"set xrange [-0.5:{len(AS_TESTS) - 0.5}]; set ylabel 'us per superstep'; "
                       f"set key outside right; set grid; plot {plot}")
             subprocess.run(["gnuplot", "-e", script], check=False)
+
+
+# Issue 10's goals: (goal, row label, BSPk variants, MPI variants, bound).
+# Variant predicates take the variant name; "best" is the smallest median.
+PUT_FENCE = lambda v: v.startswith("put-fence")
+GOAL_ROWS = [
+    ("1 counted sync", lambda t, h: t == "Empty", lambda v: not declared(v), lambda v: v == "barrier", 1.0),
+    ("2 declared sync", lambda t, h: t == "Empty", declared, lambda v: v == "barrier", 0.1),  # at p = 4
+    ("3 per message, declared", lambda t, h: t in ("Full", "Simple", "Scatter") or (t == "Total" and h <= 64),
+     declared, lambda v: PUT_FENCE(v) or v == "isend-barrier", 1.0),
+    ("3 per message, counted", lambda t, h: t in ("Full", "Simple", "Scatter") or (t == "Total" and h <= 64),
+     lambda v: not declared(v), lambda v: PUT_FENCE(v) or v == "isend-barrier", 1.5),
+    ("4 bandwidth, MP", lambda t, h: t == "Total" and h >= 65536, lambda v: v.startswith("mp-"),
+     lambda v: v == "isend-barrier", 1.0),
+    ("4 bandwidth, stores", lambda t, h: t == "Total" and h >= 65536, lambda v: v.startswith("store-"),
+     PUT_FENCE, 1.0),
+]
+
+
+def goals(summary):
+    """Issue 10's goals, from the same cells: per provider and p, each goal's
+    rows with the ratio, its bound and whether it is met."""
+    lines = ["## Issue 10 goals", "",
+             "Ratio = best BSPk variant of the kind / best Open MPI variant of the kind, per test "
+             "(goal 2 is stated for p = 4; goal 5 compares the best of each side).", "",
+             "| provider | p | goal | test | BSPk | Open MPI | ratio | bound | met |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(summary, key=order):
+        prov, p, suite, test, h, n = key
+        cells = summary[key]
+        rows = []
+        if suite == "As":
+            for name, which, bsp, mpi, bound in GOAL_ROWS:
+                if which(test, h) and (not name.startswith("2 ") or p == 4):
+                    rows.append((name, bsp, mpi, bound))
+        else:
+            rows.append(("5 " + suite, lambda v: True, lambda v: True, 1.0))
+        for name, bsp, mpi, bound in rows:
+            tb, vb = best(cells, lambda l, v: l == "bspk" and bsp(v))
+            tm, vm = best(cells, lambda l, v: l == "mpi" and mpi(v))
+            if tb is None or tm is None:
+                continue
+            r = tb / tm
+            lines.append(f"| {prov} | {p} | {name} | {test_label(suite, test, h, n)} | {us(tb)} {vb} | "
+                         f"{us(tm)} {vm} | {r:.2f}x | {bound:g}x | {'yes' if r <= bound else 'no'} |")
+    return lines + [""]
 
 
 def main():
