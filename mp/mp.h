@@ -75,7 +75,7 @@ class MessagePassing {
     uint64_t bytes = 0;                         // payload bytes of `done`
     void reset() {
       done.clear();
-      partial.clear();
+      if (!partial.empty()) partial.clear();  // (clear() also wipes every bucket)
       bytes = 0;
     }
   };
