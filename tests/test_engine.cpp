@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "comem/pool.h"
 #include "comem/region.h"
 #include "dsm/dsm.h"
+#include "sync/exchange.h"
 #include "dsm/wire.h"
 #include "mp/mp.h"
 #include "mp/wire.h"
@@ -526,6 +528,80 @@ INSTANTIATE_TEST_SUITE_P(P, CountExchange,
                          [](const auto& info) {
                            return strprintf("p%d_%s", std::get<0>(info.param), net_name(std::get<1>(info.param)));
                          });
+
+// The count exchange's plans on their own, for every p up to 64 (the engine
+// runs above go to 8): each process's vector of p counts, messages taken in
+// a random order among those whose sender may send them (its plan's
+// `needs`), entries added where the receiver's plan says; every process must
+// end with the column sum of its own pid, every planned message must be
+// received exactly once, by the process it names, with the entries the
+// receiver expects, and each process must send at most ceil(log2 p) + 1
+// messages under halving (p - 1 under direct).
+void check_plans(bool halving) {
+  std::mt19937_64 rng(halving ? 7 : 8);
+  for (int p = 1; p <= 64; ++p) {
+    std::vector<sync::ExchangePlan> plan;
+    for (int i = 0; i < p; ++i)
+      plan.push_back(halving ? sync::ExchangePlan::halving(i, p) : sync::ExchangePlan::direct(i, p));
+    std::vector<std::vector<uint64_t>> acc(p, std::vector<uint64_t>(p));
+    std::vector<uint64_t> want(p, 0);
+    for (int i = 0; i < p; ++i)
+      for (int j = 0; j < p; ++j) {
+        acc[i][j] = rng() % 1000;
+        want[j] += acc[i][j];
+      }
+    struct Msg {
+      int src, dest;
+      std::vector<uint64_t> v;
+    };
+    std::vector<Msg> flight;
+    std::vector<size_t> sent(p, 0), got(p, 0);
+    std::vector<std::vector<bool>> from(p);
+    for (int i = 0; i < p; ++i) from[i].assign(plan[i].sources.size(), false);
+    auto prefix = [&](int i) {
+      size_t k = 0;
+      while (k < from[i].size() && from[i][k]) ++k;
+      return k;
+    };
+    auto send_ready = [&](int i) {
+      while (sent[i] < plan[i].sends.size() && plan[i].sends[sent[i]].needs <= prefix(i)) {
+        const auto& s = plan[i].sends[sent[i]++];
+        Msg m{i, s.dest, {}};
+        for (uint32_t e : s.elems) {
+          m.v.push_back(acc[i][e]);
+          acc[i][e] = 0;
+        }
+        flight.push_back(std::move(m));
+      }
+    };
+    for (int i = 0; i < p; ++i) send_ready(i);
+    while (!flight.empty()) {
+      size_t k = rng() % flight.size();
+      Msg m = std::move(flight[k]);
+      flight.erase(flight.begin() + static_cast<long>(k));
+      const auto& srcs = plan[m.dest].sources;
+      auto it = std::find(srcs.begin(), srcs.end(), m.src);
+      ASSERT_NE(it, srcs.end()) << "p=" << p << ": pid " << m.dest << " does not expect pid " << m.src;
+      size_t si = static_cast<size_t>(it - srcs.begin());
+      ASSERT_FALSE(from[m.dest][si]) << "p=" << p << ": two messages from " << m.src << " to " << m.dest;
+      const auto& elems = plan[m.dest].source_elems[si];
+      ASSERT_EQ(elems.size(), m.v.size()) << "p=" << p << ": " << m.src << " -> " << m.dest;
+      for (size_t e = 0; e < elems.size(); ++e) acc[m.dest][elems[e]] += m.v[e];
+      from[m.dest][si] = true;
+      ++got[m.dest];
+      send_ready(m.dest);
+    }
+    const size_t most = halving ? static_cast<size_t>(std::ceil(std::log2(std::max(p, 1)))) + 1 : size_t(p - 1);
+    for (int i = 0; i < p; ++i) {
+      EXPECT_EQ(sent[i], plan[i].sends.size()) << "p=" << p << ": pid " << i << " could not send everything";
+      EXPECT_EQ(got[i], plan[i].sources.size()) << "p=" << p << ": pid " << i << " still waits";
+      EXPECT_EQ(acc[i][static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << "p=" << p << ": pid " << i;
+      EXPECT_LE(plan[i].sends.size(), most) << "p=" << p << ": pid " << i;
+    }
+  }
+}
+TEST(CountExchangePlan, HalvingSumsEveryColumnForEveryPUpTo64) { check_plans(true); }
+TEST(CountExchangePlan, DirectSumsEveryColumnForEveryPUpTo64) { check_plans(false); }
 
 // post_send answers "queue full" to its first 2000 calls and to half of the
 // rest, with at most 4 sends awaiting completion, and sends complete only when
