@@ -300,9 +300,12 @@ BSPK_API bspk_ptr bspk_recv_contiguous(void);
  *   neither            -- the runtime sums the actual send counts the same way
  *                         (the cost of an ordinary barrier, L).
  * The sum goes through a shared-memory board when every process is on one
- * host (a few atomic operations, like a shared-memory barrier), else over a
- * binomial tree of messages (2*ceil(log2 p) rounds); BSPK_COUNT_EXCHANGE
- * chooses.
+ * host (a few atomic operations, like a shared-memory barrier), else in one
+ * round of p-1 count messages per process (up to 16 processes, each with a
+ * CPU of its own) or over a binomial tree of messages (2*ceil(log2 p)
+ * rounds; when processes outnumber CPUs or p > 16); recursive halving
+ * (log2 p rounds) on request. BSPK_COUNT_EXCHANGE chooses (README,
+ * "Environment").
  * Every message carries its superstep number [RBS §5]: a message from a process
  * that is ahead is held (in its own frames) until this process gets there.
  * Messages received in superstep s but not claimed by bspk_recv are destroyed
