@@ -93,21 +93,19 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
     }
     if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
   }
+  auto hex = [](char c) -> unsigned { return c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= '0' && c <= '9' ? c - '0' : 0; };
   for (const std::string& h : seen) {
     int procs = 0;
-    std::string any;  // the union of the masks of h's processes
+    std::vector<unsigned> any;  // the union of the masks of h's processes, 4 CPUs per entry
     for (size_t r = 0; r < l.hosts.size(); ++r)
       if (l.hosts[r] == h) {
         ++procs;
         const std::string& m = masks[r];
-        if (any.size() < m.size()) any.resize(m.size(), '0');
-        for (size_t i = 0; i < m.size(); ++i) {
-          auto hex = [](char c) { return c >= 'a' ? c - 'a' + 10 : c >= '0' && c <= '9' ? c - '0' : 0; };
-          any[i] = "0123456789abcdef"[hex(any[i]) | hex(m[i])];
-        }
+        if (any.size() < m.size()) any.resize(m.size(), 0);
+        for (size_t i = 0; i < m.size(); ++i) any[i] |= hex(m[i]);
       }
     int cpus = 0;
-    for (char c : any) cpus += __builtin_popcount(static_cast<unsigned>(c >= 'a' ? c - 'a' + 10 : c - '0'));
+    for (unsigned d : any) cpus += __builtin_popcount(d);
     l.oversubscription = std::max(l.oversubscription, static_cast<double>(procs) / std::max(cpus, 1));
   }
   l.nhosts = static_cast<int>(seen.size());

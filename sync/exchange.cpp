@@ -100,12 +100,10 @@ void Exchange::contribute(uint32_t s, const uint64_t* v, const Meta& meta) {
 }
 
 void Exchange::on_msg(const Engine::Incoming& in) {
-  e_.note_progress();
+  Meta meta;
+  if (!accept_count(e_, in, admit_, &meta)) return;
   const wire::Header& h = in.h;
   const uint32_t s = h.step;
-  Meta meta;
-  std::memcpy(meta.data(), h.u32, sizeof meta);
-  if (admit_ && !admit_(s, h.src, meta)) return;
   const int i = h.src >= 0 && h.src < e_.nprocs() ? source_of_[static_cast<size_t>(h.src)] : -1;
   if (i < 0) {
     e_.raise_async(BSPK_ERR_FABRIC,

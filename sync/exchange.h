@@ -66,8 +66,7 @@ class Exchange {
   using MergeMeta = MergeExchangeMeta;
   // This process's total for superstep s, once.
   using Result = std::function<void(uint32_t s, uint64_t total, const Meta& meta)>;
-  // Every arrival first: false drops it (the owner has reported why).
-  using Admit = std::function<bool(uint32_t s, int src, const Meta& meta)>;
+  using Admit = ExchangeAdmit;
 
   // Registers `kind` with the engine's dispatch table.
   Exchange(Engine& engine, wire::Kind kind, ExchangePlan plan, MergeMeta merge, Result result, Admit admit);

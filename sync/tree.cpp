@@ -58,12 +58,10 @@ void Tree::contribute(uint32_t s, const uint64_t* v, const Meta& meta) {
 }
 
 void Tree::on_msg(const Engine::Incoming& in, bool down) {
-  e_.note_progress();
+  Meta meta;
+  if (!accept_count(e_, in, admit_, &meta)) return;
   const wire::Header& h = in.h;
   const uint32_t s = h.step;
-  Meta meta;
-  std::memcpy(meta.data(), h.u32, sizeof meta);
-  if (admit_ && !admit_(s, h.src, meta)) return;
   const auto* v = reinterpret_cast<const uint64_t*>(in.buf);
   const size_t n = std::min<size_t>(h.nelems, width_);
   if (down) {

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -42,6 +43,18 @@ struct MetaAcc {
   }
 };
 
+// Every arrival of a count exchange first: false drops it (the owner has
+// reported why).
+using ExchangeAdmit = std::function<bool(uint32_t s, int src, const ExchangeMeta& meta)>;
+
+// The start of every count-exchange arrival (Tree, Exchange): notes progress,
+// reads the meta words from the header and asks `admit`; false: dropped.
+inline bool accept_count(Engine& e, const Engine::Incoming& in, const ExchangeAdmit& admit, ExchangeMeta* meta) {
+  e.note_progress();
+  std::memcpy(meta->data(), in.h.u32, sizeof *meta);
+  return !admit || admit(in.h.step, in.h.src, *meta);
+}
+
 class Tree {
  public:
   using Meta = ExchangeMeta;
@@ -49,8 +62,7 @@ class Tree {
   using MergeMeta = MergeExchangeMeta;
   // The total of superstep s, once, on every process (total has `width` entries).
   using Result = std::function<void(uint32_t s, const uint64_t* total, const Meta& meta)>;
-  // Every arrival first: false drops it (the owner has reported why).
-  using Admit = std::function<bool(uint32_t s, int src, const Meta& meta)>;
+  using Admit = ExchangeAdmit;
 
   // Registers `up` and `down` with the engine's dispatch table.
   Tree(Engine& engine, wire::Kind up, wire::Kind down, size_t width, MergeMeta merge, Result result,

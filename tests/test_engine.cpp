@@ -480,26 +480,18 @@ TEST_P(CountExchange, EveryProcessLeavesWithExactlyItsMessages) {
       su.opt.max_ahead = 1;
       break;
     case Net::TreeRandom:
-      cfg.order = Order::Random;
-      cfg.stall_prob = 0.3;
-      cfg.seed += 67 + p;
-      su.opt.count_exchange = sync::Options::Exchange::Tree;
-      break;
-    case Net::TreeReverse:
-      cfg.order = Order::Reverse;
-      su.opt.count_exchange = sync::Options::Exchange::Tree;
-      break;
     case Net::HalvingRandom:
       cfg.order = Order::Random;
       cfg.stall_prob = 0.3;
-      cfg.seed += 83 + p;
-      su.opt.count_exchange = sync::Options::Exchange::Halving;
+      cfg.seed += (n == Net::TreeRandom ? 67 : 83) + p;
       break;
+    case Net::TreeReverse:
     case Net::HalvingReverse:
       cfg.order = Order::Reverse;
-      su.opt.count_exchange = sync::Options::Exchange::Halving;
       break;
   }
+  if (n == Net::TreeRandom || n == Net::TreeReverse) su.opt.count_exchange = sync::Options::Exchange::Tree;
+  if (n == Net::HalvingRandom || n == Net::HalvingReverse) su.opt.count_exchange = sync::Options::Exchange::Halving;
   Traffic t = random_traffic(p, 16, 1000 + static_cast<uint64_t>(p) * 10 + static_cast<uint64_t>(n));
   CountRun r = run_counts(cfg, t, scramble, su);
   const auto& k = r.counters[0];
