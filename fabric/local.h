@@ -20,7 +20,8 @@
 // Receives posted with the ring tag (the receive class of small messages) are
 // split: up to kLocalRecvs are kept here for ring arrivals, the others go to
 // the provider. A ring message waits in its cell until a receive is free; a
-// full ring sends through the provider instead. Messages of one pair can thus
+// full ring sends through a pull (below), or without pulls through the
+// provider. Messages of one pair can thus
 // overtake each other; BSPk orders by superstep and sequence numbers, never
 // by arrival.
 //
@@ -53,9 +54,10 @@
 // only when its pool is destroyed, at shutdown: no descriptor names it then.
 // Messages the engine injects (inject(): up to the provider's inject size,
 // buffer reusable at return) cannot be pulled: those of the ring tag go
-// through the rings (several cells), those of other tags and those meeting a
-// full ring stay on the provider, which is why part of each tag's receives
-// stays posted there.
+// through the rings (several cells); one that meets a full ring is refused
+// (inject() returns false), so the engine posts it as an operation, which is
+// pulled; those of other tags stay on the provider, which is why part of each
+// tag's receives stays posted there.
 //
 // Polling the provider: every poll() reads the rings, but calls the
 // provider's completion queue (fi_cq_read: its own locks and queues, about a
@@ -215,6 +217,10 @@ class LocalTransport final : public Transport {
   const unsigned char* source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab);
   static size_t cells_for(size_t len);  // cells a ring message of len bytes takes
   bool push(int dest, const iovec* iov, size_t count, uint64_t tag);
+  // Whether a message of `count` iovecs to dest can be pulled (pulls on, not refused by dest).
+  bool can_pull(int dest, size_t count) const {
+    return pull_ && !pull_off_[static_cast<size_t>(dest)] && count <= kPullIov;
+  }
   bool push_pull(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);
   std::deque<Recv>* local_recvs(uint64_t tag);
   bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got);
