@@ -8,7 +8,7 @@ known coefficients for the nine cost functions of Bianco & Pucci in the three
 modes, and the profile of a P = 3 run over 7 supersteps (expect, counted,
 will_send and finalize; one superstep without communication). The end times
 (end_s, one host's clock) are chosen so that the superstep time T = max_p end_s
-- max_p end_s of the superstep before (the first superstep: max_p wall_s), less
+- max_p end_s of the superstep before (the first superstep: the last start, max_p (end_s - wall_s)), less
 w = max_p w_s, is exactly the prediction of F_io in its mode; the wall times
 (end_s - end_s of the process's previous superstep, as the runtime writes
 them) make max_p wall_s the same T, so the same rows spread over two hosts
@@ -452,6 +452,35 @@ class PredictTest(unittest.TestCase):
             self.assertIn("not contiguous", r.stderr)
             self.assertEqual(doc["supersteps"], 2)
             self.assertClose(doc["measured_total_s"], total * u, f"without superstep 1, --clock {clock}")
+
+    def test_launch_skew_is_not_communication_of_superstep_0(self):
+        """Processes leave bspk_init at different moments: p1 starts superstep 0
+        6 units after p0, which waits for it. Times in 1/1024 s:
+
+            s   p0: w  wall  end (start 0)    p1: w  wall  end (start 6)
+            0       1    8     8                  1    2     8
+            1       2    5    13                  3    5    13
+
+        Common clock: superstep 0 runs from the last start (6) to 8: T = 2,
+        C = 2 - 1 = 1 (not the 7 units p0 waited for p1 to be launched);
+        superstep 1: T = 13 - 8 = 5, C = 2. Wall rule: T = 8 and 5, C = 7 and 2."""
+        u, start = 1.0 / 1024, 4096.0
+        table = [((1, 8, 8), (1, 2, 8)), ((2, 5, 13), (3, 5, 13))]
+        lines = [HEADER]
+        for s, procs in enumerate(table):
+            for p, (w, wall, end) in enumerate(procs):
+                out, inn = (1000, 0) if p == 0 else (0, 1000)
+                lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
+                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
+        path = self.write_lines("skew.csv", lines)
+        machine = self.write_machine("m2s.json", machine_doc(nprocs=2))
+        for clock, cs in (("common", [1, 2]), ("wall", [7, 2])):
+            doc, r = self.run_json([path], machine, "--per-superstep", "--clock", clock)
+            got = self.per_superstep_c(r.stdout)
+            self.assertEqual(len(got), 2)
+            for k, (g, c) in enumerate(zip(got, cs)):
+                self.assertClose(g, c * u, f"C of superstep {k}, --clock {clock}", rel=1e-4)
+            self.assertClose(doc["measured_total_s"], sum(cs) * u, f"measured total, --clock {clock}")
 
     # ---- the machine file
 
