@@ -33,8 +33,13 @@
 // gives o_msg, the cost of one more message of up to 4 KiB, and 512 KiB as
 // 64 against one gives o_msg_large, for larger messages. The nine functions
 // (bytes only) do not model it; bspk-predict adds o times the messages.
-// 1 MiB from every process to itself (a local copy, outside h and M) against
-// the empty superstep gives g_self, the cost per byte of such a message.
+// Messages from every process to itself (local copies, outside h and M) of
+// 1 MiB to S bytes (S, S/2, S/4; S = the larger of hmax and twice the
+// last-level cache over P, so that the largest copy comes from memory) give
+// g_self, the cost per byte of such a message: the least-squares slope of
+// their times (Eigen). Measured at one cached 1 MiB it was 0.022 ns/byte on
+// shm here, where radix_sort's passes copy 12.8 MB to themselves at about
+// 0.1 ns/byte.
 //
 // What it fits. Per mode, each of the paper's nine functions (section 1):
 //   F_h = g h + l            F_io = g_i h_i + g_o h_o + l    F_ioM = g_i h_i + g_o h_o + g_M M + l
@@ -507,19 +512,22 @@ int main(int argc, char** argv) {
   // small-message path, <= 4 KiB) or one; and 512 KiB as 64 messages of
   // 8 KiB (whole frames) or one.
   Matrix one_msg(static_cast<size_t>(p * p), 0), large_msg(static_cast<size_t>(p * p), 0);
-  Matrix self_msg(static_cast<size_t>(p * p), 0);  // 1 MiB from every process to itself: g_self
+  // Every process to itself, at each size of self_sizes: g_self.
+  const uint64_t self_max = std::max<uint64_t>(hmax, cold_bytes(p));
+  const std::vector<uint64_t> self_sizes = {uint64_t{1} << 20, down(self_max / 4), down(self_max / 2), down(self_max)};
+  std::vector<Matrix> self_msg(self_sizes.size(), Matrix(static_cast<size_t>(p * p), 0));
   for (int i = 0; i < p; ++i) {
     one_msg[static_cast<size_t>(i * p + (i + 1) % p)] = uint64_t{64} << 10;
     large_msg[static_cast<size_t>(i * p + (i + 1) % p)] = uint64_t{512} << 10;
-    self_msg[static_cast<size_t>(i * p + i)] = uint64_t{1} << 20;
+    for (size_t k = 0; k < self_sizes.size(); ++k) self_msg[k][static_cast<size_t>(i * p + i)] = self_sizes[k];
   }
-  max_row = std::max<uint64_t>(max_row, uint64_t{1} << 20);
+  max_row = std::max<uint64_t>(max_row, *std::max_element(self_sizes.begin(), self_sizes.end()));
   auto runner_owner = std::make_unique<Runner>(p, me, max_row, cold ? cold_bytes(p) : 0);
   Runner& runner = *runner_owner;
   // Local times: per mode, per pattern, per run; then the empty supersteps.
   const int empty_runs = 100;
   std::vector<double> local;
-  local.reserve(modes.size() * (pats.size() * static_cast<size_t>(runs) + 6 * empty_runs));
+  local.reserve(modes.size() * ((pats.size() + 4) * static_cast<size_t>(runs) + 5 * empty_runs));
   // Rounds: every pattern once per round, so that a slow spell of the machine
   // (another job, the scheduler) spreads over all patterns instead of
   // shifting the median of one. local[mode][pattern * runs + round].
@@ -531,7 +539,8 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < pats.size(); ++k)
         local[base + k * static_cast<size_t>(runs) + static_cast<size_t>(r)] = runner.run(pats[k].b, mode);
     for (int r = 0; r < empty_runs; ++r) local.push_back(runner.run(empty, mode));
-    for (int r = 0; r < empty_runs; ++r) local.push_back(runner.run(self_msg, mode));
+    for (int r = 0; r < runs; ++r)
+      for (const Matrix& sm : self_msg) local.push_back(runner.run(sm, mode));
     // Per-message cost, which none of the nine functions models: kSplit
     // messages instead of one for the same bytes to the next process.
     for (int r = 0; r < empty_runs; ++r) {
@@ -576,9 +585,19 @@ int main(int argc, char** argv) {
       std::vector<double> ev(worst.begin() + static_cast<long>(at), worst.begin() + static_cast<long>(at) + empty_runs);
       at += empty_runs;
       const double l_empty = median(ev);
-      std::vector<double> sv(worst.begin() + static_cast<long>(at), worst.begin() + static_cast<long>(at) + empty_runs);
-      at += empty_runs;
-      const double g_self = std::max(0.0, median(sv) - l_empty) / static_cast<double>(uint64_t{1} << 20);
+      // g_self: slope of the median time against the bytes to oneself.
+      Eigen::MatrixXd sa(static_cast<Eigen::Index>(self_sizes.size()), 2);
+      Eigen::VectorXd sy(static_cast<Eigen::Index>(self_sizes.size()));
+      for (size_t k = 0; k < self_sizes.size(); ++k) {
+        std::vector<double> sv;
+        for (int r = 0; r < runs; ++r) sv.push_back(worst[at + static_cast<size_t>(r) * self_sizes.size() + k]);
+        const auto row = static_cast<Eigen::Index>(k);
+        sa(row, 0) = static_cast<double>(self_sizes[k]) / 1e6;  // MB, so that the columns are of one size
+        sa(row, 1) = 1.0;
+        sy(row) = median(sv);
+      }
+      at += static_cast<size_t>(runs) * self_sizes.size();
+      const double g_self = std::max(0.0, Eigen::VectorXd(sa.colPivHouseholderQr().solve(sy))(0) / 1e6);
       std::vector<double> t1, tk, u1, uk;
       for (int r = 0; r < empty_runs; ++r, at += 4) {
         t1.push_back(worst[at]);
@@ -590,8 +609,9 @@ int main(int argc, char** argv) {
       const double o_large = (median(uk) - median(u1)) / (kSplit - 1);
       std::printf("\n## %s supersteps (p = %d): empty superstep %.2f us; not in the nine functions: per extra "
                   "message (%d messages vs 1 for the same bytes) %.2f us up to 4 KiB, %.2f us above, and %.4f ns "
-                  "per byte sent to oneself (1 MiB); coefficients: g in ns per byte, l in us\n\n",
-                  mode_name(mode), p, l_empty * 1e6, kSplit, o_msg * 1e6, o_large * 1e6, g_self * 1e9);
+                  "per byte sent to oneself (1 MiB to %.0f MiB); coefficients: g in ns per byte, l in us\n\n",
+                  mode_name(mode), p, l_empty * 1e6, kSplit, o_msg * 1e6, o_large * 1e6, g_self * 1e9,
+                  static_cast<double>(self_sizes.back()) / 1048576.0);
       std::string hdr = "| |", sep = "|---|", rows[5] = {"| g |", "| g_i |", "| g_o |", "| g_M |", "| l |"};
       std::string e1a = "| Suite 1 fit, avg err % |", e1m = "| Suite 1 fit, max err % |";
       std::string e2a = "| Suite 2 validation, avg err % |", e2m = "| Suite 2 validation, max err % |";
