@@ -4,6 +4,7 @@
 // through BSPk, for each way a superstep can end (issue 14).
 //
 //   bspkrun -n P bspk-probe [--quick] [--cold] [--out machine.json] [--modes counted,expect,will_send]
+//                           [--ops send,store]
 //   srun -n P bspk-probe ...
 //
 // What it measures (section 2 of the paper). A communication pattern is a
@@ -18,8 +19,13 @@
 //   Suite 2 (random): the same summaries with random senders, receivers and
 //     amounts (the deterministic matrix with its rows and columns permuted at
 //     random, then random moves that keep every row and column sum).
-// Each pattern is one superstep: one bspk_send per non-zero entry, from a
-// region allocated once and rewritten before every run (a program sends data
+// Each pattern is one superstep: one bspk_send per non-zero entry (--ops
+// send) or one bspk_copy store (--ops store: into a region of the receiver
+// reserved for that sender, from its first element, as programs store
+// blocks and halo rows; each operation gets its own fit, because the two
+// take different paths: tcp p = 2 on one host, a 2 KiB message took 3 us
+// and a 2 KiB store that fills its region, flipped in as a whole frame, 17),
+// from a region allocated once and rewritten before every run (a program sends data
 // it has just computed; with --cold every process first writes twice the
 // last-level cache shared by the P processes, so that the data received lands
 // in memory no cache holds, as in programs whose data outgrow the cache: on
@@ -55,10 +61,11 @@
 // validation on Suite 1. The random suite is the harder test, so it is the one
 // held out here.)
 //
-// Output: a table per mode (coefficients as in the paper's Fig. 1, seconds per
-// byte and seconds; Suite 1 fit and Suite 2 validation errors as in Fig. 2) on
-// pid 0's stdout, and the machine file (JSON, format "bspk-machine 1") that
-// bspk-predict reads. --raw FILE writes every pattern's measurement as CSV.
+// Output: a table per operation and mode (coefficients as in the paper's
+// Fig. 1, seconds per byte and seconds; Suite 1 fit and Suite 2 validation
+// errors as in Fig. 2) on pid 0's stdout, and the machine file (JSON, format
+// "bspk-machine 1": "modes" holds the fits of messages, "store_modes" those of
+// stores) that bspk-predict reads. --raw FILE writes every pattern's measurement as CSV.
 #include <bspk.h>
 #include <hwloc.h>
 #include <unistd.h>
@@ -73,6 +80,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -99,6 +107,13 @@ void ok(int rc, const char* call) {
 
 enum class Mode { Counted, Expect, WillSend };
 const char* mode_name(Mode m) { return m == Mode::Counted ? "counted" : m == Mode::Expect ? "expect" : "will_send"; }
+
+// How the pattern's bytes travel: bspk_send messages (MP) or bspk_copy
+// stores into a named region of the receiver (DSM). The two take different
+// paths (on one host, stores of a few KiB go through the provider, not the
+// rings), so each gets its own coefficients.
+enum class Op { Send, Store };
+const char* op_name(Op o) { return o == Op::Send ? "send" : "store"; }
 
 enum class Kind { Scatter, Gather, Square };
 const char* kind_name(Kind k) { return k == Kind::Scatter ? "scatter" : k == Kind::Gather ? "gather" : "square"; }
@@ -294,13 +309,47 @@ class Runner {
  public:
   // cold_bytes > 0 (--cold): a buffer of that size is written before every
   // run, so that the run's data comes from memory, not from a cache.
-  Runner(int p, int me, uint64_t max_row, size_t cold_bytes) : p_(p), me_(me), junk_(cold_bytes, 0) {
+  // Stores land where programs put them: a process stores a block into a
+  // region of the receiver reserved for it (stencil's halo rows, Cannon's
+  // blocks), from its first element. A store that covers its destination
+  // region travels as whole frames, flipped in at the receiver; one that
+  // covers only part of a frame is merged with a copy and, up to 4 KiB, takes
+  // the small-message path (on one host: the shared-memory rings). So every
+  // pattern's entry of up to 4 KiB from i to j gets a region of exactly that
+  // size on j ("bspk-probe.<i>.<bytes>", index j), and each sender one region
+  // as large as its largest entry for the others ("bspk-probe.<i>.big").
+  // `all`: every matrix run() will be given.
+  Runner(int p, int me, uint64_t max_row, const std::vector<const Matrix*>& all, size_t cold_bytes)
+      : p_(p), me_(me), junk_(cold_bytes, 0) {
     src_ = bspk_malloc(nullptr, 0, std::max<uint64_t>(max_row, kAlign), 1);
     if (bspk_is_null(src_)) die("bspk_malloc of %llu bytes failed: %s", (unsigned long long)max_row, bspk_error_string());
     fill(max_row, 0x5a);  // touch every frame once
+    std::vector<std::set<uint64_t>> small_in(static_cast<size_t>(p)), small_out(static_cast<size_t>(p));
+    std::vector<uint64_t> big_in(static_cast<size_t>(p), 0), big_out(static_cast<size_t>(p), 0);
+    for (const Matrix* b : all)
+      for (int k = 0; k < p; ++k) {
+        const uint64_t in = (*b)[static_cast<size_t>(k * p + me)], out = (*b)[static_cast<size_t>(me * p + k)];
+        if (in && in <= kSmallStore) small_in[static_cast<size_t>(k)].insert(in);
+        if (out && out <= kSmallStore) small_out[static_cast<size_t>(k)].insert(out);
+        big_in[static_cast<size_t>(k)] = std::max(big_in[static_cast<size_t>(k)], in);
+        big_out[static_cast<size_t>(k)] = std::max(big_out[static_cast<size_t>(k)], out);
+      }
+    for (int i = 0; i < p; ++i) {
+      for (uint64_t v : small_in[static_cast<size_t>(i)]) own_.push_back(alloc_dst(name(i, v), v));
+      if (big_in[static_cast<size_t>(i)] > kSmallStore) own_.push_back(alloc_dst(name(i, 0), big_in[static_cast<size_t>(i)]));
+    }
+    ok(bspk_sync(), "bspk_sync (after bspk_malloc)");  // every destination region is registered
+    for (int j = 0; j < p; ++j) {
+      for (uint64_t v : small_out[static_cast<size_t>(j)]) dst_[{j, v}] = find_dst(name(me, v), j);
+      if (big_out[static_cast<size_t>(j)] > kSmallStore) dst_[{j, 0}] = find_dst(name(me, 0), j);
+    }
+    ok(bspk_sync(), "bspk_sync (after bspk_lookup)");  // every lookup resolved: none is inside a timed superstep
     will_.assign(static_cast<size_t>(p), 0);
   }
-  ~Runner() { bspk_free(src_); }
+  ~Runner() {
+    for (bspk_ptr r : own_) bspk_free(r);
+    bspk_free(src_);
+  }
   // Write v into the first `bytes` bytes of the source region.
   void fill(uint64_t bytes, unsigned char v) {
     for (uint64_t off = 0; off < bytes;) {
@@ -318,7 +367,7 @@ class Runner {
   // for the latter (seconds).
   // split > 1: each entry goes as `split` messages (v / split bytes each, the
   // last one the rest), for the per-message cost.
-  double run(const Matrix& b, Mode mode, int split = 1) {
+  double run(const Matrix& b, Mode mode, int split = 1, Op op = Op::Send) {
     // New data every run, written just before it is sent, as a program
     // sends what it has just computed: the transport then reads it from
     // this core's cache or memory, not from a copy left in a shared cache by
@@ -336,11 +385,18 @@ class Runner {
       will_[static_cast<size_t>(j)] = v ? split : 0;
       if (b[static_cast<size_t>(j * p_ + me_)]) incoming += split;
       if (!v) continue;
+      // Stores: this process's bytes land in j's region after those of the
+      // processes before it (no two stores of a superstep overlap).
+      uint64_t at = 0;  // stores: from the first element of the region reserved for them
+      bspk_ptr into = op == Op::Store ? dst_.at({j, v <= kSmallStore ? v : 0}) : bspk_ptr{};
       uint64_t piece = v / static_cast<uint64_t>(split);
       for (int k = 0; k < split; ++k) {
         uint64_t n = k + 1 < split ? piece : v - piece * static_cast<uint64_t>(split - 1);
-        ok(bspk_send(j, bspk_incr(src_, static_cast<ptrdiff_t>(off)), n), "bspk_send");
+        bspk_ptr from = bspk_incr(src_, static_cast<ptrdiff_t>(off));
+        if (op == Op::Send) ok(bspk_send(j, from, n), "bspk_send");
+        else ok(bspk_copy(bspk_incr(into, static_cast<ptrdiff_t>(at)), from, n), "bspk_copy");
         off += n;
+        at += n;
       }
     }
     if (mode == Mode::Expect) ok(bspk_expect(incoming), "bspk_expect");
@@ -352,8 +408,29 @@ class Runner {
   }
 
  private:
+  static constexpr uint64_t kSmallStore = 4096;  // the engine's small-message payload (sync/wire.h)
+  static std::string name(int from, uint64_t bytes) {
+    char n[64];
+    if (bytes) std::snprintf(n, sizeof n, "bspk-probe.%d.%llu", from, static_cast<unsigned long long>(bytes));
+    else std::snprintf(n, sizeof n, "bspk-probe.%d.big", from);
+    return n;
+  }
+  bspk_ptr alloc_dst(const std::string& n, uint64_t bytes) {
+    bspk_ptr r = bspk_malloc(n.c_str(), me_, bytes, 1);
+    if (bspk_is_null(r)) die("bspk_malloc(\"%s\", %d, %llu) failed: %s", n.c_str(), me_, (unsigned long long)bytes,
+                             bspk_error_string());
+    return r;
+  }
+  static bspk_ptr find_dst(const std::string& n, int j) {
+    bspk_ptr r = bspk_lookup(n.c_str(), j);
+    if (bspk_is_null(r)) die("bspk_lookup(\"%s\", %d) failed: %s", n.c_str(), j, bspk_error_string());
+    return r;
+  }
+
   int p_, me_;
   bspk_ptr src_;
+  std::vector<bspk_ptr> own_;                        // regions others store into
+  std::map<std::pair<int, uint64_t>, bspk_ptr> dst_;  // (dest, bytes <= 4 KiB or 0 = big): where stores go
   std::vector<int> will_;
   unsigned gen_ = 0;
   std::vector<unsigned char> junk_;  // --cold: written before every run to evict the caches
@@ -428,7 +505,7 @@ int main(int argc, char** argv) {
   const int p = bspk_nprocs(), me = bspk_pid();
   CLI::App app{"bspk-probe: fit the BSP cost functions of Bianco and Pucci on this machine (run with bspkrun -n P or srun)"};
   bool quick = false;
-  std::string out = "bspk-machine.json", raw, modes_arg = "counted,expect,will_send";
+  std::string out = "bspk-machine.json", raw, modes_arg = "counted,expect,will_send", ops_arg = "send,store";
   int runs = 20;
   uint64_t hmax = 0;
   unsigned seed = 1;
@@ -438,6 +515,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "machine file to write (JSON)")->capture_default_str();
   app.add_option("--raw", raw, "also write every pattern's measurement (CSV)");
   app.add_option("--modes", modes_arg, "sync modes to fit, comma-separated")->capture_default_str();
+  app.add_option("--ops", ops_arg, "how the bytes travel, comma-separated: send (bspk_send messages) and/or "
+                 "store (bspk_copy into the receiver's named region); each gets its own fit")->capture_default_str();
   app.add_option("--runs", runs, "supersteps per pattern (the median is used)")->capture_default_str()->check(CLI::Range(3, 1000));
   app.add_option("--hmax", hmax, "largest h (bytes a process sends or receives); default 8 MiB, 4 MiB with --quick");
   app.add_option("--seed", seed, "seed of the random patterns (Suite 2)")->capture_default_str();
@@ -466,13 +545,37 @@ int main(int argc, char** argv) {
       else die("--modes: unknown mode '%s' (counted, expect, will_send)", m.c_str());
     }
   }
+  std::vector<Op> ops;
+  {
+    std::stringstream ss(ops_arg);
+    std::string o;
+    while (std::getline(ss, o, ',')) {
+      if (o == "send") ops.push_back(Op::Send);
+      else if (o == "store") ops.push_back(Op::Store);
+      else die("--ops: unknown operation '%s' (send, store)", o.c_str());
+    }
+  }
+  if (modes.empty() || ops.empty()) die("--modes and --ops each need at least one value");
+  if (ops.front() != Op::Send) die("--ops must start with send: the machine file's \"modes\" are the fits of messages");
+  // What is measured: every (operation, mode), sends first.
+  struct Case {
+    Op op;
+    Mode mode;
+  };
+  std::vector<Case> cases;
+  for (Op op : ops)
+    for (Mode mode : modes) cases.push_back({op, mode});
 
-  // H, as the paper's H1 and H2: two small sizes and a linear range up to
-  // hmax. Scaled so that bandwidth, not the per-message overhead the nine
-  // functions do not model, dominates most patterns: moving hmax bytes takes
-  // hundreds of microseconds on shm and milliseconds on tcp here.
+  // H, as the paper's H1 and H2: four small sizes (hmax/1024 to hmax/16)
+  // and a linear range up to hmax. Scaled so that bandwidth, not the
+  // per-message overhead the nine functions do not model, dominates most
+  // patterns: moving hmax bytes takes hundreds of microseconds on shm and
+  // milliseconds on tcp here. The smallest ones (4 KiB at the quick hmax)
+  // are there for programs whose supersteps move a few KiB (stencil: one
+  // row): fitted from 64 KiB up only, l came out at 44 us on tcp p = 2,
+  // three times what such a superstep takes.
   std::vector<uint64_t> hs;
-  for (uint64_t small : {hmax / 64, hmax / 16}) hs.push_back(small);
+  for (uint64_t small : {hmax / 1024, hmax / 256, hmax / 64, hmax / 16}) hs.push_back(small);
   const int nlin = quick ? 4 : 8;
   for (int k = 1; k <= nlin; ++k) hs.push_back(hmax * static_cast<uint64_t>(k) / static_cast<uint64_t>(nlin));
   std::vector<int> xs;
@@ -502,8 +605,8 @@ int main(int argc, char** argv) {
   const int hosts = distinct_hosts();
   const double t_start = bspk_time();
   if (me == 0)
-    std::printf("bspk-probe: %d processes on %d host%s, %zu patterns x %zu modes x %d runs, h up to %llu bytes%s\n", p,
-                hosts, hosts > 1 ? "s" : "", pats.size(), modes.size(), runs, (unsigned long long)hmax,
+    std::printf("bspk-probe: %d processes on %d host%s, %zu patterns x %zu (operation, mode) pairs x %d runs, h up to "
+                "%llu bytes%s\n", p, hosts, hosts > 1 ? "s" : "", pats.size(), cases.size(), runs, (unsigned long long)hmax,
                 quick ? " (quick)" : "");
 
   Matrix empty(static_cast<size_t>(p * p), 0);
@@ -522,32 +625,37 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < self_sizes.size(); ++k) self_msg[k][static_cast<size_t>(i * p + i)] = self_sizes[k];
   }
   max_row = std::max<uint64_t>(max_row, *std::max_element(self_sizes.begin(), self_sizes.end()));
-  auto runner_owner = std::make_unique<Runner>(p, me, max_row, cold ? cold_bytes(p) : 0);
+  std::vector<const Matrix*> all{&empty, &one_msg, &large_msg};
+  for (const Pattern& pt : pats) all.push_back(&pt.b);
+  for (const Matrix& sm : self_msg) all.push_back(&sm);
+  auto runner_owner = std::make_unique<Runner>(p, me, max_row, all, cold ? cold_bytes(p) : 0);
   Runner& runner = *runner_owner;
   // Local times: per mode, per pattern, per run; then the empty supersteps.
   const int empty_runs = 100;
   std::vector<double> local;
-  local.reserve(modes.size() * ((pats.size() + 4) * static_cast<size_t>(runs) + 5 * empty_runs));
+  local.reserve(cases.size() * ((pats.size() + 4) * static_cast<size_t>(runs) + 5 * empty_runs));
   // Rounds: every pattern once per round, so that a slow spell of the machine
   // (another job, the scheduler) spreads over all patterns instead of
   // shifting the median of one. local[mode][pattern * runs + round].
-  for (Mode mode : modes) {
-    for (int w = 0; w < 3; ++w) runner.run(pats.back().b, mode);  // warm-up: frames, connections
+  for (const Case& cs : cases) {
+    const Mode mode = cs.mode;
+    const Op op = cs.op;
+    for (int w = 0; w < 3; ++w) runner.run(pats.back().b, mode, 1, op);  // warm-up: frames, connections
     size_t base = local.size();
     local.resize(base + pats.size() * static_cast<size_t>(runs));
     for (int r = 0; r < runs; ++r)
       for (size_t k = 0; k < pats.size(); ++k)
-        local[base + k * static_cast<size_t>(runs) + static_cast<size_t>(r)] = runner.run(pats[k].b, mode);
-    for (int r = 0; r < empty_runs; ++r) local.push_back(runner.run(empty, mode));
+        local[base + k * static_cast<size_t>(runs) + static_cast<size_t>(r)] = runner.run(pats[k].b, mode, 1, op);
+    for (int r = 0; r < empty_runs; ++r) local.push_back(runner.run(empty, mode, 1, op));
     for (int r = 0; r < runs; ++r)
-      for (const Matrix& sm : self_msg) local.push_back(runner.run(sm, mode));
+      for (const Matrix& sm : self_msg) local.push_back(runner.run(sm, mode, 1, op));
     // Per-message cost, which none of the nine functions models: kSplit
-    // messages instead of one for the same bytes to the next process.
+    // messages (or stores) instead of one for the same bytes to the next process.
     for (int r = 0; r < empty_runs; ++r) {
-      local.push_back(runner.run(one_msg, mode, 1));
-      local.push_back(runner.run(one_msg, mode, kSplit));
-      local.push_back(runner.run(large_msg, mode, 1));
-      local.push_back(runner.run(large_msg, mode, kSplit));
+      local.push_back(runner.run(one_msg, mode, 1, op));
+      local.push_back(runner.run(one_msg, mode, kSplit, op));
+      local.push_back(runner.run(large_msg, mode, 1, op));
+      local.push_back(runner.run(large_msg, mode, kSplit, op));
     }
   }
   runner_owner.reset();  // frees the source region before bspk_finalize
@@ -565,20 +673,25 @@ int main(int argc, char** argv) {
     json += "  \"fit\": \"" + fit_mode + "\", \"cold\": " + (cold ? "true" : "false") + ",\n";
     json += "  \"runs\": " + std::to_string(runs) + ", \"hmax\": " + std::to_string(hmax) + ", \"quick\": " +
             (quick ? "true" : "false") + ",\n";
-    json += "  \"units\": {\"g\": \"seconds per byte\", \"l\": \"seconds\"},\n  \"modes\": {\n";
+    json += "  \"units\": {\"g\": \"seconds per byte\", \"l\": \"seconds\"},\n";
     FILE* rawf = raw.empty() ? nullptr : std::fopen(raw.c_str(), "w");
     if (!raw.empty() && !rawf) die("cannot write %s: %s", raw.c_str(), std::strerror(errno));
-    if (rawf) std::fprintf(rawf, "mode,suite,pattern,h,x,h_i,h_o,M,median_s,min_s,max_s\n");
+    if (rawf) std::fprintf(rawf, "op,mode,suite,pattern,h,x,h_i,h_o,M,median_s,min_s,max_s\n");
     size_t at = 0;
-    for (size_t mi = 0; mi < modes.size(); ++mi) {
-      Mode mode = modes[mi];
+    for (size_t ci = 0; ci < cases.size(); ++ci) {
+      const Mode mode = cases[ci].mode;
+      const Op op = cases[ci].op;
+      // "modes": the fits of bspk_send supersteps; "store_modes": of bspk_copy stores.
+      if (ci == 0 || cases[ci - 1].op != op)
+        json += std::string(ci == 0 ? "" : "  },\n") + "  \"" + (op == Op::Send ? "modes" : "store_modes") + "\": {\n";
+      const bool last_of_op = ci + 1 == cases.size() || cases[ci + 1].op != op;
       std::vector<double> t(pats.size());
       for (size_t k = 0; k < pats.size(); ++k) {
         std::vector<double> v(worst.begin() + static_cast<long>(at), worst.begin() + static_cast<long>(at) + runs);
         at += static_cast<size_t>(runs);
         t[k] = median(v);
         if (rawf)
-          std::fprintf(rawf, "%s,%d,%s,%llu,%d,%.0f,%.0f,%.0f,%.9f,%.9f,%.9f\n", mode_name(mode), pats[k].suite,
+          std::fprintf(rawf, "%s,%s,%d,%s,%llu,%d,%.0f,%.0f,%.0f,%.9f,%.9f,%.9f\n", op_name(op), mode_name(mode), pats[k].suite,
                        kind_name(pats[k].kind), (unsigned long long)pats[k].h, pats[k].x, pats[k].hi, pats[k].ho,
                        pats[k].m, t[k], *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
       }
@@ -607,10 +720,11 @@ int main(int argc, char** argv) {
       }
       const double o_msg = (median(tk) - median(t1)) / (kSplit - 1);
       const double o_large = (median(uk) - median(u1)) / (kSplit - 1);
-      std::printf("\n## %s supersteps (p = %d): empty superstep %.2f us; not in the nine functions: per extra "
-                  "message (%d messages vs 1 for the same bytes) %.2f us up to 4 KiB, %.2f us above, and %.4f ns "
-                  "per byte sent to oneself (1 MiB to %.0f MiB); coefficients: g in ns per byte, l in us\n\n",
-                  mode_name(mode), p, l_empty * 1e6, kSplit, o_msg * 1e6, o_large * 1e6, g_self * 1e9,
+      std::printf("\n## %s supersteps, %s (p = %d): empty superstep %.2f us; not in the nine functions: per extra "
+                  "operation (%d vs 1 for the same bytes) %.2f us up to 4 KiB, %.2f us above, and %.4f ns "
+                  "per byte to oneself (1 MiB to %.0f MiB); coefficients: g in ns per byte, l in us\n\n",
+                  mode_name(mode), op == Op::Send ? "messages (bspk_send)" : "stores (bspk_copy)", p, l_empty * 1e6,
+                  kSplit, o_msg * 1e6, o_large * 1e6, g_self * 1e9,
                   static_cast<double>(self_sizes.back()) / 1048576.0);
       std::string hdr = "| |", sep = "|---|", rows[5] = {"| g |", "| g_i |", "| g_o |", "| g_M |", "| l |"};
       std::string e1a = "| Suite 1 fit, avg err % |", e1m = "| Suite 1 fit, max err % |";
@@ -646,7 +760,7 @@ int main(int argc, char** argv) {
                 ", \"suite1_max_err\": " + json_num(r.fit_max) + ", \"suite2_avg_err\": " + json_num(r.val_avg) +
                 ", \"suite2_max_err\": " + json_num(r.val_max) + "}" + (fi + 1 < std::size(kFunctions) ? ",\n" : "\n");
       }
-      json += std::string("      }\n    }") + (mi + 1 < modes.size() ? ",\n" : "\n");
+      json += std::string("      }\n    }") + (last_of_op ? "\n" : ",\n");
       std::printf("%s\n%s\n", hdr.c_str(), sep.c_str());
       for (auto& row : rows) std::printf("%s\n", row.c_str());
       std::printf("%s\n%s\n%s\n%s\n", e1a.c_str(), e1m.c_str(), e2a.c_str(), e2m.c_str());

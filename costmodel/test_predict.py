@@ -87,7 +87,9 @@ FORMULAS = {
 }
 
 
-def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=True):
+def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=True, store_scale=1.0):
+    """A machine file; its store_modes (the fits of DSM stores) are the modes'
+    coefficients times store_scale (None: no store_modes, an older file)."""
     modes = {}
     for mode, fns in COEFFS.items():
         if mode == drop_mode:
@@ -96,9 +98,16 @@ def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=T
         modes[mode] = {"l_empty": 2.1e-6, "functions": fns}
         if per_message:
             modes[mode].update(o_msg=O_MSG[mode][0], o_msg_large=O_MSG[mode][1], g_self=O_MSG[mode][2])
-    return {"format": "bspk-machine 1", "provider": "shm", "nprocs": nprocs, "hosts": 1,
-            "created": "2024-01-01T00:00:00Z", "units": {"g": "seconds per byte", "l": "seconds"},
-            "modes": modes}
+    doc = {"format": "bspk-machine 1", "provider": "shm", "nprocs": nprocs, "hosts": 1,
+           "created": "2024-01-01T00:00:00Z", "units": {"g": "seconds per byte", "l": "seconds"},
+           "modes": modes}
+    if store_scale is not None:
+        doc["store_modes"] = {
+            mode: {k: ({f: {c: v * store_scale for c, v in fc.items()} for f, fc in m["functions"].items()}
+                       if k == "functions" else (v * store_scale if isinstance(v, float) else v))
+                   for k, v in m.items()}
+            for mode, m in modes.items()}
+    return doc
 
 
 # --------------------------------------------------------------- the profile
@@ -167,8 +176,11 @@ def make_rows(modes_override=None, hosts=None, to_self=True):
         n = remote[busiest]
         own = [100 * (p + 1) if to_self else 0 for p in range(NPROCS)]
         # C = T - w as the data says: F_io's prediction up to the last bit or so
+        # stores and fetches outweigh messages (by bytes): the store fits apply
+        via = "store" if sum(outs[p][1] + outs[p][2] for p in range(NPROCS)) > sum(outs[p][0] for p in range(NPROCS)) \
+            else "send"
         truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top],
-                      "n": n, "large": n > 0 and o[busiest] / n > 4096, "own": max(own)})
+                      "n": n, "large": n > 0 and o[busiest] / n > 4096, "own": max(own), "via": via})
         for p in range(NPROCS):
             end = e if p == leader else e - 1e-7 * (1 + p) * (s + 1)
             wall = end - prev_end[p]
@@ -194,22 +206,25 @@ def csv_line(r):
     return ",".join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in HEADER.split(","))
 
 
-def expected_prediction(f, t, machine_modes):
-    """Function f's prediction for superstep t (f may end in +o: plus o*n)."""
+def expected_prediction(f, t, machine_modes, store_scale=1.0):
+    """Function f's prediction for superstep t (f may end in +o: plus o*n);
+    a superstep that stores takes the store fits, the modes' times store_scale
+    (None: the file has none, so the modes' own)."""
     mode = effective(t["mode"], machine_modes)
+    k = store_scale if t["via"] == "store" and store_scale is not None else 1.0
     base = f[:-2] if f.endswith("+o") else f
-    pred = FORMULAS[base](COEFFS[mode][base], t["h_i"], t["h_o"], t["M"])
+    pred = FORMULAS[base]({c: v * k for c, v in COEFFS[mode][base].items()}, t["h_i"], t["h_o"], t["M"])
     if f.endswith("+o"):
-        pred += O_MSG[mode][1 if t["large"] else 0] * t["n"] + O_MSG[mode][2] * t["own"]
+        pred += k * (O_MSG[mode][1 if t["large"] else 0] * t["n"] + O_MSG[mode][2] * t["own"])
     return pred
 
 
-def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER_ALL):
+def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER_ALL, store_scale=1.0):
     """The summary the tool must report, computed here independently."""
     meas_total = sum(t["C"] for t in truth)
     out = {}
     for f in functions:
-        preds = [expected_prediction(f, t, machine_modes) for t in truth]
+        preds = [expected_prediction(f, t, machine_modes, store_scale) for t in truth]
         errs = [abs(p - t["C"]) / t["C"] for p, t in zip(preds, truth) if t["M"] >= min_bytes and t["C"] > 0]
         out[f] = {"predicted_total_s": sum(preds),
                   "total_err": abs(sum(preds) - meas_total) / meas_total,
@@ -273,8 +288,8 @@ class PredictTest(unittest.TestCase):
         self.assertLessEqual(abs(got - want), max(rel * abs(want), abs_tol, 1e-300),
                              f"{what}: got {got!r}, want {want!r}")
 
-    def check_summary(self, doc, machine_modes, functions=ORDER_ALL, min_bytes=1, clock="common"):
-        meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions)
+    def check_summary(self, doc, machine_modes, functions=ORDER_ALL, min_bytes=1, clock="common", store_scale=1.0):
+        meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions, store_scale)
         self.assertEqual(doc["supersteps"], len(SUPERSTEPS))
         self.assertEqual(doc["nprocs"], NPROCS)
         self.assertEqual(doc["clock"], clock)
@@ -484,13 +499,40 @@ class PredictTest(unittest.TestCase):
 
     # ---- the machine file
 
+    def test_supersteps_that_store_use_the_store_fits(self):
+        """Supersteps whose bytes are mostly DSM stores and fetches take the
+        machine file's store_modes; the others its modes."""
+        self.assertEqual({t["via"] for t in self.truth}, {"send", "store"}, "the profile must have both kinds")
+        machine = self.write_machine("stores.json", machine_doc(store_scale=2.0))
+        doc, r = self.run_json([self.combined], machine)
+        self.check_summary(doc, set(COEFFS), store_scale=2.0)
+        doc, r = self.run_json([self.combined], machine, "--per-superstep")
+        shown = [line.split("|")[2].strip() for line in r.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+        want = [f"{t['mode']} (store:{effective(t['mode'], set(COEFFS))})" if t["via"] == "store"
+                else t["mode"] if t["mode"] != "finalize" else "finalize (counted)" for t in self.truth]
+        self.assertEqual(shown, want)
+
+    def test_machine_file_without_store_fits(self):
+        """An older machine file (no store_modes): stores take the fits of
+        messages, and a note says so once per mode."""
+        machine = self.write_machine("old.json", machine_doc(store_scale=None))
+        doc, r = self.run_json([self.combined], machine)
+        self.check_summary(doc, set(COEFFS), store_scale=None)
+        notes = [line for line in r.stderr.splitlines() if "no fits of stores" in line]
+        store_modes = {effective(t["mode"], set(COEFFS)) for t in self.truth if t["via"] == "store"}
+        self.assertEqual(len(notes), len(store_modes), r.stderr)
+
     def test_missing_mode_falls_back_to_counted(self):
         machine = self.write_machine("no_ws.json", machine_doc(drop_mode="will_send"))
         doc, r = self.run_json([self.combined], machine)
         notes = [line for line in r.stderr.splitlines() if "will_send" in line]
-        self.assertEqual(len(notes), 1, r.stderr)
-        self.assertIn("counted", notes[0])
-        self.assertIn("note", notes[0])
+        # will_send supersteps both send and store here: one note for each fit
+        self.assertEqual({t["via"] for t in self.truth if t["mode"] == "will_send"}, {"send", "store"})
+        self.assertEqual(len(notes), 2, r.stderr)
+        self.assertEqual(len([n for n in notes if "store mode" in n and "'store:counted'" in n]), 1, r.stderr)
+        for n in notes:
+            self.assertIn("counted", n)
+            self.assertIn("note", n)
         modes = {"counted", "expect"}
         want = self.check_summary(doc, modes)
         # F_io no longer fits the will_send supersteps exactly.

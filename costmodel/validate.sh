@@ -2,15 +2,16 @@
 # costmodel/validate.sh -- how well the fitted cost functions predict real
 # programs (issue 14; the paper's section 4 and Fig. 4).
 #
-#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick] [--cold] [--out DIR]
+#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick] [--cold] [--execs N] [--out DIR]
 #
 # For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json;
 # --cold: with the caches evicted before every pattern, see bspk_probe.cpp),
 # then radix_sort and stencil (and matmul where p is a square: Cannon needs a
-# q x q grid) run at several problem sizes with BSPK_PROFILE, and bspk-predict
+# q x q grid) run at several problem sizes with BSPK_PROFILE (each --execs
+# times, default 5, 3 with --quick; the median execution counts), and bspk-predict
 # compares each run's measured communication time (sum over supersteps of the
 # superstep's time minus its largest local computation) with each function's
-# prediction (programs run with BSPK_POOL_RESERVE=64M unless set, so that
+# prediction (programs run with BSPK_POOL_RESERVE=256M unless set, so that
 # their first supersteps do not pay the page faults of new frame slabs).
 # Prints, per function x program x p x provider, the average and largest
 # relative error of the predicted total over the sizes, and the best
@@ -24,6 +25,7 @@ procs="2,4,8"
 quick=""
 cold=""
 out="costmodel-results"
+execs=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -32,7 +34,8 @@ while [ $# -gt 0 ]; do
     --quick) quick=--quick; shift ;;
     --cold) cold=--cold; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --execs) execs=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "validate.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -45,22 +48,47 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rows="$out/rows.tsv"
 : > "$rows"
+# Sizes from data that fit the 32 MiB last-level cache to data that do not
+# (radix_sort 12.8M keys: 51 MB of keys, each pass moving them all), as the
+# paper's sorts grew to N = 243750 keys per process on its 1999 NOW.
+case "$execs" in
+  "") if [ -n "$quick" ]; then execs=3; else execs=5; fi ;;
+  *[!0-9]*|0) echo "validate.sh: --execs wants a positive integer, not '$execs'" >&2; exit 2 ;;
+esac
 if [ -n "$quick" ]; then
-  radix_sizes="200000 800000"; stencil_sizes="256 512"; matmul_sizes="256 512"
+  radix_sizes="800000 12800000"; stencil_sizes="256 512"; matmul_sizes="256 512"
 else
-  radix_sizes="250000 500000 1000000 2000000"; stencil_sizes="256 512 1024"; matmul_sizes="240 480 720"
+  radix_sizes="500000 2000000 8000000 16000000"; stencil_sizes="256 512 1024"; matmul_sizes="240 480 720"
 fi
 
+# Each program and size runs $execs times (the paper: the median of five
+# executions); the execution with the median measured communication time is
+# the one compared, so that one run caught in a slow spell of the machine
+# (2-4x here, at random) does not decide a row.
 run_program() {  # PROV P PROGRAM SIZE ARGS...
   prov=$1; np=$2; prog=$3; size=$4; shift 4
-  prof="$out/profile_${prov}_p${np}_${prog}_${size}.csv"
-  json="$out/predict_${prov}_p${np}_${prog}_${size}.json"
-  if ! BSPK_PROFILE="$prof" BSPK_POOL_RESERVE="${BSPK_POOL_RESERVE:-64M}" timeout 600 "$build/bspkrun" -n "$np" --provider "$prov" "$build/examples/$prog" "$@" \
-       > "$out/run_${prov}_p${np}_${prog}_${size}.log" 2>&1; then
-    echo "validate.sh: $prog --n $size on $prov p=$np failed; see $out/run_${prov}_p${np}_${prog}_${size}.log" >&2
-    return 1
-  fi
-  /usr/bin/python3 "$predict" "$prof" "$out/machine_${prov}_p${np}.json" --json "$json" > /dev/null
+  tag="${prov}_p${np}_${prog}_${size}"
+  : > "$out/execs_$tag.txt"
+  e=1
+  while [ "$e" -le "$execs" ]; do
+    prof="$out/profile_${tag}_run$e.csv"
+    json="$out/predict_${tag}_run$e.json"
+    if ! BSPK_PROFILE="$prof" BSPK_POOL_RESERVE="${BSPK_POOL_RESERVE:-256M}" timeout 600 "$build/bspkrun" -n "$np" --provider "$prov" "$build/examples/$prog" "$@" \
+         > "$out/run_${tag}_run$e.log" 2>&1; then
+      echo "validate.sh: $prog --n $size on $prov p=$np failed; see $out/run_${tag}_run$e.log" >&2
+      return 1
+    fi
+    /usr/bin/python3 "$predict" "$prof" "$out/machine_${prov}_p${np}.json" --json "$json" > /dev/null
+    printf '%s\n' "$json" >> "$out/execs_$tag.txt"
+    e=$((e + 1))
+  done
+  json=$(/usr/bin/python3 - "$out/execs_$tag.txt" <<'PY'
+import json, sys
+runs = [l.strip() for l in open(sys.argv[1]) if l.strip()]
+runs.sort(key=lambda path: json.load(open(path))["measured_total_s"])
+print(runs[(len(runs) - 1) // 2])
+PY
+)
   printf '%s\t%s\t%s\t%s\t%s\n' "$prov" "$np" "$prog" "$size" "$json" >> "$rows"
 }
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/profile/probe_smoke.sh BUILD SRC PROVIDER NP -- the cost-model tools end
 # to end, small: bspk-probe (few runs, small h) writes a machine file with all
-# nine functions fitted for every mode (finite coefficients, errors reported)
-# and both per-message costs;
+# nine functions fitted for every mode, for messages and for stores (finite
+# coefficients, errors reported) and both per-message costs;
 # a profiled run of profile_check is then predicted with it by bspk-predict,
 # whose JSON summary must cover every function, with and without o*n. No timing is asserted.
 set -eu
@@ -25,7 +25,8 @@ names = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
 assert machine["format"] == "bspk-machine 1" and machine["nprocs"] == np_, machine
 assert machine["cold"] == (sys.argv[5] == "--cold"), machine["cold"]
 assert sorted(machine["modes"]) == ["counted", "expect", "will_send"], machine["modes"].keys()
-for mode, m in machine["modes"].items():
+assert sorted(machine.get("store_modes", {})) == ["counted", "expect", "will_send"], "no store fits"
+for mode, m in list(machine["modes"].items()) + [("store:" + k, v) for k, v in machine["store_modes"].items()]:
     assert m["l_empty"] > 0, (mode, m["l_empty"])
     assert all(math.isfinite(m[k]) for k in ("o_msg", "o_msg_large", "g_self")), (mode, m)
     assert sorted(m["functions"]) == sorted(names), (mode, m["functions"].keys())
@@ -36,7 +37,7 @@ for mode, m in machine["modes"].items():
             assert not k.startswith("g") or abs(v) < 1e-5, (mode, n, k, v)
 rows = list(csv.DictReader(open(raw)))
 # every pattern of both suites, in every mode; summaries consistent
-assert len({(r["mode"], r["suite"]) for r in rows}) == 6, "raw file lacks a mode or suite"
+assert len({(r["op"], r["mode"], r["suite"]) for r in rows}) == 12, "raw file lacks an operation, mode or suite"
 for r in rows:
     hi, ho, M = float(r["h_i"]), float(r["h_o"]), float(r["M"])
     assert max(hi, ho) <= M <= np_ * min(hi, ho) + 1e-9 and float(r["median_s"]) > 0, r
