@@ -330,7 +330,7 @@ int bspk_sync(void) {
     if (r.profile)
       r.profile->sync_done(r.engine->step() - 1,
                            mode == sync::Mode::Expect ? "expect" : mode == sync::Mode::WillSend ? "will_send" : "counted",
-                           r.stats);
+                           r.stats, r.comem_bytes());
   });
 }
 

@@ -435,7 +435,7 @@ int finalize_runtime() {
   if (r.profile) r.profile->sync_called();
   r.engine->sync(/*finalizing=*/true);
   if (r.profile) {
-    r.profile->sync_done(r.engine->step() - 1, "finalize", r.stats);
+    r.profile->sync_done(r.engine->step() - 1, "finalize", r.stats, r.comem_bytes());
     r.profile.reset();  // written and closed
   }
   r.dsm->flush_errors();  // refusals of the final superstep's copies, too (issue 12, defect 3)

@@ -37,6 +37,15 @@
 //                    are not in lock-step, and bspk-predict takes the superstep's
 //                    time as the latest end minus the latest end of the one before)
 //   host             the host name (commas replaced)
+//   comem_bytes      bytes of the comem frames and small buffers this process
+//                    holds data in at the end of the superstep (its regions,
+//                    received messages, sends in flight; not the frames posted
+//                    for receiving), whole frames: a 6 KiB message in a 64 KiB
+//                    frame counts 64 KiB, as it spreads the data over memory
+//                    and cache sets. With the other processes of its host,
+//                    against the last-level cache: whether the data a superstep
+//                    moves come from cache or from memory (bspk-predict
+//                    --cold-machine)
 // So h_o = bytes_out + stored_out + fetched_out and h_i = bytes_in + stored_in
 // + fetched_in for this process.
 //
@@ -75,7 +84,8 @@ class Profile {
   // A communication call of this superstep took `seconds` (IssueTimer).
   void issued(double seconds) { issue_ += seconds; }
   // The boundary of `step` is behind us: write its row.
-  void sync_done(uint32_t step, const char* mode, const Stats& s);
+  // comem_bytes: the bytes of comem frames holding data now (Runtime::comem_bytes).
+  void sync_done(uint32_t step, const char* mode, const Stats& s, uint64_t comem_bytes);
   // Write the buffered rows (bspk_finalize). Errors are reported, not thrown.
   void flush();
 

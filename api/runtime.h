@@ -46,6 +46,15 @@ struct Runtime {
   int local_procs = 1;  // processes of the job on this host
   bool print_stats = false;
 
+  // Bytes of comem frames and small buffers holding data now (the profile's
+  // comem_bytes): all in use, less those posted for receiving.
+  uint64_t comem_bytes() const {
+    const uint64_t held = static_cast<uint64_t>(frames->in_use()) * frames->frame_size() +
+                          static_cast<uint64_t>(small->in_use()) * small->frame_size();
+    const uint64_t posted = engine->posted_bytes();
+    return held > posted ? held - posted : 0;
+  }
+
   ~Runtime();
 };
 

@@ -454,10 +454,11 @@ std::vector<double> max_at_root(const std::vector<double>& v) {
   return out;
 }
 
-// Bytes each process writes to evict the caches (--cold): twice the
-// last-level cache (hwloc: the first L3, else L2; 32 MiB when unknown)
-// shared by the P processes.
-size_t cold_bytes(int p) {
+// The last-level cache (hwloc: the first L3, else L2; 32 MiB when unknown),
+// bytes; the machine file records it (llc_bytes) for bspk-predict
+// --cold-machine. cold_bytes: what each process writes to evict the caches
+// (--cold), twice the last-level cache shared by the P processes.
+size_t llc_bytes() {
   size_t llc = 0;
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0)
@@ -470,8 +471,9 @@ size_t cold_bytes(int p) {
     }
   if (topo) hwloc_topology_destroy(topo);
   if (!llc) llc = size_t{32} << 20;
-  return 2 * llc / static_cast<size_t>(p);
+  return llc;
 }
+size_t cold_bytes(int p) { return 2 * llc_bytes() / static_cast<size_t>(p); }
 
 int distinct_hosts() {
   char host[256] = {0};
@@ -670,7 +672,8 @@ int main(int argc, char** argv) {
     std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     json += "  \"provider\": \"" + std::string(prov && *prov ? prov : "auto") + "\", \"nprocs\": " +
             std::to_string(p) + ", \"hosts\": " + std::to_string(hosts) + ", \"created\": \"" + when + "\",\n";
-    json += "  \"fit\": \"" + fit_mode + "\", \"cold\": " + (cold ? "true" : "false") + ",\n";
+    json += "  \"fit\": \"" + fit_mode + "\", \"cold\": " + (cold ? "true" : "false") +
+            ", \"llc_bytes\": " + std::to_string(llc_bytes()) + ",\n";
     json += "  \"runs\": " + std::to_string(runs) + ", \"hmax\": " + std::to_string(hmax) + ", \"quick\": " +
             (quick ? "true" : "false") + ",\n";
     json += "  \"units\": {\"g\": \"seconds per byte\", \"l\": \"seconds\"},\n";

@@ -32,7 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "bspk-predict")
 HEADER = ("pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,stored_out,"
           "stored_in,"
-          "fetched_out,fetched_in,wait_s,wall_s,end_s,host")
+          "fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes")
+# The header before comem_bytes: still read (no --cold-machine switching).
+MID_HEADER = HEADER[:-len(",comem_bytes")]
 # The header before issue_s, remote_out and self_bytes: still read (issue_s =
 # 0, remote_out = msgs_out, self_bytes = 0).
 PREV_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
@@ -40,6 +42,11 @@ PREV_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,store
 OLD_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
               "fetched_out,fetched_in,wait_s,wall_s")
 NPROCS = 3
+# comem_bytes of process p in superstep s: COMEM[s % 3] * (p + 1); with
+# LLC_BYTES, a host holding all three processes is past its last-level cache
+# in supersteps 1 and 4 (6 x 8 MiB) and 2 and 5 (6 x 6 MiB), not 0 and 3.
+COMEM = (1 << 20, 8 << 20, 6 << 20)
+LLC_BYTES = 32 << 20
 HOST = "node-07.cluster-a.example"
 CLOCK_START = 12345.678901234  # CLOCK_MONOTONIC when the processes start (s)
 TIGHT = 1e-9  # "exactly", up to floating-point rounding
@@ -87,20 +94,23 @@ FORMULAS = {
 }
 
 
-def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=True, store_scale=1.0):
-    """A machine file; its store_modes (the fits of DSM stores) are the modes'
-    coefficients times store_scale (None: no store_modes, an older file)."""
+def machine_doc(nprocs=NPROCS, drop_mode=None, drop_function=None, per_message=True, store_scale=1.0, scale=1.0,
+                cold=False):
+    """A machine file with every coefficient times scale; its store_modes (the
+    fits of DSM stores) are the modes' coefficients times store_scale (None:
+    no store_modes, an older file)."""
     modes = {}
     for mode, fns in COEFFS.items():
         if mode == drop_mode:
             continue
-        fns = {k: dict(v) for k, v in fns.items() if (mode, k) != drop_function}
-        modes[mode] = {"l_empty": 2.1e-6, "functions": fns}
+        fns = {k: {c: x * scale for c, x in v.items()} for k, v in fns.items() if (mode, k) != drop_function}
+        modes[mode] = {"l_empty": 2.1e-6 * scale, "functions": fns}
         if per_message:
-            modes[mode].update(o_msg=O_MSG[mode][0], o_msg_large=O_MSG[mode][1], g_self=O_MSG[mode][2])
+            modes[mode].update(o_msg=O_MSG[mode][0] * scale, o_msg_large=O_MSG[mode][1] * scale,
+                               g_self=O_MSG[mode][2] * scale)
     doc = {"format": "bspk-machine 1", "provider": "shm", "nprocs": nprocs, "hosts": 1,
            "created": "2024-01-01T00:00:00Z", "units": {"g": "seconds per byte", "l": "seconds"},
-           "modes": modes}
+           "cold": cold, "llc_bytes": LLC_BYTES, "modes": modes}
     if store_scale is not None:
         doc["store_modes"] = {
             mode: {k: ({f: {c: v * store_scale for c, v in fc.items()} for f, fc in m["functions"].items()}
@@ -179,8 +189,12 @@ def make_rows(modes_override=None, hosts=None, to_self=True):
         # stores and fetches outweigh messages (by bytes): the store fits apply
         via = "store" if sum(outs[p][1] + outs[p][2] for p in range(NPROCS)) > sum(outs[p][0] for p in range(NPROCS)) \
             else "send"
+        per_host = {}
+        for p in range(NPROCS):
+            per_host[hosts[p]] = per_host.get(hosts[p], 0) + COMEM[s % len(COMEM)] * (p + 1)
         truth.append({"mode": mode, "h_i": h_i, "h_o": h_o, "M": m, "w": w_s[top], "C": t - w_s[top],
-                      "n": n, "large": n > 0 and o[busiest] / n > 4096, "own": max(own), "via": via})
+                      "n": n, "large": n > 0 and o[busiest] / n > 4096, "own": max(own), "via": via,
+                      "footprint": max(per_host.values())})
         for p in range(NPROCS):
             end = e if p == leader else e - 1e-7 * (1 + p) * (s + 1)
             wall = end - prev_end[p]
@@ -197,6 +211,7 @@ def make_rows(modes_override=None, hosts=None, to_self=True):
                 "fetched_out": outs[p][2], "fetched_in": ins[p][2],
                 "wait_s": wall - w_s[p] - 1e-7 * (p + 1), "wall_s": wall,
                 "end_s": end + 1000.0 * host_names.index(hosts[p]), "host": hosts[p],
+                "comem_bytes": COMEM[s % len(COMEM)] * (p + 1),
             })
     return rows, truth
 
@@ -206,25 +221,30 @@ def csv_line(r):
     return ",".join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in HEADER.split(","))
 
 
-def expected_prediction(f, t, machine_modes, store_scale=1.0):
+def expected_prediction(f, t, machine_modes, store_scale=1.0, cold_scale=None):
     """Function f's prediction for superstep t (f may end in +o: plus o*n);
     a superstep that stores takes the store fits, the modes' times store_scale
-    (None: the file has none, so the modes' own)."""
+    (None: the file has none, so the modes' own); with cold_scale (a
+    --cold-machine whose coefficients are cold_scale times these), one past
+    LLC_BYTES of comem on a host takes those."""
     mode = effective(t["mode"], machine_modes)
     k = store_scale if t["via"] == "store" and store_scale is not None else 1.0
+    if cold_scale is not None and t["footprint"] > LLC_BYTES:
+        k *= cold_scale
     base = f[:-2] if f.endswith("+o") else f
     pred = FORMULAS[base]({c: v * k for c, v in COEFFS[mode][base].items()}, t["h_i"], t["h_o"], t["M"])
     if f.endswith("+o"):
-        pred += k * (O_MSG[mode][1 if t["large"] else 0] * t["n"] + O_MSG[mode][2] * t["own"])
+        extra = max(0, t["n"] - (NPROCS - 1))  # operations beyond one per other process
+        pred += k * (O_MSG[mode][1 if t["large"] else 0] * extra + O_MSG[mode][2] * t["own"])
     return pred
 
 
-def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER_ALL, store_scale=1.0):
+def expected_summary(truth, machine_modes, min_bytes=1, functions=ORDER_ALL, store_scale=1.0, cold_scale=None):
     """The summary the tool must report, computed here independently."""
     meas_total = sum(t["C"] for t in truth)
     out = {}
     for f in functions:
-        preds = [expected_prediction(f, t, machine_modes, store_scale) for t in truth]
+        preds = [expected_prediction(f, t, machine_modes, store_scale, cold_scale) for t in truth]
         errs = [abs(p - t["C"]) / t["C"] for p, t in zip(preds, truth) if t["M"] >= min_bytes and t["C"] > 0]
         out[f] = {"predicted_total_s": sum(preds),
                   "total_err": abs(sum(preds) - meas_total) / meas_total,
@@ -288,8 +308,9 @@ class PredictTest(unittest.TestCase):
         self.assertLessEqual(abs(got - want), max(rel * abs(want), abs_tol, 1e-300),
                              f"{what}: got {got!r}, want {want!r}")
 
-    def check_summary(self, doc, machine_modes, functions=ORDER_ALL, min_bytes=1, clock="common", store_scale=1.0):
-        meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions, store_scale)
+    def check_summary(self, doc, machine_modes, functions=ORDER_ALL, min_bytes=1, clock="common", store_scale=1.0,
+                      cold_scale=None):
+        meas_total, want = expected_summary(self.truth, machine_modes, min_bytes, functions, store_scale, cold_scale)
         self.assertEqual(doc["supersteps"], len(SUPERSTEPS))
         self.assertEqual(doc["nprocs"], NPROCS)
         self.assertEqual(doc["clock"], clock)
@@ -434,7 +455,7 @@ class PredictTest(unittest.TestCase):
             for p, (w, wall, end) in enumerate(procs):
                 out, inn = (1000, 0) if p == 0 else (0, 1000)
                 lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
-                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
+                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST},4096")
         name = "lazy.csv" if drop_superstep is None else f"lazy_no{drop_superstep}.csv"
         return self.write_lines(name, lines), u
 
@@ -486,7 +507,7 @@ class PredictTest(unittest.TestCase):
             for p, (w, wall, end) in enumerate(procs):
                 out, inn = (1000, 0) if p == 0 else (0, 1000)
                 lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
-                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST}")
+                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST},4096")
         path = self.write_lines("skew.csv", lines)
         machine = self.write_machine("m2s.json", machine_doc(nprocs=2))
         for clock, cs in (("common", [1, 2]), ("wall", [7, 2])):
@@ -521,6 +542,32 @@ class PredictTest(unittest.TestCase):
         notes = [line for line in r.stderr.splitlines() if "no fits of stores" in line]
         store_modes = {effective(t["mode"], set(COEFFS)) for t in self.truth if t["via"] == "store"}
         self.assertEqual(len(notes), len(store_modes), r.stderr)
+
+    def test_cold_machine_for_supersteps_past_the_cache(self):
+        """--cold-machine: supersteps after which a host's processes hold more
+        comem bytes than llc_bytes take the cold file's coefficients (stores
+        its store fits), the others the machine file's."""
+        self.assertEqual({t["footprint"] > LLC_BYTES for t in self.truth}, {True, False})
+        cold = self.write_machine("cold.json", machine_doc(scale=3.0, store_scale=2.0, cold=True))
+        warm = self.write_machine("warm.json", machine_doc(store_scale=2.0))
+        doc, r = self.run_json([self.combined], warm, "--cold-machine", cold)
+        self.check_summary(doc, set(COEFFS), store_scale=2.0, cold_scale=3.0)
+        past = sum(t["footprint"] > LLC_BYTES for t in self.truth)
+        self.assertIn(f"{past} of {len(self.truth)} supersteps hold more than the 32 MiB", r.stderr)
+        # Without it, the same profile is all warm.
+        doc, r = self.run_json([self.combined], warm)
+        self.check_summary(doc, set(COEFFS), store_scale=2.0)
+
+    def test_profile_without_comem_bytes(self):
+        """A profile written before comem_bytes is read; --cold-machine then
+        changes nothing, and a note says why."""
+        cols = MID_HEADER.split(",")
+        lines = [MID_HEADER] + [",".join(csv_line(r).split(",")[:len(cols)]) for r in self.rows]
+        path = self.write_lines("mid.csv", lines)
+        cold = self.write_machine("cold.json", machine_doc(scale=3.0, cold=True))
+        doc, r = self.run_json([path], self.machine, "--cold-machine", cold)
+        self.check_summary(doc, set(COEFFS))
+        self.assertIn("no comem_bytes", r.stderr)
 
     def test_missing_mode_falls_back_to_counted(self):
         machine = self.write_machine("no_ws.json", machine_doc(drop_mode="will_send"))
@@ -572,9 +619,9 @@ class PredictTest(unittest.TestCase):
 
     def test_bad_column_count(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
-        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses host
+        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses comem_bytes
         path = self.write_lines("short.csv", lines)
-        self.assert_refused(self.run_tool(path, self.machine), path, 3, "19", "18")
+        self.assert_refused(self.run_tool(path, self.machine), path, 3, "20", "19")
 
     def test_bad_value(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]

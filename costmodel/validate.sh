@@ -2,10 +2,15 @@
 # costmodel/validate.sh -- how well the fitted cost functions predict real
 # programs (issue 14; the paper's section 4 and Fig. 4).
 #
-#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick] [--cold] [--execs N] [--out DIR]
+#   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick]
+#                         [--cache both|warm|cold] [--execs N] [--out DIR]
 #
-# For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json;
-# --cold: with the caches evicted before every pattern, see bspk_probe.cpp),
+# For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json),
+# and with --cache both (the default) a second time with the caches evicted
+# before every pattern (bspk-probe --cold: machine_PROV_pP_cold.json), which
+# bspk-predict --cold-machine applies to the supersteps after which a host's
+# processes hold more comem than its last-level cache; --cache warm or cold:
+# one probe, warm or --cold, for every superstep (--cold = --cache cold);
 # then radix_sort and stencil (and matmul where p is a square: Cannon needs a
 # q x q grid) run at several problem sizes with BSPK_PROFILE (each --execs
 # times, default 5, 3 with --quick; the median execution counts), and bspk-predict
@@ -23,7 +28,7 @@ build="$here/../build"
 providers="shm,tcp"
 procs="2,4,8"
 quick=""
-cold=""
+cache="both"
 out="costmodel-results"
 execs=""
 while [ $# -gt 0 ]; do
@@ -32,10 +37,11 @@ while [ $# -gt 0 ]; do
     --provider) providers=$2; shift 2 ;;
     --procs) procs=$2; shift 2 ;;
     --quick) quick=--quick; shift ;;
-    --cold) cold=--cold; shift ;;
+    --cold) cache=cold; shift ;;
+    --cache) cache=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --execs) execs=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "validate.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +57,10 @@ rows="$out/rows.tsv"
 # Sizes from data that fit the 32 MiB last-level cache to data that do not
 # (radix_sort 12.8M keys: 51 MB of keys, each pass moving them all), as the
 # paper's sorts grew to N = 243750 keys per process on its 1999 NOW.
+case "$cache" in
+  both|warm|cold) ;;
+  *) echo "validate.sh: --cache wants both, warm or cold, not '$cache'" >&2; exit 2 ;;
+esac
 case "$execs" in
   "") if [ -n "$quick" ]; then execs=3; else execs=5; fi ;;
   *[!0-9]*|0) echo "validate.sh: --execs wants a positive integer, not '$execs'" >&2; exit 2 ;;
@@ -78,7 +88,7 @@ run_program() {  # PROV P PROGRAM SIZE ARGS...
       echo "validate.sh: $prog --n $size on $prov p=$np failed; see $out/run_${tag}_run$e.log" >&2
       return 1
     fi
-    /usr/bin/python3 "$predict" "$prof" "$out/machine_${prov}_p${np}.json" --json "$json" > /dev/null
+    /usr/bin/python3 "$predict" "$prof" "$out/machine_${prov}_p${np}.json" $cold_machine --json "$json" > /dev/null
     printf '%s\n' "$json" >> "$out/execs_$tag.txt"
     e=$((e + 1))
   done
@@ -95,8 +105,18 @@ PY
 for prov in $(echo "$providers" | tr ',' ' '); do
   for np in $(echo "$procs" | tr ',' ' '); do
     echo "== $prov, p = $np: bspk-probe $quick"
+    cold=""
+    [ "$cache" = cold ] && cold=--cold
     timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick $cold \
       --out "$out/machine_${prov}_p${np}.json" --raw "$out/probe_${prov}_p${np}.csv" | tee "$out/probe_${prov}_p${np}.txt"
+    cold_machine=""
+    if [ "$cache" = both ]; then
+      echo "== $prov, p = $np: bspk-probe $quick --cold"
+      timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick --cold \
+        --out "$out/machine_${prov}_p${np}_cold.json" --raw "$out/probe_${prov}_p${np}_cold.csv" \
+        > "$out/probe_${prov}_p${np}_cold.txt"
+      cold_machine="--cold-machine $out/machine_${prov}_p${np}_cold.json"
+    fi
     for n in $radix_sizes; do run_program "$prov" "$np" radix_sort "$n" --n "$n"; done
     for n in $stencil_sizes; do run_program "$prov" "$np" stencil "$n" --n "$n" --iters 100; done
     q=$(awk -v p="$np" 'BEGIN { q = int(sqrt(p) + 0.5); print (q * q == p) ? q : 0 }')

@@ -133,6 +133,9 @@ class Engine {
   // Most frames one split body carries (BSPK_SPLIT_FRAMES, capped by the
   // transport's iov_limit()).
   uint32_t body_frames() const { return body_frames_; }
+  // Bytes of the frames and small buffers posted for receiving now (held by
+  // the engine, no data in them yet): O(receive slots); for BSPK_PROFILE.
+  uint64_t posted_bytes() const;
   // A control message of `kind` tagged with the current superstep carrying
   // `len` bytes (copied into a buffer of its own). Not counted, not flow
   // controlled (control messages are handled whatever the receiver's superstep).

@@ -320,4 +320,11 @@ void Engine::message_arrived(uint32_t s, int src) {
   }
 }
 
+uint64_t Engine::posted_bytes() const {
+  uint64_t n = 0;
+  for (const RecvSlot& s : slots_)
+    if (s.frame) n += s.small ? small_.frame_size() : frames_.frame_size();
+  return n;
+}
+
 }  // namespace bspk::sync

@@ -18,7 +18,8 @@
  * late process's w covering its 50 ms, no process leaving superstep 0 before
  * pid 1 entered its sync (common clock), issue_s > 0 exactly in the
  * supersteps with communication calls, w + issue_s <= wall, and (p <= 3, no
- * oversubscription) the 8 MiB copy of superstep 4 in issue_s, not in w.
+ * oversubscription) the 8 MiB copy of superstep 4 in issue_s, not in w, and
+ * comem_bytes covering the regions held and superstep 4's 8 MiB message.
  * Exit status 0 when every check holds; each failure is printed. */
 #include <bspk.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ typedef struct {
   int pid, step;
   char mode[16];
   double w, issue, wait, wall, end;
-  unsigned long long remote, self;
+  unsigned long long remote, self, comem;
   char host[64];
   unsigned long long v[8]; /* msgs_out bytes_out msgs_in bytes_in stored_out stored_in fetched_out fetched_in */
 } Row;
@@ -109,13 +110,13 @@ int main(int argc, char **argv) {
     char line[512];
     CHECK(fgets(line, sizeof line, f) != NULL);
     CHECK(strcmp(line, "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,"
-                       "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host\n") == 0);
+                       "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes\n") == 0);
     while (fgets(line, sizeof line, f)) {
       Row r;
-      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n]",
+      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n],%llu",
                      &r.pid, &r.step, r.mode, &r.w, &r.issue, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.remote, &r.self,
-                     &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host);
-      if (n != 19 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
+                     &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host, &r.comem);
+      if (n != 20 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
         fprintf(stderr, "profile_check: malformed or unexpected row in %s: %s", name, line);
         ++failures;
         continue;
@@ -159,6 +160,14 @@ int main(int argc, char **argv) {
       if ((s < 5) != (r->issue > 0)) {
         fprintf(stderr, "profile_check: pid %d superstep %d: issue_s = %g, expected %s\n", q, s, r->issue,
                 s < 5 ? "> 0 (a communication call)" : "0 (no communication call)");
+        ++failures;
+      }
+      /* comem_bytes: the frames of g and src all along (64 doubles each); at
+       * the end of superstep 4 also the 8 MiB message received, not yet taken. */
+      const unsigned long long held = s == 4 ? (8ull << 20) + 2 * 64 * 8 : 2 * 64 * 8;
+      if (r->comem < held) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: comem_bytes = %llu, expected at least %llu\n", q, s,
+                r->comem, held);
         ++failures;
       }
       if (s == 4 && p <= 3 && !(r->issue > r->w)) {
