@@ -110,8 +110,9 @@ const char* mode_name(Mode m) { return m == Mode::Counted ? "counted" : m == Mod
 
 // How the pattern's bytes travel: bspk_send messages (MP) or bspk_copy
 // stores into a named region of the receiver (DSM). The two take different
-// paths (on one host, stores of a few KiB go through the provider, not the
-// rings), so each gets its own coefficients.
+// paths (tcp on one host: a store that fills its region travels as a whole
+// frame through the provider, a message of a few KiB through the rings), so
+// each gets its own coefficients.
 enum class Op { Send, Store };
 const char* op_name(Op o) { return o == Op::Send ? "send" : "store"; }
 
@@ -385,9 +386,7 @@ class Runner {
       will_[static_cast<size_t>(j)] = v ? split : 0;
       if (b[static_cast<size_t>(j * p_ + me_)]) incoming += split;
       if (!v) continue;
-      // Stores: this process's bytes land in j's region after those of the
-      // processes before it (no two stores of a superstep overlap).
-      uint64_t at = 0;  // stores: from the first element of the region reserved for them
+      uint64_t at = 0;  // stores: from the first element of the region j reserved for this process
       bspk_ptr into = op == Op::Store ? dst_.at({j, v <= kSmallStore ? v : 0}) : bspk_ptr{};
       uint64_t piece = v / static_cast<uint64_t>(split);
       for (int k = 0; k < split; ++k) {
