@@ -85,7 +85,6 @@
 #include <numeric>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -506,7 +505,8 @@ int main(int argc, char** argv) {
   const int p = bspk_nprocs(), me = bspk_pid();
   CLI::App app{"bspk-probe: fit the BSP cost functions of Bianco and Pucci on this machine (run with bspkrun -n P or srun)"};
   bool quick = false;
-  std::string out = "bspk-machine.json", raw, modes_arg = "counted,expect,will_send", ops_arg = "send,store";
+  std::string out = "bspk-machine.json", raw;
+  std::vector<std::string> mode_names = {"counted", "expect", "will_send"}, op_names = {"send", "store"};
   int runs = 20;
   uint64_t hmax = 0;
   unsigned seed = 1;
@@ -515,9 +515,11 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "fewer h values and x in {1, P/2, P}: under 2 minutes on a small node");
   app.add_option("--out", out, "machine file to write (JSON)")->capture_default_str();
   app.add_option("--raw", raw, "also write every pattern's measurement (CSV)");
-  app.add_option("--modes", modes_arg, "sync modes to fit, comma-separated")->capture_default_str();
-  app.add_option("--ops", ops_arg, "how the bytes travel, comma-separated: send (bspk_send messages) and/or "
-                 "store (bspk_copy into the receiver's named region); each gets its own fit")->capture_default_str();
+  app.add_option("--modes", mode_names, "sync modes to fit, comma-separated")
+      ->delimiter(',')->check(CLI::IsMember({"counted", "expect", "will_send"}))->capture_default_str();
+  app.add_option("--ops", op_names, "how the bytes travel, comma-separated: send (bspk_send messages) and/or "
+                 "store (bspk_copy into the receiver's named region); each gets its own fit")
+      ->delimiter(',')->check(CLI::IsMember({"send", "store"}))->capture_default_str();
   app.add_option("--runs", runs, "supersteps per pattern (the median is used)")->capture_default_str()->check(CLI::Range(3, 1000));
   app.add_option("--hmax", hmax, "largest h (bytes a process sends or receives); default 8 MiB, 4 MiB with --quick");
   app.add_option("--seed", seed, "seed of the random patterns (Suite 2)")->capture_default_str();
@@ -535,27 +537,12 @@ int main(int argc, char** argv) {
   if (!hmax) hmax = quick ? (uint64_t{4} << 20) : (uint64_t{8} << 20);
   if (p < 2) die("needs at least 2 processes: the cost functions model traffic between processes");
   if (hmax < 64 * kAlign * static_cast<uint64_t>(p)) die("--hmax %llu is too small for %d processes", (unsigned long long)hmax, p);
+  // (CLI11 has checked every name.)
   std::vector<Mode> modes;
-  {
-    std::stringstream ss(modes_arg);
-    std::string m;
-    while (std::getline(ss, m, ',')) {
-      if (m == "counted") modes.push_back(Mode::Counted);
-      else if (m == "expect") modes.push_back(Mode::Expect);
-      else if (m == "will_send") modes.push_back(Mode::WillSend);
-      else die("--modes: unknown mode '%s' (counted, expect, will_send)", m.c_str());
-    }
-  }
+  for (const std::string& m : mode_names)
+    modes.push_back(m == "counted" ? Mode::Counted : m == "expect" ? Mode::Expect : Mode::WillSend);
   std::vector<Op> ops;
-  {
-    std::stringstream ss(ops_arg);
-    std::string o;
-    while (std::getline(ss, o, ',')) {
-      if (o == "send") ops.push_back(Op::Send);
-      else if (o == "store") ops.push_back(Op::Store);
-      else die("--ops: unknown operation '%s' (send, store)", o.c_str());
-    }
-  }
+  for (const std::string& o : op_names) ops.push_back(o == "send" ? Op::Send : Op::Store);
   if (modes.empty() || ops.empty()) die("--modes and --ops each need at least one value");
   if (ops.front() != Op::Send) die("--ops must start with send: the machine file's \"modes\" are the fits of messages");
   // What is measured: every (operation, mode), sends first.
