@@ -165,6 +165,9 @@ class Transport {
   // engine sends a large message's header as a message of its own and the
   // payload as one iovec (sync/wire.h, kFlagBodyFollows). 0: never split.
   size_t eager_limit() const { return eager_limit_; }
+  // With eager_limit() > 0: whether a message of one frame is split too
+  // (rxm: yes; net: only messages of several frames are).
+  bool split_one_frame() const { return split_one_frame_; }
   // Most iovecs one send or receive may carry (the provider's tx and rx
   // iov_limit, the smaller): a split body of several frames uses up to this many.
   size_t iov_limit() const { return iov_limit_; }
@@ -174,6 +177,7 @@ class Transport {
   size_t inject_size_ = 0;   // largest inject() (header + payload)
   bool can_block_ = true;    // wait() blocks on a file descriptor
   size_t eager_limit_ = 0;   // see eager_limit()
+  bool split_one_frame_ = true;  // see split_one_frame()
   size_t iov_limit_ = 1;     // see iov_limit()
 };
 
