@@ -167,8 +167,8 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
     eager_limit_ = std::max<uint64_t>(env::get_size("FI_OFI_RXM_EAGER_LIMIT", 16384), 1);
   // net 1.17 sends every message whole, but a message of many frames, sent as
   // one message per frame, stalled: bench/pingpong at 8 MiB (32 frames of
-  // 256 KiB) took 2.3-6.9x raw libfabric's time in half the runs (every send
-  // complete, no receive in progress, 16-20 ms receive waits), and 0.7-1.1x
+  // 256 KiB) took 2.3-7.8x raw libfabric's time in half the runs (every send
+  // complete while the data was still on its way, 16-20 ms receive waits), and 0.7-1.1x
   // when split as on rxm (header, then one body of up to BSPK_SPLIT_FRAMES
   // frames into a directed receive). A message of one frame stays whole: split,
   // a 256 KiB one took 1.3x raw's time against 1.1x whole.
