@@ -302,13 +302,16 @@ bool LocalTransport::post_send(int dest, const iovec* iov, void** desc, size_t c
 
 bool LocalTransport::inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
   size_t len = total_len(iov, count);
-  if (tag == ring_tag_ && len <= kRingMessage && push(dest, iov, count, tag)) return true;
-  // The ring is full (a superstep of many small messages to one process):
-  // not injected then, so that the engine posts it as an operation, which is
-  // pulled. Through the provider it took a bounce copy and the provider's own
-  // cross-memory path: shm, p = 2, 64 messages of 4 KiB to the peer cost
-  // 3.3 us each (one process_vm_readv per message) against 0.6 us pulled.
-  if (can_pull(dest, count)) return false;
+  if (tag == ring_tag_ && len <= kRingMessage) {
+    if (push(dest, iov, count, tag)) return true;
+    // The ring is full (a superstep of many small messages to one process):
+    // not injected then, so that the engine posts it as an operation, which
+    // is pulled. Through the provider it took a bounce copy and the
+    // provider's own cross-memory path: shm, p = 2, 64 messages of 4 KiB to
+    // the peer cost 3.3 us each (one process_vm_readv per message) against
+    // 0.6 us pulled. Other tags stay on the provider (see local.h).
+    if (can_pull(dest, count)) return false;
+  }
   if (len > ep_.inject_size() || !ep_.inject(dest, iov, desc, count, tag)) return false;
   sent_by_provider(dest);
   inject_polls_ = kInjectPolls;  // the provider may still have to push it out

@@ -322,6 +322,28 @@ TEST(LocalRings, ProviderIsPolledOnlyWhenItCanHaveWork) {
   EXPECT_EQ(ep0.polls() - before, LocalTransport::kInjectPolls) << "the injecting side keeps polling for a while";
 }
 
+// Only the ring tag's injections are refused for a pull (when their ring is
+// full): an injection of another tag goes through the provider even with
+// pulls on, as fabric/local.h says.
+TEST(LocalPulls, InjectOfAnotherTagStaysOnTheProvider) {
+  fake::Config cfg = two();
+  cfg.inject_size = 8192;
+  Pair p(cfg, true, true);
+  // The first kLocalPullRecvs receives of a tag wait for pulls; the next one
+  // is the provider's.
+  std::vector<RecvBuf> rb(LocalTransport::kLocalPullRecvs + 1);
+  for (RecvBuf& b : rb) ASSERT_TRUE(b.post(*p.t[1], kOtherTag));
+  SendBuf s(7, 8);
+  iovec iov[2] = {{s.hdr.data(), 64}, {s.body.data(), 8}};
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[0]->inject(1, iov, desc, 2, kOtherTag)) << "another tag's inject must not be refused";
+  auto r = drain(*p.t[1], 200);
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(p.net.delivered().size(), 1u) << "it went through the provider";
+  EXPECT_EQ(r[0].context, &rb.back().ctx);
+  EXPECT_TRUE(same_bytes(rb.back(), s));
+}
+
 TEST(LocalPulls, LargeMessageIsCopiedByTheReceiverAndCompletesTheSendOnlyThen) {
   Pair p(two(), true, true);
   SendBuf s(0xBEEF, 4000);
