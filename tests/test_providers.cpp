@@ -213,6 +213,11 @@ TEST(ProviderSelect, SplitPolicyPerProvider) {
   };
   for (const Want& w : {Want{"tcp;ofi_rxm", true, true}, Want{"net", true, false}, Want{"shm", false, true}}) {
     SCOPED_TRACE(w.prov);
+#if defined(__SANITIZE_ADDRESS__)
+    // libfabric 1.17's net provider leaks an fi_info at endpoint close
+    // (LeakSanitizer, inside libfabric; see JobToken below): not opened here.
+    if (std::string(w.prov) == "net") continue;
+#endif
     bspk::fabric::Config c;
     c.provider = w.prov;
     c.nprocs = 2;
