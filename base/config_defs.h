@@ -71,10 +71,10 @@ BSPK_CONFIG_VAR(SPLIT_HEADER, "BSPK_SPLIT_HEADER", Enum, User, "on", 0, 0, "on|o
                 "frame the receiver posts for it (one rendezvous read instead of two); `off`: header and payload "
                 "in one message")
 BSPK_CONFIG_VAR(BOUNCE, "BSPK_BOUNCE", Enum, User, "on", 0, 0, "on|off", nullptr,
-                "messages of up to 4 KiB + header that the provider cannot inject (tcp;ofi_rxm injects 64 bytes) "
-                "are copied into a registered bounce buffer and sent from there, so `bspk_sync` does not wait "
-                "for their completion (about one network latency on tcp;ofi_rxm 1.17); `off`: they are sent "
-                "from the region and waited for")
+                "messages of up to 4 KiB + header that the provider cannot inject (net injects 128 bytes, "
+                "tcp;ofi_rxm 64) are copied into a registered bounce buffer and sent from there, so `bspk_sync` "
+                "does not wait for their completion (about one network latency on tcp 1.17); `off`: they are "
+                "sent from the region and waited for")
 BSPK_CONFIG_VAR(SPLIT_FRAMES, "BSPK_SPLIT_FRAMES", Int, User, 4, 1, 4, nullptr, nullptr,
                 "with split messages: up to this many frames of one message travel as one payload message of "
                 "that many iovecs (one rendezvous; capped by the provider's iov_limit, 4 on rxm); 1: one per "
@@ -101,7 +101,8 @@ BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, null
                 "receive frames kept posted")
 BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "`on`: each process keeps at most min(tx, rx queue) / (16 P) sends in flight and injects "
-                "none; `auto`: on for providers without a tuning row (any but tcp, shm, verbs)")
+                "none; `auto`: on for net (what tcp runs where offered) and for providers without a tuning row "
+                "(any but tcp;ofi_rxm, shm, verbs)")
 BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,
                 "4 KiB receive buffers kept posted (for messages of up to 4 KiB)")
 BSPK_CONFIG_VAR(IFACE, "BSPK_IFACE", String, User, kNoDefault, 0, 0, nullptr,
@@ -111,9 +112,9 @@ BSPK_CONFIG_VAR(BOOTSTRAP, "BSPK_BOOTSTRAP", Enum, User, kNoDefault, 0, 0, "bspk
                 "from the environment", "`pmix`, `pmi2`, `slurm` (plain srun), `bspkrun` or `singleton`")
 BSPK_CONFIG_VAR(PROVIDER, "BSPK_PROVIDER", String, User, kNoDefault, 0, 0, nullptr,
                 "see \"Running on a cluster\"",
-                "libfabric provider, any name `fi_info -l` lists: `tcp` (= `tcp;ofi_rxm`), `shm`, `verbs` (= "
-                "`verbs;ofi_rxm`), `udp;ofi_rxd`, `net`, `efa`, ... (as bspkrun `--provider`; when unset: "
-                "`FI_PROVIDER`, if set); see \"Providers\"")
+                "libfabric provider, any name `fi_info -l` lists: `tcp` (= `net` where offered, else "
+                "`tcp;ofi_rxm`), `tcp;ofi_rxm`, `shm`, `verbs` (= `verbs;ofi_rxm`), `udp;ofi_rxd`, `efa`, ... "
+                "(as bspkrun `--provider`; when unset: `FI_PROVIDER`, if set); see \"Providers\"")
 BSPK_CONFIG_VAR(FAILURE_TIMEOUT, "BSPK_FAILURE_TIMEOUT", SecondsOrOff, User, 10.0, 0, 0, nullptr, nullptr,
                 "seconds within which every process has exited after a host or process went silent (Slurm "
                 "jobs); `0` = never declare a silent peer dead")

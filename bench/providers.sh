@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/providers.sh [--build DIR] [--time S] [--providers "shm tcp udp;ofi_rxd net"] [--procs "2 4"]
+# bench/providers.sh [--build DIR] [--time S] [--providers "shm tcp tcp;ofi_rxm udp;ofi_rxd"] [--procs "2 4"]
 #
 # bench/pingpong (p = 2) and bench/sync (each p) on every provider tested
 # here, each against raw libfabric on the same provider in the same process
@@ -14,7 +14,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../build
 t=0.3
-provs="shm tcp udp;ofi_rxd net"
+provs="shm tcp tcp;ofi_rxm udp;ofi_rxd"
 procs="2 4"
 while [ $# -gt 0 ]; do
   case $1 in

@@ -868,8 +868,8 @@ int main(int argc, char** argv) {
   CLI::App app{"bspkrun: start a BSPk job of P processes on this machine"};
   app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
   app.add_option("--provider", L.provider,
-                 "libfabric provider, by any name `fi_info -l` lists (tcp = tcp;ofi_rxm, shm, verbs = verbs;ofi_rxm, "
-                 "\"udp;ofi_rxd\", net, efa, cxi, ...); it must offer what BSPk needs (README \"Providers\"). "
+                 "libfabric provider, by any name `fi_info -l` lists (tcp = net where offered, else tcp;ofi_rxm; "
+                 "\"tcp;ofi_rxm\", shm, verbs = verbs;ofi_rxm, \"udp;ofi_rxd\", efa, cxi, ...); it must offer what BSPk needs (README \"Providers\"). "
                  "Default: shm on one host; FI_PROVIDER is honoured")
       ->check([](const std::string& v) { return v.empty() ? std::string("empty provider name") : std::string(); });
   app.add_option("--bind", L.bind_mode, "bind each process to one core with hwloc (core) or not (none)")

@@ -22,6 +22,7 @@ struct ProviderRow {
   size_t frame_size;            // default comem frame size (bytes)
   bool connect_all_pairs;       // first contact needs the peer to progress: connect all at start-up
   bool node_names_endpoint;     // fi_getinfo's `node` names the endpoint's shared-memory region
+  bool bound_inflight;          // BSPK_TX_BOUND=auto: sends in flight bounded, no inject (fabric.h)
 };
 
 // Frame sizes measured with bench/pingpong on libfabric 1.17:
@@ -32,10 +33,16 @@ struct ProviderRow {
 //    message occupies at least one frame on its receiver until freed, so small
 //    messages cost 4x less memory. shm 1.17's first contact with a peer needs
 //    that peer to progress, so every connection is opened at start-up.
+//  - net (libfabric 1.17's native RDM endpoint over TCP, what `tcp` means
+//    here): 256 KiB as for rxm (bench/pingpong 256 KiB: 1.07x raw libfabric).
+//    Sends in flight bounded: unbounded, 1,000 small messages per pair and
+//    superstep at p = 4 (tests/scenarios.cpp `many`, rings off) took 4.3-8.6 s
+//    against 0.55 s bounded (rxm: 0.8 s unbounded).
 constexpr ProviderRow kTuned[] = {
-    {"tcp;ofi_rxm", size_t{256} << 10, false, false},
-    {"verbs;ofi_rxm", size_t{256} << 10, false, false},
-    {"shm", size_t{64} << 10, true, true},
+    {"net", size_t{256} << 10, false, false, true},
+    {"tcp;ofi_rxm", size_t{256} << 10, false, false, false},
+    {"verbs;ofi_rxm", size_t{256} << 10, false, false, false},
+    {"shm", size_t{64} << 10, true, true, false},
 };
 
 const ProviderRow* row_of(const std::string& canonical) {
@@ -59,9 +66,16 @@ std::string canonical_provider(const std::string& name) {
     fail(BSPK_ERR_ARG,
          "the libfabric 'sockets' provider is deprecated and lost messages in BSPk's tests; "
          "use --provider tcp (or shm on one node, verbs on InfiniBand)");
-  if (name == "tcp") return "tcp;ofi_rxm";
+  if (name == "tcp") return tcp_provider();
   if (name == "verbs") return "verbs;ofi_rxm";
   return name;
+}
+
+const std::string& tcp_provider() {
+  // Decided once per process (an fi_getinfo); every process of a job runs the
+  // same libfabric, so they agree.
+  static const std::string chosen = provider_available("net", true) ? "net" : "tcp;ofi_rxm";
+  return chosen;
 }
 
 bool provider_available(const std::string& name, bool remote) {
@@ -81,18 +95,26 @@ bool provider_available(const std::string& name, bool remote) {
 Selection select(const JobFacts& f) {
   Selection s;
   Config& c = s.config;
+  // libfabric reads FI_PROVIDER once, at its first fi_getinfo, as the filter
+  // of the providers it loads: a value the choice below overrides (e.g.
+  // FI_PROVIDER=sockets under --provider tcp) must not be in force when
+  // canonical_provider("tcp") asks whether net is offered. It is set to the
+  // choice at the end.
   if (auto p = config::get_string(config::Var::PROVIDER)) {
+    unsetenv("FI_PROVIDER");
     c.provider = canonical_provider(*p);
     s.reason = "BSPK_PROVIDER=" + *p;
   } else if (auto p2 = env::get("FI_PROVIDER")) {
-    c.provider = canonical_provider(*p2);
-    s.reason = "FI_PROVIDER=" + *p2;
+    std::string named = *p2;
+    unsetenv("FI_PROVIDER");
+    c.provider = canonical_provider(named);
+    s.reason = "FI_PROVIDER=" + named;
   } else if (f.all_local) {
     if (provider_available("shm", false)) {
       c.provider = "shm";
       s.reason = "every process on this host";
     } else {
-      c.provider = "tcp;ofi_rxm";
+      c.provider = tcp_provider();
       s.reason = "every process on this host, shm not offered";
     }
   } else {
@@ -104,7 +126,7 @@ Selection select(const JobFacts& f) {
       }
       skipped += std::string(skipped.empty() ? "" : ", ") + name;
     }
-    if (c.provider.empty()) c.provider = "tcp;ofi_rxm";
+    if (c.provider.empty()) c.provider = tcp_provider();
     s.reason = "several hosts" + (skipped.empty() ? std::string() : "; not offered with BSPk's capabilities: " + skipped);
   }
   const ProviderRow* row = row_of(c.provider);
@@ -120,13 +142,13 @@ Selection select(const JobFacts& f) {
   // other hosts, 64 KiB (as shm) for one that does not.
   s.default_frame_size = row ? row->frame_size : provider_available(c.provider, true) ? size_t{256} << 10 : size_t{64} << 10;
   s.connect_all_pairs = row && row->connect_all_pairs;
-  // A provider BSPk has not been measured on runs with its operations in
-  // flight bounded (fabric.h: Config::bound_inflight): udp;ofi_rxd 1.17 stalls
-  // for good when a process fills its transmit queue (its receive side then
-  // cannot get the entries it needs), which 1,000 small messages per process
-  // in one superstep do.
+  // A provider BSPk has not been measured on, and net (its row), runs with
+  // its operations in flight bounded (fabric.h: Config::bound_inflight):
+  // udp;ofi_rxd 1.17 stalls for good when a process fills its transmit queue
+  // (its receive side then cannot get the entries it needs), which 1,000
+  // small messages per process in one superstep do; net 1.17 crawls.
   const std::string bound = config::get_enum(config::Var::TX_BOUND);
-  c.bound_inflight = bound == "on" || (bound == "auto" && !row);
+  c.bound_inflight = bound == "on" || (bound == "auto" && (!row || row->bound_inflight));
 
   // libfabric filters providers by FI_PROVIDER: keep it consistent with our choice.
   setenv("FI_PROVIDER", c.provider.c_str(), 1);

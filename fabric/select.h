@@ -5,20 +5,20 @@
 // select() returns how to open the endpoint and the provider-dependent
 // defaults. Rules, in order:
 //   1. BSPK_PROVIDER, else FI_PROVIDER, if set: any provider string libfabric
-//      knows ("udp;ofi_rxd", "net", "verbs;ofi_rxm", "efa", "cxi", ...; short
-//      names: tcp = tcp;ofi_rxm, verbs = verbs;ofi_rxm). Whether it can run
-//      BSPk is decided by its capabilities (fabric/caps.h) when the endpoint
-//      is opened, and a refusal names what is missing;
-//   2. shm when every process is on this host (tcp;ofi_rxm if shm is absent);
+//      knows ("udp;ofi_rxd", "net", "tcp;ofi_rxm", "verbs;ofi_rxm", "efa",
+//      "cxi", ...; short names: tcp = tcp_provider(), verbs = verbs;ofi_rxm).
+//      Whether it can run BSPk is decided by its capabilities (fabric/caps.h)
+//      when the endpoint is opened, and a refusal names what is missing;
+//   2. shm when every process is on this host (tcp_provider() if shm is absent);
 //   3. across hosts never shm: the first of verbs;ofi_rxm, cxi, efa, opx,
 //      psm3 (RDMA-class providers) that this host offers with every
-//      capability BSPk needs, else tcp;ofi_rxm, never on the loopback
+//      capability BSPk needs, else tcp_provider(), never on the loopback
 //      interface.
 // The deprecated sockets provider is refused (it lost messages in our tests).
 // BSPK_IFACE (else FI_TCP_IFACE) picks the network interface; a job whose
 // processes are all on this host uses "lo" for network providers.
 //
-// Tuning is data: providers measured here (tcp;ofi_rxm, shm) and verbs;ofi_rxm
+// Tuning is data: providers measured here (net, tcp;ofi_rxm, shm) and verbs;ofi_rxm
 // have a row; any other gets defaults from what it offers (Selection).
 #pragma once
 
@@ -51,10 +51,20 @@ struct Selection {
 // user). Throws bspk::Error(BSPK_ERR_ARG) for an unknown or refused provider.
 Selection select(const JobFacts& facts);
 
-// libfabric's name for a user-facing one: "tcp" -> "tcp;ofi_rxm", "verbs" ->
+// libfabric's name for a user-facing one: "tcp" -> tcp_provider(), "verbs" ->
 // "verbs;ofi_rxm"; every other name passes through unchanged. Throws
 // BSPK_ERR_ARG for an empty name and for the deprecated "sockets".
 std::string canonical_provider(const std::string& name);
+
+// What BSPk runs for "tcp": "net", libfabric's native RDM endpoint over TCP
+// (in 1.17 a provider of its own; from 1.18 on the tcp provider's RDM
+// endpoint), where this libfabric offers it with BSPk's capabilities, else
+// "tcp;ofi_rxm" (rxm's RDM emulation over tcp's connected endpoints). Why net
+// (README "Providers"): one message is one TCP write and read, where rxm adds
+// a signal through a socketpair per received message; on this machine an
+// undeclared superstep of p = 2 took 8.9-9.3 us against 11.9-13.8 on rxm
+// (bench/suite.sh, tcp, As Empty counted; Open MPI's barrier 8.4-9.4 us).
+const std::string& tcp_provider();
 
 // True if fi_getinfo offers an endpoint of this provider on this host with
 // every capability BSPk needs (fabric/caps.h), reaching other hosts if `remote`.

@@ -538,7 +538,7 @@ int put(int argc, char** argv) {
 // receive) under this volume, 500 puts and 2.6 MB per process per superstep,
 // with its own warnings "failed to repost" (it loses receive buffers when its
 // UDP socket is full); BSPk's bound on sends in flight does not prevent it.
-SCENARIO_ROW({.test = "DsmManyPutsKeepMemoryBounded", .args = "put_many 200 500", .providers = {"tcp", "shm", "net"},
+SCENARIO_ROW({.test = "DsmManyPutsKeepMemoryBounded", .args = "put_many 200 500", .providers = {"tcp", "shm", "rxm"},
               .out = once_per_process("put_many ok"), .limit_s = 300});
 int put_many(int argc, char** argv) {
   const int steps = argc > 2 ? atoi(argv[2]) : 200;

@@ -278,7 +278,7 @@ int rereg(int, char**) {
 // runs on the build before issue 13's fabric changes, 1 of 8 after, on an idle
 // machine; the same provider limit as DsmManyPutsKeepMemoryBounded.
 SCENARIO_ROW({.test = "PoolLimitInTheMiddleOfABatchLosesNothing", .args = "nomem", .procs = p_list({2, 3}),
-              .providers = {"tcp", "shm", "net"},
+              .providers = {"tcp", "shm", "rxm"},
               .env = "BSPK_SYNC_TIMEOUT=30 BSPK_FRAME_SIZE=4096 BSPK_POOL_LIMIT=8M BSPK_SHM_RINGS=off",
               .out = {exactly(1, "nomem ok")}, .limit_s = 120, .within_s = 25});
 int nomem(int, char**) {

@@ -26,7 +26,7 @@
 //   at       FILE:LINE              where the row is
 //   p        N
 //   providers tcp shm               "default": no --provider option; "rxd"
-//                                   (udp;ofi_rxd) and "net" run at p = 2, 4 only
+//                                   (udp;ofi_rxd) and "rxm" (tcp;ofi_rxm) run at p = 2, 4 only
 //   env      A=1 B=2                environment of the job (may be empty)
 //   bspkrun  OPTIONS                more bspkrun options (may be empty)
 //   args     NAME ARGS...           the scenario and its arguments

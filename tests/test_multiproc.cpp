@@ -55,15 +55,17 @@ JobResult shell(const std::string& cmd, bool keep_stderr = false) {
 
 // Providers the whole suite also runs on, at p = 2 and 4 (issue 16): their
 // properties differ from tcp's and shm's (udp;ofi_rxd: manual connection
-// progress, 1256-byte injects; net: native RDM over TCP, 128-byte injects,
-// automatic progress). Test names use the label (Suite.Test/rxd_p2). Small
+// progress, 1256-byte injects; tcp;ofi_rxm: rxm's RDM emulation over tcp's
+// connected endpoints, 64-byte injects, eager / rendezvous protocols, what
+// `tcp` meant before it meant the native RDM endpoint `net`, and what it
+// still means on a libfabric without net). Test names use the label (Suite.Test/rxd_p2). Small
 // messages go through the provider too (BSPK_SHM_RINGS=off, unless the row
 // sets it), so that it carries every kind of message.
 struct ExtraProvider {
   const char* label;
   const char* name;
 };
-constexpr ExtraProvider kExtraProviders[] = {{"rxd", "udp;ofi_rxd"}, {"net", "net"}};
+constexpr ExtraProvider kExtraProviders[] = {{"rxd", "udp;ofi_rxd"}, {"rxm", "tcp;ofi_rxm"}};
 constexpr int kExtraP[] = {2, 4};
 
 // Which tests this binary registers (one binary per set, so each set has its
@@ -101,7 +103,7 @@ TestSet set_of(const std::string& label, int np) {
 }
 
 // env ENV timeout LIMIT bspkrun -n P [--provider PROV] [OPTS] PROGRAM ARGS
-// (`provider` is a label: tcp, shm, rxd, net, or "default").
+// (`provider` is a label: tcp, shm, rxd, rxm, or "default").
 std::string job_command(const std::string& program, int np, const std::string& provider, const std::string& opts,
                         const std::string& args, std::string env, int limit_s) {
   if (is_extra(provider) && env.find("BSPK_SHM_RINGS") == std::string::npos) env += " BSPK_SHM_RINGS=off";
@@ -309,7 +311,7 @@ void register_hand_written(std::set<std::string>& names) {
   if (g_set == TestSet::Core && names.insert("Launcher.MissingProgramIsOneClearError").second)
     ::testing::RegisterTest("Launcher", "MissingProgramIsOneClearError", nullptr, nullptr, __FILE__, __LINE__,
                             []() -> ::testing::Test* { return new MissingProgramIsOneClearError(); });
-  for (std::string prov : {"tcp", "shm", "rxd", "net"})
+  for (std::string prov : {"tcp", "shm", "rxd", "rxm"})
     for (int np : scen::kSuiteP)
       if (set_of(prov, np) == g_set &&
           (!is_extra(prov) || std::find(std::begin(kExtraP), std::end(kExtraP), np) != std::end(kExtraP)) &&
