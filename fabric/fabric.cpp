@@ -16,16 +16,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <memory>
 
 #include "base/env.h"
 #include "base/error.h"
 #include "base/random.h"
 #include "fabric/caps.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
 
 namespace bspk::fabric {
 
@@ -222,18 +217,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   av_attr.count = static_cast<size_t>(cfg.nprocs);
   if ((rc = fi_av_open(domain_, &av_attr, &av_, nullptr))) fab_fail("fi_av_open", rc);
 
-  {
-#if defined(__SANITIZE_ADDRESS__)
-    // libfabric 1.17's net endpoint copies the fi_info it is opened with
-    // (fi_dupinfo inside fi_endpoint) and never frees the copy: a plain
-    // fi_getinfo / fi_endpoint / fi_close program leaks it too (608 bytes,
-    // tcp;ofi_rxm nothing). Only what fi_endpoint allocates is exempt from
-    // LeakSanitizer, so a leak of BSPk's own still fails the sanitizer suite.
-    std::unique_ptr<__lsan::ScopedDisabler> net_leak;
-    if (cfg.provider == "net") net_leak = std::make_unique<__lsan::ScopedDisabler>();
-#endif
-    if ((rc = fi_endpoint(domain_, info_, &ep_, nullptr))) fab_fail("fi_endpoint", rc);
-  }
+  if ((rc = fi_endpoint(domain_, info_, &ep_, nullptr))) fab_fail("fi_endpoint", rc);
   if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) fab_fail("fi_ep_bind", rc, "(address vector)");
   // Selective completion: only operations posted with FI_COMPLETION report
   // (all of ours except small injected sends, which need no bookkeeping).
