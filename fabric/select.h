@@ -60,8 +60,8 @@ std::string canonical_provider(const std::string& name);
 // (in 1.17 a provider of its own; from 1.18 on the tcp provider's RDM
 // endpoint), where this libfabric offers it with BSPk's capabilities, else
 // "tcp;ofi_rxm" (rxm's RDM emulation over tcp's connected endpoints). Why net
-// (README "Providers"): one message is one TCP write and read, where rxm adds
-// a signal through a socketpair per received message; on this machine an
+// (README "Providers"): rxm's progress signals a libfabric socketpair on every
+// received message (a write and a read more per message, strace); on this machine an
 // undeclared superstep of p = 2 took 8.9-9.3 us against 11.9-13.8 on rxm
 // (bench/suite.sh, tcp, As Empty counted; Open MPI's barrier 8.4-9.4 us).
 const std::string& tcp_provider();
