@@ -71,13 +71,10 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // A provider that keeps its endpoint in a named shared-memory region (shm)
   // names it after `node`.
   const bool named = !cfg.node_name.empty();
-  // rxm (tcp;ofi_rxm, verbs;ofi_rxm): directed receives for split large
-  // messages (eager_limit()), if the provider grants them; else as before.
-  const bool rxm = cfg.split_header && cfg.provider.find(";ofi_rxm") != std::string::npos;
-  // net (the tcp provider's own RDM endpoint): directed receives for split
-  // messages of several frames only (see below).
-  const bool net = cfg.split_header && cfg.provider == "net";
-  const bool split = rxm || net;
+  // Directed receives for split large messages (Config::split), if the
+  // provider grants them; else every message whole.
+  const SplitPolicy policy = cfg.split_header ? cfg.split : SplitPolicy::None;
+  const bool split = policy != SplitPolicy::None;
   // And iovecs for bodies of several frames (cfg.split_iov), if granted: the
   // provider reports the iov_limit asked for, not its own.
   auto getinfo = [&](uint64_t extra_caps, size_t iov) {
@@ -163,7 +160,8 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // us at 64 KiB against 42-43 us with one, 71-72 against 62-64 us at 256 KiB
   // (tcp, 2 interleaved runs). So for rxm the engine sends large messages as
   // header + one-iovec payload, received by directed receives.
-  if (rxm && (info_->caps & FI_DIRECTED_RECV))
+  const bool directed = (info_->caps & FI_DIRECTED_RECV) != 0;
+  if (policy == SplitPolicy::PastRxmEagerLimit && directed)
     eager_limit_ = std::max<uint64_t>(env::get_size("FI_OFI_RXM_EAGER_LIMIT", 16384), 1);
   // net 1.17 sends every message whole, but a message of many frames, sent as
   // one message per frame, stalled: bench/pingpong at 8 MiB (32 frames of
@@ -172,7 +170,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // when split as on rxm (header, then one body of up to BSPK_SPLIT_FRAMES
   // frames into a directed receive). A message of one frame stays whole: split,
   // a 256 KiB one took 1.3x raw's time against 1.1x whole.
-  if (net && (info_->caps & FI_DIRECTED_RECV)) {
+  if (policy == SplitPolicy::SeveralFrames && directed) {
     eager_limit_ = 16384;
     split_one_frame_ = false;
   }

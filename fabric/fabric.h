@@ -182,6 +182,17 @@ class Transport {
 };
 
 // How to open the endpoint (fabric/select.h computes it).
+// Which large messages an Endpoint sends as their header, then their payload
+// alone into a receive the receiver posts for it (FI_DIRECTED_RECV; sync/wire.h
+// kTagBody), per provider (fabric/select.cpp):
+//   None             every message whole (shm, and providers without a row);
+//   PastRxmEagerLimit every payload past rxm's eager limit (FI_OFI_RXM_EAGER_LIMIT,
+//                    16 KiB): one rendezvous read instead of one per iovec
+//                    (tcp;ofi_rxm, verbs;ofi_rxm, any ;ofi_rxm);
+//   SeveralFrames    only messages of several frames (net: sent one message per
+//                    frame they stalled; a one-frame message is faster whole).
+enum class SplitPolicy { None, PastRxmEagerLimit, SeveralFrames };
+
 struct Config {
   std::string provider;   // libfabric provider name, exactly as fi_getinfo lists it ("tcp;ofi_rxm", "shm", "net", ...)
   std::string iface;      // network providers: domain (interface) to use, "" = first IPv4 one
@@ -190,8 +201,10 @@ struct Config {
                           // collides with regions left by killed processes once pids are reused
   int nprocs = 1;        // size of the address vector
   bool off_host = false; // peers on other hosts: never pick a loopback interface by default
-  bool split_header = true;  // rxm providers: ask for FI_DIRECTED_RECV and report rxm's eager limit
-                             // (eager_limit()), so large messages travel as header + one-iovec payload
+  SplitPolicy split = SplitPolicy::None;  // which large messages travel as header + directed-receive
+                                          // body (eager_limit(), split_one_frame()); the provider's,
+                                          // from fabric/select.cpp's table (split_policy())
+  bool split_header = true;  // BSPK_SPLIT_HEADER: false turns `split` off
   size_t split_iov = 2;  // with split_header: ask for this many iovecs per send and receive (a body of that
                          // many frames), falling back to 2 where the provider offers fewer
   bool cq_wait_fd = true;  // open the completion queue with a file-descriptor wait object where the provider

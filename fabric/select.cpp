@@ -23,6 +23,7 @@ struct ProviderRow {
   bool connect_all_pairs;       // first contact needs the peer to progress: connect all at start-up
   bool node_names_endpoint;     // fi_getinfo's `node` names the endpoint's shared-memory region
   bool bound_inflight;          // BSPK_TX_BOUND=auto: sends in flight bounded, no inject (fabric.h)
+  SplitPolicy split;            // which large messages go as header + body (fabric.h)
 };
 
 // Frame sizes measured with bench/pingpong on libfabric 1.17:
@@ -39,10 +40,10 @@ struct ProviderRow {
 //    superstep at p = 4 (tests/scenarios.cpp `many`, rings off) took 4.3-8.6 s
 //    against 0.55 s bounded (rxm: 0.8 s unbounded).
 constexpr ProviderRow kTuned[] = {
-    {"net", size_t{256} << 10, false, false, true},
-    {"tcp;ofi_rxm", size_t{256} << 10, false, false, false},
-    {"verbs;ofi_rxm", size_t{256} << 10, false, false, false},
-    {"shm", size_t{64} << 10, true, true, false},
+    {"net", size_t{256} << 10, false, false, true, SplitPolicy::SeveralFrames},
+    {"tcp;ofi_rxm", size_t{256} << 10, false, false, false, SplitPolicy::PastRxmEagerLimit},
+    {"verbs;ofi_rxm", size_t{256} << 10, false, false, false, SplitPolicy::PastRxmEagerLimit},
+    {"shm", size_t{64} << 10, true, true, false, SplitPolicy::None},
 };
 
 const ProviderRow* row_of(const std::string& canonical) {
@@ -69,6 +70,12 @@ std::string canonical_provider(const std::string& name) {
   if (name == "tcp") return tcp_provider();
   if (name == "verbs") return "verbs;ofi_rxm";
   return name;
+}
+
+SplitPolicy split_policy(const std::string& canonical) {
+  if (const ProviderRow* row = row_of(canonical)) return row->split;
+  // rxm over any other core provider (udp;ofi_rxm, ...) has the same protocols.
+  return canonical.find(";ofi_rxm") != std::string::npos ? SplitPolicy::PastRxmEagerLimit : SplitPolicy::None;
 }
 
 const std::string& tcp_provider() {
@@ -142,6 +149,7 @@ Selection select(const JobFacts& f) {
   // other hosts, 64 KiB (as shm) for one that does not.
   s.default_frame_size = row ? row->frame_size : provider_available(c.provider, true) ? size_t{256} << 10 : size_t{64} << 10;
   s.connect_all_pairs = row && row->connect_all_pairs;
+  c.split = split_policy(c.provider);
   // A provider BSPk has not been measured on, and net (its row), runs with
   // its operations in flight bounded (fabric.h: Config::bound_inflight):
   // udp;ofi_rxd 1.17 stalls for good when a process fills its transmit queue

@@ -66,6 +66,11 @@ std::string canonical_provider(const std::string& name);
 // (bench/suite.sh, tcp, As Empty counted; Open MPI's barrier 8.4-9.4 us).
 const std::string& tcp_provider();
 
+// Which large messages the provider gets split into header and body
+// (fabric.h, SplitPolicy): its row's, else PastRxmEagerLimit for any
+// ";ofi_rxm" provider, else None. select() puts it in Config::split.
+SplitPolicy split_policy(const std::string& canonical_name);
+
 // True if fi_getinfo offers an endpoint of this provider on this host with
 // every capability BSPk needs (fabric/caps.h), reaching other hosts if `remote`.
 bool provider_available(const std::string& canonical_name, bool remote);

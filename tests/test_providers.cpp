@@ -205,10 +205,12 @@ TEST(ProviderSelect, MemoryKeysAreRandomWhereTheProviderTakesOurs) {
 }
 
 // Which messages go as header + directed-receive body (sync/tx.cpp,
-// Transport::eager_limit / split_one_frame): on rxm every frame past rxm's
-// eager limit; on net only messages of several frames (a one-frame message
-// whole: 1.1x raw libfabric's pingpong time at 256 KiB against 1.3x split;
-// many frames split: 8 MiB 0.7-1.1x against 2.3-7.8x whole); shm never.
+// Transport::eager_limit / split_one_frame), from the provider's policy
+// (select.cpp's table): on rxm every frame past rxm's eager limit; on net only
+// messages of several frames (a one-frame message whole: 1.1x raw libfabric's
+// pingpong time at 256 KiB against 1.3x split; many frames split: 8 MiB
+// 0.7-1.1x against 2.3-7.8x whole); shm never. BSPK_SPLIT_HEADER=off
+// (Config::split_header) sends every message whole.
 TEST(ProviderSelect, SplitPolicyPerProvider) {
   struct Want {
     const char* prov;
@@ -225,13 +227,24 @@ TEST(ProviderSelect, SplitPolicyPerProvider) {
     bspk::fabric::Config c;
     c.provider = w.prov;
     c.nprocs = 2;
+    c.split = bspk::fabric::split_policy(w.prov);
     if (std::string(w.prov) == "shm") c.node_name = "bspk.split-test." + std::to_string(getpid());
-    Endpoint ep(c);
-    EXPECT_EQ(ep.eager_limit() > 0, w.split);
+    {
+      Endpoint ep(c);
+      EXPECT_EQ(ep.eager_limit() > 0, w.split);
+      if (w.split) {
+        EXPECT_EQ(ep.split_one_frame(), w.one_frame);
+      }
+    }
     if (w.split) {
-      EXPECT_EQ(ep.split_one_frame(), w.one_frame);
+      c.split_header = false;
+      if (std::string(w.prov) == "shm") c.node_name += ".whole";
+      Endpoint whole(c);
+      EXPECT_EQ(whole.eager_limit(), 0u) << "BSPK_SPLIT_HEADER=off sends every message whole";
     }
   }
+  EXPECT_EQ(bspk::fabric::split_policy("udp;ofi_rxm"), bspk::fabric::SplitPolicy::PastRxmEagerLimit);
+  EXPECT_EQ(bspk::fabric::split_policy("udp;ofi_rxd"), bspk::fabric::SplitPolicy::None);
 }
 
 // BSPK_CQ_WAIT (issue 10): the completion queue has a wait object only when
