@@ -410,6 +410,13 @@ int bspk_put(bspk_ptr dst, const void* src, size_t nbytes) {
   });
 }
 
+int bspk_move(bspk_ptr dst, bspk_ptr src, size_t n) {
+  return guarded("bspk_move", [&] {
+    Runtime& r = need();
+    r.dsm->move(r.dsm->resolve(dst), r.dsm->resolve(src), n);
+  });
+}
+
 int bspk_sender_id(bspk_ptr p) {
   if (p.region == 0) return record("bspk_sender_id", BSPK_ERR_PTR, "comem pointer is BSPK_NULL");
   return p.sender;

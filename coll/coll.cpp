@@ -594,6 +594,15 @@ struct Ctx {
       got[s] = m;
     }
   }
+  // Message got[j] (len elements) into dst by bspk_move: its frames become
+  // dst's where they line up (no copy), and the message is consumed.
+  bool take(Msgs& got, int j, const bspk_ptr& dst, size_t len) {
+    const bspk_ptr m = got[j];
+    got[j] = bspk_ptr();
+    if (bspk_move(dst, m, len) == BSPK_OK) return true;
+    (void)bspk_free(m);
+    return false;
+  }
   // A data message of pid j must hold len elements of es bytes.
   bool data_ok(Msgs& got, int j, size_t len) {
     const bspk_ptr& m = got[j];
@@ -664,17 +673,44 @@ int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc)
   return BSPK_OK;
 }
 
+// acc[0..n) = acc op s[0..n), acc a comem range too (written in place).
+bool combine_cm(const Op& op, Cur& acc, Cur& s, size_t n) {
+  size_t bytes = n * op.es;
+  while (bytes) {
+    char* a;
+    const size_t t = acc.get(bytes, &a);  // whole elements: runs end at frame ends
+    if (!t || t % op.es) return false;
+    if (!combine(op, reinterpret_cast<unsigned char*>(a), s, t / op.es)) return false;
+    bytes -= t;
+  }
+  return true;
+}
+
 // The direct algorithms' result: ptr = x_0 op ... op x_{upto-1}, x_j being
-// got[j] (this process's own ptr for j == me), n elements each.
+// got[j] (this process's own ptr for j == me), n elements each. Combined in
+// place, without a staging copy: into ptr when x_0 is this process's own
+// (me == 0), else into pid 0's message (the runtime's frames, ours to
+// change), which then becomes ptr's data by bspk_move (frames change hands:
+// no copy where they line up).
 int fold_direct(Ctx& c, const bspk_ptr& ptr, int upto, Msgs& got) {
   for (int j = 0; j < upto; j++)
     if (j != c.me && !c.data_ok(got, j, c.n)) return c.internal("data missing");
-  std::vector<unsigned char>& acc = scratch().acc;  // kept from call to call
-  if (!fold(c, acc, c.n, 0, upto, [&](int j) { return j == c.me ? Cur(ptr, c.n) : Cur(got[j], c.n); }))
-    return c.internal("reading the data");
-  Cur d(ptr, c.n);
-  if (!from_mem(d, acc.data(), c.n * c.es)) return c.internal("writing the result");
-  if (acc.capacity() > (size_t{64} << 10)) std::vector<unsigned char>().swap(acc);  // keep only small ones
+  const bspk_ptr acc = c.me == 0 ? ptr : got[0];
+  if (c.op.starts()) {
+    Cur a(acc, c.n);
+    for (size_t left = c.n * c.es; left;) {
+      char* x;
+      const size_t t = a.get(left, &x);
+      if (!t) return c.internal("reading the data");
+      c.op.start(x, t / c.es);
+      left -= t;
+    }
+  }
+  for (int j = 1; j < upto; j++) {
+    Cur a(acc, c.n), s(j == c.me ? ptr : got[j], c.n);
+    if (!combine_cm(c.op, a, s, c.n)) return c.internal("combining the data");
+  }
+  if (c.me != 0 && !c.take(got, 0, ptr, c.n)) return c.internal("writing the result");
   return BSPK_OK;
 }
 
@@ -702,16 +738,14 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
   if (direct) {
     if (me != root) {
       if (!c.data_ok(got, root, c.n)) return c.internal("broadcast data missing");
-      Cur s(got[root], c.n), d(ptr, c.n);
-      if (!cm_copy(d, s, c.n * c.es)) return c.internal("copying the data");
+      if (!c.take(got, root, ptr, c.n)) return c.internal("moving the data");
     }
     return c.finish();
   }
   const size_t mylen = blen(c.n, p, me), myoff = boff(c.n, p, me);
   if (me != root) {
     if (!c.data_ok(got, root, mylen)) return c.internal("scatter block missing");
-    Cur s(got[root], mylen), d(at(ptr, myoff), mylen);
-    if (mylen > 0 && !cm_copy(d, s, mylen * c.es)) return c.internal("copying the data");
+    if (mylen > 0 && !c.take(got, root, at(ptr, myoff), mylen)) return c.internal("moving the data");
   }
   got.clear();
   // allgather: every process sends its block to the non-roots (the root's
@@ -730,8 +764,7 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
       const size_t len = blen(c.n, p, k);
       if (k == me || len == 0) continue;
       if (!c.data_ok(got, k, len)) return c.internal("allgather block missing");
-      Cur s(got[k], len), d(at(ptr, boff(c.n, p, k)), len);
-      if (!cm_copy(d, s, len * c.es)) return c.internal("copying the data");
+      if (!c.take(got, k, at(ptr, boff(c.n, p, k)), len)) return c.internal("moving the data");
     }
   return c.finish();
 }
@@ -907,15 +940,13 @@ int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a
   if (rc) return rc;
   if (all || a2a || me == root) {
     for (int j = 0; j < p; j++) {
-      Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n);
       if (j == me) {
-        Cur s(src_for(me), c.n);
+        Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n), s(src_for(me), c.n);
         if (!cm_copy(d, s, N)) return c.internal("copying the own block");
         continue;
       }
       if (!c.data_ok(got, j, c.n)) return c.internal("block missing");
-      Cur s(got[j], c.n);
-      if (!cm_copy(d, s, N)) return c.internal("copying a block");
+      if (!c.take(got, j, at(dst, static_cast<size_t>(j) * c.n), c.n)) return c.internal("moving a block");
     }
   }
   return c.finish();
@@ -970,8 +1001,7 @@ int do_alltoallv(Ctx& c, const bspk_ptr& dst, const size_t* rdispls, const bspk_
       if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying a block");
     } else {
       if (!c.data_ok(got, j, cnt)) return c.internal("block missing");
-      Cur s(got[j], cnt);
-      if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying a block");
+      if (!c.take(got, j, at(dst, rdispls[j]), cnt)) return c.internal("moving a block");
     }
   }
   if (!pair_err.empty()) return c.fail(BSPK_ERR_ARG, pair_err);

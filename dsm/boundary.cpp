@@ -34,6 +34,51 @@ void gather(const comem::Region& r, uint64_t off, uint64_t n, char* to) {
 }
 }  // namespace
 
+// Elements [soff, soff + n) of sr into [doff, doff + n) of d, where nothing
+// but the caller refers to sr's frames: a chunk that fills a destination frame
+// from its start (or its used part up to the region's end) and starts a
+// source frame is swapped in (frame flip, no copy; the old frame goes to sr);
+// the rest is copied. Slot 0 implies unbiased entries on both sides (see
+// apply()). Never into a contiguous region (its frames stay one run), never
+// out of or into a region with sends in flight (their frames are on the
+// wire), never with a small buffer.
+void Dsm::flip_or_copy(comem::Region& d, uint64_t doff, comem::Region& sr, uint64_t soff, uint64_t n) {
+  const uint32_t es = d.elem_size;
+  for (uint64_t i = 0; i < n;) {
+    const uint64_t k = std::min(sr.span(soff + i), n - i);
+    uint64_t df, ds, sf, ss;
+    d.locate(doff + i, &df, &ds);
+    sr.locate(soff + i, &sf, &ss);
+    if (ds == 0 && ss == 0 && !d.small && !sr.small && !d.contiguous && !sr.contiguous && d.inflight == 0 &&
+        sr.inflight == 0 && (k == d.epf || doff + i + k == d.nelems)) {
+      std::swap(d.frames[df], sr.frames[sf]);
+      stats_.frames_flipped++;
+    } else {
+      scatter(d, doff + i, k, static_cast<const char*>(sr.elem(soff + i)));
+      stats_.bytes_copied += k * es;
+    }
+    i += k;
+  }
+}
+
+void Dsm::move(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+  comem::Region& d = comem_.local(dst);
+  comem::Region& sr = comem_.local(src);
+  if (dst.region == src.region)
+    fail(BSPK_ERR_ARG, "destination and source are the same region (region id %#x): bspk_move consumes the source",
+         src.region);
+  if (d.elem_size != sr.elem_size)
+    fail(BSPK_ERR_ARG, "element sizes differ: destination %u bytes, source %u bytes", d.elem_size, sr.elem_size);
+  if (dst.offset > d.nelems || n > d.nelems - dst.offset)
+    fail(BSPK_ERR_RANGE, "destination: %llu elements from element %llu run past the end of the region (%llu elements)",
+         (unsigned long long)n, (unsigned long long)dst.offset, (unsigned long long)d.nelems);
+  if (src.offset > sr.nelems || n > sr.nelems - src.offset)
+    fail(BSPK_ERR_RANGE, "source: %llu elements from element %llu run past the end of the region (%llu elements)",
+         (unsigned long long)n, (unsigned long long)src.offset, (unsigned long long)sr.nelems);
+  flip_or_copy(d, dst.offset, sr, src.offset, n);
+  freeing(src.region, src.gen);
+  comem_.release(src.region);
+}
 
 bool Dsm::apply(uint32_t region, uint32_t gen, uint64_t off, uint64_t cnt, uint32_t es, uintptr_t buf, bool small, int writer,
                 std::string* err) {
@@ -142,27 +187,8 @@ void Dsm::on_boundary(uint32_t s) {
     }
     const uint32_t es = d->elem_size;
     if (c.put) {
-      // From a put's staging region, which nothing else refers to: a chunk
-      // that fills a destination frame from its start (or its used part up to
-      // the region's end) and starts its staging frame is swapped in (frame
-      // flip, no copy); the old frame leaves with the staging region. Slot 0
-      // implies unbiased entries on both sides (see apply()). Never into a
-      // contiguous region (its frames stay one run).
-      for (uint64_t i = 0; i < c.n;) {
-        const uint64_t k = std::min(sr->span(c.src_off + i), c.n - i);
-        uint64_t df, ds, sf, ss;
-        d->locate(c.dst_off + i, &df, &ds);
-        sr->locate(c.src_off + i, &sf, &ss);
-        if (ds == 0 && ss == 0 && !d->small && !sr->small && !d->contiguous && d->inflight == 0 &&
-            (k == d->epf || c.dst_off + i + k == d->nelems)) {
-          std::swap(d->frames[df], sr->frames[sf]);
-          stats_.frames_flipped++;
-        } else {
-          scatter(*d, c.dst_off + i, k, static_cast<const char*>(sr->elem(c.src_off + i)));
-          stats_.bytes_copied += k * es;
-        }
-        i += k;
-      }
+      // From a put's staging region, which nothing else refers to.
+      flip_or_copy(*d, c.dst_off, *sr, c.src_off, c.n);
       if (check_) writes_.push_back(Write{c.dst, c.dst_off, c.dst_off + c.n, pid_});
       comem_.release(c.src);
       continue;

@@ -125,6 +125,10 @@ class Dsm {
   // copied at the call into a staging region (see "Puts" above) and then
   // issued as a copy from it. Throws bspk::Error for errors found at the call.
   void put(const bspk_ptr& dst, const void* src, uint64_t nbytes);
+  // bspk_move: n elements of local region src into local region dst at once
+  // (frame flips where whole frames line up, else copies), then src's region
+  // is freed. Throws bspk::Error (nothing moved) for bad arguments.
+  void move(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
 
   // bspk_sync: before the engine's sync (directory answers, deferred copies)
   // and after it (errors found at the boundary, reported once the superstep
@@ -295,6 +299,7 @@ class Dsm {
   // A bspk_put whose destination pointer is known (resolved): the checks, the
   // staging region, the issue. Throws for errors.
   void put_known(const bspk_ptr& d, const void* src, uint64_t nbytes);
+  void flip_or_copy(comem::Region& d, uint64_t doff, comem::Region& sr, uint64_t soff, uint64_t n);
   uint32_t send_fragments(int dest, wire::Kind kind, wire::Header h, comem::Region& r, uint32_t region,
                           uint64_t i, uint64_t d, uint64_t base, uint64_t n, uint64_t d_end);
   void store(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n, bool put);

@@ -518,6 +518,31 @@ BSPK_API int bspk_copy(bspk_ptr dst, bspk_ptr src, size_t n);
  * bspk_copy), BSPK_ERR_NOMEM, BSPK_ERR_STATE; nothing is written then. */
 BSPK_API int bspk_put(bspk_ptr dst, const void *src, size_t nbytes);
 
+/* Move (beyond the paper): n elements of the local region src points into,
+ * from src's element on, into the local region dst points into, from dst's
+ * element on, AT ONCE (not at the boundary: this is local work, like writing
+ * through bspk_elemP), and free src's region as bspk_free does. Meant for a
+ * received message whose data belongs in a long-lived region (a broadcast
+ * into a named array, the blocks of an all-to-all): where a run of elements
+ * fills a whole frame of dst (or dst's last, partly used frame) and starts a
+ * frame of src, the two frames change hands (frame flip, as for stores: no
+ * copy, counted in frames_flipped); everything else is copied (bytes_copied).
+ * So a message sent from element 0 of a region, moved to element 0 of a
+ * region of the same element size, moves without a copy. Never flipped:
+ * contiguous regions (bspk_malloc_contiguous, bspk_recv_contiguous), messages
+ * of at most 4 KiB (small buffers), and regions with sends in flight (a
+ * message being forwarded with bspk_send, a region sent from in this
+ * superstep): those are copied. Addresses from bspk_elemP / bspk_span into
+ * dst's moved range are invalid after the call; src and every pointer into
+ * it are dead. Not a communication: not counted by bspk_expect, no effect on
+ * other processes; a bspk_copy or store into dst in this superstep still
+ * lands at the boundary, after the move. Cost: O(F) for F frames spanned,
+ * plus the bytes copied. Errors: BSPK_ERR_PTR (NULL, freed or remote region),
+ * BSPK_ERR_ARG (src and dst in the same region, element sizes differ),
+ * BSPK_ERR_RANGE (either range runs past its region's end); nothing is moved
+ * or freed then. */
+BSPK_API int bspk_move(bspk_ptr dst, bspk_ptr src, size_t n);
+
 /* ---- Statistics (beyond the paper) -------------------------------------------
  * Per-process counters, also printed at bspk_finalize as one line per process
  * on stdout when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... msgs_sent=...

@@ -781,11 +781,118 @@ int buf_errors(int, char**) {
   return 0;
 }
 
+
+// ---------------------------------------------------------------- move
+// bspk_move (include/bspk.h): every superstep each process sends its right
+// neighbour X whole (2E + 5 elements, E per frame; tag 1) and X from element
+// 3 (E + 2 elements; tag 2), with some processes delayed so that the
+// neighbours' next messages arrive early. The receiver moves the whole one to
+// element 0 of Y (frames line up: 3 flips -- 2 frames and the tail --, no
+// byte copied) and the misaligned one to element 1 of Z (copied; Z's other
+// elements keep their sentinels). On odd supersteps it first forwards the
+// whole message to its right neighbour (tag 3) and moves it while that send
+// is in flight: copied, not flipped (frames on the wire are not taken), and
+// the forwarded data arrive intact.
+// The moved-from messages are freed. Then the errors (nothing moved or freed).
+SCENARIO_ROW({.test = "DsmMoveFlipsAlignedFramesAndCopiesTheRest", .args = "move 20",
+              .out = once_per_process("dsm move ok")});
+int move(int argc, char** argv) {
+  const int T = argc > 2 ? atoi(argv[2]) : 20;
+  const int right = (me + 1) % P, left = (me + P - 1) % P, left2 = (me + 2 * P - 2) % P;
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  const uint64_t E = st.frame_size / 8, NX = 2 * E + 5, NB = E + 2, NZ = E + 10;
+  const uint64_t kSentinel = 0x5e471e1ull;
+  auto val = [](int src, int t, uint64_t k) { return h3(static_cast<uint64_t>(src), static_cast<uint64_t>(t), k); };
+  bspk_ptr X = bspk_malloc("", 0, NX, 8), Y = bspk_malloc("", 0, NX, 8), Z = bspk_malloc("", 0, NZ, 8);
+  CHECK(!bspk_is_null(X) && !bspk_is_null(Y) && !bspk_is_null(Z), "malloc: %s", bspk_error_string());
+  for (uint64_t k = 0; k < NZ; ++k) at(Z, k) = kSentinel;
+  for (int t = 0; t < T; ++t) {
+    for (uint64_t k = 0; k < NX; ++k) at(X, k) = val(me, t, k);
+    CHECK(bspk_send_tag(right, X, NX, 1) == BSPK_OK, "send: %s", bspk_error_string());
+    CHECK(bspk_send_tag(right, bspk_incr(X, 3), NB, 2) == BSPK_OK, "send: %s", bspk_error_string());
+    jitter(t, 77);
+    // Forwarded in the last superstep (odd t - 1): one more message.
+    OK(bspk_expect(t > 0 && (t - 1) % 2 == 1 ? 3 : 2));
+    OK(bspk_sync());
+    bspk_ptr whole = BSPK_NULL, part = BSPK_NULL, fwd = BSPK_NULL;
+    for (bspk_ptr m; !bspk_is_null(m = bspk_recv());) {
+      const uint64_t tag = bspk_tag(m);
+      (tag == 1 ? whole : tag == 2 ? part : fwd) = m;
+      CHECK(tag >= 1 && tag <= 3, "superstep %d: a message with tag %llu", t, (unsigned long long)tag);
+    }
+    CHECK(!bspk_is_null(whole) && !bspk_is_null(part), "superstep %d: a message is missing", t);
+    if (!bspk_is_null(fwd)) {  // pid left2's X of superstep t - 1, via pid left
+      CHECK(bspk_nelems(fwd) == NX, "forwarded message of %llu elements", (unsigned long long)bspk_nelems(fwd));
+      for (uint64_t k = 0; k < NX; ++k)
+        CHECK(at(fwd, k) == val(left2, t - 1, k), "superstep %d: forwarded element %llu wrong", t,
+              (unsigned long long)k);
+      OK(bspk_free(fwd));
+    }
+    const bool forward = t % 2 == 1;
+    if (forward) OK(bspk_send_tag(right, whole, NX, 3));
+    bspk_stats a, b;
+    OK(bspk_get_stats(&a));
+    OK(bspk_move(Y, whole, NX));
+    OK(bspk_get_stats(&b));
+    const uint64_t flips = b.frames_flipped - a.frames_flipped, copied = b.bytes_copied - a.bytes_copied;
+    // In flight (the forwarding send still reads the frames): copied. A send
+    // may also have completed already (a send to itself copies at the call):
+    // then flipped. Either way every element moved once, and the forwarded
+    // data are checked by its receiver.
+    if (forward)
+      CHECK((flips == 0 && copied == NX * 8) || (flips == 3 && copied == 0),
+            "superstep %d: moving a message in flight flipped %llu, copied %llu", t, (unsigned long long)flips,
+            (unsigned long long)copied);
+    else
+      CHECK(flips == 3 && copied == 0, "superstep %d: aligned move flipped %llu frames, copied %llu bytes", t,
+            (unsigned long long)flips, (unsigned long long)copied);
+    CHECK(bspk_elemP(whole) == nullptr, "superstep %d: the moved-from message is still live", t);
+    OK(bspk_move(bspk_incr(Z, 1), part, NB));
+    for (uint64_t k = 0; k < NX; ++k)
+      CHECK(at(Y, k) == val(left, t, k), "superstep %d: Y[%llu] wrong after the move", t, (unsigned long long)k);
+    for (uint64_t k = 0; k < NZ; ++k) {
+      const uint64_t want = k >= 1 && k <= NB ? val(left, t, k + 2) : kSentinel;
+      CHECK(at(Z, k) == want, "superstep %d: Z[%llu] wrong after the misaligned move", t, (unsigned long long)k);
+    }
+    // Y is this process's to overwrite at once; had the move taken the frames
+    // the forwarding send still reads, the forwarded data would change.
+    for (uint64_t k = 0; k < NX; ++k) at(Y, k) = ~k;
+  }
+  // Errors: nothing moved, nothing freed.
+  bspk_ptr m4 = bspk_malloc("", 0, 4, 4), m8 = bspk_malloc("", 0, 8, 8);
+  bspk_ptr named = bspk_malloc("mv", me, 8, 8);
+  at(m8, 0) = 42;
+  expect_err(bspk_move(m8, bspk_incr(m8, 4), 2), BSPK_ERR_ARG, "same region", "same region");
+  expect_err(bspk_move(m8, m4, 2), BSPK_ERR_ARG, "element sizes", "element sizes differ");
+  expect_err(bspk_move(Y, m8, 9), BSPK_ERR_RANGE, "source range", "source");
+  expect_err(bspk_move(bspk_incr(m8, 6), named, 3), BSPK_ERR_RANGE, "destination range", "destination");
+  expect_err(bspk_move(m8, BSPK_NULL, 1), BSPK_ERR_PTR, "NULL source", "NULL");
+  CHECK(std::strstr(bspk_error_string(), "bspk_move"), "'%s' does not name bspk_move", bspk_error_string());
+  OK(bspk_sync());
+  if (P > 1) {
+    bspk_ptr remote = bspk_lookup("mv", right);
+    OK(bspk_sync());
+    expect_err(bspk_move(remote, m8, 1), BSPK_ERR_PTR, "remote destination", "owned by pid");
+  }
+  CHECK(at(m8, 0) == 42 && bspk_elemP(m4) != nullptr, "an erroneous move changed or freed its regions");
+  OK(bspk_move(named, m8, 8));  // a named destination: a local region like any other
+  CHECK(at(named, 0) == 42, "move into a named region");
+  expect_err(bspk_move(Y, m8, 1), BSPK_ERR_PTR, "freed source", "freed");
+  OK(bspk_free(m4));
+  OK(bspk_free(named));
+  OK(bspk_free(X));
+  OK(bspk_free(Y));
+  OK(bspk_free(Z));
+  OK(bspk_sync());
+  std::printf("dsm move ok pid=%d\n", me);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   return scenario_main(argc, argv, "dsm_scenarios",
                        {{"ring", ring}, {"fetch", fetch}, {"samestep", samestep}, {"conflict", conflict},
                         {"selfcount", selfcount}, {"put", put}, {"put_many", put_many}, {"buf_errors", buf_errors},
-                        {"errors", errors}});
+                        {"errors", errors}, {"move", move}});
 }
