@@ -1133,6 +1133,34 @@ void put(const D& dst, const T* src, std::size_t n) {
   detail::check(bspk_put(d.p, src, n * sizeof(T)), "bspk_put");
 }
 
+/* Move the elements of src -- typically a received message -- into dst at
+ * once (bspk_move): where whole frames line up (a message sent from element 0
+ * of a region, moved to element 0 of one) they change hands, no copy; the rest
+ * is copied. src is consumed: left empty (its region freed), as after
+ * reset(). dst: a region<T> or slice<T> holding at least src.size() elements.
+ * Not a communication: nothing is counted, no other process sees it.
+ * Errors: BSPK_ERR_RANGE (dst too short), BSPK_ERR_ARG (a message of bytes
+ * read as a wider T: element sizes differ), those of bspk_move; src is then
+ * left as it was. */
+template <class D, class T>
+void move(const D& dst, region<T>&& src) {
+  using DE = typename detail::end_type<D>::type;
+  static_assert(std::is_same<DE, detail::end<T>>::value,
+                "bspk::move: dst must hold elements of the source's type T (region<T>, slice<T>)");
+  const DE d = detail::access::of(dst);
+  const detail::end<T> s = detail::access::of(src);
+  if (BSPK_HPP_UNLIKELY(s.limit > d.limit))
+    detail::fail(BSPK_ERR_RANGE, "bspk::move",
+                 std::to_string(s.limit) + " elements do not fit the destination (" + std::to_string(d.limit) +
+                     " elements)");
+  if (BSPK_HPP_UNLIKELY(d.scale != 1 || s.scale != 1))
+    detail::fail(BSPK_ERR_ARG, "bspk::move",
+                 "a message of bytes read as a wider T cannot be moved (element sizes differ); copy its elements");
+  if (s.limit == 0 && s.p.region == 0) return;  // an empty src: nothing to move
+  detail::check(bspk_move(d.p, s.p, s.limit), "bspk_move");
+  (void)src.release();  // freed by bspk_move
+}
+
 }  // namespace bspk
 
 #endif  // BSPK_HPP

@@ -372,6 +372,28 @@ static void dsm_copies(bspk::runtime& rt) {
     bspk::copy(buf, follow, 1);  // a local copy
     rt.sync(bspk::expect{1});
     CHECK(buf[0].value == 100 + me && !buf[0].next && follow.owner() == me);
+
+    // bspk::move: a message of two frames sent from element 0 moves into
+    // element 0 of g by frame flips (no byte copied); its sender's values land.
+    const size_t fe2 = 2 * fe;
+    rt.send(next, g.slice(0, fe2));
+    rt.sync(bspk::expect{1});
+    bspk::message<double> whole = rt.recv<double>();
+    bspk::region<double> keep(rt, fe2);
+    const bspk_stats before = rt.stats();
+    bspk::move(keep, std::move(whole));
+    const bspk_stats after = rt.stats();
+    CHECK(!whole && whole.size() == 0 && after.frames_flipped == before.frames_flipped + 2 &&
+          after.bytes_copied == before.bytes_copied);
+    CHECK(keep[0] == prev * 1e6 && keep[fe2 - 1] == prev * 1e6 + double(fe2 - 1));
+    rt.send(next, g.slice(0, 4));
+    rt.sync(bspk::expect{1});
+    bspk::message<double> four = rt.recv<double>();
+    expect_error(BSPK_ERR_RANGE, "bspk::move", __LINE__, [&] { bspk::move(keep.slice(0, 3), std::move(four)); });
+    CHECK(four.size() == 4);  // an error leaves the source as it was
+    const double keep4 = keep[4], keep9 = keep[9];
+    bspk::move(keep.slice(5, 4), std::move(four));  // into the middle of a frame: copied
+    CHECK(!four && keep[5] == prev * 1e6 + 0 && keep[7] == prev * 1e6 + 2 && keep[4] == keep4 && keep[9] == keep9);
 }
 
 // rt.sync with expect and will_send, and their errors.
