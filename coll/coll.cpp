@@ -237,7 +237,6 @@ struct Scratch {
   std::vector<Hdr> hdr;
   std::vector<bspk_ptr> hmsg;
   std::vector<unsigned char> buf;  // header_step's message
-  std::vector<unsigned char> acc;  // short reductions' accumulator
 };
 Scratch& scratch() {
   static thread_local Scratch s;

@@ -20,10 +20,13 @@
  *     else BSPK_ERR_STATE [call]. Messages the caller received and did not
  *     claim are discarded by the collective's first sync (as by any
  *     bspk_sync). When it returns the caller is at the start of a fresh
- *     superstep with an empty inbox; its regions were not freed or flipped
- *     (every write into them is a copy by this layer, made after the
- *     superstep that brought the data: copies from received messages into
- *     the user's region, counted by nobody, and no bspk_copy into them).
+ *     superstep with an empty inbox; its regions were not freed. Data land
+ *     in them after the superstep that brought it, by this layer's copies
+ *     (counted by nobody) or by bspk_move of the received message: whole
+ *     frames that line up (a region used from element 0) change hands,
+ *     no copy -- so, as after any bspk_sync (bspk.h bspk_elemP),
+ *     addresses taken with bspk_elemP / bspk_span before the call are
+ *     invalid after it. No bspk_copy goes into them.
  *   - Status calls return BSPK_OK or a negative BSPK_ERR_* (bspk.h "Return
  *     codes"). bspk.h offers no way for a layer to set bspk_error_string(),
  *     so the message of an error of a collective (or of bspk_op_create /
