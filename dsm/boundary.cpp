@@ -62,6 +62,11 @@ void Dsm::flip_or_copy(comem::Region& d, uint64_t doff, comem::Region& sr, uint6
 }
 
 void Dsm::move(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
+  for (const bspk_ptr* p : {&dst, &src})
+    if (is_handle(*p))
+      fail(BSPK_ERR_PTR, "the %s is a bspk_lookup pointer not resolved yet (a region of another process, or "
+                         "not registered): bspk_move takes local regions",
+           p == &dst ? "destination" : "source");
   comem::Region& d = comem_.local(dst);
   comem::Region& sr = comem_.local(src);
   if (dst.region == src.region)

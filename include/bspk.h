@@ -537,7 +537,8 @@ BSPK_API int bspk_put(bspk_ptr dst, const void *src, size_t nbytes);
  * it are dead. Not a communication: not counted by bspk_expect, no effect on
  * other processes; a bspk_copy or store into dst in this superstep still
  * lands at the boundary, after the move. Cost: O(F) for F frames spanned,
- * plus the bytes copied. Errors: BSPK_ERR_PTR (NULL, freed or remote region),
+ * plus the bytes copied. Errors: BSPK_ERR_PTR (NULL, freed or remote region;
+ * a bspk_lookup pointer not resolved yet),
  * BSPK_ERR_ARG (src and dst in the same region, element sizes differ),
  * BSPK_ERR_RANGE (either range runs past its region's end); nothing is moved
  * or freed then. */

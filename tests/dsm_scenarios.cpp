@@ -874,6 +874,9 @@ int move(int argc, char** argv) {
     bspk_ptr remote = bspk_lookup("mv", right);
     OK(bspk_sync());
     expect_err(bspk_move(remote, m8, 1), BSPK_ERR_PTR, "remote destination", "owned by pid");
+    // A lookup of a pair nobody registered stays unresolved: named as such.
+    expect_err(bspk_move(bspk_lookup("mv_nobody", 0), m8, 1), BSPK_ERR_PTR, "unresolved destination",
+               "not resolved yet");
   }
   CHECK(at(m8, 0) == 42 && bspk_elemP(m4) != nullptr, "an erroneous move changed or freed its regions");
   OK(bspk_move(named, m8, 8));  // a named destination: a local region like any other
