@@ -672,14 +672,14 @@ int reduce_scatter(Ctx& c, const bspk_ptr& ptr, std::vector<unsigned char>& acc)
   return BSPK_OK;
 }
 
-// acc[0..n) = acc op s[0..n), acc a comem range too (written in place).
-bool combine_cm(const Op& op, Cur& acc, Cur& s, size_t n) {
-  size_t bytes = n * op.es;
-  while (bytes) {
-    char* a;
-    const size_t t = acc.get(bytes, &a);  // whole elements: runs end at frame ends
-    if (!t || t % op.es) return false;
-    if (!combine(op, reinterpret_cast<unsigned char*>(a), s, t / op.es)) return false;
+// f(run, elements) for each contiguous run of the n elements (es bytes each)
+// of comem range c; runs end at frame ends, so they hold whole elements.
+template <class F>
+bool each_run(Cur& c, size_t n, size_t es, F&& f) {
+  for (size_t bytes = n * es; bytes;) {
+    char* x;
+    const size_t t = c.get(bytes, &x);
+    if (!t || t % es || !f(reinterpret_cast<unsigned char*>(x), t / es)) return false;
     bytes -= t;
   }
   return true;
@@ -697,17 +697,13 @@ int fold_direct(Ctx& c, const bspk_ptr& ptr, int upto, Msgs& got) {
   const bspk_ptr acc = c.me == 0 ? ptr : got[0];
   if (c.op.starts()) {
     Cur a(acc, c.n);
-    for (size_t left = c.n * c.es; left;) {
-      char* x;
-      const size_t t = a.get(left, &x);
-      if (!t) return c.internal("reading the data");
-      c.op.start(x, t / c.es);
-      left -= t;
-    }
+    if (!each_run(a, c.n, c.es, [&](unsigned char* x, size_t k) { return c.op.start(x, k), true; }))
+      return c.internal("reading the data");
   }
   for (int j = 1; j < upto; j++) {
     Cur a(acc, c.n), s(j == c.me ? ptr : got[j], c.n);
-    if (!combine_cm(c.op, a, s, c.n)) return c.internal("combining the data");
+    if (!each_run(a, c.n, c.es, [&](unsigned char* x, size_t k) { return combine(c.op, x, s, k); }))
+      return c.internal("combining the data");
   }
   if (c.me != 0 && !c.take(got, 0, ptr, c.n)) return c.internal("writing the result");
   return BSPK_OK;
@@ -990,18 +986,15 @@ int do_alltoallv(Ctx& c, const bspk_ptr& dst, const size_t* rdispls, const bspk_
   for (int j = 0; j < p; j++) {
     const size_t cnt = c.recvcounts[j];
     if (pair_bad[static_cast<size_t>(j)] || cnt == 0) continue;
-    Cur d(at(dst, rdispls[j]), cnt);
-    if (j == me) {
-      Cur s(at(src, sdispls[me]), cnt);
-      if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying the own block");
-    } else if (cnt * c.es <= S) {
-      if (!c.payload_is(j, cnt * c.es)) return c.internal("short payload size");
-      Cur s = c.payload(j);
-      if (!cm_copy(d, s, cnt * c.es)) return c.internal("copying a block");
-    } else {
+    const bspk_ptr dj = at(dst, rdispls[j]);
+    if (j != me && cnt * c.es > S) {  // a message of its own: moved in
       if (!c.data_ok(got, j, cnt)) return c.internal("block missing");
-      if (!c.take(got, j, at(dst, rdispls[j]), cnt)) return c.internal("moving a block");
+      if (!c.take(got, j, dj, cnt)) return c.internal("moving a block");
+      continue;
     }
+    Cur d(dj, cnt), s = j == me ? Cur(at(src, sdispls[me]), cnt) : c.payload(j);
+    if (j != me && !c.payload_is(j, cnt * c.es)) return c.internal("short payload size");
+    if (!cm_copy(d, s, cnt * c.es)) return c.internal(j == me ? "copying the own block" : "copying a block");
   }
   if (!pair_err.empty()) return c.fail(BSPK_ERR_ARG, pair_err);
   return c.finish();
