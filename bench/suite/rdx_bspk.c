@@ -176,10 +176,20 @@ static uint32_t *base_of(bspk_ptr r) {
     return b;
 }
 
-/* inplace: one walk over this process's block in global position order
- * (digit, then sender), piece by piece, frame by frame: counts the digits of
- * `pass` (out == NULL) or moves every key to out[start[digit]++]. */
-static void walk_block(int pass, uint64_t *counts, uint64_t *start, uint32_t *out) {
+/* inplace: this process's block as plain runs (pointer, length) in global
+ * position order (digit, then sender), piece by piece, split where a piece
+ * crosses a frame: built once per pass (one bspk_span per run), so the two
+ * loops of the count sort run over plain arrays as suite_count_sort does.
+ * (Walking the pieces with bspk_span/bspk_incr in both loops cost 230 us per
+ * pass at n = 2^18, p = 2, against 185 us for suite_count_sort on a plain
+ * array: 512 pieces of about 256 keys each, two library calls and the piece
+ * bounds per piece and loop.) */
+static const uint32_t **run_at;
+static uint64_t *run_len;
+static size_t nrun, run_cap;
+
+static void build_runs(void) {
+    nrun = 0;
     for (int d = 0; d < R; d++)
         for (int q = 0; q < p; q++) {
             uint64_t a, b;
@@ -190,24 +200,34 @@ static void walk_block(int pass, uint64_t *counts, uint64_t *start, uint32_t *ou
                 size_t k = bspk_span(at, &base);
                 if (k == 0) bspk_abort("rdx_bspk: bspk_span: region too short: %s", bspk_error_string());
                 if (k > c) k = (size_t)c;
-                const uint32_t *w = base;
-                if (out)
-                    for (size_t i = 0; i < k; i++) out[start[suite_digit(w[i], pass)]++] = w[i];
-                else
-                    for (size_t i = 0; i < k; i++) counts[suite_digit(w[i], pass)]++;
+                if (nrun == run_cap) {
+                    run_cap = run_cap ? 2 * run_cap : (size_t)p * R + 64;
+                    run_at = realloc(run_at, run_cap * sizeof *run_at);
+                    run_len = realloc(run_len, run_cap * sizeof *run_len);
+                    if (!run_at || !run_len) bspk_abort("rdx_bspk: out of memory");
+                }
+                run_at[nrun] = base;
+                run_len[nrun++] = k;
                 c -= k;
                 at = bspk_incr(at, (ptrdiff_t)k);
             }
         }
 }
 
-/* inplace: the count sort of the keys where they lie (walk_block) into out. */
+/* inplace: the count sort of the keys where they lie (build_runs) into out. */
 static void count_sort_inplace(uint32_t *out, int pass) {
     uint64_t start[R], s = 0;
+    build_runs();
     memset(cnt, 0, sizeof cnt);
-    walk_block(pass, cnt, NULL, NULL);
+    for (size_t r = 0; r < nrun; r++) {
+        const uint32_t *w = run_at[r];
+        for (uint64_t i = 0, k = run_len[r]; i < k; i++) cnt[suite_digit(w[i], pass)]++;
+    }
     for (int d = 0; d < R; d++) { start[d] = s; s += cnt[d]; }
-    walk_block(pass, NULL, start, out);
+    for (size_t r = 0; r < nrun; r++) {
+        const uint32_t *w = run_at[r];
+        for (uint64_t i = 0, k = run_len[r]; i < k; i++) out[start[suite_digit(w[i], pass)]++] = w[i];
+    }
 }
 
 /* inplace: free the messages of the last pass. */
@@ -519,6 +539,8 @@ int main(int argc, char **argv) {
     free(nextd);
     free(inmsg);
     free(seg);
+    free(run_at);
+    free(run_len);
     free(blo);
     free(t);
     free(mx);
