@@ -452,11 +452,9 @@ std::vector<double> max_at_root(const std::vector<double>& v) {
   return out;
 }
 
-// The last-level cache (hwloc: the first L3, else L2; 32 MiB when unknown),
-// bytes; the machine file records it (llc_bytes) for bspk-predict
-// --cold-machine. cold_bytes: what each process writes to evict the caches
-// (--cold), twice the last-level cache shared by the P processes, capped.
-size_t llc_bytes() {
+// The last-level cache as hwloc reports it (the first L3, else L2; 0 when
+// unknown), bytes.
+size_t llc_reported() {
   size_t llc = 0;
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0)
@@ -468,14 +466,79 @@ size_t llc_bytes() {
       }
     }
   if (topo) hwloc_topology_destroy(topo);
-  if (!llc) llc = size_t{32} << 20;
   return llc;
 }
-// At most 64 MiB per process: this VM's hwloc began reporting a 480 MiB L3
-// (2026-11-27; the host's, not a per-core share), and writing 2 x 480 MiB
-// before each of the probe's thousands of runs took the quick --cold probe
-// from seconds past its 300 s limit. 64 MiB still evicts the private caches
-// and any L3 share a process of a real node has.
+
+// The last-level cache as reads see it, bytes (0: no clear cache/memory step).
+// One process reads buffers of 256 KiB doubling up to `upto` (one load per
+// 64-byte line, the best of several passes after a first one) and takes the
+// largest size read at least 1.4x faster per line than the largest (memory).
+// Why measured: this VM's hwloc reports a 480 MiB L3 (2026-11-27, the host's
+// CPUID), where reads slow from 2.2 ns to 3.5-4.2 ns per line past 64 MiB;
+// with 480 MiB no superstep of the validation's programs counted as cold and
+// radix_sort's F_M+o error at shm p = 2 went from 18% to 43%.
+size_t llc_measured(size_t upto) {
+  constexpr size_t kMin = size_t{256} << 10;
+  if (upto < 4 * kMin) return 0;
+  std::vector<uint64_t> buf(upto / sizeof(uint64_t), 1);
+  volatile uint64_t sink = 0;
+  std::vector<std::pair<size_t, double>> t;  // (bytes, seconds per line)
+  for (size_t sz = kMin; sz <= upto; sz *= 2) {
+    const size_t words = sz / sizeof(uint64_t);
+    uint64_t s = 0;
+    for (size_t i = 0; i < words; i += 8) s += buf[i];  // first pass: bring it in
+    const int passes = static_cast<int>(std::clamp<size_t>((size_t{256} << 20) / sz, 2, 64));
+    double best = 1e30;
+    for (int r = 0; r < passes; ++r) {
+      const double t0 = bspk_time();
+      for (size_t i = 0; i < words; i += 8) s += buf[i];
+      best = std::min(best, bspk_time() - t0);
+    }
+    sink = sink + s;
+    t.emplace_back(sz, best / static_cast<double>(words / 8));
+  }
+  const double mem = t.back().second;
+  size_t llc = 0;
+  for (const auto& [sz, per_line] : t)
+    if (per_line * 1.4 < mem) llc = sz;
+  return llc < t.back().first ? llc : 0;  // the largest size itself is never "cache"
+}
+
+// The cache figures of the machine file: hwloc's, the measured one (pid 0
+// measures while the others wait, then tells them), and the one used
+// (llc_bytes): the smaller of the two where both exist, else the one there
+// is, else 32 MiB; --llc BYTES overrides it.
+struct Llc {
+  size_t reported = 0, measured = 0, used = 0;
+};
+Llc g_llc;
+
+void find_llc(int me, int p, size_t override_bytes) {
+  Llc l;
+  l.reported = llc_reported();
+  uint64_t v[2] = {0, 0};
+  if (me == 0 && !override_bytes)
+    v[0] = llc_measured(std::min(size_t{1} << 30, std::max(4 * l.reported, size_t{128} << 20)));
+  if (me == 0)
+    for (int j = 1; j < p; ++j) ok(bspk_send_buf(j, v, sizeof v), "bspk_send_buf");
+  ok(bspk_sync(), "bspk_sync");
+  for (bspk_ptr m = bspk_recv(); !bspk_is_null(m); m = bspk_recv()) {
+    copy_out(m, v, sizeof v);
+    ok(bspk_free(m), "bspk_free");
+  }
+  l.measured = static_cast<size_t>(v[0]);
+  if (override_bytes) l.used = override_bytes;
+  else if (l.reported && l.measured) l.used = std::min(l.reported, l.measured);
+  else l.used = l.reported ? l.reported : l.measured ? l.measured : size_t{32} << 20;
+  g_llc = l;
+}
+size_t llc_bytes() { return g_llc.used; }
+
+// cold_bytes: what each process writes to evict the caches (--cold), twice
+// the last-level cache shared by the P processes, at most 64 MiB per process:
+// with hwloc's 480 MiB (above), writing 2 x 480 MiB before each of the quick
+// --cold probe's thousands of runs took it past its 300 s limit; 64 MiB still
+// evicts the private caches and any L3 share a process of a real node has.
 size_t cold_bytes(int p) { return std::min(2 * llc_bytes() / static_cast<size_t>(p), size_t{64} << 20); }
 
 int distinct_hosts() {
@@ -532,6 +595,10 @@ int main(int argc, char** argv) {
                  "absolute times (the paper's plain fit)")->capture_default_str()->check(CLI::IsMember({"relative", "absolute"}));
   app.add_flag("--cold", cold, "evict the caches before every run (each process writes 2 x last-level cache / P "
                "bytes), as in programs whose data outgrows the cache");
+  uint64_t llc_override = 0;
+  app.add_option("--llc", llc_override, "the last-level cache in bytes (default: measured by reading growing buffers, "
+                 "at most what hwloc reports); the machine file's llc_bytes, which bspk-predict --cold-machine uses")
+      ->check(CLI::Range(uint64_t{1} << 16, uint64_t{1} << 40));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -539,6 +606,7 @@ int main(int argc, char** argv) {
     bspk_finalize();
     return rc;
   }
+  find_llc(me, p, static_cast<size_t>(llc_override));
   if (!hmax) hmax = quick ? (uint64_t{4} << 20) : (uint64_t{8} << 20);
   if (p < 2) die("needs at least 2 processes: the cost functions model traffic between processes");
   if (hmax < 64 * kAlign * static_cast<uint64_t>(p)) die("--hmax %llu is too small for %d processes", (unsigned long long)hmax, p);
@@ -601,6 +669,9 @@ int main(int argc, char** argv) {
     std::printf("bspk-probe: %d processes on %d host%s, %zu patterns x %zu (operation, mode) pairs x %d runs, h up to "
                 "%llu bytes%s\n", p, hosts, hosts > 1 ? "s" : "", pats.size(), cases.size(), runs, (unsigned long long)hmax,
                 quick ? " (quick)" : "");
+  if (me == 0)
+    std::printf("bspk-probe: last-level cache %zu KiB (hwloc reports %zu KiB, reads measure %zu KiB%s)\n",
+                llc_bytes() >> 10, g_llc.reported >> 10, g_llc.measured >> 10, llc_override ? "; --llc given" : "");
 
   Matrix empty(static_cast<size_t>(p * p), 0);
   constexpr int kSplit = 64;
@@ -664,7 +735,8 @@ int main(int argc, char** argv) {
     json += "  \"provider\": \"" + std::string(prov && *prov ? prov : "auto") + "\", \"nprocs\": " +
             std::to_string(p) + ", \"hosts\": " + std::to_string(hosts) + ", \"created\": \"" + when + "\",\n";
     json += "  \"fit\": \"" + fit_mode + "\", \"cold\": " + (cold ? "true" : "false") +
-            ", \"llc_bytes\": " + std::to_string(llc_bytes()) + ",\n";
+            ", \"llc_bytes\": " + std::to_string(llc_bytes()) + ", \"llc_reported\": " +
+            std::to_string(g_llc.reported) + ", \"llc_measured\": " + std::to_string(g_llc.measured) + ",\n";
     json += "  \"runs\": " + std::to_string(runs) + ", \"hmax\": " + std::to_string(hmax) + ", \"quick\": " +
             (quick ? "true" : "false") + ",\n";
     json += "  \"units\": {\"g\": \"seconds per byte\", \"l\": \"seconds\"},\n";
@@ -749,7 +821,13 @@ int main(int argc, char** argv) {
         std::snprintf(cell, sizeof cell, " %.1f |", 100 * r.val_avg), e2a += cell;
         std::snprintf(cell, sizeof cell, " %.1f |", 100 * r.val_max), e2m += cell;
         json += "        \"" + std::string(f.name) + "\": {";
-        for (size_t c = 0; c < names.size(); ++c) json += "\"" + std::string(names[c]) + "\": " + json_num(r.coef[c]) + ", ";
+        for (size_t c = 0; c < names.size(); ++c) {  // (appended piecewise: GCC 12 -Wrestrict false positive)
+          json += '"';
+          json += names[c];
+          json += "\": ";
+          json += json_num(r.coef[c]);
+          json += ", ";
+        }
         json += "\"rms_residual_s\": " + json_num(r.rms) + ", \"suite1_avg_err\": " + json_num(r.fit_avg) +
                 ", \"suite1_max_err\": " + json_num(r.fit_max) + ", \"suite2_avg_err\": " + json_num(r.val_avg) +
                 ", \"suite2_max_err\": " + json_num(r.val_max) + "}" + (fi + 1 < std::size(kFunctions) ? ",\n" : "\n");

@@ -9,18 +9,26 @@ set -eu
 build=$1; src=$2; prov=$3; np=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cold=""
+cold="" llc=""
 [ "$prov" = shm ] && cold=--cold  # the cache-evicting variant on one provider (it costs seconds)
-timeout 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 $cold \
+[ "$prov" = tcp ] && llc="--llc 8388608"  # the cache size given, not measured, on the other
+timeout 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 $cold $llc \
   --hmax 262144 --out "$dir/machine.json" --raw "$dir/raw.csv" > "$dir/probe.txt"
 grep -q "Suite 2 validation, avg err" "$dir/probe.txt" || { cat "$dir/probe.txt"; echo "FAIL: no table"; exit 1; }
 BSPK_PROFILE="$dir/profile.csv" timeout 120 "$build/bspkrun" -n "$np" --provider "$prov" \
   "$build/tests/profile/profile_check" "$dir/profile.csv" > "$dir/check.txt"
 /usr/bin/python3 "$src/costmodel/bspk-predict" "$dir/profile.csv" "$dir/machine.json" --json "$dir/predict.json" \
   --per-superstep > "$dir/predict.txt"
-/usr/bin/python3 - "$dir/machine.json" "$dir/predict.json" "$dir/raw.csv" "$np" "$cold" <<'PY'
+/usr/bin/python3 - "$dir/machine.json" "$dir/predict.json" "$dir/raw.csv" "$np" "$cold" "$llc" <<'PY'
 import csv, json, math, sys
 machine, pred, raw, np_ = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+# the last-level cache: given (--llc) it is used as is and not measured;
+# else the smaller of hwloc's and the measured one where both exist
+llc, rep, mea = machine["llc_bytes"], machine["llc_reported"], machine["llc_measured"]
+if sys.argv[6]:
+    assert llc == int(sys.argv[6].split()[1]) and mea == 0, (llc, rep, mea)
+else:
+    assert llc > 0 and llc == (min(rep, mea) if rep and mea else rep or mea or 32 << 20), (llc, rep, mea)
 names = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
 assert machine["format"] == "bspk-machine 1" and machine["nprocs"] == np_, machine
 assert machine["cold"] == (sys.argv[5] == "--cold"), machine["cold"]
