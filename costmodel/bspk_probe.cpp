@@ -505,7 +505,8 @@ size_t llc_measured(size_t upto) {
 }
 
 // The cache figures of the machine file: hwloc's, the measured one (pid 0
-// measures while the others wait, then tells them), and the one used
+// measures while the others wait, then tells them: the cache of pid 0's
+// host stands for every host of the job), and the one used
 // (llc_bytes): the smaller of the two where both exist, else the one there
 // is, else 32 MiB; --llc BYTES overrides it.
 struct Llc {
@@ -516,17 +517,17 @@ Llc g_llc;
 void find_llc(int me, int p, size_t override_bytes) {
   Llc l;
   l.reported = llc_reported();
-  uint64_t v[2] = {0, 0};
+  uint64_t v = 0;
   if (me == 0 && !override_bytes)
-    v[0] = llc_measured(std::min(size_t{1} << 30, std::max(4 * l.reported, size_t{128} << 20)));
+    v = llc_measured(std::min(size_t{1} << 30, std::max(4 * l.reported, size_t{128} << 20)));
   if (me == 0)
-    for (int j = 1; j < p; ++j) ok(bspk_send_buf(j, v, sizeof v), "bspk_send_buf");
+    for (int j = 1; j < p; ++j) ok(bspk_send_buf(j, &v, sizeof v), "bspk_send_buf");
   ok(bspk_sync(), "bspk_sync");
   for (bspk_ptr m = bspk_recv(); !bspk_is_null(m); m = bspk_recv()) {
-    copy_out(m, v, sizeof v);
+    copy_out(m, &v, sizeof v);
     ok(bspk_free(m), "bspk_free");
   }
-  l.measured = static_cast<size_t>(v[0]);
+  l.measured = static_cast<size_t>(v);
   if (override_bytes) l.used = override_bytes;
   else if (l.reported && l.measured) l.used = std::min(l.reported, l.measured);
   else l.used = l.reported ? l.reported : l.measured ? l.measured : size_t{32} << 20;
