@@ -992,8 +992,8 @@ int do_alltoallv(Ctx& c, const bspk_ptr& dst, const size_t* rdispls, const bspk_
       if (!c.take(got, j, dj, cnt)) return c.internal("moving a block");
       continue;
     }
-    Cur d(dj, cnt), s = j == me ? Cur(at(src, sdispls[me]), cnt) : c.payload(j);
     if (j != me && !c.payload_is(j, cnt * c.es)) return c.internal("short payload size");
+    Cur d(dj, cnt), s = j == me ? Cur(at(src, sdispls[me]), cnt) : c.payload(j);
     if (!cm_copy(d, s, cnt * c.es)) return c.internal(j == me ? "copying the own block" : "copying a block");
   }
   if (!pair_err.empty()) return c.fail(BSPK_ERR_ARG, pair_err);

@@ -72,14 +72,7 @@ void Dsm::move(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n) {
   if (dst.region == src.region)
     fail(BSPK_ERR_ARG, "destination and source are the same region (region id %#x): bspk_move consumes the source",
          src.region);
-  if (d.elem_size != sr.elem_size)
-    fail(BSPK_ERR_ARG, "element sizes differ: destination %u bytes, source %u bytes", d.elem_size, sr.elem_size);
-  if (dst.offset > d.nelems || n > d.nelems - dst.offset)
-    fail(BSPK_ERR_RANGE, "destination: %llu elements from element %llu run past the end of the region (%llu elements)",
-         (unsigned long long)n, (unsigned long long)dst.offset, (unsigned long long)d.nelems);
-  if (src.offset > sr.nelems || n > sr.nelems - src.offset)
-    fail(BSPK_ERR_RANGE, "source: %llu elements from element %llu run past the end of the region (%llu elements)",
-         (unsigned long long)n, (unsigned long long)src.offset, (unsigned long long)sr.nelems);
+  check_copy(dst, src, n);  // element sizes and both ranges, as for bspk_copy
   flip_or_copy(d, dst.offset, sr, src.offset, n);
   freeing(src.region, src.gen);
   comem_.release(src.region);
