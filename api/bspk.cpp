@@ -380,6 +380,47 @@ int bspk_send_buf(int dest, const void* src, size_t nbytes) {
   });
 }
 
+int bspk_mem_register(const void* addr, size_t nbytes, bspk_memreg* out) {
+  return guarded("bspk_mem_register", [&] {
+    Runtime& r = need();
+    if (!out) fail(BSPK_ERR_ARG, "out is NULL");
+    if (!addr || nbytes == 0) fail(BSPK_ERR_ARG, "cannot register %zu bytes at %p", nbytes, addr);
+    uint64_t key = 0;
+    const uint64_t id = r.engine->register_user(const_cast<void*>(addr), nbytes, &key);
+    *out = bspk_memreg{id, bspk_memkey{reinterpret_cast<uintptr_t>(addr), key, nbytes}};
+  });
+}
+
+int bspk_mem_deregister(bspk_memreg* reg) {
+  return guarded("bspk_mem_deregister", [&] {
+    Runtime& r = need();
+    if (!reg) fail(BSPK_ERR_ARG, "reg is NULL");
+    r.engine->deregister_user(reg->id);
+    reg->id = 0;
+  });
+}
+
+int bspk_mem_read(int src, const bspk_memkey* from, size_t offset, const bspk_memreg* into, void* dst,
+                  size_t nbytes) {
+  return guarded("bspk_mem_read", [&] {
+    Runtime& r = need();
+    if (src < 0 || src >= r.nprocs) fail(BSPK_ERR_PID, "pid %d is out of range [0, %d)", src, r.nprocs);
+    if (!from || !into) fail(BSPK_ERR_ARG, "%s is NULL", from ? "into" : "from");
+    if (offset > from->len || nbytes > from->len - offset)
+      fail(BSPK_ERR_ARG, "reading %zu bytes at offset %zu of pid %d's registration of %llu bytes", nbytes, offset,
+           src, (unsigned long long)from->len);
+    r.engine->read_user(src, from->addr, from->key, offset, into->id, dst, nbytes);
+  });
+}
+
+int bspk_mem_wait(void) {
+  return guarded("bspk_mem_wait", [&] { need().engine->wait_reads(); });
+}
+
+void bspk_note_copied(size_t nbytes) {
+  if (rt) rt->stats.bytes_copied += nbytes;
+}
+
 bspk_ptr bspk_recv(void) {
   bspk_ptr p = BSPK_NULL;
   guarded("bspk_recv", [&] { p = need().mp->recv(); });

@@ -58,8 +58,11 @@ enum Kind : uint32_t {
   kSmallPut = 8,  // a SmallPut record (puts of < 16 MiB to registrations with 32-bit ids)
   kPad8 = 9,      // 8 bytes of padding (16-byte alignment of the record after it)
   kSmallSend = 10,  // a SmallSend record (BSMP messages with tags of < 16 MiB)
+  kZcPut = 11,    // a zero-copy put: a (regid), b (offset), n (bytes); data: ZcKey of the source
+  kZcGet = 12,    // a zero-copy get announced to the owner: a, b, n as kGet; no data
+  kAck = 13,      // phase 2: this process's reads of the receiver's memory are done
 };
-constexpr uint32_t kLastKind = kHead;
+constexpr uint32_t kLastKind = kAck;
 constexpr uint32_t kHeadGets = 1;
 
 struct Header {
@@ -103,8 +106,17 @@ struct Op {
   uint64_t kind;
   uint64_t regid;  // push: the new id; pop: the popped id (or kWildcard)
   int64_t value;   // push: size, or -1 for NULL (size 0); tagsize: requested size
+  uint64_t addr = 0;  // push: the variable's fabric registration (bspk_memkey addr; 0: none)
+  uint64_t key = 0;   //       and its key: peers read it directly (zero-copy bsp_hpget)
 };
-static_assert(sizeof(Op) == 24);
+static_assert(sizeof(Op) == 40);
+
+// Where the source of a zero-copy put lies on its issuer (a kZcPut record's data).
+struct ZcKey {
+  uint64_t addr;
+  uint64_t key;
+};
+static_assert(sizeof(ZcKey) == 16);
 
 // ---------------------------------------------------------------- state
 
@@ -114,6 +126,18 @@ struct Reg {
   const void* addr = nullptr;
   std::vector<int64_t> size;  // registered size per pid
   std::vector<uint8_t> null;  // per pid: registered as NULL (for bsp_pop_reg(NULL) everywhere)
+  bspk_memreg mr{};                // this process's fabric registration of it (id 0: none)
+  std::vector<bspk_memkey> keys;   // per pid: what reads it there (len 0: not registered there)
+};
+
+// A bsp_hpput or bsp_hpget that moves by a fabric read (zero copy), noted at
+// the call and carried out in the sync. local: the source (put) or the
+// destination (get) on this process.
+struct ZcOp {
+  void* local;
+  size_t n;
+  uint64_t regid;
+  uint64_t offset;  // in the registration on the other process
 };
 
 struct PendingGet {
@@ -286,7 +310,7 @@ struct Inbound {
     Header h;
     size_t data;  // offset of the record's data in the batch
   };
-  std::vector<Rec> puts, gets, sends;
+  std::vector<Rec> puts, gets, sends, zc_puts, zc_gets;
   std::vector<Op> ops;
   bool end = false;
   bool has_ops = false;
@@ -296,6 +320,8 @@ struct Inbound {
     puts.clear();
     gets.clear();
     sends.clear();
+    zc_puts.clear();
+    zc_gets.clear();
     ops.clear();
   }
 };
@@ -319,7 +345,12 @@ struct State {
   uint64_t cache_id = 0;
   const Reg* cache_reg = nullptr;
   std::vector<Op> ops;                                               // this superstep's collective ops
-  std::vector<std::pair<const void*, int64_t>> pushed;               // this superstep's pushes (addr, size), by ops order
+  struct Pushed {
+    const void* addr;
+    int64_t size;
+    bspk_memreg mr;  // its fabric registration, made at the call (id 0: none)
+  };
+  std::vector<Pushed> pushed;                                        // this superstep's pushes, by ops order
   std::unordered_map<const void*, std::vector<uint64_t>> pending;    // pushed this superstep, per address
 
   // tag sizes: in force for sends now, requested for the next superstep
@@ -329,6 +360,20 @@ struct State {
   std::vector<Outbox> out;  // per destination pid (out[pid] is the local batch)
   std::vector<std::vector<PendingGet>> gets;  // per owner, in call order
   std::vector<int> touched;                   // destinations with a batch this superstep
+
+  // zero copy (bsp_hpput / bsp_hpget of at least zc_min bytes to or from
+  // another process): the fabric reads the data from program memory into
+  // program memory between the two BSPk supersteps of the sync (bspk.h,
+  // "Program memory"); see the top of the file.
+  size_t zc_min = SIZE_MAX;                   // BSPK_HP_ZEROCOPY_MIN; SIZE_MAX: off
+  std::vector<std::vector<ZcOp>> zc_puts;     // per destination, in call order (runs merged)
+  std::vector<std::vector<ZcOp>> zc_gets;     // per owner, in call order
+  bool zc_any = false;                        // some zc_puts / zc_gets this superstep
+  std::vector<bspk_memreg> zc_mrs;            // this sync's registrations of hpput sources (released after phase 2)
+  std::vector<bspk_memreg> zc_tmp;            // this sync's registrations of read destinations outside variables
+  std::vector<char> read_from;                // per pid: this process read its memory in this sync (acks it)
+  std::vector<char> read_by;                  // per pid: it reads this process's memory (its ack is awaited)
+  uint64_t copied = 0;                        // bytes this layer copied, not yet added to bytes_copied
 
   // incoming of the previous sync (BSMP queue storage)
   std::vector<bspk_ptr> held;                  // received regions, freed at the next sync
@@ -447,6 +492,7 @@ void Outbox::ensure(size_t need) {
     std::memcpy(frames_[k].base, old[k].base, c);
     left -= c;
   }
+  S.copied += used;  // the batch so far, moved into the larger region
   if (!bspk_is_null(old_region)) bspk_free(old_region);
 }
 
@@ -598,6 +644,7 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
 
 // A put: a SmallPut record when it fits one, else a Header record.
 void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t n) {
+  S.copied += n;
   if (n > kSmallPutMax || regid > UINT32_MAX) {
     put_record(o, Header{kPut, 0, regid, offset, n}, src, n);
   } else if (!small_put_here(o, regid, offset, src, n)) {
@@ -663,8 +710,11 @@ size_t record_len(const Header& h) {
     case kPut:
     case kReply: return sizeof(Header) + pad16(h.n);
     case kGet:
+    case kZcGet:
+    case kAck:
     case kEnd:
     case kHead: return sizeof(Header);
+    case kZcPut: return sizeof(Header) + sizeof(ZcKey);
     case kSend: return sizeof(Header) + pad16(h.aux) + pad16(h.n);
     case kOps: return sizeof(Header) + pad16(h.n * sizeof(Op));
     default: return 0;
@@ -726,7 +776,7 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
     if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a header across a frame)", src);
     std::memcpy(&h, p, sizeof h);
     size_t len = record_len(h);
-    if (h.kind > kLastKind || len == 0 || off + len > total)
+    if (h.kind > kLastKind || len == 0 || off + len > total)  // (record_len is 0 for kinds 8..10 here)
       fatal(fn, "malformed batch from pid %d (record kind %u at byte %zu of %zu)", src, h.kind, off, total);
     f(h, off + sizeof(Header), in_span >= len ? p + sizeof(Header) : nullptr);
     off += len;
@@ -744,6 +794,7 @@ inline void apply_put(const Reader& rd, const Header& h, size_t data, const char
     last_id = h.a;
   }
   char* dst = static_cast<char*>(const_cast<void*>(r->addr)) + h.b;
+  S.copied += h.n;
   if (d || (d = rd.at(data, h.n))) {
     if (h.n == 8)
       std::memcpy(dst, d, 8);
@@ -768,6 +819,8 @@ void parse(const Reader& rd, int src, Inbound& in, bool direct) {
           in.puts.push_back({h, off});
         break;
       case kGet: in.gets.push_back({h, off}); break;
+      case kZcPut: in.zc_puts.push_back({h, off}); break;
+      case kZcGet: in.zc_gets.push_back({h, off}); break;
       case kSend: in.sends.push_back({h, off}); break;
       case kEnd: in.end = true; break;
       case kHead: in.gets_flag |= (h.aux & kHeadGets) != 0; break;
@@ -874,16 +927,20 @@ void apply_ops(const std::vector<std::vector<Op>>& all) {
     if (o.kind == kPush) {
       const auto& pr = S.pushed[push_k++];
       Reg r;
-      r.addr = pr.first;
+      r.addr = pr.addr;
+      r.mr = pr.mr;
       r.size.resize(static_cast<size_t>(S.nprocs_all), 0);
       r.null.resize(static_cast<size_t>(S.nprocs_all), 0);
+      r.keys.resize(static_cast<size_t>(S.nprocs_all), bspk_memkey{0, 0, 0});
       for (int j = 0; j < S.P; ++j) {
-        const int64_t v = all[static_cast<size_t>(j)][i].value;
+        const Op& oj = all[static_cast<size_t>(j)][i];
+        const int64_t v = oj.value;
         r.size[static_cast<size_t>(j)] = v < 0 ? 0 : v;
         r.null[static_cast<size_t>(j)] = v < 0;
+        if (oj.addr && v > 0) r.keys[static_cast<size_t>(j)] = bspk_memkey{oj.addr, oj.key, static_cast<uint64_t>(v)};
       }
       S.regs[o.regid] = std::move(r);
-      S.by_addr[pr.first].push_back(o.regid);
+      S.by_addr[pr.addr].push_back(o.regid);
     } else if (o.kind == kPop) {
       uint64_t id = o.regid;
       if (id == kWildcard)  // take the id a process popping a real address popped
@@ -896,6 +953,8 @@ void apply_ops(const std::vector<std::vector<Op>>& all) {
       auto& ids = S.by_addr[rit->second.addr];
       ids.erase(std::find(ids.begin(), ids.end(), id));
       if (ids.empty()) S.by_addr.erase(rit->second.addr);
+      // No read of it is in flight: every reader acknowledged in phase 2.
+      if (rit->second.mr.id) check("bsp_sync", bspk_mem_deregister(&rit->second.mr));
       S.regs.erase(rit);
     } else {
       S.tag_now = static_cast<int>(o.value);
@@ -957,11 +1016,16 @@ void write_self_gets(const std::vector<char>& self_replies);
 // test get_4 overlaps gets from every pid, this one's own included): the
 // replies arrive by sender pid (bspk_recv's order), and this process's gets
 // of itself (self_replies, read in phase 1) go in at its own place.
+// Zero-copy reads in the same batches: every process that read this one's
+// memory (its hpputs' sources, its variables for hpgets) says so (kAck)
+// once its reads are done, and this process leaves only then.
 void phase2(const char* fn, const std::vector<char>& self_replies) {
   const int me = S.pid;
   int owners = 0;
   for (int j = 0; j < S.P; ++j)
-    if (j != me && !S.gets[static_cast<size_t>(j)].empty()) ++owners;
+    if (j != me && (!S.gets[static_cast<size_t>(j)].empty() || S.read_by[static_cast<size_t>(j)])) ++owners;
+  for (int j = 0; j < S.P; ++j)
+    if (S.read_from[static_cast<size_t>(j)]) put_record(outbox(j), Header{kAck, 0, 0, 0, 0}, nullptr, 0);
   for (int j : S.touched)
     if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
   check(fn, bspk_expect(owners));
@@ -969,23 +1033,28 @@ void phase2(const char* fn, const std::vector<char>& self_replies) {
   bool self_written = false;
   for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
     int src = bspk_sender_id(region);
-    if (src < 0 || src >= S.P || S.gets[static_cast<size_t>(src)].empty())
-      fatal(fn, "unexpected get reply from pid %d", src);
+    if (src < 0 || src >= S.P || (S.gets[static_cast<size_t>(src)].empty() && !S.read_by[static_cast<size_t>(src)]))
+      fatal(fn, "unexpected phase-2 batch (get replies, read acknowledgement) from pid %d", src);
     if (src > me && !self_written) {
       write_self_gets(self_replies);
       self_written = true;
     }
     Reader rd(region);
     size_t k = 0;
+    bool acked = false;
     auto& want = S.gets[static_cast<size_t>(src)];
     for_records(rd, fn, src, [&](const Header& h, size_t off, const char*) {
+      acked |= h.kind == kAck;
       if (h.kind != kReply) return;
       if (k >= want.size() || static_cast<int64_t>(h.n) != want[k].n)
         fatal(fn, "get replies from pid %d do not match the requests", src);
       rd.copy(off, want[k].dst, h.n);
+      S.copied += h.n;
       ++k;
     });
     if (k != want.size()) fatal(fn, "pid %d answered %zu of %zu gets", src, k, want.size());
+    if (S.read_by[static_cast<size_t>(src)] && !acked)
+      fatal(fn, "pid %d sent its phase-2 batch without saying its reads of this process are done", src);
     want.clear();
     bspk_free(region);
   }
@@ -999,24 +1068,118 @@ void write_self_gets(const std::vector<char>& self_replies) {
   for (auto& g : mine) {
     std::memcpy(g.dst, self_replies.data() + at, static_cast<size_t>(g.n));
     at += static_cast<size_t>(g.n);
+    S.copied += static_cast<uint64_t>(g.n);
   }
   mine.clear();
+}
+
+// Before phase 1 is sent: every run of zero-copy hpputs is registered with
+// the fabric and announced to its destination (kZcPut: where to read it);
+// a run the fabric refuses to register goes into the batch as a bsp_put.
+// The registrations live until phase 2 is over (the readers' kAck).
+void announce_zc_puts(const char* fn) {
+  for (int j = 0; j < S.P; ++j) {
+    auto& runs = S.zc_puts[static_cast<size_t>(j)];
+    for (const ZcOp& z : runs) {
+      bspk_memreg mr{};
+      if (bspk_mem_register(z.local, z.n, &mr) != BSPK_OK) {
+        put_put(outbox(j), z.regid, z.offset, z.local, z.n);
+        continue;
+      }
+      S.zc_mrs.push_back(mr);
+      ZcKey k{mr.remote.addr, mr.remote.key};
+      put_record(outbox(j), Header{kZcPut, 0, z.regid, z.offset, z.n}, &k, sizeof k);
+      S.read_by[static_cast<size_t>(j)] = 1;
+    }
+    runs.clear();
+  }
+  (void)fn;
+}
+
+// Between the phases, after every get source was read into the replies and
+// before any put is written: this process reads what was hpput to it from
+// the issuers' memory into its variables, and its own zero-copy hpgets from
+// the owners' variables, all with fabric reads at once, then waits for them.
+// A read into memory outside a registered variable (an hpget's destination,
+// a variable the fabric would not register) registers it for this sync.
+void zc_reads(const char* fn) {
+  bool any = false;
+  for (int j = 0; j < S.P; ++j) {
+    const Inbound& b = S.in[static_cast<size_t>(j)];
+    for (const auto& rec : b.zc_puts) {
+      const Header& h = rec.h;
+      const Reg& r = reg_for(fn, "bsp_hpput", j, h);
+      ZcKey k;
+      S.readers[static_cast<size_t>(j)].copy(rec.data, &k, sizeof k);
+      char* dst = static_cast<char*>(const_cast<void*>(r.addr)) + h.b;
+      bspk_memreg into = r.mr;
+      if (!into.id) {
+        check(fn, bspk_mem_register(dst, h.n, &into));
+        S.zc_tmp.push_back(into);
+      }
+      const bspk_memkey from{k.addr, k.key, h.n};
+      check(fn, bspk_mem_read(j, &from, 0, &into, dst, h.n));
+      S.read_from[static_cast<size_t>(j)] = 1;
+      any = true;
+    }
+    for (const auto& rec : b.zc_gets) {
+      reg_for(fn, "bsp_hpget", j, rec.h);  // (the reader checked it against this size at its call)
+      S.read_by[static_cast<size_t>(j)] = 1;
+    }
+  }
+  for (int j = 0; j < S.P; ++j) {
+    auto& gets = S.zc_gets[static_cast<size_t>(j)];
+    for (const ZcOp& g : gets) {
+      const Reg& r = S.regs.at(g.regid);  // registrations change only after this sync's reads
+      bspk_memreg into{};
+      check(fn, bspk_mem_register(g.local, g.n, &into));
+      S.zc_tmp.push_back(into);
+      check(fn, bspk_mem_read(j, &r.keys[static_cast<size_t>(j)], g.offset, &into, g.local, g.n));
+      S.read_from[static_cast<size_t>(j)] = 1;
+      any = true;
+    }
+    gets.clear();
+  }
+  if (any) check(fn, bspk_mem_wait());
+  for (bspk_memreg& m : S.zc_tmp) check(fn, bspk_mem_deregister(&m));
+  S.zc_tmp.clear();
+}
+
+// After phase 2: every reader of this process's memory is done.
+void zc_release(const char* fn) {
+  for (bspk_memreg& m : S.zc_mrs) check(fn, bspk_mem_deregister(&m));
+  S.zc_mrs.clear();
+  std::fill(S.read_from.begin(), S.read_from.end(), 0);
+  std::fill(S.read_by.begin(), S.read_by.end(), 0);
+  S.zc_any = false;
+}
+
+void note_copied() {
+  if (S.copied) bspk_note_copied(S.copied);
+  S.copied = 0;
 }
 
 // The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
 void superstep(const char* fn, bool ending) {
   release_previous();
+  note_copied();
   const int me = S.pid;
+  if (ending && S.zc_any) {  // communication issued before bsp_end is not delivered
+    for (auto& v : S.zc_puts) v.clear();
+    for (auto& v : S.zc_gets) v.clear();
+    S.zc_any = false;
+  }
   // Phase 2 runs when some process has gets to have answered: under a
   // declaration (bspk_expect) always, as no process knows the others' gets;
   // counted, when a process with remote gets said so to every process
   // (kGetsFlag), so supersteps without gets cost one BSPk superstep.
   const bool declared = bspk_declared() != 0;
-  bool remote_gets = false;
+  bool remote_gets = S.zc_any;  // (zero-copy ops: their reads and acknowledgements need phase 2 too)
   for (int j = 0; j < S.P; ++j) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
   if (remote_gets && !declared && !ending)
     for (int j = 0; j < S.nprocs_all; ++j)
       if (j != me) outbox(j).set_head_flag(kHeadGets);
+  if (S.zc_any) announce_zc_puts(fn);
   send_batches(fn, ending);
   check(fn, bspk_sync());
 
@@ -1084,16 +1247,20 @@ void superstep(const char* fn, bool ending) {
     for (const auto& rec : b.gets) {
       const Header& h = rec.h;
       const char* src = static_cast<const char*>(reg_for(fn, "bsp_get", j, h).addr) + h.b;
+      S.copied += h.n;
       if (j != me)
         put_record(outbox(j), Header{kReply, 0, 0, 0, h.n}, src, h.n);
       else
         S.self_replies.insert(S.self_replies.end(), src, src + h.n);
     }
   }
-  if (two_phase)
+  if (two_phase) {
+    zc_reads(fn);
     phase2(fn, S.self_replies);
-  else
+    zc_release(fn);
+  } else {
     write_self_gets(S.self_replies);
+  }
   for (int j : S.touched) S.out[static_cast<size_t>(j)].reset();
   S.touched.clear();
 
@@ -1124,11 +1291,13 @@ void superstep(const char* fn, bool ending) {
       if (!base && total) {  // larger than a frame: assemble it once
         S.assembled.emplace_back(new char[total]);
         rd.copy(tag_off, S.assembled.back().get(), total);
+        S.copied += total;
         base = S.assembled.back().get();
       }
       S.queue.push_back({j, static_cast<int>(h.aux), base, base + pad16(h.aux), static_cast<int64_t>(h.n)});
     }
   }
+  note_copied();
   ++S.step;
 }
 
@@ -1157,6 +1326,33 @@ void superstep(const char* fn, bool ending) {
   std::fflush(stdout);
   int rc = bspk_finalize();
   std::exit(rc == BSPK_OK ? 0 : 1);
+}
+
+// BSPK_HP_ZEROCOPY_MIN: bytes from which bsp_hpput / bsp_hpget to or from
+// another process move by a fabric read instead of through the batch
+// (K/M/G suffixes; "off": never). Default kZeroCopyMin (README, "BSPlib
+// programs": the measured crossover).
+constexpr size_t kZeroCopyMin = size_t{64} << 10;
+size_t zerocopy_min() {
+  const char* v = std::getenv("BSPK_HP_ZEROCOPY_MIN");
+  if (!v || !*v) return kZeroCopyMin;
+  if (!std::strcmp(v, "off") || !std::strcmp(v, "never")) return SIZE_MAX;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(v, &end, 10);
+  unsigned shift = 0;
+  if (end && *end) {
+    switch (*end) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      default: shift = 64;
+    }
+    if (shift < 64 && end[1]) shift = 64;
+  }
+  if (errno || end == v || *v == '-' || shift == 64 || (x << shift >> shift) != x)
+    fatal("bsp_begin", "BSPK_HP_ZEROCOPY_MIN='%s' is not a size in bytes (e.g. 4096, 64K) or off", v);
+  return x == 0 ? 1 : static_cast<size_t>(x << shift);
 }
 
 void start_runtime(const char* fn, int* argc, char*** argv) {
@@ -1237,6 +1433,11 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.out.resize(static_cast<size_t>(S.nprocs_all));
   for (int j = 0; j < S.nprocs_all; ++j) S.out[static_cast<size_t>(j)].remote = j != S.pid;
   S.gets.assign(static_cast<size_t>(S.nprocs_all), {});
+  S.zc_puts.assign(static_cast<size_t>(S.nprocs_all), {});
+  S.zc_gets.assign(static_cast<size_t>(S.nprocs_all), {});
+  S.read_from.assign(static_cast<size_t>(S.nprocs_all), 0);
+  S.read_by.assign(static_cast<size_t>(S.nprocs_all), 0);
+  S.zc_min = zerocopy_min();
   S.in.resize(static_cast<size_t>(S.nprocs_all));
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
   if (S.pid >= S.P) park();
@@ -1305,8 +1506,15 @@ void bsp_push_reg(const void* addr, bsp_size_t size) {
   if (size < 0) fatal("bsp_push_reg", "negative size %d", size);
   if (!addr && size > 0) fatal("bsp_push_reg", "NULL registered with size %d (NULL takes size 0)", size);
   uint64_t id = S.next_regid++;
-  S.ops.push_back({kPush, id, addr ? static_cast<int64_t>(size) : -1});
-  S.pushed.push_back({addr, size});
+  // Registered with the fabric now (zero copy on): its key travels with the
+  // push, so peers' bsp_hpget of it read it directly, and reads of hpputs
+  // into it land with this registration. A refusal (e.g. read-only memory
+  // on verbs) only means those go the copying way.
+  bspk_memreg mr{};
+  if (addr && size > 0 && S.zc_min != SIZE_MAX && bspk_mem_register(addr, static_cast<size_t>(size), &mr) != BSPK_OK)
+    mr = bspk_memreg{};
+  S.ops.push_back({kPush, id, addr ? static_cast<int64_t>(size) : -1, mr.id ? mr.remote.addr : 0, mr.remote.key});
+  S.pushed.push_back({addr, size, mr});
   S.pending[addr].push_back(id);
 }
 
@@ -1353,10 +1561,13 @@ static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst, bsp
       static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
     return false;
   Outbox& o = S.out[static_cast<size_t>(pid)];
-  return o.used != 0 && small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
+  if (o.used == 0 || !small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes)))
+    return false;
+  S.copied += static_cast<uint64_t>(nbytes);
+  return true;
 }
 
-// bsp_put and bsp_hpput (this layer buffers both: see bsp.h).
+// bsp_put, and bsp_hpput below the zero-copy size: the source is copied into the batch.
 static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset,
                        bsp_size_t nbytes) {
   if (put_fast(pid, src, dst, offset, nbytes)) return;
@@ -1372,27 +1583,62 @@ void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_s
   put_common("bsp_put", pid, src, dst, offset, nbytes);
 }
 
+// bsp_hpput: at least zc_min bytes to another process go by a fabric read
+// of the source by the destination in the sync (zero copy); the rest as bsp_put.
 void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
-  put_common("bsp_hpput", pid, src, dst, offset, nbytes);
+  if (nbytes <= 0 || static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid || S.phase != Phase::Spmd) {
+    put_common("bsp_hpput", pid, src, dst, offset, nbytes);
+    return;
+  }
+  const char* fn = "bsp_hpput";
+  check_drma(fn, pid, offset, nbytes, src, "the source");
+  uint64_t id = lookup_reg(fn, dst);
+  check_range(fn, pid, id, offset, nbytes, "writes");
+  auto& runs = S.zc_puts[static_cast<size_t>(pid)];
+  // A put continuing the previous one (source and destination both
+  // adjacent) extends it: one registration and one read for the run.
+  if (!runs.empty()) {
+    ZcOp& last = runs.back();
+    if (last.regid == id && last.offset + last.n == static_cast<uint64_t>(offset) &&
+        static_cast<const char*>(last.local) + last.n == src) {
+      last.n += static_cast<size_t>(nbytes);
+      return;
+    }
+  }
+  outbox(pid);  // the batch that will carry its record (sent whether or not other records join it)
+  runs.push_back({const_cast<void*>(src), static_cast<size_t>(nbytes), id, static_cast<uint64_t>(offset)});
+  S.zc_any = true;
 }
 
-static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
+static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes,
+                       bool hp) {
   need_spmd(fn);
   if (nbytes == 0) return;
   check_drma(fn, pid, offset, nbytes, dst, "the destination");
   uint64_t id = lookup_reg(fn, src);
   check_range(fn, pid, id, offset, nbytes, "reads");
+  // bsp_hpget of at least zc_min bytes from a process whose part of the
+  // variable is registered with the fabric: read it there directly in the
+  // sync (zero copy). The owner is told (kZcGet), so it waits for the read.
+  if (hp && pid != S.pid && static_cast<size_t>(nbytes) >= S.zc_min &&
+      S.regs.at(id).keys[static_cast<size_t>(pid)].len != 0) {
+    put_record(outbox(pid), Header{kZcGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)},
+               nullptr, 0);
+    S.zc_gets[static_cast<size_t>(pid)].push_back({dst, static_cast<size_t>(nbytes), id, static_cast<uint64_t>(offset)});
+    S.zc_any = true;
+    return;
+  }
   Header h{kGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
   put_record(outbox(pid), h, nullptr, 0);
   S.gets[static_cast<size_t>(pid)].push_back({dst, nbytes});
 }
 
 void bsp_get(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
-  get_common("bsp_get", pid, src, offset, dst, nbytes);
+  get_common("bsp_get", pid, src, offset, dst, nbytes, false);
 }
 
 void bsp_hpget(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
-  get_common("bsp_hpget", pid, src, offset, dst, nbytes);
+  get_common("bsp_hpget", pid, src, offset, dst, nbytes, true);
 }
 
 // Integers in the caller's variable, 4 or 8 bytes wide (bsp.h, "Integer
@@ -1444,6 +1690,7 @@ static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const vo
   if (nbytes < 0) fatal(fn, "negative payload size %d", nbytes);
   if (!payload && nbytes > 0) fatal(fn, "the payload is NULL with %d bytes", nbytes);
   if (!tag && S.tag_now > 0) fatal(fn, "the tag is NULL with tag size %d", S.tag_now);
+  S.copied += static_cast<uint64_t>(S.tag_now) + static_cast<uint64_t>(nbytes);
   if (S.tag_now < (1 << 24)) {
     SmallSend h{static_cast<uint32_t>(kSmallSend | static_cast<uint32_t>(S.tag_now) << 8), 0, static_cast<uint64_t>(nbytes)};
     put_record_bytes(outbox(pid), &h, sizeof h, tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
@@ -1497,6 +1744,7 @@ void bsp_move(void* payload, bsp_size_t reception_nbytes) {
   size_t n = static_cast<size_t>(std::min<int64_t>(reception_nbytes, m.nbytes));
   if (!payload && n > 0) fatal("bsp_move", "NULL payload buffer with %d bytes", reception_nbytes);
   if (n) std::memcpy(payload, m.payload, n);
+  S.copied += n;
   ++S.qhead;
 }
 

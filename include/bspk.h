@@ -544,6 +544,73 @@ BSPK_API int bspk_put(bspk_ptr dst, const void *src, size_t nbytes);
  * or freed then. */
 BSPK_API int bspk_move(bspk_ptr dst, bspk_ptr src, size_t n);
 
+/* ---- Program memory: one-sided reads (beyond the paper) ----------------------
+ * For layers above whose data live in ordinary program memory rather than in
+ * comem (BSPlib's bsp_hpput and bsp_hpget, see bsp.h): a block of program
+ * memory is registered with the fabric (as comem's frame slabs are, by the
+ * same code path), and a peer reads it with one fabric read straight into
+ * its own registered memory: the runtime copies no byte (bytes_copied
+ * unchanged; the data move by the provider: a cross-memory copy by the kernel
+ * on shm, the peer's provider on tcp, the NIC on verbs). Reads are not
+ * messages: bspk_expect, bspk_will_send and the count exchange do not count
+ * them, bspk_sync does not wait for them, and bspk_mem_wait is their only
+ * completion point; the layer above orders them against its supersteps
+ * (BSPlib: between the two BSPk supersteps of a bsp_sync). Not
+ * [RBS]-protected by superstep numbers: the owner must keep the source
+ * unchanged and registered until the reader says it is done. */
+
+/* What a peer needs to read a registration: pass it along in a message. */
+typedef struct bspk_memkey {
+    uint64_t addr;  /* the block's address on its owner (the runtime turns it into
+                     * the provider's addressing: address or offset)           */
+    uint64_t key;   /* the fabric's key for it (fi_mr_key)                     */
+    uint64_t len;   /* bytes registered                                        */
+} bspk_memkey;
+
+/* A registration on this process: id is the runtime's handle (0: none),
+ * remote what a peer needs to read it. */
+typedef struct bspk_memreg {
+    uint64_t id;
+    bspk_memkey remote;
+} bspk_memreg;
+
+/* Register nbytes (> 0) of program memory at addr for reads by peers and as
+ * the destination of this process's reads; fills *out. The memory must stay
+ * allocated until bspk_mem_deregister (or bspk_finalize, which releases what
+ * is left). Cost: one fi_mr_reg (on verbs it pins the pages: O(nbytes)).
+ * Errors: BSPK_ERR_ARG (addr or out NULL, nbytes 0), BSPK_ERR_FABRIC (the
+ * provider refused: e.g. read-only memory on verbs), BSPK_ERR_STATE. */
+BSPK_API int bspk_mem_register(const void *addr, size_t nbytes, bspk_memreg *out);
+
+/* Release a registration (out->id becomes 0). No read of it or into it may
+ * be in flight. Errors: BSPK_ERR_ARG (NULL, unknown or released id),
+ * BSPK_ERR_STATE. */
+BSPK_API int bspk_mem_deregister(bspk_memreg *reg);
+
+/* Start a read of nbytes at byte offset of pid src's registration `from`
+ * into dst, which must lie inside this process's registration `into`. The
+ * bytes are read at some time before bspk_mem_wait returns: the source must
+ * not change, and dst must not be used, until then. src may be this process
+ * (then one memcpy, counted in bytes_copied). nbytes 0: nothing. O(1) per
+ * 4 MiB. Errors: BSPK_ERR_PID (src outside [0, bspk_nprocs())),
+ * BSPK_ERR_ARG (from/into NULL, offset + nbytes past from->len, dst outside
+ * `into`), BSPK_ERR_FABRIC, BSPK_ERR_STATE; nothing is read then. A wrong key
+ * is found by the provider: bspk_mem_wait then fails with BSPK_ERR_FABRIC. */
+BSPK_API int bspk_mem_read(int src, const bspk_memkey *from, size_t offset, const bspk_memreg *into, void *dst,
+                           size_t nbytes);
+
+/* Wait (progressing the runtime) until every read this process started has
+ * completed. Errors: BSPK_ERR_FABRIC (a read failed: the message names its
+ * source pid), BSPK_ERR_TIMEOUT (BSPK_SYNC_TIMEOUT without progress),
+ * BSPK_ERR_PEER, BSPK_ERR_STATE. */
+BSPK_API int bspk_mem_wait(void);
+
+/* For layers above that copy user data themselves (BSPlib's bsp_put copies
+ * its source at the call): add nbytes to this process's bytes_copied, so the
+ * counter keeps meaning every byte the runtime copied. Does nothing before
+ * bspk_init. */
+BSPK_API void bspk_note_copied(size_t nbytes);
+
 /* ---- Statistics (beyond the paper) -------------------------------------------
  * Per-process counters, also printed at bspk_finalize as one line per process
  * on stdout when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... msgs_sent=...

@@ -80,6 +80,10 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
 }
 
 Engine::~Engine() {
+  // Registrations of program memory the layers above did not release (a
+  // BSPlib program ending with variables registered): the domain is still
+  // open here (api/init.cpp closes the endpoint first, the domain last).
+  for (auto& [handle, mr] : user_mrs_) ep_.deregister(mr);
   for (SendOp* op : all_ops_) delete op;
 }
 

@@ -45,6 +45,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/stats.h"
@@ -200,6 +201,39 @@ class Engine {
   void throw_pending();
   // Something happened that a waiting process should count as progress.
   void note_progress() { ++progress_events_; }
+
+  // ---- one-sided reads of program memory (reads.cpp)
+  //
+  // Beyond the paper, for layers above whose data live in ordinary program
+  // memory (BSPlib's bsp_hpput / bsp_hpget, bspk.h "Program memory"): the
+  // memory is registered with the fabric like a frame slab (the same
+  // register_memory path, so the same mr_mode handling), a peer reads it with
+  // one fabric read straight into its own registered memory, and nothing is
+  // copied by the runtime. Reads are not messages: they are not counted by
+  // the superstep's declarations or count exchange and do not delay sync();
+  // wait_reads() is their only completion point.
+
+  // Register [base, base+len) (len > 0). Returns a handle (> 0); *key is
+  // the fabric key peers name it with. Throws BSPK_ERR_FABRIC.
+  uint64_t register_user(void* base, size_t len, uint64_t* key);
+  // Release a handle from register_user: BSPK_ERR_ARG if unknown.
+  void deregister_user(uint64_t handle);
+  // The registration behind a handle, or null.
+  const fabric::MemoryRegion* user_region(uint64_t handle) const;
+  // Start a read of len bytes at byte `offset` of the memory that pid src
+  // registered at remote_base under key, into local [dst, dst+len), which
+  // must lie in the registration `local`. Pieces of at most kReadPiece bytes;
+  // waits (progressing) while the transport's queue is full. src == pid():
+  // one memcpy (counted in bytes_copied). Throws BSPK_ERR_ARG (bad handle,
+  // dst outside it), BSPK_ERR_FABRIC.
+  void read_user(int src, uint64_t remote_base, uint64_t key, uint64_t offset, uint64_t local, void* dst,
+                 size_t len);
+  // Progress until every read started by read_user has completed. Throws
+  // BSPK_ERR_FABRIC (a read failed: the message names its source pid),
+  // BSPK_ERR_TIMEOUT (BSPK_SYNC_TIMEOUT without progress), BSPK_ERR_PEER.
+  void wait_reads();
+  uint64_t reads_in_flight() const { return reads_in_flight_; }
+  static constexpr size_t kReadPiece = size_t{4} << 20;
 
   // ---- start-up and shutdown (startup.cpp)
 
@@ -391,6 +425,11 @@ class Engine {
   // start-up barrier
   std::vector<uint32_t> hello_got_;  // Hello messages received per barrier round
   uint32_t barrier_epoch_ = 0;       // barriers completed (rounds are numbered per epoch)
+
+  // one-sided reads of program memory (reads.cpp)
+  std::unordered_map<uint64_t, fabric::MemoryRegion> user_mrs_;
+  uint64_t next_user_mr_ = 1;
+  uint64_t reads_in_flight_ = 0;
 
   // waiting and errors
   uint64_t progress_events_ = 0;   // bumps on every arrival/tree event (for time-outs)

@@ -27,6 +27,7 @@ struct SendOp {
   int dest = 0;
   bool counted = false;         // part of this superstep's own sends (sync waits for it)
   bool* done = nullptr;         // set when a one-sided read completes
+  bool user_read = false;       // a read of program memory (reads.cpp): counted in reads_in_flight_
   // Header + payload, or a split body of up to kMaxBodyFrames frames.
   static constexpr size_t kMaxIov = wire::kMaxBodyFrames > 2 ? wire::kMaxBodyFrames : 2;
   iovec iov[kMaxIov];

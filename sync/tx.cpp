@@ -261,6 +261,10 @@ void Engine::send_ctrl(int dest, wire::Kind kind, uint32_t step, const uint32_t*
 // An operation of ours finished (successfully or not): settle its bookkeeping.
 void Engine::complete_op(SendOp* op) {
   if (op->done) *op->done = true;
+  if (op->user_read) {
+    --reads_in_flight_;
+    ++progress_events_;
+  }
   if (op->counted) {
     StepState& st = state(op->step);
     if (st.outstanding) st.outstanding--;

@@ -51,7 +51,9 @@ void Engine::handle_error(const fabric::CompletionError& err) {
       return;
     }
   SendOp* op = err.context ? send_op_of(err.context) : nullptr;
-  std::string what = op ? strprintf("a send to pid %d (superstep %u) failed: ", op->dest, op->step)
+  std::string what = op ? strprintf(op->user_read ? "a one-sided read from pid %d (superstep %u) failed: "
+                                                  : "a send to pid %d (superstep %u) failed: ",
+                                    op->dest, op->step)
                         : std::string("an operation failed: ");
   raise_async(BSPK_ERR_FABRIC, what + err.message);
   if (op) complete_op(op);

@@ -362,6 +362,89 @@ int drma(int argc, char** argv) {
 // later call wins), runs broken by a put elsewhere, a get and a send, and the
 // same into this process's own array (the local batch). Then a run whose
 // source is changed after each call (bsp_put copies at the call).
+// ================================================================ zerocopy
+// bsp_hpput and bsp_hpget of at least BSPK_HP_ZEROCOPY_MIN bytes (set here to
+// 64K, the default) to and from other processes move by fabric reads from
+// program memory into program memory: the runtime copies nothing
+// (bytes_copied grows by exactly the one 4-byte bsp_get's two copies; at
+// p = 1 everything is local and copied). Checked under skew: the data are
+// there after the sync; the issuer overwrites its hpput source the moment
+// its sync returns (the target's read is over by then: the issuer waits for
+// its acknowledgement); a bsp_get of bytes also hpput to in the superstep
+// sees the old value (get sources are read before the reads land); a
+// bsp_put of bytes also hpput to wins (puts land after the reads); two
+// adjacent hpputs (one run) land whole; a bsp_hpget of a registration popped
+// in the same superstep still reads it.
+POSITIVE_ROWS("DrmaZeroCopyHpputHpget", "zerocopy", "zerocopy ok");
+int zerocopy(int argc, char** argv) {
+  setenv("BSPK_HP_ZEROCOPY_MIN", "64K", 1);  // before bsp_begin, whatever the environment says
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  const int N = 65536;  // ints per block: 256 KiB
+  const int NB = N * static_cast<int>(sizeof(int));
+  std::vector<int> a(static_cast<size_t>(P) * N, -1), hsrc(static_cast<size_t>(N)), gdst(static_cast<size_t>(N), -5);
+  std::vector<int> src(static_cast<size_t>(N)), e(static_cast<size_t>(N));
+  for (int i = 0; i < N; ++i) {
+    hsrc[static_cast<size_t>(i)] = me * 7 + i;
+    e[static_cast<size_t>(i)] = me * 3 - i;
+  }
+  bsp_push_reg(a.data(), NB * P);
+  bsp_push_reg(hsrc.data(), NB);
+  bsp_push_reg(e.data(), NB);
+  sync_m(all_others());
+  bspk_stats s0{}, s1{};
+  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+
+  // ---- superstep 1: hpput my block into R's a (two adjacent halves: one
+  // run), hpget L's hsrc, and get a word of the block I hpput into.
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 1000000 + i;
+  bsp_hpput(R, src.data(), a.data(), me * NB, NB / 2);
+  bsp_hpput(R, src.data() + N / 2, a.data(), me * NB + NB / 2, NB / 2);
+  bsp_hpget(L, hsrc.data(), 0, gdst.data(), NB);
+  int old = 0;
+  bsp_get(R, a.data(), me * NB + 4 * 5, &old, sizeof old);
+  sync_m(others({L, R}));
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = -77;  // the reads are over
+  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  const uint64_t want = P == 1 ? 4ull * static_cast<uint64_t>(NB) + 8 : 8;
+  CHECK(s1.bytes_copied - s0.bytes_copied == want,
+        "bytes_copied grew by %llu in a superstep of a %d-byte hpput, a %d-byte hpget and a 4-byte get, expected %llu",
+        (unsigned long long)(s1.bytes_copied - s0.bytes_copied), NB, NB, (unsigned long long)want);
+  for (int i = 0; i < N; ++i) {
+    CHECK(a[static_cast<size_t>(L) * N + i] == L * 1000000 + i, "hpput element %d from pid %d: %d", i, L,
+          a[static_cast<size_t>(L) * N + i]);
+    CHECK(gdst[static_cast<size_t>(i)] == L * 7 + i, "hpget element %d from pid %d: %d", i, L, gdst[static_cast<size_t>(i)]);
+  }
+  CHECK(old == -1, "a get of bytes hpput to in the same superstep read %d, expected the old -1", old);
+
+  // ---- superstep 2: hpput and a put of its first word (the put wins);
+  // hpget of e while every process pops e.
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 2000000 + i;
+  const int marker = -123456 - me;
+  bsp_hpput(R, src.data(), a.data(), me * NB, NB);
+  bsp_put(R, &marker, a.data(), me * NB, sizeof marker);
+  std::fill(gdst.begin(), gdst.end(), -5);
+  bsp_hpget(L, e.data(), 0, gdst.data(), NB);
+  bsp_pop_reg(e.data());
+  sync_m(all_others());  // (a superstep with bsp_pop_reg: every process sends every other one its ops)
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = -78;
+  CHECK(a[static_cast<size_t>(L) * N] == -123456 - L, "a put and an hpput of one word: %d, expected the put's %d",
+        a[static_cast<size_t>(L) * N], -123456 - L);
+  for (int i = 1; i < N; ++i)
+    CHECK(a[static_cast<size_t>(L) * N + i] == L * 2000000 + i, "hpput element %d from pid %d: %d", i, L,
+          a[static_cast<size_t>(L) * N + i]);
+  for (int i = 0; i < N; ++i)
+    CHECK(gdst[static_cast<size_t>(i)] == L * 3 - i, "hpget of a registration popped in the superstep: element %d: %d",
+          i, gdst[static_cast<size_t>(i)]);
+  bsp_pop_reg(hsrc.data());
+  bsp_pop_reg(a.data());
+  sync_m(all_others());
+  std::printf("zerocopy ok\n");
+  bsp_end();
+  return 0;
+}
+
 POSITIVE_ROWS("DrmaCombinedRunsOfSmallPutsKeepCallOrder", "combine", "combine ok");
 int combine(int argc, char** argv) {
   set_mode(argc, argv);
@@ -1220,6 +1303,7 @@ int main(int argc, char** argv) {
   if (name == "start") return start(argc, argv);
   if (name == "drma") return drma(argc, argv);
   if (name == "combine") return combine(argc, argv);
+  if (name == "zerocopy") return zerocopy(argc, argv);
   if (name == "reg") return reg(argc, argv);
   if (name == "bsmp") return bsmp(argc, argv);
   if (name.compare(0, 4, "err_") == 0 || name.compare(0, 6, "abort_") == 0) return err(name, argc, argv);
