@@ -1077,7 +1077,22 @@ void write_self_gets(const std::vector<char>& self_replies) {
 // the fabric and announced to its destination (kZcPut: where to read it);
 // a run the fabric refuses to register goes into the batch as a bsp_put.
 // The registrations live until phase 2 is over (the readers' kAck).
-void announce_zc_puts(const char* fn) {
+// Zero-copy hpgets are announced to their owners (kZcGet) -- in a counted
+// sync only: there phase 1 is a barrier, so the owner's superstep (its
+// computation, and the puts of the sync before) is over when this process
+// reads. Under a declaration (bspk_expect) nothing proves that, so they go
+// as bsp_get (request, reply: copied).
+void announce_zc(const char* fn, bool declared) {
+  for (int j = 0; j < S.P; ++j) {
+    auto& gets = S.zc_gets[static_cast<size_t>(j)];
+    if (gets.empty()) continue;
+    for (const ZcOp& g : gets) {
+      const Header h{declared ? kGet : kZcGet, 0, g.regid, g.offset, g.n};
+      put_record(outbox(j), h, nullptr, 0);
+      if (declared) S.gets[static_cast<size_t>(j)].push_back({g.local, static_cast<int64_t>(g.n)});
+    }
+    if (declared) gets.clear();
+  }
   for (int j = 0; j < S.P; ++j) {
     auto& runs = S.zc_puts[static_cast<size_t>(j)];
     for (const ZcOp& z : runs) {
@@ -1179,7 +1194,7 @@ void superstep(const char* fn, bool ending) {
   if (remote_gets && !declared && !ending)
     for (int j = 0; j < S.nprocs_all; ++j)
       if (j != me) outbox(j).set_head_flag(kHeadGets);
-  if (S.zc_any) announce_zc_puts(fn);
+  if (S.zc_any) announce_zc(fn, declared);
   send_batches(fn, ending);
   check(fn, bspk_sync());
 
@@ -1618,12 +1633,12 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
   uint64_t id = lookup_reg(fn, src);
   check_range(fn, pid, id, offset, nbytes, "reads");
   // bsp_hpget of at least zc_min bytes from a process whose part of the
-  // variable is registered with the fabric: read it there directly in the
-  // sync (zero copy). The owner is told (kZcGet), so it waits for the read.
+  // variable is registered with the fabric: read there directly in the sync
+  // (zero copy), announced to the owner at the sync (announce_zc), which
+  // then waits for the read.
   if (hp && pid != S.pid && static_cast<size_t>(nbytes) >= S.zc_min &&
       S.regs.at(id).keys[static_cast<size_t>(pid)].len != 0) {
-    put_record(outbox(pid), Header{kZcGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)},
-               nullptr, 0);
+    outbox(pid);  // the batch that will carry its record
     S.zc_gets[static_cast<size_t>(pid)].push_back({dst, static_cast<size_t>(nbytes), id, static_cast<uint64_t>(offset)});
     S.zc_any = true;
     return;

@@ -367,7 +367,8 @@ int drma(int argc, char** argv) {
 // 64K, the default) to and from other processes move by fabric reads from
 // program memory into program memory: the runtime copies nothing
 // (bytes_copied grows by exactly the one 4-byte bsp_get's two copies; at
-// p = 1 everything is local and copied). Checked under skew: the data are
+// p = 1 everything is local and copied; under bspk_expect the hpget is a
+// bsp_get, copied twice). Checked under skew: the data are
 // there after the sync; the issuer overwrites its hpput source the moment
 // its sync returns (the target's read is over by then: the issuer waits for
 // its acknowledgement); a bsp_get of bytes also hpput to in the superstep
@@ -407,10 +408,16 @@ int zerocopy(int argc, char** argv) {
   sync_m(others({L, R}));
   for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = -77;  // the reads are over
   CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
-  const uint64_t want = P == 1 ? 4ull * static_cast<uint64_t>(NB) + 8 : 8;
-  CHECK(s1.bytes_copied - s0.bytes_copied == want,
-        "bytes_copied grew by %llu in a superstep of a %d-byte hpput, a %d-byte hpget and a 4-byte get, expected %llu",
-        (unsigned long long)(s1.bytes_copied - s0.bytes_copied), NB, NB, (unsigned long long)want);
+  // (Under a declaration the hpget goes as a bsp_get: read into the reply and
+  // written out, two copies; see bsp.h.)
+  const uint64_t want = P == 1 ? 4ull * static_cast<uint64_t>(NB) + 8 : expect_mode ? 2ull * static_cast<uint64_t>(NB) + 8 : 8;
+  // Copying paths may also grow a batch region the first time it holds this
+  // much (its records so far are copied over: counted, a few headers).
+  const uint64_t got = s1.bytes_copied - s0.bytes_copied;
+  const bool zero_copy = P > 1 && !expect_mode;
+  CHECK(zero_copy ? got == want : got >= want && got - want <= 4096,
+        "bytes_copied grew by %llu in a superstep of a %d-byte hpput, a %d-byte hpget and a 4-byte get, expected %llu%s",
+        (unsigned long long)got, NB, NB, (unsigned long long)want, zero_copy ? "" : " (+ up to 4096 of batch growth)");
   for (int i = 0; i < N; ++i) {
     CHECK(a[static_cast<size_t>(L) * N + i] == L * 1000000 + i, "hpput element %d from pid %d: %d", i, L,
           a[static_cast<size_t>(L) * N + i]);
