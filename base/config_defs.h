@@ -131,6 +131,11 @@ BSPK_CONFIG_VAR(BIND, "BSPK_BIND", Enum, User, "auto", 0, 0, "auto|core|none", n
                 "`auto`, `core` or `none` (see Placement)")
 BSPK_CONFIG_VAR(REPORT_BINDINGS, "BSPK_REPORT_BINDINGS", Bool, User, false, 0, 0, nullptr, nullptr,
                 "`1`: one line per process with its PUs and NUMA node")
+BSPK_CONFIG_VAR(HP_ZEROCOPY_MIN, "BSPK_HP_ZEROCOPY_MIN", String, User, kNoDefault, 0, 0, nullptr, "`64K`",
+                "BSPlib programs: `bsp_hpput` / `bsp_hpget` of at least this many bytes (K, M, G suffixes) to or "
+                "from another process move by one fabric read from program memory into program memory (no copy; "
+                "`bsp_hpget` in counted syncs), smaller ones through the batch like `bsp_put` / `bsp_get`; `off`: "
+                "never (read by libbspk-bsplib at `bsp_begin`; see \"BSPlib programs\")")
 
 // ---- set by bspkrun for the processes it starts (not for users) ----
 BSPK_CONFIG_VAR(BOOT_SOCKET, "BSPK_BOOT_SOCKET", String, Launcher, kNoDefault, 0, 0, nullptr, "set by bspkrun",

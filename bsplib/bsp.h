@@ -151,13 +151,34 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * nbytes == 0 does nothing and checks nothing.
  * bsp_put: buffered -- src is copied at the call and may be reused at once;
  *   written at pid during the next bsp_sync (see bsp_sync for the order).
- * bsp_hpput: unbuffered in the standard's terms (do not touch src or the
- *   destination until the sync); this layer also copies src at the call, which
- *   the standard permits ([choice]; see README for what is zero-copy).
+ * bsp_hpput: unbuffered: do not change src or the destination until
+ *   bsp_sync returns. At least BSPK_HP_ZEROCOPY_MIN bytes (default 64 KiB) to
+ *   another process move during the sync by one fabric read of src straight
+ *   into the destination (zero copy: bytes_copied unchanged; adjacent hpputs,
+ *   source and destination both continuing the previous one, are one read).
+ *   Smaller ones, and those to the process itself, are copied at the call
+ *   like bsp_put ([choice]: the standard permits buffering, and a read costs
+ *   a round trip: README "BSPlib programs" has the crossover). The reads land
+ *   after every get source of the sync was read and before its puts: a
+ *   bsp_get of the same bytes sees the old value, a bsp_put of them wins;
+ *   two processes' zero-copy hpputs of the same bytes land in no defined
+ *   order (the standard leaves that undefined).
  * bsp_get: the remote source is read during the next bsp_sync, after all of
  *   its owner's computation, before any put of that sync lands; the result is
  *   written to dst before the puts of that sync.
- * bsp_hpget: as bsp_get (dst is written during the sync). */
+ * bsp_hpget: as bsp_get (dst is written during the sync). At least
+ *   BSPK_HP_ZEROCOPY_MIN bytes from another process, in a bsp_sync without
+ *   bspk_expect, are one fabric read of the owner's variable straight into
+ *   dst (zero copy), after every process has entered the sync and before
+ *   any put of it lands; a zero-copy hpput into those bytes in the same
+ *   superstep may or may not be seen (undefined in the standard). Under
+ *   bspk_expect, and below the size, it is a bsp_get (copied into the reply
+ *   and out of it).
+ * Copies this layer makes count in bspk_stats.bytes_copied (added at each
+ * bsp_sync): bsp_put its source at the call and once more into the
+ * destination, bsp_get the source into the reply and the reply into dst,
+ * bsp_send tag and payload at the call, bsp_move the payload; bsp_hpmove
+ * and zero-copy bsp_hpput / bsp_hpget none. */
 BSPK_BSP_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 BSPK_BSP_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 BSPK_BSP_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);

@@ -10,7 +10,14 @@
 //            bspk_sync -- counted, or the user's bspk_expect (bsp.h header).
 //            After it every get source is read (the owners' computation of
 //            the superstep is over) into the reply batches.
-//   phase 2  replies travel; bspk_expect(number of owners this process asked)
+//   between  zero-copy bsp_hpput / bsp_hpget (at least BSPK_HP_ZEROCOPY_MIN
+//            bytes, another process): each process reads, with fabric reads
+//            (bspk_mem_read), what was hpput to it from the issuers' memory
+//            and what it hpgets from the owners' variables, straight into
+//            program memory, and waits for the reads (bspk_mem_wait).
+//   phase 2  replies travel, and every reader tells the processes whose
+//            memory it read that it is done (kAck);
+//            bspk_expect(number of processes that answer or acknowledge)
 //            so a superstep without gets costs a lazy barrier of nothing.
 //            Then get results are written, then puts in ascending source pid
 //            and call order, then registrations change, then the BSMP queue
@@ -1345,8 +1352,9 @@ void superstep(const char* fn, bool ending) {
 
 // BSPK_HP_ZEROCOPY_MIN: bytes from which bsp_hpput / bsp_hpget to or from
 // another process move by a fabric read instead of through the batch
-// (K/M/G suffixes; "off": never). Default kZeroCopyMin (README, "BSPlib
-// programs": the measured crossover).
+// (K/M/G suffixes; "off": never). Default kZeroCopyMin: where the read
+// overtook the copy here (README, "BSPlib programs": on one host from 64 KiB,
+// from 256 KiB over tcp's net, which reads by a request and a reply).
 constexpr size_t kZeroCopyMin = size_t{64} << 10;
 size_t zerocopy_min() {
   const char* v = std::getenv("BSPK_HP_ZEROCOPY_MIN");

@@ -208,6 +208,96 @@ int traffic(int argc, char** argv) {
   return 0;
 }
 
+// ---------------------------------------------------------------- mem_read
+// Program memory read one-sidedly (bspk_mem_register / bspk_mem_read /
+// bspk_mem_wait, bspk.h "Program memory"): every process registers a heap
+// block of an odd size, sends every process its bspk_memkey (bspk_send_buf),
+// and in the next superstep reads a different range of every process's
+// block (itself included) into one registered destination, waits, and
+// checks every byte; then acknowledges with a message, and each owner
+// changes its block only after the superstep in which all acknowledgements
+// arrived. Remote reads copy nothing in the runtime (bytes_copied grows by
+// the own range only, the one memcpy of a read from oneself); bspk_sync does
+// not count or wait for reads. Errors, each [call]: pid out of range,
+// a range past the registration, dst outside `into`, NULL arguments,
+// deregistering twice. Rounds with random delays.
+SCENARIO_ROW({.test = "MemReadProgramMemoryOneSided", .args = "mem_read 3", .out = once_per_process("mem_read ok")});
+int mem_read(int argc, char** argv) {
+  const int T = argc > 2 ? atoi(argv[2]) : 3;
+  const size_t B = 300007;  // bytes per block: not a multiple of anything
+  std::vector<uint8_t> block(B), dst(B);
+  bspk_memreg mine{}, into{};
+  OK(bspk_mem_register(block.data(), B, &mine));
+  OK(bspk_mem_register(dst.data(), B, &into));
+  CHECK(mine.id != 0 && mine.remote.len == B && mine.remote.addr == reinterpret_cast<uintptr_t>(block.data()),
+        "bspk_mem_register filled id %llu, len %llu", (unsigned long long)mine.id, (unsigned long long)mine.remote.len);
+  // The range pid r reads of pid s's block: [off, off + len), disjoint per reader.
+  const size_t slice = B / static_cast<size_t>(P);
+  auto range_of = [&](int reader, size_t* off) {
+    *off = static_cast<size_t>(reader) * slice;
+    return reader == P - 1 ? B - *off : slice;
+  };
+  for (int t = 0; t < T; ++t) {
+    for (size_t i = 0; i < B; ++i) block[i] = pattern(me, t, 3, i);
+    std::fill(dst.begin(), dst.end(), 0);
+    for (int j = 0; j < P; ++j) OK(bspk_send_buf(j, &mine.remote, sizeof mine.remote));
+    OK(bspk_expect(P));
+    OK(bspk_sync());
+    std::vector<bspk_memkey> keys(static_cast<size_t>(P));
+    for (bspk_ptr m; !bspk_is_null(m = bspk_recv());) {
+      CHECK(bspk_nelems(m) == sizeof(bspk_memkey), "a key message of %zu bytes", bspk_nelems(m));
+      std::memcpy(&keys[static_cast<size_t>(bspk_sender_id(m))], bspk_elemP(m), sizeof(bspk_memkey));
+      OK(bspk_free(m));
+    }
+    if (h3(31, static_cast<uint64_t>(me), static_cast<uint64_t>(t)) % 3 == 0) usleep(4000);  // skew
+    bspk_stats a, z;
+    OK(bspk_get_stats(&a));
+    size_t off = 0;
+    const size_t len = range_of(me, &off);
+    // Every owner's range for me lands in dst at the same offset: read them
+    // in pieces of len / P from the owners in turn (a piece per owner).
+    const size_t piece = (len + static_cast<size_t>(P) - 1) / static_cast<size_t>(P);
+    for (int j = 0; j < P; ++j) {
+      const size_t o = off + static_cast<size_t>(j) * piece;
+      const size_t n = o >= off + len ? 0 : std::min(piece, off + len - o);
+      OK(bspk_mem_read(j, &keys[static_cast<size_t>(j)], o, &into, dst.data() + o, n));
+    }
+    OK(bspk_mem_wait());
+    OK(bspk_get_stats(&z));
+    const size_t own = std::min(piece, len - std::min(len, static_cast<size_t>(me) * piece));
+    CHECK(z.bytes_copied - a.bytes_copied == own,
+          "reads of %zu bytes (%zu from itself) added %llu to bytes_copied", len, own,
+          (unsigned long long)(z.bytes_copied - a.bytes_copied));
+    for (int j = 0; j < P; ++j) {
+      const size_t o = off + static_cast<size_t>(j) * piece;
+      for (size_t i = o; i < std::min(o + piece, off + len); ++i)
+        CHECK(dst[i] == pattern(j, t, 3, i), "byte %zu read from pid %d: %u, expected %u", i, j, dst[i],
+              pattern(j, t, 3, i));
+    }
+    // Errors at the call, nothing read: [call] errors, the superstep goes on.
+    CHECK(bspk_mem_read(P, &keys[0], 0, &into, dst.data(), 1) == BSPK_ERR_PID, "read from pid P");
+    CHECK(bspk_mem_read(0, &keys[0], B - 3, &into, dst.data(), 4) == BSPK_ERR_ARG, "read past the registration");
+    CHECK(std::string(bspk_error_string()).find("past") != std::string::npos ||
+              std::string(bspk_error_string()).find("offset") != std::string::npos,
+          "message: %s", bspk_error_string());
+    CHECK(bspk_mem_read(0, &keys[0], 0, &into, dst.data() + B - 1, 2) == BSPK_ERR_ARG, "dst outside into");
+    CHECK(bspk_mem_read(0, nullptr, 0, &into, dst.data(), 1) == BSPK_ERR_ARG, "from NULL");
+    CHECK(bspk_mem_register(nullptr, 8, &into) == BSPK_ERR_ARG && into.id != 0, "register NULL");
+    // Acknowledge: every owner waits for every reader before changing its block.
+    for (int j = 0; j < P; ++j) OK(bspk_send_buf(j, &t, sizeof t));
+    OK(bspk_expect(P));
+    OK(bspk_sync());
+    for (bspk_ptr m; !bspk_is_null(m = bspk_recv());) OK(bspk_free(m));
+  }
+  bspk_memreg copy = into;
+  OK(bspk_mem_deregister(&into));
+  CHECK(into.id == 0, "deregistered id %llu", (unsigned long long)into.id);
+  CHECK(bspk_mem_deregister(&copy) == BSPK_ERR_ARG, "deregistering twice");
+  OK(bspk_mem_deregister(&mine));
+  std::printf("mem_read ok\n");
+  return 0;
+}
+
 // ---------------------------------------------------------------- send_buf
 // bspk_send_buf: a message from ordinary memory, copied at the call. Every
 // superstep each process sends to every process (itself included), in this
@@ -1101,6 +1191,7 @@ int main(int argc, char** argv) {
   if (name == "traffic") rc = traffic(argc, argv);
   else if (name == "skew") rc = skew(argc, argv);
   else if (name == "send_buf") rc = send_buf(argc, argv);
+  else if (name == "mem_read") rc = mem_read(argc, argv);
   else if (name == "unclaimed") rc = unclaimed(argc, argv);
   else if (name == "runaway") rc = runaway(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
