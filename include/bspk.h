@@ -578,8 +578,9 @@ typedef struct bspk_memreg {
  * the destination of this process's reads; fills *out. The memory must stay
  * allocated until bspk_mem_deregister (or bspk_finalize, which releases what
  * is left). Cost: one fi_mr_reg (on verbs it pins the pages: O(nbytes)).
- * Errors: BSPK_ERR_ARG (addr or out NULL, nbytes 0), BSPK_ERR_FABRIC (the
- * provider refused: e.g. read-only memory on verbs), BSPK_ERR_STATE. */
+ * Errors, all [call] (nothing registered): BSPK_ERR_ARG (addr or out NULL,
+ * nbytes 0), BSPK_ERR_FABRIC (the provider refused: e.g. read-only memory on
+ * verbs), BSPK_ERR_STATE. */
 BSPK_API int bspk_mem_register(const void *addr, size_t nbytes, bspk_memreg *out);
 
 /* Release a registration (out->id becomes 0). No read of it or into it may

@@ -7,6 +7,7 @@
 // byte; the registration is the frame slabs' one code path (register_memory:
 // local descriptor always passed, the provider's key sent, addresses by
 // remote_addr(): base + offset under FI_MR_VIRT_ADDR, else the offset).
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
@@ -57,7 +58,12 @@ void Engine::read_user(int src, uint64_t remote_base, uint64_t key, uint64_t off
     op->step = step_;
     op->user_read = true;
     const uint64_t raddr = ep_.remote_addr(remote_base, offset + done);
-    while (!ep_.post_read(src, static_cast<char*>(dst) + done, n, mr->desc, raddr, key, &op->ctx)) progress();
+    try {
+      while (!ep_.post_read(src, static_cast<char*>(dst) + done, n, mr->desc, raddr, key, &op->ctx)) progress();
+    } catch (...) {
+      free_op(op);
+      throw;
+    }
     ++reads_in_flight_;
     done += n;
   }
