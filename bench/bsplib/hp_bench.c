@@ -24,28 +24,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char val(int pid, size_t i) { return (unsigned char)(pid * 37 + i * 11 + (i >> 12)); }
+#include "hp_common.h"
 
 int main(int argc, char **argv) {
-    size_t nmin = 4096, nmax = (size_t)4 << 20;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--min") && i + 1 < argc) nmin = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--max") && i + 1 < argc) nmax = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--min BYTES] [--max BYTES]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (nmax > (size_t)1 << 30 || nmin == 0 || nmin > nmax) {
-        fprintf(stderr, "hp_bench: need 0 < --min <= --max <= 1 GiB\n");
-        return 2;
-    }
+    size_t nmin, nmax;
+    if (hp_parse(argc, argv, &nmin, &nmax)) return 2;
     bsp_begin(bsp_nprocs());
     const int me = bsp_pid(), P = bsp_nprocs(), R = (me + 1) % P;
     unsigned char *mine = malloc(nmax), *into = malloc(nmax);
     double *times = malloc(sizeof(double) * (size_t)P);
     if (!mine || !into || !times) bsp_abort("hp_bench: out of memory\n");
-    for (size_t i = 0; i < nmax; i++) mine[i] = val(me, i);
+    for (size_t i = 0; i < nmax; i++) mine[i] = hp_val(me, i);
     bsp_push_reg(mine, (bsp_size_t)nmax);  /* get sources */
     bsp_push_reg(into, (bsp_size_t)nmax);  /* put destinations */
     bsp_push_reg(times, (bsp_size_t)(sizeof(double) * (size_t)P));
@@ -58,7 +47,7 @@ int main(int argc, char **argv) {
             bsp_sync();
             bspk_stats s0, s1;
             /* the same count on every process (they sync together) */
-            const int reps = n <= 65536 ? 1000 : (int)((size_t)256 << 20) / (int)n < 10 ? 10 : (int)(((size_t)256 << 20) / n);
+            const int reps = hp_reps(n);
             double t0 = 0, t = 0;
             for (int r = 0; r < reps + 3; r++) {
                 if (r == 3) {
@@ -77,7 +66,7 @@ int main(int argc, char **argv) {
             bspk_get_stats(&s1);
             const int from = v < 2 ? (me + P - 1) % P : R;
             for (size_t i = 0; i < n; i++)
-                if (into[i] != val(from, i)) { bad++; break; }
+                if (into[i] != hp_val(from, i)) { bad++; break; }
             double mine_t = t / reps;
             for (int q = 0; q < P; q++) bsp_put(q, &mine_t, times, me * (bsp_size_t)sizeof(double), sizeof(double));
             bsp_sync();

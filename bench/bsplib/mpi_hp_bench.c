@@ -13,19 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char val(int pid, size_t i) { return (unsigned char)(pid * 37 + i * 11 + (i >> 12)); }
+#include "hp_common.h"
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    size_t nmin = 4096, nmax = (size_t)4 << 20;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--min") && i + 1 < argc) nmin = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--max") && i + 1 < argc) nmax = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--min BYTES] [--max BYTES]\n", argv[0]);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-    }
+    size_t nmin, nmax;
+    if (hp_parse(argc, argv, &nmin, &nmax)) MPI_Abort(MPI_COMM_WORLD, 2);
     int me, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -35,7 +28,7 @@ int main(int argc, char **argv) {
     MPI_Win win;
     MPI_Win_allocate((MPI_Aint)(2 * nmax), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win);
     unsigned char *mine = malloc(nmax);
-    for (size_t i = 0; i < nmax; i++) mine[i] = win_mem[i] = val(me, i);
+    for (size_t i = 0; i < nmax; i++) mine[i] = win_mem[i] = hp_val(me, i);
     MPI_Win_fence(0, win);
     static const char *const names[] = {"put", "get"};
     int bad = 0;
@@ -44,7 +37,7 @@ int main(int argc, char **argv) {
             memset(win_mem + nmax, 0, n);
             memset(into, 0, n);
             MPI_Win_fence(0, win);
-            const int reps = n <= 65536 ? 1000 : (int)(((size_t)256 << 20) / n) < 10 ? 10 : (int)(((size_t)256 << 20) / n);
+            const int reps = hp_reps(n);
             double t0 = 0;
             for (int r = 0; r < reps + 3; r++) {
                 if (r == 3) t0 = MPI_Wtime();
@@ -58,7 +51,7 @@ int main(int argc, char **argv) {
             const unsigned char *got = v == 0 ? win_mem + nmax : into;
             const int from = v == 0 ? (me + P - 1) % P : R;
             for (size_t i = 0; i < n; i++)
-                if (got[i] != val(from, i)) { bad++; break; }
+                if (got[i] != hp_val(from, i)) { bad++; break; }
             MPI_Reduce(&t, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             int allok = 0, ok = bad == 0;
             MPI_Reduce(&ok, &allok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
