@@ -492,6 +492,8 @@ void fill_stats(bspk_stats* out, size_t size) {
   o.bytes_fetched = s.bytes_fetched;
   o.frames_flipped = s.frames_flipped;
   o.step_sends = s.msgs_sent + s.copies - rt->step_base;
+  o.reads = s.reads;
+  o.bytes_read = s.bytes_read;
   // A caller built against an older header gets the fields it knows; one
   // built against a newer header gets zeros in the fields this build lacks.
   std::memcpy(out, &o, std::min(size, sizeof o));

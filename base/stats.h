@@ -37,6 +37,8 @@ struct Stats {
   uint64_t bytes_fetched_in = 0;                     // payload bytes this process's fetches brought in
   uint64_t ops_self = 0;    // messages and both-local copies a process issued to itself (no fabric)
   uint64_t bytes_self = 0;  // payload bytes of the messages among them (in bytes_sent and bytes_delivered too)
+  uint64_t reads = 0;       // one-sided reads of program memory this process started (bspk_mem_read, n > 0)
+  uint64_t bytes_read = 0;  // their bytes (a read from itself: also in bytes_copied)
 
   // "bspk-stats pid=0 supersteps=... " (one greppable line, no trailing newline)
   std::string line(int pid) const;

@@ -644,6 +644,10 @@ typedef struct bspk_stats {
     uint64_t step_sends;     /* messages and copies this process issued in the current
                               * superstep (bspk_send, bspk_send_buf, bspk_send_tag,
                               * bspk_copy, bspk_put); 0 right after bspk_sync returns */
+    uint64_t reads;          /* one-sided reads of program memory started (bspk_mem_read,
+                              * nbytes > 0; BSPlib's zero-copy bsp_hpput / bsp_hpget) */
+    uint64_t bytes_read;     /* their bytes (a read from this process itself is one
+                              * memcpy, also in bytes_copied)                       */
 } bspk_stats;
 
 /* Fill *out with this process's counters.

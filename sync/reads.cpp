@@ -46,6 +46,8 @@ void Engine::read_user(int src, uint64_t remote_base, uint64_t key, uint64_t off
     fail(BSPK_ERR_ARG, "the destination [%p, +%zu) is not inside registration %llu ([%p, +%zu))", dst, len,
          (unsigned long long)local, reinterpret_cast<void*>(mr->base), mr->len);
   if (len == 0) return;
+  ++stats_.reads;
+  stats_.bytes_read += len;
   if (src == pid_) {  // its own memory: no fabric round trip
     std::memcpy(dst, reinterpret_cast<const void*>(remote_base + offset), len);
     stats_.bytes_copied += len;

@@ -268,6 +268,12 @@ int mem_read(int argc, char** argv) {
     CHECK(z.bytes_copied - a.bytes_copied == own,
           "reads of %zu bytes (%zu from itself) added %llu to bytes_copied", len, own,
           (unsigned long long)(z.bytes_copied - a.bytes_copied));
+    uint64_t nreads = 0;
+    for (int j = 0; j < P; ++j) nreads += static_cast<uint64_t>(j) * piece < len;
+    CHECK(z.bytes_read - a.bytes_read == len && z.reads - a.reads == nreads,
+          "reads of %zu bytes in %llu pieces added %llu to bytes_read and %llu to reads", len,
+          (unsigned long long)nreads, (unsigned long long)(z.bytes_read - a.bytes_read),
+          (unsigned long long)(z.reads - a.reads));
     for (int j = 0; j < P; ++j) {
       const size_t o = off + static_cast<size_t>(j) * piece;
       for (size_t i = o; i < std::min(o + piece, off + len); ++i)

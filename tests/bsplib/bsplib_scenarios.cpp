@@ -418,6 +418,10 @@ int zerocopy(int argc, char** argv) {
   CHECK(zero_copy ? got == want : got >= want && got - want <= 4096,
         "bytes_copied grew by %llu in a superstep of a %d-byte hpput, a %d-byte hpget and a 4-byte get, expected %llu%s",
         (unsigned long long)got, NB, NB, (unsigned long long)want, zero_copy ? "" : " (+ up to 4096 of batch growth)");
+  // What moved by fabric reads instead: the hpput into this process, and its hpget (counted syncs).
+  const uint64_t read = P == 1 ? 0 : expect_mode ? static_cast<uint64_t>(NB) : 2ull * static_cast<uint64_t>(NB);
+  CHECK(s1.bytes_read - s0.bytes_read == read, "bytes_read grew by %llu, expected %llu",
+        (unsigned long long)(s1.bytes_read - s0.bytes_read), (unsigned long long)read);
   for (int i = 0; i < N; ++i) {
     CHECK(a[static_cast<size_t>(L) * N + i] == L * 1000000 + i, "hpput element %d from pid %d: %d", i, L,
           a[static_cast<size_t>(L) * N + i]);
