@@ -167,13 +167,15 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  *   its owner's computation, before any put of that sync lands; the result is
  *   written to dst before the puts of that sync.
  * bsp_hpget: as bsp_get (dst is written during the sync). At least
- *   BSPK_HP_ZEROCOPY_MIN bytes from another process, in a bsp_sync without
- *   bspk_expect, are one fabric read of the owner's variable straight into
- *   dst (zero copy), after every process has entered the sync and before
- *   any put of it lands; a zero-copy hpput into those bytes in the same
- *   superstep may or may not be seen (undefined in the standard). Under
- *   bspk_expect, and below the size, it is a bsp_get (copied into the reply
- *   and out of it).
+ *   BSPK_HP_ZEROCOPY_MIN bytes from another process are one fabric read of
+ *   the owner's variable straight into dst (zero copy) once the owner's
+ *   superstep is over -- in a counted bsp_sync after every process has
+ *   entered it; under bspk_expect when the owner sent this process a batch
+ *   in the superstep (it did so on entering the sync), else it is answered
+ *   as a bsp_get -- and before any put of the sync lands. A zero-copy hpput
+ *   into those bytes in the same superstep may or may not be seen
+ *   (undefined in the standard). Below the size it is a bsp_get (copied
+ *   into the reply and out of it).
  * Copies this layer makes count in bspk_stats.bytes_copied (added at each
  * bsp_sync): bsp_put its source at the call and once more into the
  * destination, bsp_get the source into the reply and the reply into dst,

@@ -71,6 +71,7 @@ enum Kind : uint32_t {
 };
 constexpr uint32_t kLastKind = kAck;
 constexpr uint32_t kHeadGets = 1;
+constexpr uint32_t kZcMaybe = 1;  // kZcGet aux: under a declaration (see announce_zc)
 
 struct Header {
   uint32_t kind;
@@ -380,6 +381,8 @@ struct State {
   std::vector<bspk_memreg> zc_tmp;            // this sync's registrations of read destinations outside variables
   std::vector<char> read_from;                // per pid: this process read its memory in this sync (acks it)
   std::vector<char> read_by;                  // per pid: it reads this process's memory (its ack is awaited)
+  bool zc_gets_maybe = false;                 // this sync's zero-copy hpgets are conditional (declared sync)
+  std::vector<char> sent_to;                  // per pid: this process sent it a phase-1 batch in this sync
   uint64_t copied = 0;                        // bytes this layer copied, not yet added to bytes_copied
 
   // incoming of the previous sync (BSMP queue storage)
@@ -997,12 +1000,21 @@ void send_batches(const char* fn, bool ending) {
       }
     }
   }
+  std::fill(S.sent_to.begin(), S.sent_to.end(), 0);
   for (int j : S.touched) {
     if (j == S.pid) continue;
     Outbox& o = S.out[static_cast<size_t>(j)];
-    if (o.used) check(fn, bspk_send(j, o.region(), o.used));
+    if (o.used) {
+      check(fn, bspk_send(j, o.region(), o.used));
+      S.sent_to[static_cast<size_t>(j)] = 1;
+    }
   }
 }
+
+// A zero-copy hpget of this process's memory by pid j that j reads itself:
+// in a counted sync always; in a declared one only if this process sent j a
+// phase-1 batch (announce_zc). Otherwise this process answers it as a bsp_get.
+bool zc_get_read_by(int j, const Header& h) { return !(h.aux & kZcMaybe) || S.sent_to[static_cast<size_t>(j)]; }
 
 // The registration a put or get from another process names, checked
 // against this process's size (the issuer checked it at the call).
@@ -1084,22 +1096,20 @@ void write_self_gets(const std::vector<char>& self_replies) {
 // the fabric and announced to its destination (kZcPut: where to read it);
 // a run the fabric refuses to register goes into the batch as a bsp_put.
 // The registrations live until phase 2 is over (the readers' kAck).
-// Zero-copy hpgets are announced to their owners (kZcGet) -- in a counted
-// sync only: there phase 1 is a barrier, so the owner's superstep (its
-// computation, and the puts of the sync before) is over when this process
-// reads. Under a declaration (bspk_expect) nothing proves that, so they go
-// as bsp_get (request, reply: copied).
+// Zero-copy hpgets are announced to their owners (kZcGet). The reader may
+// read only once the owner's superstep (its computation, and the puts of the
+// sync before) is over. In a counted sync phase 1 is a barrier, which proves
+// it. Under a declaration (bspk_expect) only a phase-1 batch from the owner
+// proves it (the owner sent it on entering the sync): the record says
+// "maybe" (kZcMaybe), and both sides decide alike after phase 1 -- the
+// reader reads if the owner's batch came, and the owner, who knows whether
+// it sent one, waits for the reader's acknowledgement or else answers the
+// hpget as a bsp_get (reply batch: copied).
 void announce_zc(const char* fn, bool declared) {
-  for (int j = 0; j < S.P; ++j) {
-    auto& gets = S.zc_gets[static_cast<size_t>(j)];
-    if (gets.empty()) continue;
-    for (const ZcOp& g : gets) {
-      const Header h{declared ? kGet : kZcGet, 0, g.regid, g.offset, g.n};
-      put_record(outbox(j), h, nullptr, 0);
-      if (declared) S.gets[static_cast<size_t>(j)].push_back({g.local, static_cast<int64_t>(g.n)});
-    }
-    if (declared) gets.clear();
-  }
+  S.zc_gets_maybe = declared;
+  for (int j = 0; j < S.P; ++j)
+    for (const ZcOp& g : S.zc_gets[static_cast<size_t>(j)])
+      put_record(outbox(j), Header{kZcGet, declared ? kZcMaybe : 0, g.regid, g.offset, g.n}, nullptr, 0);
   for (int j = 0; j < S.P; ++j) {
     auto& runs = S.zc_puts[static_cast<size_t>(j)];
     for (const ZcOp& z : runs) {
@@ -1146,11 +1156,18 @@ void zc_reads(const char* fn) {
     }
     for (const auto& rec : b.zc_gets) {
       reg_for(fn, "bsp_hpget", j, rec.h);  // (the reader checked it against this size at its call)
-      S.read_by[static_cast<size_t>(j)] = 1;
+      if (zc_get_read_by(j, rec.h)) S.read_by[static_cast<size_t>(j)] = 1;  // (else answered as a get)
     }
   }
   for (int j = 0; j < S.P; ++j) {
     auto& gets = S.zc_gets[static_cast<size_t>(j)];
+    if (S.zc_gets_maybe && !gets.empty() && !S.in[static_cast<size_t>(j)].present) {
+      // Declared sync, no batch from the owner: it answers them as bsp_gets
+      // (after its own, in record order, as this process expects them).
+      for (const ZcOp& g : gets) S.gets[static_cast<size_t>(j)].push_back({g.local, static_cast<int64_t>(g.n)});
+      gets.clear();
+      continue;
+    }
     for (const ZcOp& g : gets) {
       const Reg& r = S.regs.at(g.regid);  // registrations change only after this sync's reads
       bspk_memreg into{};
@@ -1265,9 +1282,12 @@ void superstep(const char* fn, bool ending) {
   S.self_replies.clear();
   for (int j = 0; j < S.P; ++j) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
-    if (b.gets.empty()) continue;
-    for (const auto& rec : b.gets) {
-      const Header& h = rec.h;
+    if (b.gets.empty() && b.zc_gets.empty()) continue;
+    for (size_t k = 0; k < b.gets.size() + b.zc_gets.size(); ++k) {
+      // Its gets, then the zero-copy hpgets it cannot read itself (zc_get_read_by).
+      const bool zc = k >= b.gets.size();
+      const Header& h = zc ? b.zc_gets[k - b.gets.size()].h : b.gets[k].h;
+      if (zc && zc_get_read_by(j, h)) continue;
       const char* src = static_cast<const char*>(reg_for(fn, "bsp_get", j, h).addr) + h.b;
       S.copied += h.n;
       if (j != me)
@@ -1460,6 +1480,7 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.zc_gets.assign(static_cast<size_t>(S.nprocs_all), {});
   S.read_from.assign(static_cast<size_t>(S.nprocs_all), 0);
   S.read_by.assign(static_cast<size_t>(S.nprocs_all), 0);
+  S.sent_to.assign(static_cast<size_t>(S.nprocs_all), 0);
   S.zc_min = zerocopy_min();
   S.in.resize(static_cast<size_t>(S.nprocs_all));
   S.readers.resize(static_cast<size_t>(S.nprocs_all));

@@ -367,8 +367,10 @@ int drma(int argc, char** argv) {
 // 64K, the default) to and from other processes move by fabric reads from
 // program memory into program memory: the runtime copies nothing
 // (bytes_copied grows by exactly the one 4-byte bsp_get's two copies; at
-// p = 1 everything is local and copied; under bspk_expect the hpget is a
-// bsp_get, copied twice). Checked under skew: the data are
+// p = 1 everything is local and copied). Under bspk_expect an hpget is read
+// directly only when its owner sent the reader a batch in the superstep
+// (supersteps 1 and 2: the owner hpputs to the reader), else it is answered
+// as a bsp_get (superstep 3, p >= 3: the owner sends the reader nothing). Checked under skew: the data are
 // there after the sync; the issuer overwrites its hpput source the moment
 // its sync returns (the target's read is over by then: the issuer waits for
 // its acknowledgement); a bsp_get of bytes also hpput to in the superstep
@@ -408,18 +410,16 @@ int zerocopy(int argc, char** argv) {
   sync_m(others({L, R}));
   for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = -77;  // the reads are over
   CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
-  // (Under a declaration the hpget goes as a bsp_get: read into the reply and
-  // written out, two copies; see bsp.h.)
-  const uint64_t want = P == 1 ? 4ull * static_cast<uint64_t>(NB) + 8 : expect_mode ? 2ull * static_cast<uint64_t>(NB) + 8 : 8;
+  const uint64_t want = P == 1 ? 4ull * static_cast<uint64_t>(NB) + 8 : 8;
   // Copying paths may also grow a batch region the first time it holds this
   // much (its records so far are copied over: counted, a few headers).
   const uint64_t got = s1.bytes_copied - s0.bytes_copied;
-  const bool zero_copy = P > 1 && !expect_mode;
+  const bool zero_copy = P > 1;
   CHECK(zero_copy ? got == want : got >= want && got - want <= 4096,
         "bytes_copied grew by %llu in a superstep of a %d-byte hpput, a %d-byte hpget and a 4-byte get, expected %llu%s",
         (unsigned long long)got, NB, NB, (unsigned long long)want, zero_copy ? "" : " (+ up to 4096 of batch growth)");
-  // What moved by fabric reads instead: the hpput into this process, and its hpget (counted syncs).
-  const uint64_t read = P == 1 ? 0 : expect_mode ? static_cast<uint64_t>(NB) : 2ull * static_cast<uint64_t>(NB);
+  // What moved by fabric reads instead: the hpput into this process, and its hpget.
+  const uint64_t read = P == 1 ? 0 : 2ull * static_cast<uint64_t>(NB);
   CHECK(s1.bytes_read - s0.bytes_read == read, "bytes_read grew by %llu, expected %llu",
         (unsigned long long)(s1.bytes_read - s0.bytes_read), (unsigned long long)read);
   for (int i = 0; i < N; ++i) {
@@ -448,6 +448,26 @@ int zerocopy(int argc, char** argv) {
   for (int i = 0; i < N; ++i)
     CHECK(gdst[static_cast<size_t>(i)] == L * 3 - i, "hpget of a registration popped in the superstep: element %d: %d",
           i, gdst[static_cast<size_t>(i)]);
+  // ---- superstep 3: only an hpget of R's hsrc. R sends this process a batch
+  // only at p = 2 (R's own hpget goes to R + 1): under bspk_expect the read
+  // is direct there and a bsp_get's reply (two copies each side) from p = 3.
+  for (int i = 0; i < N; ++i) hsrc[static_cast<size_t>(i)] = me * 11 + i;
+  sync_m(0);
+  std::fill(gdst.begin(), gdst.end(), -5);
+  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  bsp_hpget(R, hsrc.data(), 0, gdst.data(), NB);
+  sync_m(others({L}));  // L hpgets from this process
+  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  for (int i = 0; i < N; ++i)
+    CHECK(gdst[static_cast<size_t>(i)] == R * 11 + i, "hpget element %d from pid %d: %d", i, R,
+          gdst[static_cast<size_t>(i)]);
+  const bool direct = P == 2 || (P > 2 && !expect_mode);
+  const uint64_t want3 = P == 1 || !direct ? 2ull * static_cast<uint64_t>(NB) : 0;
+  CHECK(s1.bytes_copied - s0.bytes_copied >= want3 && s1.bytes_copied - s0.bytes_copied <= want3 + 4096 &&
+            s1.bytes_read - s0.bytes_read == (P > 1 && direct ? static_cast<uint64_t>(NB) : 0),
+        "hpget from pid %d %s: bytes_copied grew by %llu (expected %llu), bytes_read by %llu", R,
+        direct ? "read directly" : "answered as a get", (unsigned long long)(s1.bytes_copied - s0.bytes_copied),
+        (unsigned long long)want3, (unsigned long long)(s1.bytes_read - s0.bytes_read));
   bsp_pop_reg(hsrc.data());
   bsp_pop_reg(a.data());
   sync_m(all_others());
