@@ -49,7 +49,7 @@ ErrorPolicy policy = ErrorPolicy::Print;
 bool leaves_over(const char* call, int code) {
   switch (code) {
     case BSPK_ERR_FABRIC:  // a registration the provider refused changed nothing: [call]
-      return std::strncmp(call, "bspk_mem_register", 17) != 0 && std::strcmp(call, "bspk_mem_deregister") != 0;
+      return std::strcmp(call, "bspk_mem_register") != 0 && std::strcmp(call, "bspk_mem_deregister") != 0;
     case BSPK_ERR_COUNT:
     case BSPK_ERR_TIMEOUT:
     case BSPK_ERR_BOOT:

@@ -710,6 +710,16 @@ void check_drma(const char* fn, bsp_pid_t pid, bsp_size_t offset, bsp_size_t nby
   if (!local) fatal(fn, "%s is NULL", local_name);
 }
 
+// Every check of a put or get at its call (pid, offset and size, the local
+// buffer, the registration and the range on pid); returns the registration.
+uint64_t drma_reg(const char* fn, bsp_pid_t pid, bsp_size_t offset, bsp_size_t nbytes, const void* local,
+                  const char* local_name, const void* reg_addr, const char* verb) {
+  check_drma(fn, pid, offset, nbytes, local, local_name);
+  const uint64_t id = lookup_reg(fn, reg_addr);
+  check_range(fn, pid, id, offset, nbytes, verb);
+  return id;
+}
+
 // ---------------------------------------------------------------- the sync
 
 // Bytes a record takes in its batch (0 if its sizes are absurd).
@@ -1105,7 +1115,7 @@ void write_self_gets(const std::vector<char>& self_replies) {
 // reader reads if the owner's batch came, and the owner, who knows whether
 // it sent one, waits for the reader's acknowledgement or else answers the
 // hpget as a bsp_get (reply batch: copied).
-void announce_zc(const char* fn, bool declared) {
+void announce_zc(bool declared) {
   S.zc_gets_maybe = declared;
   for (int j = 0; j < S.P; ++j)
     for (const ZcOp& g : S.zc_gets[static_cast<size_t>(j)])
@@ -1125,7 +1135,6 @@ void announce_zc(const char* fn, bool declared) {
     }
     runs.clear();
   }
-  (void)fn;
 }
 
 // Between the phases, after every get source was read into the replies and
@@ -1218,7 +1227,7 @@ void superstep(const char* fn, bool ending) {
   if (remote_gets && !declared && !ending)
     for (int j = 0; j < S.nprocs_all; ++j)
       if (j != me) outbox(j).set_head_flag(kHeadGets);
-  if (S.zc_any) announce_zc(fn, declared);
+  if (S.zc_any) announce_zc(declared);
   send_batches(fn, ending);
   check(fn, bspk_sync());
 
@@ -1617,9 +1626,7 @@ static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst
   if (put_fast(pid, src, dst, offset, nbytes)) return;
   need_spmd(fn);
   if (nbytes == 0) return;
-  check_drma(fn, pid, offset, nbytes, src, "the source");
-  uint64_t id = lookup_reg(fn, dst);
-  check_range(fn, pid, id, offset, nbytes, "writes");
+  const uint64_t id = drma_reg(fn, pid, offset, nbytes, src, "the source", dst, "writes");
   put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
 }
 
@@ -1634,10 +1641,7 @@ void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp
     put_common("bsp_hpput", pid, src, dst, offset, nbytes);
     return;
   }
-  const char* fn = "bsp_hpput";
-  check_drma(fn, pid, offset, nbytes, src, "the source");
-  uint64_t id = lookup_reg(fn, dst);
-  check_range(fn, pid, id, offset, nbytes, "writes");
+  const uint64_t id = drma_reg("bsp_hpput", pid, offset, nbytes, src, "the source", dst, "writes");
   auto& runs = S.zc_puts[static_cast<size_t>(pid)];
   // A put continuing the previous one (source and destination both
   // adjacent) extends it: one registration and one read for the run.
@@ -1658,9 +1662,7 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
                        bool hp) {
   need_spmd(fn);
   if (nbytes == 0) return;
-  check_drma(fn, pid, offset, nbytes, dst, "the destination");
-  uint64_t id = lookup_reg(fn, src);
-  check_range(fn, pid, id, offset, nbytes, "reads");
+  const uint64_t id = drma_reg(fn, pid, offset, nbytes, dst, "the destination", src, "reads");
   // bsp_hpget of at least zc_min bytes from a process whose part of the
   // variable is registered with the fabric: read there directly in the sync
   // (zero copy), announced to the owner at the sync (announce_zc), which

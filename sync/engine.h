@@ -218,8 +218,6 @@ class Engine {
   uint64_t register_user(void* base, size_t len, uint64_t* key);
   // Release a handle from register_user: BSPK_ERR_ARG if unknown.
   void deregister_user(uint64_t handle);
-  // The registration behind a handle, or null.
-  const fabric::MemoryRegion* user_region(uint64_t handle) const;
   // Start a read of len bytes at byte `offset` of the memory that pid src
   // registered at remote_base under key, into local [dst, dst+len), which
   // must lie in the registration `local`. Pieces of at most kReadPiece bytes;
@@ -232,7 +230,6 @@ class Engine {
   // BSPK_ERR_FABRIC (a read failed: the message names its source pid),
   // BSPK_ERR_TIMEOUT (BSPK_SYNC_TIMEOUT without progress), BSPK_ERR_PEER.
   void wait_reads();
-  uint64_t reads_in_flight() const { return reads_in_flight_; }
   static constexpr size_t kReadPiece = size_t{4} << 20;
 
   // ---- start-up and shutdown (startup.cpp)

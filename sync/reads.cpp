@@ -31,16 +31,12 @@ void Engine::deregister_user(uint64_t handle) {
   user_mrs_.erase(it);
 }
 
-const fabric::MemoryRegion* Engine::user_region(uint64_t handle) const {
-  auto it = user_mrs_.find(handle);
-  return it == user_mrs_.end() ? nullptr : &it->second;
-}
-
 void Engine::read_user(int src, uint64_t remote_base, uint64_t key, uint64_t offset, uint64_t local, void* dst,
                        size_t len) {
   if (src < 0 || src >= nprocs_) fail(BSPK_ERR_ARG, "read from pid %d: out of range [0, %d)", src, nprocs_);
-  const fabric::MemoryRegion* mr = user_region(local);
-  if (!mr) fail(BSPK_ERR_ARG, "memory registration %llu does not exist", (unsigned long long)local);
+  auto it = user_mrs_.find(local);
+  if (it == user_mrs_.end()) fail(BSPK_ERR_ARG, "memory registration %llu does not exist", (unsigned long long)local);
+  const fabric::MemoryRegion* mr = &it->second;
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   if (d < mr->base || d - mr->base > mr->len || len > mr->len - (d - mr->base))
     fail(BSPK_ERR_ARG, "the destination [%p, +%zu) is not inside registration %llu ([%p, +%zu))", dst, len,
