@@ -151,6 +151,15 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * nbytes == 0 does nothing and checks nothing.
  * bsp_put: buffered -- src is copied at the call and may be reused at once;
  *   written at pid during the next bsp_sync (see bsp_sync for the order).
+ *   At least BSPK_PUT_ZEROCOPY_MIN bytes (default 1 MiB) to another process
+ *   are copied into a registered staging buffer at the call, and pid reads
+ *   them from there by one fabric read during the sync, straight into the
+ *   destination when no other write of the sync (a put, hpput or get result,
+ *   or another process's zero-copy hpget of those bytes) touches them, else
+ *   into a buffer written in the put order: one copy, or two on overlap.
+ *   Smaller ones go through the batch: copied at the call and again into the
+ *   destination ([choice]: here the read costs more than the second copy
+ *   below 1-4 MiB; README "BSPlib programs").
  * bsp_hpput: unbuffered: do not change src or the destination until
  *   bsp_sync returns. At least BSPK_HP_ZEROCOPY_MIN bytes (default 64 KiB) to
  *   another process move during the sync by one fabric read of src straight
@@ -178,7 +187,8 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  *   into the reply and out of it).
  * Copies this layer makes count in bspk_stats.bytes_copied (added at each
  * bsp_sync): bsp_put its source at the call and once more into the
- * destination, bsp_get the source into the reply and the reply into dst,
+ * destination (from BSPK_PUT_ZEROCOPY_MIN bytes to another process: only at
+ * the call, unless its bytes overlap another write of the sync), bsp_get the source into the reply and the reply into dst,
  * bsp_send tag and payload at the call, bsp_move the payload; bsp_hpmove
  * and zero-copy bsp_hpput / bsp_hpget none. */
 BSPK_BSP_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);

@@ -14,7 +14,10 @@
 //            bytes, another process): each process reads, with fabric reads
 //            (bspk_mem_read), what was hpput to it from the issuers' memory
 //            and what it hpgets from the owners' variables, straight into
-//            program memory, and waits for the reads (bspk_mem_wait).
+//            program memory, and waits for the reads (bspk_mem_wait); and
+//            the large bsp_puts to it (BSPK_PUT_ZEROCOPY_MIN) from the
+//            issuers' staging buffers, where the source was copied at the
+//            call (plan_staged).
 //   phase 2  replies travel, and every reader tells the processes whose
 //            memory it read that it is done (kAck);
 //            bspk_expect(number of processes that answer or acknowledge)
@@ -68,8 +71,9 @@ enum Kind : uint32_t {
   kZcPut = 11,    // a zero-copy put: a (regid), b (offset), n (bytes); data: ZcKey of the source
   kZcGet = 12,    // a zero-copy get announced to the owner: a, b, n as kGet; no data
   kAck = 13,      // phase 2: this process's reads of the receiver's memory are done
+  kZcBuf = 14,    // a large bsp_put whose data waits in the issuer's staging buffer: a, b, n as kPut; data: ZcKey
 };
-constexpr uint32_t kLastKind = kAck;
+constexpr uint32_t kLastKind = kZcBuf;
 constexpr uint32_t kHeadGets = 1;
 constexpr uint32_t kZcMaybe = 1;  // kZcGet aux: under a declaration (see announce_zc)
 
@@ -146,6 +150,17 @@ struct ZcOp {
   size_t n;
   uint64_t regid;
   uint64_t offset;  // in the registration on the other process
+};
+
+// A staging buffer: the one copy of a large bsp_put's source (on the issuer),
+// or the landing place of a large put whose bytes overlap another write of
+// the sync (on the target). Registered with the fabric once and reused; a
+// buffer no bsp_sync used is freed at the end of the next (stage_trim).
+struct Staged {
+  char* p = nullptr;
+  size_t cap = 0;
+  bspk_memreg mr{};
+  bool used = false;
 };
 
 struct PendingGet {
@@ -374,6 +389,7 @@ struct State {
   // program memory between the two BSPk supersteps of the sync (bspk.h,
   // "Program memory"); see the top of the file.
   size_t zc_min = SIZE_MAX;                   // BSPK_HP_ZEROCOPY_MIN; SIZE_MAX: off
+  size_t put_zc_min = SIZE_MAX;               // BSPK_PUT_ZEROCOPY_MIN (bsp_put's staged path); SIZE_MAX: off
   std::vector<std::vector<ZcOp>> zc_puts;     // per destination, in call order (runs merged)
   std::vector<std::vector<ZcOp>> zc_gets;     // per owner, in call order
   bool zc_any = false;                        // some zc_puts / zc_gets this superstep
@@ -383,6 +399,8 @@ struct State {
   std::vector<char> read_by;                  // per pid: it reads this process's memory (its ack is awaited)
   bool zc_gets_maybe = false;                 // this sync's zero-copy hpgets are conditional (declared sync)
   std::vector<char> sent_to;                  // per pid: this process sent it a phase-1 batch in this sync
+  std::vector<Staged> stage;                  // staging buffers of large bsp_puts (put_staged)
+  bool staged_in = false;                     // this sync brought kZcBuf records (plan_staged)
   uint64_t copied = 0;                        // bytes this layer copied, not yet added to bytes_copied
 
   // incoming of the previous sync (BSMP queue storage)
@@ -734,7 +752,8 @@ size_t record_len(const Header& h) {
     case kAck:
     case kEnd:
     case kHead: return sizeof(Header);
-    case kZcPut: return sizeof(Header) + sizeof(ZcKey);
+    case kZcPut:
+    case kZcBuf: return sizeof(Header) + sizeof(ZcKey);
     case kSend: return sizeof(Header) + pad16(h.aux) + pad16(h.n);
     case kOps: return sizeof(Header) + pad16(h.n * sizeof(Op));
     default: return 0;
@@ -840,6 +859,11 @@ void parse(const Reader& rd, int src, Inbound& in, bool direct) {
         break;
       case kGet: in.gets.push_back({h, off}); break;
       case kZcPut: in.zc_puts.push_back({h, off}); break;
+      case kZcBuf:  // (its issuer flagged the sync two-phase: never direct)
+        if (direct) fatal("bsp_sync", "internal: a large bsp_put from pid %d in a one-phase sync", src);
+        in.puts.push_back({h, off});
+        S.staged_in = true;
+        break;
       case kZcGet: in.zc_gets.push_back({h, off}); break;
       case kSend: in.sends.push_back({h, off}); break;
       case kEnd: in.end = true; break;
@@ -1102,6 +1126,164 @@ void write_self_gets(const std::vector<char>& self_replies) {
   mine.clear();
 }
 
+// ---------------------------------------------------------------- staging
+
+// A staging buffer of at least n bytes for this sync (the smallest free one
+// that fits, else a new one registered with the fabric); its index in
+// S.stage, or -1 when the fabric refuses to register it.
+long stage_take(size_t n) {
+  long best = -1;
+  for (size_t i = 0; i < S.stage.size(); ++i) {
+    const Staged& b = S.stage[i];
+    if (!b.used && b.cap >= n && (best < 0 || b.cap < S.stage[static_cast<size_t>(best)].cap)) best = static_cast<long>(i);
+  }
+  if (best < 0) {
+    Staged b;
+    b.cap = (n + 4095) & ~size_t(4095);
+    b.p = static_cast<char*>(std::aligned_alloc(4096, b.cap));
+    if (!b.p) fatal("bsp_put", "out of memory for a %zu-byte staging buffer", b.cap);
+    if (bspk_mem_register(b.p, b.cap, &b.mr) != BSPK_OK) {
+      std::free(b.p);
+      return -1;
+    }
+    S.stage.push_back(b);
+    best = static_cast<long>(S.stage.size() - 1);
+  }
+  S.stage[static_cast<size_t>(best)].used = true;
+  return best;
+}
+
+// After a sync: buffers it used become free; buffers it did not use are
+// released (all of them when `all`: bsp_end, before the runtime finalizes).
+void stage_trim(bool all) {
+  size_t k = 0;
+  for (Staged& b : S.stage) {
+    if (b.used && !all) {
+      b.used = false;
+      S.stage[k++] = b;
+    } else {
+      check("bsp_sync", bspk_mem_deregister(&b.mr));
+      std::free(b.p);
+    }
+  }
+  S.stage.resize(k);
+}
+
+// A bsp_put of at least put_zc_min bytes to another process: its source is
+// copied once, at the call, into a staging buffer (the copy the standard
+// requires), and the target reads it from there with a fabric read between
+// the phases of the sync, straight into the destination (plan_staged), then
+// acknowledges it (kAck: this process keeps the buffer until then). The
+// kZcBuf record keeps the put's place in the batch, so the target applies it
+// in call order. False (nothing done) when no buffer can be registered.
+bool put_staged(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  const uint64_t id = drma_reg("bsp_put", pid, offset, nbytes, src, "the source", dst, "writes");
+  const size_t n = static_cast<size_t>(nbytes);
+  const long i = stage_take(n);
+  if (i < 0) return false;
+  const Staged& b = S.stage[static_cast<size_t>(i)];
+  std::memcpy(b.p, src, n);
+  S.copied += n;
+  const ZcKey k{b.mr.remote.addr, b.mr.remote.key};
+  put_record(outbox(pid), Header{kZcBuf, 0, id, static_cast<uint64_t>(offset), n}, &k, sizeof k);
+  S.read_by[static_cast<size_t>(pid)] = 1;
+  S.zc_any = true;  // (two phases: the reads, then the acknowledgements)
+  return true;
+}
+
+// Marks a kZcBuf record read straight into its destination.
+constexpr size_t kReadDirect = SIZE_MAX;
+
+// Between the phases: start the reads of the large bsp_puts to this process
+// (kZcBuf records). A put whose destination bytes meet no other write of
+// this sync here (another put, an hpput, a get result) is read straight
+// into its destination: as no other write touches them, the order of
+// writes cannot matter (nor can another process's zero-copy hpget of them,
+// which reads them in this phase and must see the old bytes: counted as a
+// write here). The others are read into a staging buffer of this
+// process and written in their place among the puts (ascending source pid,
+// call order), a second copy (counted). Overlap is decided per cluster of
+// intersecting write ranges: a put in a cluster with any other write is
+// staged. Returns whether a read was started.
+bool plan_staged(const char* fn) {
+  if (!S.staged_in) return false;
+  S.staged_in = false;
+  struct W {
+    uintptr_t lo, hi;
+    int j;     // source pid of a kZcBuf record, else -1
+    size_t k;  // its index in S.in[j].puts
+  };
+  std::vector<W> w;
+  auto add = [&](const void* p, size_t n, int j, size_t k) {
+    if (n) w.push_back({reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p) + n, j, k});
+  };
+  for (int j = 0; j < S.P; ++j) {
+    const Inbound& b = S.in[static_cast<size_t>(j)];
+    for (size_t k = 0; k < b.puts.size(); ++k) {
+      const Header& h = b.puts[k].h;
+      const char* dst = static_cast<const char*>(reg_for(fn, "bsp_put", j, h).addr) + h.b;
+      add(dst, h.n, h.kind == kZcBuf ? j : -1, k);
+    }
+    for (const auto& rec : b.zc_puts)
+      add(static_cast<const char*>(reg_for(fn, "bsp_hpput", j, rec.h).addr) + rec.h.b, rec.h.n, -1, 0);
+    for (const auto& rec : b.zc_gets)  // (read by j during this phase: they must see the old bytes)
+      if (zc_get_read_by(j, rec.h))
+        add(static_cast<const char*>(reg_for(fn, "bsp_hpget", j, rec.h).addr) + rec.h.b, rec.h.n, -1, 0);
+    for (const PendingGet& g : S.gets[static_cast<size_t>(j)]) add(g.dst, static_cast<size_t>(g.n), -1, 0);
+    for (const ZcOp& g : S.zc_gets[static_cast<size_t>(j)]) add(g.local, g.n, -1, 0);
+  }
+  std::sort(w.begin(), w.end(), [](const W& x, const W& y) { return x.lo < y.lo; });
+  bool any = false;
+  for (size_t c = 0; c < w.size();) {
+    size_t e = c + 1;
+    uintptr_t hi = w[c].hi;
+    while (e < w.size() && w[e].lo < hi) hi = std::max(hi, w[e++].hi);
+    const bool alone = e == c + 1;
+    for (size_t i = c; i < e; ++i) {
+      if (w[i].j < 0) continue;
+      const int j = w[i].j;
+      Inbound::Rec& rec = S.in[static_cast<size_t>(j)].puts[w[i].k];
+      const Header& h = rec.h;
+      ZcKey key;
+      S.readers[static_cast<size_t>(j)].copy(rec.data, &key, sizeof key);
+      const bspk_memkey from{key.addr, key.key, h.n};
+      char* into_p;
+      bspk_memreg into{};
+      if (alone) {
+        const Reg& r = reg_for(fn, "bsp_put", j, h);
+        into_p = static_cast<char*>(const_cast<void*>(r.addr)) + h.b;
+        into = r.mr;
+        if (!into.id) {
+          check(fn, bspk_mem_register(into_p, h.n, &into));
+          S.zc_tmp.push_back(into);
+        }
+        rec.data = kReadDirect;
+      } else {
+        const long s = stage_take(h.n);
+        if (s < 0) fatal(fn, "cannot register a %llu-byte staging buffer for a bsp_put from pid %d", (unsigned long long)h.n, j);
+        into_p = S.stage[static_cast<size_t>(s)].p;
+        into = S.stage[static_cast<size_t>(s)].mr;
+        rec.data = static_cast<size_t>(s);
+      }
+      check(fn, bspk_mem_read(j, &from, 0, &into, into_p, h.n));
+      S.read_from[static_cast<size_t>(j)] = 1;
+      any = true;
+    }
+    c = e;
+  }
+  return any;
+}
+
+// A large bsp_put in its place among the puts: nothing when it was read
+// into its destination, else a copy out of the staging buffer it was read into.
+void apply_staged(const Inbound::Rec& rec, int src) {
+  if (rec.data == kReadDirect) return;
+  const Header& h = rec.h;
+  char* dst = static_cast<char*>(const_cast<void*>(reg_for("bsp_sync", "bsp_put", src, h).addr)) + h.b;
+  std::memcpy(dst, S.stage[rec.data].p, h.n);
+  S.copied += h.n;
+}
+
 // Before phase 1 is sent: every run of zero-copy hpputs is registered with
 // the fabric and announced to its destination (kZcPut: where to read it);
 // a run the fabric refuses to register goes into the batch as a bsp_put.
@@ -1144,7 +1326,7 @@ void announce_zc(bool declared) {
 // A read into memory outside a registered variable (an hpget's destination,
 // a variable the fabric would not register) registers it for this sync.
 void zc_reads(const char* fn) {
-  bool any = false;
+  bool any = plan_staged(fn);
   for (int j = 0; j < S.P; ++j) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
     for (const auto& rec : b.zc_puts) {
@@ -1215,6 +1397,7 @@ void superstep(const char* fn, bool ending) {
   if (ending && S.zc_any) {  // communication issued before bsp_end is not delivered
     for (auto& v : S.zc_puts) v.clear();
     for (auto& v : S.zc_gets) v.clear();
+    std::fill(S.read_by.begin(), S.read_by.end(), 0);  // (large bsp_puts: their buffers go at bsp_end)
     S.zc_any = false;
   }
   // Phase 2 runs when some process has gets to have answered: under a
@@ -1321,7 +1504,12 @@ void superstep(const char* fn, bool ending) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
     uint64_t last_id = 0;
     const Reg* r = nullptr;
-    for (const auto& rec : b.puts) apply_put(S.readers[static_cast<size_t>(j)], rec.h, rec.data, nullptr, j, last_id, r);
+    for (const auto& rec : b.puts) {
+      if (rec.h.kind == kZcBuf)
+        apply_staged(rec, j);
+      else
+        apply_put(S.readers[static_cast<size_t>(j)], rec.h, rec.data, nullptr, j, last_id, r);
+    }
   }
 
   // ---- registrations and tag size change
@@ -1349,6 +1537,7 @@ void superstep(const char* fn, bool ending) {
     }
   }
   note_copied();
+  if (!S.stage.empty()) stage_trim(false);
   ++S.step;
 }
 
@@ -1384,10 +1573,15 @@ void superstep(const char* fn, bool ending) {
 // (K/M/G suffixes; "off": never). Default kZeroCopyMin: where the read
 // overtook the copy here (README, "BSPlib programs": on one host from 64 KiB,
 // from 256 KiB over tcp's net, which reads by a request and a reply).
+// BSPK_PUT_ZEROCOPY_MIN: the same for bsp_put's staged path (put_staged),
+// default kPutZeroCopyMin: a staged put pays the copy at the call AND the
+// read, against two copies through the batch; the read stopped costing more
+// than the second copy only from 1-4 MiB here (README, "What is copied").
 constexpr size_t kZeroCopyMin = size_t{64} << 10;
-size_t zerocopy_min() {
-  const char* v = std::getenv("BSPK_HP_ZEROCOPY_MIN");
-  if (!v || !*v) return kZeroCopyMin;
+constexpr size_t kPutZeroCopyMin = size_t{1} << 20;
+size_t zerocopy_min(const char* var, size_t dflt) {
+  const char* v = std::getenv(var);
+  if (!v || !*v) return dflt;
   if (!std::strcmp(v, "off") || !std::strcmp(v, "never")) return SIZE_MAX;
   char* end = nullptr;
   errno = 0;
@@ -1403,7 +1597,7 @@ size_t zerocopy_min() {
     if (shift < 64 && end[1]) shift = 64;
   }
   if (errno || end == v || *v == '-' || shift == 64 || (x << shift >> shift) != x)
-    fatal("bsp_begin", "BSPK_HP_ZEROCOPY_MIN='%s' is not a size in bytes (e.g. 4096, 64K) or off", v);
+    fatal("bsp_begin", "%s='%s' is not a size in bytes (e.g. 4096, 64K) or off", var, v);
   return x == 0 ? 1 : static_cast<size_t>(x << shift);
 }
 
@@ -1490,7 +1684,8 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.read_from.assign(static_cast<size_t>(S.nprocs_all), 0);
   S.read_by.assign(static_cast<size_t>(S.nprocs_all), 0);
   S.sent_to.assign(static_cast<size_t>(S.nprocs_all), 0);
-  S.zc_min = zerocopy_min();
+  S.zc_min = zerocopy_min("BSPK_HP_ZEROCOPY_MIN", kZeroCopyMin);
+  S.put_zc_min = zerocopy_min("BSPK_PUT_ZEROCOPY_MIN", kPutZeroCopyMin);
   S.in.resize(static_cast<size_t>(S.nprocs_all));
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
   if (S.pid >= S.P) park();
@@ -1503,6 +1698,7 @@ void bsp_end(void) {
   superstep("bsp_end", true);
   for (auto& o : S.out) o.drop();
   release_previous();
+  stage_trim(true);
   std::fflush(stdout);
   int rc = bspk_finalize();
   if (rc != BSPK_OK) fatal("bsp_end", "%s", bspk_error_string());
@@ -1561,10 +1757,11 @@ void bsp_push_reg(const void* addr, bsp_size_t size) {
   uint64_t id = S.next_regid++;
   // Registered with the fabric now (zero copy on): its key travels with the
   // push, so peers' bsp_hpget of it read it directly, and reads of hpputs
-  // into it land with this registration. A refusal (e.g. read-only memory
+  // and staged bsp_puts into it land with this registration. A refusal (e.g. read-only memory
   // on verbs) only means those go the copying way.
   bspk_memreg mr{};
-  if (addr && size > 0 && S.zc_min != SIZE_MAX && bspk_mem_register(addr, static_cast<size_t>(size), &mr) != BSPK_OK)
+  const bool zc_on = S.zc_min != SIZE_MAX || S.put_zc_min != SIZE_MAX;
+  if (addr && size > 0 && zc_on && bspk_mem_register(addr, static_cast<size_t>(size), &mr) != BSPK_OK)
     mr = bspk_memreg{};
   S.ops.push_back({kPush, id, addr ? static_cast<int64_t>(size) : -1, mr.id ? mr.remote.addr : 0, mr.remote.key});
   S.pushed.push_back({addr, size, mr});
@@ -1631,6 +1828,9 @@ static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst
 }
 
 void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  if (nbytes > 0 && static_cast<size_t>(nbytes) >= S.put_zc_min && pid != S.pid && S.phase == Phase::Spmd &&
+      put_staged(pid, src, dst, offset, nbytes))
+    return;
   put_common("bsp_put", pid, src, dst, offset, nbytes);
 }
 

@@ -476,6 +476,103 @@ int zerocopy(int argc, char** argv) {
   return 0;
 }
 
+// ================================================================ bigput
+// bsp_put of at least BSPK_PUT_ZEROCOPY_MIN bytes (64K here) to another
+// process copies its source once, at the call, into a staging buffer; the
+// target reads it from there by a fabric read, straight into the
+// destination when no other write of the sync touches those bytes, else
+// into a buffer of its own, written in the put order. Checked under skew:
+// superstep 1, every process puts a block into R's array and overwrites the
+// source at once (buffered: the call-time bytes arrive); it also gets a word
+// of that block (the old value). bytes_copied grows by the one copy of the
+// block plus the get's two 4-byte copies, bytes_read by the block read from
+// L (at p = 1 the put is local: copied twice, as a buffered put to itself
+// must be). Superstep 2: the same block put again while this process hpgets
+// it (the hpget sees the old bytes). Superstep 3: every process puts a block
+// into pid 0's array at partially overlapping offsets, then a word at the
+// end of its range; pid 0 also gets a word into the array from pid 1: the
+// result is every put applied in ascending source pid and call order, after
+// the get result (the put wins).
+POSITIVE_ROWS("DrmaLargePutCopiedOnce", "bigput", "bigput ok");
+int bigput(int argc, char** argv) {
+  setenv("BSPK_PUT_ZEROCOPY_MIN", "64K", 1);  // before bsp_begin, whatever the environment says
+  setenv("BSPK_HP_ZEROCOPY_MIN", "64K", 1);   // (superstep 2's hpget reads directly)
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  const int N = 32768;  // ints per block: 128 KiB
+  const int NB = N * static_cast<int>(sizeof(int));
+  const int Q = N / 4;  // superstep 3: source s writes [s Q, s Q + N)
+  std::vector<int> a(static_cast<size_t>(P) * N, -1), src(static_cast<size_t>(N)), hg(static_cast<size_t>(N), -5);
+  std::vector<int> ov(static_cast<size_t>((P - 1) * Q + N), -1);
+  int x = 4000 + me;
+  bsp_push_reg(a.data(), NB * P);
+  bsp_push_reg(ov.data(), static_cast<int>(ov.size() * sizeof(int)));
+  bsp_push_reg(&x, sizeof x);
+  sync_m(all_others());
+  bspk_stats s0{}, s1{};
+
+  // ---- superstep 1
+  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 1000000 + i;
+  bsp_put(R, src.data(), a.data(), me * NB, NB);
+  std::fill(src.begin(), src.end(), -77);  // buffered: the call's bytes travel
+  int old = 0;
+  bsp_get(R, a.data(), me * NB + 4 * 5, &old, sizeof old);
+  sync_m(others({L}));
+  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  for (int i = 0; i < N; ++i)
+    CHECK(a[static_cast<size_t>(L) * N + i] == L * 1000000 + i, "put element %d from pid %d: %d", i, L,
+          a[static_cast<size_t>(L) * N + i]);
+  CHECK(old == -1, "a get of bytes put to in the same superstep read %d, expected the old -1", old);
+  const uint64_t want = (P == 1 ? 2ull : 1ull) * static_cast<uint64_t>(NB) + 8;
+  const uint64_t got = s1.bytes_copied - s0.bytes_copied;
+  CHECK(P > 1 ? got == want : got >= want && got - want <= 4096,
+        "bytes_copied grew by %llu in a superstep of a %d-byte put and a 4-byte get, expected %llu", (unsigned long long)got,
+        NB, (unsigned long long)want);
+  CHECK(s1.bytes_read - s0.bytes_read == (P > 1 ? static_cast<uint64_t>(NB) : 0), "bytes_read grew by %llu, expected %d",
+        (unsigned long long)(s1.bytes_read - s0.bytes_read), P > 1 ? NB : 0);
+
+  // ---- superstep 2: put the block again while hpgetting it
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 2000000 + i;
+  bsp_put(R, src.data(), a.data(), me * NB, NB);
+  bsp_hpget(R, a.data(), me * NB, hg.data(), NB);
+  sync_m(others({L}));
+  for (int i = 0; i < N; ++i) {
+    CHECK(a[static_cast<size_t>(L) * N + i] == L * 2000000 + i, "put element %d from pid %d: %d", i, L,
+          a[static_cast<size_t>(L) * N + i]);
+    CHECK(hg[static_cast<size_t>(i)] == me * 1000000 + i, "hpget of bytes put to in the superstep: element %d is %d, expected the old %d",
+          i, hg[static_cast<size_t>(i)], me * 1000000 + i);
+  }
+
+  // ---- superstep 3: overlapping puts into pid 0's array
+  std::vector<int> big(static_cast<size_t>(N));
+  for (int i = 0; i < N; ++i) big[static_cast<size_t>(i)] = (me + 1) * 1000000 + i;
+  const int tail = 7000 + me;
+  bsp_put(0, big.data(), ov.data(), me * Q * 4, NB);
+  bsp_put(0, &tail, ov.data(), (me * Q + N - 1) * 4, sizeof tail);
+  std::fill(big.begin(), big.end(), -9);
+  if (me == 0 && P > 1) bsp_get(1, &x, 0, &ov[static_cast<size_t>((P - 1) * Q)], sizeof x);
+  sync_m(me == 0 ? all_others() : (me == 1 ? 1 : 0));
+  if (me == 0) {
+    std::vector<int> w(ov.size(), -1);
+    if (P > 1) w[static_cast<size_t>((P - 1) * Q)] = 4001;  // the get result, written before the puts
+    for (int s = 0; s < P; ++s) {
+      for (int i = 0; i < N; ++i) w[static_cast<size_t>(s * Q + i)] = (s + 1) * 1000000 + i;
+      w[static_cast<size_t>(s * Q + N - 1)] = 7000 + s;
+    }
+    for (size_t i = 0; i < ov.size(); ++i)
+      CHECK(ov[i] == w[i], "overlapping puts: word %zu is %d, expected %d", i, ov[i], w[i]);
+  }
+  bsp_pop_reg(&x);
+  bsp_pop_reg(ov.data());
+  bsp_pop_reg(a.data());
+  sync_m(all_others());
+  std::printf("bigput ok\n");
+  bsp_end();
+  return 0;
+}
+
 POSITIVE_ROWS("DrmaCombinedRunsOfSmallPutsKeepCallOrder", "combine", "combine ok");
 int combine(int argc, char** argv) {
   set_mode(argc, argv);
@@ -1335,6 +1432,7 @@ int main(int argc, char** argv) {
   if (name == "drma") return drma(argc, argv);
   if (name == "combine") return combine(argc, argv);
   if (name == "zerocopy") return zerocopy(argc, argv);
+  if (name == "bigput") return bigput(argc, argv);
   if (name == "reg") return reg(argc, argv);
   if (name == "bsmp") return bsmp(argc, argv);
   if (name.compare(0, 4, "err_") == 0 || name.compare(0, 6, "abort_") == 0) return err(name, argc, argv);
