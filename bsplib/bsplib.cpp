@@ -860,7 +860,7 @@ void parse(const Reader& rd, int src, Inbound& in, bool direct) {
       case kGet: in.gets.push_back({h, off}); break;
       case kZcPut: in.zc_puts.push_back({h, off}); break;
       case kZcBuf:  // (its issuer flagged the sync two-phase: never direct)
-        if (direct) fatal("bsp_sync", "internal: a large bsp_put from pid %d in a one-phase sync", src);
+        if (direct) fatal("bsp_sync", "malformed batch from pid %d (a staged bsp_put in a sync it did not flag as two-phase)", src);
         in.puts.push_back({h, off});
         S.staged_in = true;
         break;
