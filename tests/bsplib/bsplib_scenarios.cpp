@@ -573,6 +573,14 @@ int bigput(int argc, char** argv) {
   return 0;
 }
 
+// A zero-copy size that is not one ends the job at bsp_begin, naming the variable.
+SCENARIO_ROW({.test = "ErrPutZeroCopyMinNotASize", .args = "combine counted", .procs = p_list({2}),
+              .providers = {"shm"}, .env = "BSPK_SYNC_TIMEOUT=60 BSPK_PUT_ZEROCOPY_MIN=12Q",
+              .status = fails_before_limit(),
+              .out = {lacks("CHECK FAILED"), lacks("combine ok"),
+                      has(Re{"bsp_begin\\b[^\\n]*BSPK_PUT_ZEROCOPY_MIN='12Q' is not a size in bytes"})},
+              .limit_s = 30, .within_s = 25, .suite = "BSPlib"});
+
 POSITIVE_ROWS("DrmaCombinedRunsOfSmallPutsKeepCallOrder", "combine", "combine ok");
 int combine(int argc, char** argv) {
   set_mode(argc, argv);
