@@ -154,8 +154,9 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  *   At least BSPK_PUT_ZEROCOPY_MIN bytes (default 1 MiB) to another process
  *   are copied into a registered staging buffer at the call, and pid reads
  *   them from there by one fabric read during the sync, straight into the
- *   destination when no other write of the sync (a put, hpput or get result,
- *   or another process's zero-copy hpget of those bytes) touches them, else
+ *   destination when no other write of the sync (a put, hpput or get result)
+ *   and no zero-copy read by another process (an hpget of those bytes, or
+ *   the read of this process's hpput source) touches them, else
  *   into a buffer written in the put order: one copy, or two on overlap.
  *   Smaller ones go through the batch: copied at the call and again into the
  *   destination ([choice]: here the read costs more than the second copy

@@ -394,6 +394,7 @@ struct State {
   std::vector<std::vector<ZcOp>> zc_gets;     // per owner, in call order
   bool zc_any = false;                        // some zc_puts / zc_gets this superstep
   std::vector<bspk_memreg> zc_mrs;            // this sync's registrations of hpput sources (released after phase 2)
+  std::vector<std::pair<const void*, size_t>> zc_sources;  // and their ranges (read by the targets between the phases)
   std::vector<bspk_memreg> zc_tmp;            // this sync's registrations of read destinations outside variables
   std::vector<char> read_from;                // per pid: this process read its memory in this sync (acks it)
   std::vector<char> read_by;                  // per pid: it reads this process's memory (its ack is awaited)
@@ -1198,9 +1199,9 @@ constexpr size_t kReadDirect = SIZE_MAX;
 // (kZcBuf records). A put whose destination bytes meet no other write of
 // this sync here (another put, an hpput, a get result) is read straight
 // into its destination: as no other write touches them, the order of
-// writes cannot matter (nor can another process's zero-copy hpget of them,
-// which reads them in this phase and must see the old bytes: counted as a
-// write here). The others are read into a staging buffer of this
+// writes cannot matter (nor can another process's zero-copy read of them in
+// this phase -- an hpget of them, or the read of this process's hpput
+// source --, which must see the old bytes: counted as a write here). The others are read into a staging buffer of this
 // process and written in their place among the puts (ascending source pid,
 // call order), a second copy (counted). Overlap is decided per cluster of
 // intersecting write ranges: a put in a cluster with any other write is
@@ -1232,6 +1233,7 @@ bool plan_staged(const char* fn) {
     for (const PendingGet& g : S.gets[static_cast<size_t>(j)]) add(g.dst, static_cast<size_t>(g.n), -1, 0);
     for (const ZcOp& g : S.zc_gets[static_cast<size_t>(j)]) add(g.local, g.n, -1, 0);
   }
+  for (const auto& src : S.zc_sources) add(src.first, src.second, -1, 0);  // (this process's hpput sources)
   std::sort(w.begin(), w.end(), [](const W& x, const W& y) { return x.lo < y.lo; });
   bool any = false;
   for (size_t c = 0; c < w.size();) {
@@ -1311,6 +1313,7 @@ void announce_zc(bool declared) {
         continue;
       }
       S.zc_mrs.push_back(mr);
+      S.zc_sources.push_back({z.local, z.n});
       ZcKey k{mr.remote.addr, mr.remote.key};
       put_record(outbox(j), Header{kZcPut, 0, z.regid, z.offset, z.n}, &k, sizeof k);
       S.read_by[static_cast<size_t>(j)] = 1;
@@ -1379,6 +1382,7 @@ void zc_reads(const char* fn) {
 void zc_release(const char* fn) {
   for (bspk_memreg& m : S.zc_mrs) check(fn, bspk_mem_deregister(&m));
   S.zc_mrs.clear();
+  S.zc_sources.clear();
   std::fill(S.read_from.begin(), S.read_from.end(), 0);
   std::fill(S.read_by.begin(), S.read_by.end(), 0);
   S.zc_any = false;

@@ -488,7 +488,8 @@ int zerocopy(int argc, char** argv) {
 // block plus the get's two 4-byte copies, bytes_read by the block read from
 // L (at p = 1 the put is local: copied twice, as a buffered put to itself
 // must be). Superstep 2: the same block put again while this process hpgets
-// it (the hpget sees the old bytes). Superstep 3: every process puts a block
+// it (the hpget sees the old bytes), and a block put into the source of this
+// process's hpput to R (R receives the old bytes). Superstep 3: every process puts a block
 // into pid 0's array at partially overlapping offsets, then a word at the
 // end of its range; pid 0 also gets a word into the array from pid 1: the
 // result is every put applied in ascending source pid and call order, after
@@ -505,10 +506,14 @@ int bigput(int argc, char** argv) {
   const int Q = N / 4;  // superstep 3: source s writes [s Q, s Q + N)
   std::vector<int> a(static_cast<size_t>(P) * N, -1), src(static_cast<size_t>(N)), hg(static_cast<size_t>(N), -5);
   std::vector<int> ov(static_cast<size_t>((P - 1) * Q + N), -1);
+  std::vector<int> hs(static_cast<size_t>(N)), a2(static_cast<size_t>(N), -1);
+  for (int i = 0; i < N; ++i) hs[static_cast<size_t>(i)] = me * 5 + i;
   int x = 4000 + me;
   bsp_push_reg(a.data(), NB * P);
   bsp_push_reg(ov.data(), static_cast<int>(ov.size() * sizeof(int)));
   bsp_push_reg(&x, sizeof x);
+  bsp_push_reg(hs.data(), NB);
+  bsp_push_reg(a2.data(), NB);
   sync_m(all_others());
   bspk_stats s0{}, s1{};
 
@@ -533,11 +538,21 @@ int bigput(int argc, char** argv) {
   CHECK(s1.bytes_read - s0.bytes_read == (P > 1 ? static_cast<uint64_t>(NB) : 0), "bytes_read grew by %llu, expected %d",
         (unsigned long long)(s1.bytes_read - s0.bytes_read), P > 1 ? NB : 0);
 
-  // ---- superstep 2: put the block again while hpgetting it
+  // ---- superstep 2: put the block again while hpgetting it; and hpput hs
+  // to R while L puts into hs (R reads the old hs)
   for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 2000000 + i;
   bsp_put(R, src.data(), a.data(), me * NB, NB);
   bsp_hpget(R, a.data(), me * NB, hg.data(), NB);
+  bsp_hpput(R, hs.data(), a2.data(), 0, NB);
+  for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 3000000 + i;
+  bsp_put(R, src.data(), hs.data(), 0, NB);
   sync_m(others({L}));
+  for (int i = 0; i < N; ++i) {
+    CHECK(a2[static_cast<size_t>(i)] == L * 5 + i, "hpput of a source put to in the superstep: element %d is %d, expected the old %d",
+          i, a2[static_cast<size_t>(i)], L * 5 + i);
+    CHECK(hs[static_cast<size_t>(i)] == L * 3000000 + i, "put into an hpput source: element %d is %d, expected %d", i,
+          hs[static_cast<size_t>(i)], L * 3000000 + i);
+  }
   for (int i = 0; i < N; ++i) {
     CHECK(a[static_cast<size_t>(L) * N + i] == L * 2000000 + i, "put element %d from pid %d: %d", i, L,
           a[static_cast<size_t>(L) * N + i]);
@@ -564,6 +579,8 @@ int bigput(int argc, char** argv) {
     for (size_t i = 0; i < ov.size(); ++i)
       CHECK(ov[i] == w[i], "overlapping puts: word %zu is %d, expected %d", i, ov[i], w[i]);
   }
+  bsp_pop_reg(a2.data());
+  bsp_pop_reg(hs.data());
   bsp_pop_reg(&x);
   bsp_pop_reg(ov.data());
   bsp_pop_reg(a.data());
