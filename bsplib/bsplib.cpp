@@ -861,7 +861,9 @@ void parse(const Reader& rd, int src, Inbound& in, bool direct) {
       case kGet: in.gets.push_back({h, off}); break;
       case kZcPut: in.zc_puts.push_back({h, off}); break;
       case kZcBuf:  // (its issuer flagged the sync two-phase: never direct)
-        if (direct) fatal("bsp_sync", "malformed batch from pid %d (a staged bsp_put in a sync it did not flag as two-phase)", src);
+        if (direct)
+          fatal("bsp_sync", "malformed batch from pid %d (a staged bsp_put in a sync it did not flag as two-phase)",
+                src);
         in.puts.push_back({h, off});
         S.staged_in = true;
         break;
@@ -1136,7 +1138,8 @@ long stage_take(size_t n) {
   long best = -1;
   for (size_t i = 0; i < S.stage.size(); ++i) {
     const Staged& b = S.stage[i];
-    if (!b.used && b.cap >= n && (best < 0 || b.cap < S.stage[static_cast<size_t>(best)].cap)) best = static_cast<long>(i);
+    if (!b.used && b.cap >= n && (best < 0 || b.cap < S.stage[static_cast<size_t>(best)].cap))
+      best = static_cast<long>(i);
   }
   if (best < 0) {
     Staged b;
@@ -1201,9 +1204,10 @@ constexpr size_t kReadDirect = SIZE_MAX;
 // into its destination: as no other write touches them, the order of
 // writes cannot matter (nor can another process's zero-copy read of them in
 // this phase -- an hpget of them, or the read of this process's hpput
-// source --, which must see the old bytes: counted as a write here). The others are read into a staging buffer of this
-// process and written in their place among the puts (ascending source pid,
-// call order), a second copy (counted). Overlap is decided per cluster of
+// source --, which must see the old bytes: counted as a write here). The
+// others are read into a staging buffer of this process and written in
+// their place among the puts (ascending source pid, call order), a second
+// copy (counted). Overlap is decided per cluster of
 // intersecting write ranges: a put in a cluster with any other write is
 // staged. Returns whether a read was started.
 bool plan_staged(const char* fn) {
@@ -1262,7 +1266,9 @@ bool plan_staged(const char* fn) {
         rec.data = kReadDirect;
       } else {
         const long s = stage_take(h.n);
-        if (s < 0) fatal(fn, "cannot register a %llu-byte staging buffer for a bsp_put from pid %d", (unsigned long long)h.n, j);
+        if (s < 0)
+          fatal(fn, "cannot register a %llu-byte staging buffer for a bsp_put from pid %d", (unsigned long long)h.n,
+                j);
         into_p = S.stage[static_cast<size_t>(s)].p;
         into = S.stage[static_cast<size_t>(s)].mr;
         rec.data = static_cast<size_t>(s);
@@ -1761,8 +1767,8 @@ void bsp_push_reg(const void* addr, bsp_size_t size) {
   uint64_t id = S.next_regid++;
   // Registered with the fabric now (zero copy on): its key travels with the
   // push, so peers' bsp_hpget of it read it directly, and reads of hpputs
-  // and staged bsp_puts into it land with this registration. A refusal (e.g. read-only memory
-  // on verbs) only means those go the copying way.
+  // and staged bsp_puts into it land with this registration. A refusal (e.g.
+  // read-only memory on verbs) only means those go the copying way.
   bspk_memreg mr{};
   const bool zc_on = S.zc_min != SIZE_MAX || S.put_zc_min != SIZE_MAX;
   if (addr && size > 0 && zc_on && bspk_mem_register(addr, static_cast<size_t>(size), &mr) != BSPK_OK)

@@ -533,10 +533,10 @@ int bigput(int argc, char** argv) {
   const uint64_t want = (P == 1 ? 2ull : 1ull) * static_cast<uint64_t>(NB) + 8;
   const uint64_t got = s1.bytes_copied - s0.bytes_copied;
   CHECK(P > 1 ? got == want : got >= want && got - want <= 4096,
-        "bytes_copied grew by %llu in a superstep of a %d-byte put and a 4-byte get, expected %llu", (unsigned long long)got,
-        NB, (unsigned long long)want);
-  CHECK(s1.bytes_read - s0.bytes_read == (P > 1 ? static_cast<uint64_t>(NB) : 0), "bytes_read grew by %llu, expected %d",
-        (unsigned long long)(s1.bytes_read - s0.bytes_read), P > 1 ? NB : 0);
+        "bytes_copied grew by %llu in a superstep of a %d-byte put and a 4-byte get, expected %llu",
+        (unsigned long long)got, NB, (unsigned long long)want);
+  CHECK(s1.bytes_read - s0.bytes_read == (P > 1 ? static_cast<uint64_t>(NB) : 0),
+        "bytes_read grew by %llu, expected %d", (unsigned long long)(s1.bytes_read - s0.bytes_read), P > 1 ? NB : 0);
 
   // ---- superstep 2: put the block again while hpgetting it; and hpput hs
   // to R while L puts into hs (R reads the old hs)
@@ -548,16 +548,18 @@ int bigput(int argc, char** argv) {
   bsp_put(R, src.data(), hs.data(), 0, NB);
   sync_m(others({L}));
   for (int i = 0; i < N; ++i) {
-    CHECK(a2[static_cast<size_t>(i)] == L * 5 + i, "hpput of a source put to in the superstep: element %d is %d, expected the old %d",
-          i, a2[static_cast<size_t>(i)], L * 5 + i);
+    CHECK(a2[static_cast<size_t>(i)] == L * 5 + i,
+          "hpput of a source put to in the superstep: element %d is %d, expected the old %d", i,
+          a2[static_cast<size_t>(i)], L * 5 + i);
     CHECK(hs[static_cast<size_t>(i)] == L * 3000000 + i, "put into an hpput source: element %d is %d, expected %d", i,
           hs[static_cast<size_t>(i)], L * 3000000 + i);
   }
   for (int i = 0; i < N; ++i) {
     CHECK(a[static_cast<size_t>(L) * N + i] == L * 2000000 + i, "put element %d from pid %d: %d", i, L,
           a[static_cast<size_t>(L) * N + i]);
-    CHECK(hg[static_cast<size_t>(i)] == me * 1000000 + i, "hpget of bytes put to in the superstep: element %d is %d, expected the old %d",
-          i, hg[static_cast<size_t>(i)], me * 1000000 + i);
+    CHECK(hg[static_cast<size_t>(i)] == me * 1000000 + i,
+          "hpget of bytes put to in the superstep: element %d is %d, expected the old %d", i,
+          hg[static_cast<size_t>(i)], me * 1000000 + i);
   }
 
   // ---- superstep 3: overlapping puts into pid 0's array
