@@ -422,6 +422,10 @@ void bspk_note_copied(size_t nbytes) {
   if (rt) rt->stats.bytes_copied += nbytes;
 }
 
+void bspk_note_read_by(size_t nbytes) {
+  if (rt) rt->stats.bytes_read_by += nbytes;
+}
+
 bspk_ptr bspk_recv(void) {
   bspk_ptr p = BSPK_NULL;
   guarded("bspk_recv", [&] { p = need().mp->recv(); });

@@ -49,8 +49,18 @@ Profile::~Profile() {
 }
 
 Profile::Marks Profile::marks(const Stats& s) {
-  return Marks{s.msgs_sent,  s.bytes_sent,   s.msgs_delivered,  s.bytes_delivered, s.msgs_sent + s.copies - s.ops_self,
-               s.bytes_self, s.bytes_stored, s.bytes_stored_in, s.bytes_fetched,   s.bytes_fetched_in,
+  // One-sided reads of program memory (bspk_mem_read) count as fetches:
+  // the reader's fetched_in, the owner's fetched_out (bspk_note_read_by).
+  return Marks{s.msgs_sent,
+               s.bytes_sent,
+               s.msgs_delivered,
+               s.bytes_delivered,
+               s.msgs_sent + s.copies - s.ops_self,
+               s.bytes_self,
+               s.bytes_stored,
+               s.bytes_stored_in,
+               s.bytes_fetched + s.bytes_read_by,
+               s.bytes_fetched_in + s.bytes_read_remote,
                s.sync_wait_s};
 }
 

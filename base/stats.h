@@ -39,6 +39,10 @@ struct Stats {
   uint64_t bytes_self = 0;  // payload bytes of the messages among them (in bytes_sent and bytes_delivered too)
   uint64_t reads = 0;       // one-sided reads of program memory this process started (bspk_mem_read, n > 0)
   uint64_t bytes_read = 0;  // their bytes (a read from itself: also in bytes_copied)
+  // For the per-superstep profile (fetched_in / fetched_out): bytes of the
+  // reads of other processes' memory, and bytes other processes read from
+  // this one's, as the layer that let them says (bspk_note_read_by).
+  uint64_t bytes_read_remote = 0, bytes_read_by = 0;
 
   // "bspk-stats pid=0 supersteps=... " (one greppable line, no trailing newline)
   std::string line(int pid) const;

@@ -401,6 +401,7 @@ struct State {
   bool zc_gets_maybe = false;                 // this sync's zero-copy hpgets are conditional (declared sync)
   std::vector<char> sent_to;                  // per pid: this process sent it a phase-1 batch in this sync
   std::vector<Staged> stage;                  // staging buffers of large bsp_puts (put_staged)
+  uint64_t read_by_bytes = 0;                 // bytes peers read from this process in this sync (profile)
   bool staged_in = false;                     // this sync brought kZcBuf records (plan_staged)
   uint64_t copied = 0;                        // bytes this layer copied, not yet added to bytes_copied
 
@@ -1084,6 +1085,8 @@ void phase2(const char* fn, const std::vector<char>& self_replies) {
     if (S.read_from[static_cast<size_t>(j)]) put_record(outbox(j), Header{kAck, 0, 0, 0, 0}, nullptr, 0);
   for (int j : S.touched)
     if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
+  if (S.read_by_bytes) bspk_note_read_by(S.read_by_bytes);  // (the profile's fetched_out of this superstep)
+  S.read_by_bytes = 0;
   check(fn, bspk_expect(owners));
   check(fn, bspk_sync());
   bool self_written = false;
@@ -1188,6 +1191,7 @@ bool put_staged(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bs
   const Staged& b = S.stage[static_cast<size_t>(i)];
   std::memcpy(b.p, src, n);
   S.copied += n;
+  S.read_by_bytes += n;
   const ZcKey k{b.mr.remote.addr, b.mr.remote.key};
   put_record(outbox(pid), Header{kZcBuf, 0, id, static_cast<uint64_t>(offset), n}, &k, sizeof k);
   S.read_by[static_cast<size_t>(pid)] = 1;
@@ -1320,6 +1324,7 @@ void announce_zc(bool declared) {
       }
       S.zc_mrs.push_back(mr);
       S.zc_sources.push_back({z.local, z.n});
+      S.read_by_bytes += z.n;
       ZcKey k{mr.remote.addr, mr.remote.key};
       put_record(outbox(j), Header{kZcPut, 0, z.regid, z.offset, z.n}, &k, sizeof k);
       S.read_by[static_cast<size_t>(j)] = 1;
@@ -1356,7 +1361,10 @@ void zc_reads(const char* fn) {
     }
     for (const auto& rec : b.zc_gets) {
       reg_for(fn, "bsp_hpget", j, rec.h);  // (the reader checked it against this size at its call)
-      if (zc_get_read_by(j, rec.h)) S.read_by[static_cast<size_t>(j)] = 1;  // (else answered as a get)
+      if (zc_get_read_by(j, rec.h)) {  // (else answered as a get)
+        S.read_by[static_cast<size_t>(j)] = 1;
+        S.read_by_bytes += rec.h.n;
+      }
     }
   }
   for (int j = 0; j < S.P; ++j) {
@@ -1408,6 +1416,7 @@ void superstep(const char* fn, bool ending) {
     for (auto& v : S.zc_puts) v.clear();
     for (auto& v : S.zc_gets) v.clear();
     std::fill(S.read_by.begin(), S.read_by.end(), 0);  // (large bsp_puts: their buffers go at bsp_end)
+    S.read_by_bytes = 0;
     S.zc_any = false;
   }
   // Phase 2 runs when some process has gets to have answered: under a

@@ -612,6 +612,16 @@ BSPK_API int bspk_mem_wait(void);
  * bspk_init. */
 BSPK_API void bspk_note_copied(size_t nbytes);
 
+/* For layers above that let other processes read this process's registered
+ * memory with bspk_mem_read (BSPlib's zero-copy bsp_hpput / bsp_hpget and
+ * large bsp_put): add nbytes to what this process served to such reads in
+ * the current superstep. The reader's side is counted by bspk_mem_read; the
+ * owner cannot see the reads, so the layer says. Both appear in the
+ * per-superstep profile (BSPK_PROFILE: fetched_in at the reader, fetched_out
+ * here), where bspk-predict counts them as traffic like DSM fetches. Does
+ * nothing before bspk_init. */
+BSPK_API void bspk_note_read_by(size_t nbytes);
+
 /* ---- Statistics (beyond the paper) -------------------------------------------
  * Per-process counters, also printed at bspk_finalize as one line per process
  * on stdout when BSPK_STATS=1: "bspk-stats pid=0 supersteps=... msgs_sent=...

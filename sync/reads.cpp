@@ -49,6 +49,7 @@ void Engine::read_user(int src, uint64_t remote_base, uint64_t key, uint64_t off
     stats_.bytes_copied += len;
     return;
   }
+  stats_.bytes_read_remote += len;
   for (size_t done = 0; done < len;) {
     const size_t n = std::min(len - done, kReadPiece);
     SendOp* op = new_op();
