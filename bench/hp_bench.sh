@@ -3,7 +3,10 @@
 # zero copy (the default from BSPK_HP_ZEROCOPY_MIN = 64K) against the copying
 # path (BSPK_HP_ZEROCOPY_MIN=off) and against Open MPI's MPI_Put / MPI_Get +
 # MPI_Win_fence (bench/bsplib/hp_bench.c, mpi_hp_bench.c), in one invocation:
-# the three run one after the other per provider, p and round.
+# the three run one after the other per provider, p and round. The same runs
+# time block-sized bsp_puts staged (copied once; BSPK_PUT_ZEROCOPY_MIN=64K in
+# the zero-copy run, where the default is 1M) against the batch path
+# (BSPK_PUT_ZEROCOPY_MIN=off in the copying run).
 #
 #   bench/hp_bench.sh [--provider shm,tcp] [--procs 2,4] [--rounds R]
 #                     [--min BYTES] [--max BYTES] [--build DIR] [--out DIR]
@@ -19,7 +22,8 @@
 # Table per provider and p: per block size the time per superstep (us) of
 # hpput zero-copy, hpput copying, MPI_Put + fence, and the same for gets,
 # with the ratios zero-copy / copying and zero-copy / MPI, and bytes_copied
-# per superstep on pid 0 for both BSPk columns.
+# per superstep on pid 0 for both BSPk columns; then one for bsp_put: staged,
+# through the batch, MPI_Put + fence, the ratios, bytes_copied on pid 0.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROVIDERS=shm,tcp PROCS=2,4 ROUNDS=1 MIN=4096 MAX=4194304 BUILD="$ROOT/build" OUT=
@@ -69,9 +73,9 @@ for prov in $(echo "$PROVIDERS" | tr , ' '); do
     for p in $(echo "$PROCS" | tr , ' '); do
       if [ "$p" -le "$NCORES" ]; then bind=core mbind="--bind-to core"; else bind=none mbind="--bind-to none --oversubscribe"; fi
       # shellcheck disable=SC2086
-      one "$prov" "$round" "$p" zc env $env "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$BIN/hp_bench" --min "$MIN" --max "$MAX"
+      one "$prov" "$round" "$p" zc env $env BSPK_PUT_ZEROCOPY_MIN=64K "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$BIN/hp_bench" --min "$MIN" --max "$MAX"
       # shellcheck disable=SC2086
-      one "$prov" "$round" "$p" copy env $env BSPK_HP_ZEROCOPY_MIN=off "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$BIN/hp_bench" --min "$MIN" --max "$MAX"
+      one "$prov" "$round" "$p" copy env $env BSPK_HP_ZEROCOPY_MIN=off BSPK_PUT_ZEROCOPY_MIN=off "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$BIN/hp_bench" --min "$MIN" --max "$MAX"
       # shellcheck disable=SC2086
       one "$prov" "$round" "$p" mpi mpirun -n "$p" $mbind $mca "$BIN/mpi_hp_bench" --min "$MIN" --max "$MAX"
     done
@@ -104,6 +108,14 @@ for prov, p in sorted({(k[0], k[3]) for k in cell}):
         cz = copied.get((prov, "zc", "hpput", p, n), 0) + copied.get((prov, "zc", "hpget", p, n), 0)
         cc = copied.get((prov, "copy", "hpput", p, n), 0) + copied.get((prov, "copy", "hpget", p, n), 0)
         lines.append(f"| {n} | {f(a)} | {f(b)} | {f(m)} | {r(a, b)} | {r(a, m)} | {f(c)} | {f(d)} | {f(g)} | {r(c, d)} | {r(c, g)} | {cz:.0f} / {cc:.0f} |")
+    lines.append("")
+    lines.append(f"bsp_put, {prov}, p = {p}: staged (BSPK_PUT_ZEROCOPY_MIN=64K) against the batch (off)\n")
+    lines.append("| bytes | bsp_put staged | bsp_put batch | MPI_Put + fence | staged / batch | staged / MPI | bytes_copied staged / batch |")
+    lines.append("|---:|---:|---:|---:|---:|---:|---:|")
+    for n in sorted({k[4] for k in cell if k[0] == prov and k[3] == p}):
+        a, b, m = us((prov, "zc", "put", p, n)), us((prov, "copy", "put", p, n)), us((prov, "mpi", "put", p, n))
+        cz, cc = copied.get((prov, "zc", "put", p, n), 0), copied.get((prov, "copy", "put", p, n), 0)
+        lines.append(f"| {n} | {f(a)} | {f(b)} | {f(m)} | {r(a, b)} | {r(a, m)} | {cz:.0f} / {cc:.0f} |")
     lines.append("")
 if bad: lines.append("NOT VERIFIED: " + ", ".join(map(str, bad)))
 text = "\n".join(lines)
