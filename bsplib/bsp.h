@@ -160,7 +160,7 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  *   into a buffer written in the put order: one copy, or two on overlap.
  *   Smaller ones go through the batch: copied at the call and again into the
  *   destination ([choice]: here the read costs more than the second copy
- *   below 1-4 MiB; README "BSPlib programs").
+ *   below 1 MiB, and on one host at every size; README "BSPlib programs").
  * bsp_hpput: unbuffered: do not change src or the destination until
  *   bsp_sync returns. At least BSPK_HP_ZEROCOPY_MIN bytes (default 64 KiB) to
  *   another process move during the sync by one fabric read of src straight
