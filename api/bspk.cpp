@@ -191,6 +191,16 @@ int bspk_launched(void) {
   }
 }
 
+int bspk_same_host(int pid) {
+  int same = 0;
+  int rc = guarded("bspk_same_host", [&] {
+    Runtime& r = need();
+    if (pid < 0 || pid >= r.nprocs) fail(BSPK_ERR_ARG, "pid %d is out of range [0, %d)", pid, r.nprocs);
+    same = r.host_of[static_cast<size_t>(pid)] == r.host_of[static_cast<size_t>(r.pid)];
+  });
+  return rc == BSPK_OK ? same : rc;
+}
+
 const char* bspk_error_string(void) { return last_error.c_str(); }
 
 bspk_ptr bspk_malloc(const char* name, int idx, size_t n, size_t elem_size) {

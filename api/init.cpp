@@ -246,6 +246,14 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   watch.phase("the host-name exchange");
   JobLayout layout = job_layout(*r.boot, r.pid);
   r.local_procs = layout.local_procs;
+  {
+    std::vector<std::string> seen;
+    for (const std::string& h : layout.hosts) {
+      auto it = std::find(seen.begin(), seen.end(), h);
+      r.host_of.push_back(static_cast<int>(it - seen.begin()));
+      if (it == seen.end()) seen.push_back(h);
+    }
+  }
   const std::string job = r.boot->job_id();
   fabric::JobFacts facts;
   facts.nprocs = r.nprocs;

@@ -44,6 +44,7 @@ struct Runtime {
   std::unique_ptr<Profile> profile;  // BSPK_PROFILE, or null (api/profile.h)
   int pid = 0, nprocs = 1;
   int local_procs = 1;  // processes of the job on this host
+  std::vector<int> host_of;  // by pid: its host, numbered by first appearance (bspk_same_host)
   bool print_stats = false;
 
   // Bytes of comem frames and small buffers holding data now (the profile's

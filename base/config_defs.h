@@ -136,11 +136,12 @@ BSPK_CONFIG_VAR(HP_ZEROCOPY_MIN, "BSPK_HP_ZEROCOPY_MIN", String, User, kNoDefaul
                 "from another process move by one fabric read from program memory into program memory (no copy; "
                 "`bsp_hpget` in counted syncs), smaller ones through the batch like `bsp_put` / `bsp_get`; `off`: "
                 "never (read by libbspk-bsplib at `bsp_begin`; see \"BSPlib programs\")")
-BSPK_CONFIG_VAR(PUT_ZEROCOPY_MIN, "BSPK_PUT_ZEROCOPY_MIN", String, User, kNoDefault, 0, 0, nullptr, "`1M`",
+BSPK_CONFIG_VAR(PUT_ZEROCOPY_MIN, "BSPK_PUT_ZEROCOPY_MIN", String, User, kNoDefault, 0, 0, nullptr, "`auto`",
                 "BSPlib programs: `bsp_put` of at least this many bytes (K, M, G suffixes) to another process is "
                 "copied once, at the call, into a registered staging buffer that the target reads straight into "
                 "the destination with one fabric read; smaller ones are copied into the batch and again into the "
-                "destination; `off`: never (read by libbspk-bsplib at `bsp_begin`; see \"BSPlib programs\")")
+                "destination; `auto`: 1M to processes on other hosts, never on this host; `off`: never (read by "
+                "libbspk-bsplib at `bsp_begin`; see \"BSPlib programs\")")
 
 // ---- set by bspkrun for the processes it starts (not for users) ----
 BSPK_CONFIG_VAR(BOOT_SOCKET, "BSPK_BOOT_SOCKET", String, Launcher, kNoDefault, 0, 0, nullptr, "set by bspkrun",

@@ -151,7 +151,8 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * nbytes == 0 does nothing and checks nothing.
  * bsp_put: buffered -- src is copied at the call and may be reused at once;
  *   written at pid during the next bsp_sync (see bsp_sync for the order).
- *   At least BSPK_PUT_ZEROCOPY_MIN bytes (default 1 MiB) to another process
+ *   At least BSPK_PUT_ZEROCOPY_MIN bytes (default auto: 1 MiB to processes
+ *   on other hosts, never on this one) to another process
  *   are copied into a registered staging buffer at the call, and pid reads
  *   them from there by one fabric read during the sync, straight into the
  *   destination when no other write of the sync (a put, hpput or get result)
@@ -160,7 +161,8 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  *   into a buffer written in the put order: one copy, or two on overlap.
  *   Smaller ones go through the batch: copied at the call and again into the
  *   destination ([choice]: here the read costs more than the second copy
- *   below 1 MiB, and on one host at every size; README "BSPlib programs").
+ *   below 1 MiB, and on one host at every size, hence the auto default;
+ *   README "BSPlib programs").
  * bsp_hpput: unbuffered: do not change src or the destination until
  *   bsp_sync returns. At least BSPK_HP_ZEROCOPY_MIN bytes (default 64 KiB) to
  *   another process move during the sync by one fabric read of src straight

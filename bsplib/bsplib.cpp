@@ -390,6 +390,7 @@ struct State {
   // "Program memory"); see the top of the file.
   size_t zc_min = SIZE_MAX;                   // BSPK_HP_ZEROCOPY_MIN; SIZE_MAX: off
   size_t put_zc_min = SIZE_MAX;               // BSPK_PUT_ZEROCOPY_MIN (bsp_put's staged path); SIZE_MAX: off
+  std::vector<char> put_staged_to;            // per pid: large puts to it may be staged (auto: other hosts only)
   std::vector<std::vector<ZcOp>> zc_puts;     // per destination, in call order (runs merged)
   std::vector<std::vector<ZcOp>> zc_gets;     // per owner, in call order
   bool zc_any = false;                        // some zc_puts / zc_gets this superstep
@@ -1592,11 +1593,13 @@ void superstep(const char* fn, bool ending) {
 // (K/M/G suffixes; "off": never). Default kZeroCopyMin: where the read
 // overtook the copy here (README, "BSPlib programs": on one host from 64 KiB,
 // from 256 KiB over tcp's net, which reads by a request and a reply).
-// BSPK_PUT_ZEROCOPY_MIN: the same for bsp_put's staged path (put_staged),
-// default kPutZeroCopyMin: a staged put pays the copy at the call AND the
-// read, against two copies through the batch; here the read cost about as
-// much as the second copy from 1 MiB over tcp and 1.2-1.35x more on one host
-// (README, "Large bsp_put: one copy"), and far more below 256 KiB.
+// BSPK_PUT_ZEROCOPY_MIN: the same for bsp_put's staged path (put_staged).
+// Default ("auto", or unset): kPutZeroCopyMin bytes, to processes on other
+// hosts only. A staged put pays the copy at the call AND the read, against
+// two copies through the batch; here the read cost about as much as the
+// second copy from 1 MiB over tcp, 1.2-1.7x more on one host at every size
+// (libfabric shm's cross-memory read pins the pages each time), and far more
+// below 256 KiB (README, "Large bsp_put: one copy").
 constexpr size_t kZeroCopyMin = size_t{64} << 10;
 constexpr size_t kPutZeroCopyMin = size_t{1} << 20;
 size_t zerocopy_min(const char* var, size_t dflt) {
@@ -1705,7 +1708,14 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.read_by.assign(static_cast<size_t>(S.nprocs_all), 0);
   S.sent_to.assign(static_cast<size_t>(S.nprocs_all), 0);
   S.zc_min = zerocopy_min("BSPK_HP_ZEROCOPY_MIN", kZeroCopyMin);
-  S.put_zc_min = zerocopy_min("BSPK_PUT_ZEROCOPY_MIN", kPutZeroCopyMin);
+  {
+    const char* v = std::getenv("BSPK_PUT_ZEROCOPY_MIN");
+    const bool automatic = !v || !*v || !std::strcmp(v, "auto");
+    S.put_zc_min = automatic ? kPutZeroCopyMin : zerocopy_min("BSPK_PUT_ZEROCOPY_MIN", kPutZeroCopyMin);
+    S.put_staged_to.assign(static_cast<size_t>(S.nprocs_all), 1);
+    if (automatic)
+      for (int j = 0; j < S.nprocs_all; ++j) S.put_staged_to[static_cast<size_t>(j)] = bspk_same_host(j) == 0;
+  }
   S.in.resize(static_cast<size_t>(S.nprocs_all));
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
   if (S.pid >= S.P) park();
@@ -1848,8 +1858,8 @@ static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst
 }
 
 void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
-  if (nbytes > 0 && static_cast<size_t>(nbytes) >= S.put_zc_min && pid != S.pid && S.phase == Phase::Spmd &&
-      put_staged(pid, src, dst, offset, nbytes))
+  if (nbytes > 0 && static_cast<size_t>(nbytes) >= S.put_zc_min && pid != S.pid && pid >= 0 && pid < S.P &&
+      S.phase == Phase::Spmd && S.put_staged_to[static_cast<size_t>(pid)] && put_staged(pid, src, dst, offset, nbytes))
     return;
   put_common("bsp_put", pid, src, dst, offset, nbytes);
 }

@@ -161,6 +161,14 @@ BSPK_API void bspk_abort_text(const char *message)
  * then runs it as a single process). Never fails. */
 BSPK_API int bspk_launched(void);
 
+/* Beyond the paper: 1 if process pid runs on this process's host (the host
+ * names the processes reported at bspk_init agree; messages between them
+ * stay in the host), 0 if not. O(1). Layers above choose a path per
+ * destination with it (BSPlib's staged bsp_put: README "BSPlib programs").
+ * Errors (returned): BSPK_ERR_STATE (before bspk_init or after
+ * bspk_finalize), BSPK_ERR_ARG (pid outside [0, nprocs)). */
+BSPK_API int bspk_same_host(int pid);
+
 /* Message describing the last error on this process ("" if none). */
 BSPK_API const char *bspk_error_string(void);
 
