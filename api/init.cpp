@@ -54,6 +54,7 @@ constexpr uint64_t kProbeMagic = 0xB5B0000000000000ull;
 // made from it (the count exchange) agree job-wide.
 struct JobLayout {
   std::vector<std::string> hosts;  // by pid
+  std::vector<int> host_of;        // by pid: its host's index in order of first appearance
   bool all_local = true;
   int local_procs = 0, local_rank = 0;
   int nhosts = 0;
@@ -91,7 +92,9 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
       if (r < pid) ++l.local_rank;
       ++l.local_procs;
     }
-    if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+    auto it = std::find(seen.begin(), seen.end(), h);
+    l.host_of.push_back(static_cast<int>(it - seen.begin()));
+    if (it == seen.end()) seen.push_back(h);
   }
   auto hex = [](char c) -> unsigned { return c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= '0' && c <= '9' ? c - '0' : 0; };
   for (const std::string& h : seen) {
@@ -246,14 +249,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   watch.phase("the host-name exchange");
   JobLayout layout = job_layout(*r.boot, r.pid);
   r.local_procs = layout.local_procs;
-  {
-    std::vector<std::string> seen;
-    for (const std::string& h : layout.hosts) {
-      auto it = std::find(seen.begin(), seen.end(), h);
-      r.host_of.push_back(static_cast<int>(it - seen.begin()));
-      if (it == seen.end()) seen.push_back(h);
-    }
-  }
+  r.host_of = layout.host_of;
   const std::string job = r.boot->job_id();
   fabric::JobFacts facts;
   facts.nprocs = r.nprocs;
