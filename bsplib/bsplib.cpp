@@ -1200,6 +1200,22 @@ bool put_staged(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bs
   return true;
 }
 
+// Start the read of what a kZcPut / kZcBuf record from pid j announces (its
+// ZcKey: the issuer's registered bytes) into dst, inside registration `into`;
+// into.id 0 (a variable the fabric would not register): dst is registered
+// for this sync. j is then owed an acknowledgement (kAck, phase 2).
+void read_announced(const char* fn, int j, const Inbound::Rec& rec, char* dst, bspk_memreg into) {
+  ZcKey k;
+  S.readers[static_cast<size_t>(j)].copy(rec.data, &k, sizeof k);
+  if (!into.id) {
+    check(fn, bspk_mem_register(dst, rec.h.n, &into));
+    S.zc_tmp.push_back(into);
+  }
+  const bspk_memkey from{k.addr, k.key, rec.h.n};
+  check(fn, bspk_mem_read(j, &from, 0, &into, dst, rec.h.n));
+  S.read_from[static_cast<size_t>(j)] = 1;
+}
+
 // Marks a kZcBuf record read straight into its destination.
 constexpr size_t kReadDirect = SIZE_MAX;
 
@@ -1212,9 +1228,9 @@ constexpr size_t kReadDirect = SIZE_MAX;
 // source --, which must see the old bytes: counted as a write here). The
 // others are read into a staging buffer of this process and written in
 // their place among the puts (ascending source pid, call order), a second
-// copy (counted). Overlap is decided per cluster of
-// intersecting write ranges: a put in a cluster with any other write is
-// staged. Returns whether a read was started.
+// copy (counted). Overlap is decided per cluster of intersecting ranges: a
+// put in a cluster with any other range is staged. Returns whether a read
+// was started.
 bool plan_staged(const char* fn) {
   if (!S.staged_in) return false;
   S.staged_in = false;
@@ -1255,31 +1271,18 @@ bool plan_staged(const char* fn) {
       const int j = w[i].j;
       Inbound::Rec& rec = S.in[static_cast<size_t>(j)].puts[w[i].k];
       const Header& h = rec.h;
-      ZcKey key;
-      S.readers[static_cast<size_t>(j)].copy(rec.data, &key, sizeof key);
-      const bspk_memkey from{key.addr, key.key, h.n};
-      char* into_p;
-      bspk_memreg into{};
       if (alone) {
         const Reg& r = reg_for(fn, "bsp_put", j, h);
-        into_p = static_cast<char*>(const_cast<void*>(r.addr)) + h.b;
-        into = r.mr;
-        if (!into.id) {
-          check(fn, bspk_mem_register(into_p, h.n, &into));
-          S.zc_tmp.push_back(into);
-        }
+        read_announced(fn, j, rec, static_cast<char*>(const_cast<void*>(r.addr)) + h.b, r.mr);
         rec.data = kReadDirect;
       } else {
         const long s = stage_take(h.n);
         if (s < 0)
           fatal(fn, "cannot register a %llu-byte staging buffer for a bsp_put from pid %d", (unsigned long long)h.n,
                 j);
-        into_p = S.stage[static_cast<size_t>(s)].p;
-        into = S.stage[static_cast<size_t>(s)].mr;
+        read_announced(fn, j, rec, S.stage[static_cast<size_t>(s)].p, S.stage[static_cast<size_t>(s)].mr);
         rec.data = static_cast<size_t>(s);
       }
-      check(fn, bspk_mem_read(j, &from, 0, &into, into_p, h.n));
-      S.read_from[static_cast<size_t>(j)] = 1;
       any = true;
     }
     c = e;
@@ -1345,19 +1348,8 @@ void zc_reads(const char* fn) {
   for (int j = 0; j < S.P; ++j) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
     for (const auto& rec : b.zc_puts) {
-      const Header& h = rec.h;
-      const Reg& r = reg_for(fn, "bsp_hpput", j, h);
-      ZcKey k;
-      S.readers[static_cast<size_t>(j)].copy(rec.data, &k, sizeof k);
-      char* dst = static_cast<char*>(const_cast<void*>(r.addr)) + h.b;
-      bspk_memreg into = r.mr;
-      if (!into.id) {
-        check(fn, bspk_mem_register(dst, h.n, &into));
-        S.zc_tmp.push_back(into);
-      }
-      const bspk_memkey from{k.addr, k.key, h.n};
-      check(fn, bspk_mem_read(j, &from, 0, &into, dst, h.n));
-      S.read_from[static_cast<size_t>(j)] = 1;
+      const Reg& r = reg_for(fn, "bsp_hpput", j, rec.h);
+      read_announced(fn, j, rec, static_cast<char*>(const_cast<void*>(r.addr)) + rec.h.b, r.mr);
       any = true;
     }
     for (const auto& rec : b.zc_gets) {

@@ -107,6 +107,13 @@ void sync_m(int m) {
   skew(2);
 }
 
+// This process's counters now (bspk_get_stats), or the job ends.
+bspk_stats stats_now() {
+  bspk_stats s{};
+  CHECK(bspk_get_stats(&s) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  return s;
+}
+
 void set_mode(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "counted";
   CHECK(mode == "counted" || mode == "expect", "mode '%s' is neither counted nor expect", mode.c_str());
@@ -397,7 +404,7 @@ int zerocopy(int argc, char** argv) {
   bsp_push_reg(e.data(), NB);
   sync_m(all_others());
   bspk_stats s0{}, s1{};
-  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s0 = stats_now();
 
   // ---- superstep 1: hpput my block into R's a (two adjacent halves: one
   // run), hpget L's hsrc, and get a word of the block I hpput into.
@@ -409,7 +416,7 @@ int zerocopy(int argc, char** argv) {
   bsp_get(R, a.data(), me * NB + 4 * 5, &old, sizeof old);
   sync_m(others({L, R}));
   for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = -77;  // the reads are over
-  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s1 = stats_now();
   const uint64_t want = P == 1 ? 4ull * static_cast<uint64_t>(NB) + 8 : 8;
   // Copying paths may also grow a batch region the first time it holds this
   // much (its records so far are copied over: counted, a few headers).
@@ -454,10 +461,10 @@ int zerocopy(int argc, char** argv) {
   for (int i = 0; i < N; ++i) hsrc[static_cast<size_t>(i)] = me * 11 + i;
   sync_m(0);
   std::fill(gdst.begin(), gdst.end(), -5);
-  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s0 = stats_now();
   bsp_hpget(R, hsrc.data(), 0, gdst.data(), NB);
   sync_m(others({L}));  // L hpgets from this process
-  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s1 = stats_now();
   for (int i = 0; i < N; ++i)
     CHECK(gdst[static_cast<size_t>(i)] == R * 11 + i, "hpget element %d from pid %d: %d", i, R,
           gdst[static_cast<size_t>(i)]);
@@ -518,14 +525,14 @@ int bigput(int argc, char** argv) {
   bspk_stats s0{}, s1{};
 
   // ---- superstep 1
-  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s0 = stats_now();
   for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 1000000 + i;
   bsp_put(R, src.data(), a.data(), me * NB, NB);
   std::fill(src.begin(), src.end(), -77);  // buffered: the call's bytes travel
   int old = 0;
   bsp_get(R, a.data(), me * NB + 4 * 5, &old, sizeof old);
   sync_m(others({L}));
-  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s1 = stats_now();
   for (int i = 0; i < N; ++i)
     CHECK(a[static_cast<size_t>(L) * N + i] == L * 1000000 + i, "put element %d from pid %d: %d", i, L,
           a[static_cast<size_t>(L) * N + i]);
@@ -615,10 +622,10 @@ int bigput_auto(int argc, char** argv) {
   sync_m(all_others());
   for (int i = 0; i < N; ++i) src[static_cast<size_t>(i)] = me * 7 + i;
   bspk_stats s0{}, s1{};
-  CHECK(bspk_get_stats(&s0) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s0 = stats_now();
   bsp_put(R, src.data(), a.data(), 0, NB);
   sync_m(others({L}));
-  CHECK(bspk_get_stats(&s1) == BSPK_OK, "bspk_get_stats: %s", bspk_error_string());
+  s1 = stats_now();
   for (int i = 0; i < N; ++i)
     CHECK(a[static_cast<size_t>(i)] == L * 7 + i, "put element %d from pid %d: %d", i, L, a[static_cast<size_t>(i)]);
   const uint64_t want = 2ull * static_cast<uint64_t>(NB), got = s1.bytes_copied - s0.bytes_copied;
