@@ -216,7 +216,8 @@ BSPK_BSP_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, v
  * bsp_move: copies min(reception_nbytes, payload size) bytes of the first
  *   message's payload and removes it. Error on an empty queue.
  * bsp_hpmove: sets *tag_ptr / *payload_ptr to the message's own storage (no
- *   copy; aligned for any type; valid until the next bsp_sync), removes the
+ *   copy; each aligned for any type that fits in it -- to 16 bytes, or to 8
+ *   when at most 8 bytes long; valid until the next bsp_sync), removes the
  *   message and returns its payload size; -1 on an empty queue. */
 BSPK_BSP_API void bsp_set_tagsize(bsp_size_t *tag_nbytes);
 BSPK_BSP_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t payload_nbytes);

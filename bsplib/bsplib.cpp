@@ -72,8 +72,9 @@ enum Kind : uint32_t {
   kZcGet = 12,    // a zero-copy get announced to the owner: a, b, n as kGet; no data
   kAck = 13,      // phase 2: this process's reads of the receiver's memory are done
   kZcBuf = 14,    // a large bsp_put whose data waits in the issuer's staging buffer: a, b, n as kPut; data: ZcKey
+  kSendRun = 15,  // a SendRun record (consecutive small BSMP messages of one shape to one destination)
 };
-constexpr uint32_t kLastKind = kZcBuf;
+constexpr uint32_t kLastKind = kSendRun;
 constexpr uint32_t kHeadGets = 1;
 constexpr uint32_t kZcMaybe = 1;  // kZcGet aux: under a declaration (see announce_zc)
 
@@ -104,6 +105,24 @@ struct SmallSend {
   uint64_t nbytes;
 };
 static_assert(sizeof(SmallSend) == 16);
+
+// Consecutive BSMP messages to one destination with the same tag size and
+// payload size (the common BSMP pattern: a loop of single-word bsp_sends) in
+// one record: 16 bytes of header, then `count` messages of `stride` bytes,
+// each its tag then its payload, each padded to the message's unit: 8 bytes
+// when both are at most 8 bytes, else 16. So every tag and payload is aligned
+// to 16, or, when at most 8 bytes long, to 8 -- as much as any type that fits
+// in it needs (bsp_hpmove) -- and a single-word message costs 8 bytes on the
+// wire instead of 32. A run never straddles a frame.
+struct SendRun {
+  uint32_t kind_tag;  // kSendRun | tag bytes << 8
+  uint32_t count;     // messages in the run
+  uint64_t nbytes;    // payload bytes of each
+};
+static_assert(sizeof(SendRun) == 16);
+constexpr size_t kSendRunMax = 256;  // tags and payloads up to this go into runs
+inline size_t send_unit(size_t tag, size_t n) { return tag > 8 || n > 8 ? 16 : 8; }
+inline size_t pad_to(size_t n, size_t unit) { return (n + unit - 1) & ~(unit - 1); }
 inline size_t pad8(size_t n) { return (n + 7) & ~size_t(7); }
 // No record starts closer than this to a frame boundary (the reader skips there).
 constexpr size_t kMinRoom = 32;
@@ -168,12 +187,16 @@ struct PendingGet {
   int64_t n;
 };
 
-struct Message {  // one BSMP message of the current queue
-  int src;
+// Messages of the BSMP queue: one record's (a SendRun's `count`, else 1),
+// message k's tag at base + k * stride and its payload tagpad bytes after it.
+// The queue takes a run's messages last first (last sent first).
+struct MessageRun {
+  const char* base;
+  size_t stride;
+  size_t tagpad;
+  int64_t nbytes;  // payload bytes of each message
   int tagsize;
-  const char* tag;
-  const char* payload;
-  int64_t nbytes;
+  uint32_t count;
 };
 
 // Where a batch's bytes live: a comem region (spans of its frames) or a local buffer.
@@ -268,8 +291,13 @@ class Outbox {
   uint32_t sp_regid = 0;
   size_t sp_len = 0;
   uint64_t sp_next = 0;
+  // The same for a SendRun (message combining, send_run_here): its header,
+  // the shape of its messages, valid while used == sr_end; 0: none.
+  size_t sr_end = 0;
+  char* sr_hdr = nullptr;
+  size_t sr_tag = 0, sr_n = 0;
 
-  void reset() { used = sp_end = 0; }
+  void reset() { used = sp_end = sr_end = 0; }
   // The batch's byte at offset off (within what was written).
   char* at(size_t off);
   // Remember the SmallPut whose header is at hdr (the last record written).
@@ -313,7 +341,7 @@ class Outbox {
   size_t take_heap(std::vector<char>& into) {
     size_t n = used;
     heap_.swap(into);
-    used = sp_end = 0;
+    used = sp_end = sr_end = 0;
     return n;
   }
 
@@ -333,7 +361,7 @@ struct Inbound {
     Header h;
     size_t data;  // offset of the record's data in the batch
   };
-  std::vector<Rec> puts, gets, sends, zc_puts, zc_gets;
+  std::vector<Rec> puts, gets, zc_puts, zc_gets;
   std::vector<Op> ops;
   bool end = false;
   bool has_ops = false;
@@ -342,7 +370,6 @@ struct Inbound {
     present = end = has_ops = gets_flag = false;
     puts.clear();
     gets.clear();
-    sends.clear();
     zc_puts.clear();
     zc_gets.clear();
     ops.clear();
@@ -410,8 +437,10 @@ struct State {
   std::vector<bspk_ptr> held;                  // received regions, freed at the next sync
   std::vector<std::unique_ptr<char[]>> assembled;  // records larger than a frame
   std::vector<char> local_in;                  // the local batch of the last sync
-  std::vector<Message> queue;
-  size_t qhead = 0;
+  std::vector<MessageRun> queue;  // in queue order (built in reverse while the batches are read)
+  size_t qrun = 0;                // the run holding the first message
+  uint32_t qtaken = 0;            // messages already taken from it
+  int64_t qmsgs = 0, qbytes = 0;  // messages left and their payload bytes
 
   // per-sync scratch, kept to avoid allocating in every bsp_sync
   std::vector<Inbound> in;       // per source pid
@@ -570,7 +599,7 @@ void Outbox::drop() {
   frames_.clear();
   cap_ = 0;
   heap_.clear();
-  used = sp_end = 0;
+  used = sp_end = sr_end = 0;
 }
 
 // n bytes of src at dst, then zeros up to the next multiple of 16; words
@@ -589,9 +618,9 @@ inline void copy_padded(char* dst, const void* src, size_t n) {
 
 // A record of header `hdr` (hsz bytes, a multiple of 16) and up to two data
 // parts, each padded to 16, starting 16-byte aligned.
-void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, size_t n1, const void* d2, size_t n2) {
-  size_t total = hsz + pad16(n1) + pad16(n2);
-  if (o.used & 8) {  // after a SmallPut: back to 16-byte alignment
+// After a SmallPut or a SendRun of 8-byte messages: back to 16-byte alignment.
+inline void align16(Outbox& o) {
+  if (o.used & 8) {
     size_t room = S.frame - o.used % S.frame;
     if (room >= kMinRoom) {  // (else the record starts in the next frame anyway)
       uint64_t pad = kPad8;
@@ -599,6 +628,11 @@ void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, si
       o.write(&pad, 8);
     }
   }
+}
+
+void put_record_bytes(Outbox& o, const void* hdr, size_t hsz, const void* d1, size_t n1, const void* d2, size_t n2) {
+  size_t total = hsz + pad16(n1) + pad16(n2);
+  align16(o);
   if (char* p = o.room_for(total)) {  // the common case: room in the current frame
     std::memcpy(p, hdr, hsz);
     copy_padded(p + hsz, d1, n1);
@@ -671,6 +705,52 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
   copy_zero(p + sizeof h, src, n, pad8(n) - n);
   o.note_small_put(p, static_cast<uint32_t>(regid), offset, n);
   return true;
+}
+
+// A BSMP message of at most kSendRunMax bytes of tag and of payload, into a
+// SendRun: appended to the batch's last record when that is a run of the same
+// shape and the current frame has room for one more message (nothing was
+// written since, so the queue order -- last sent first -- is that of
+// separate records), else as a new run of one.
+void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t n) {
+  const size_t u = send_unit(t, n), tp = pad_to(t, u), np = pad_to(n, u), stride = tp + np;
+  if (o.sr_end != 0 && o.used == o.sr_end && t == o.sr_tag && n == o.sr_n) {
+    uint32_t count;
+    std::memcpy(&count, o.sr_hdr + 4, sizeof count);
+    char* p = nullptr;
+    // (the run ends inside a frame, so room_for's bytes follow it there)
+    if (count < UINT32_MAX && (stride == 0 || ((o.used & (S.frame - 1)) != 0 && (p = o.room_for(stride))))) {
+      if (stride) {
+        if (t) copy_zero(p, tag, t, tp - t);
+        copy_zero(p + tp, payload, n, np - n);
+      }
+      ++count;
+      std::memcpy(o.sr_hdr + 4, &count, sizeof count);
+      o.sr_end = o.used;
+      return;
+    }
+  }
+  align16(o);
+  const SendRun h{static_cast<uint32_t>(kSendRun | t << 8), 1, n};
+  char* p = o.room_for(sizeof h + stride);
+  if (p) {
+    std::memcpy(p, &h, sizeof h);
+    if (t) copy_zero(p + sizeof h, tag, t, tp - t);
+    copy_zero(p + sizeof h + tp, payload, n, np - n);
+  } else {
+    o.begin_record(sizeof h + stride);
+    const size_t at = o.used;
+    o.write(&h, sizeof h);
+    o.write(tag, t);
+    o.zeros(tp - t);
+    o.write(payload, n);
+    o.zeros(np - n);
+    p = o.at(at);
+  }
+  o.sr_hdr = p;
+  o.sr_tag = t;
+  o.sr_n = n;
+  o.sr_end = o.used;
 }
 
 // A put: a SmallPut record when it fits one, else a Header record.
@@ -801,6 +881,22 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
       off += sizeof h + pad8(n);
       continue;
     }
+    if ((k & 0xff) == kSendRun) {
+      SendRun h;
+      if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a message run header across a frame)", src);
+      std::memcpy(&h, p, sizeof h);
+      const size_t tag = h.kind_tag >> 8;
+      size_t len = 0;
+      if (tag <= kSendRunMax && h.nbytes <= kSendRunMax && h.count > 0) {
+        const size_t u = send_unit(tag, h.nbytes);
+        len = sizeof h + (pad_to(tag, u) + pad_to(h.nbytes, u)) * h.count;
+      }
+      if (len == 0 || len > in_span)  // (a run never straddles a frame)
+        fatal(fn, "malformed batch from pid %d (a run of %u messages at byte %zu of %zu)", src, h.count, off, total);
+      f(Header{kSendRun, static_cast<uint32_t>(tag), h.count, 0, h.nbytes}, off + sizeof h, p + sizeof h);
+      off += len;
+      continue;
+    }
     if ((k & 0xff) == kSmallSend) {
       SmallSend h;
       if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a message header across a frame)", src);
@@ -847,6 +943,36 @@ inline void apply_put(const Reader& rd, const Header& h, size_t data, const char
   }
 }
 
+// The messages of a kSend or kSendRun record into the BSMP queue of the next
+// superstep, in reading order (the queue is reversed once every batch is
+// read: highest source pid first, last sent first). `tag`: the record's data
+// when it lies in one span (a run always does).
+void queue_messages(const Reader& rd, const Header& h, size_t off, const char* tag) {
+  MessageRun m{};
+  m.tagsize = static_cast<int>(h.aux);
+  m.nbytes = static_cast<int64_t>(h.n);
+  if (h.kind == kSendRun) {
+    const size_t u = send_unit(h.aux, h.n);
+    m.tagpad = pad_to(h.aux, u);
+    m.stride = m.tagpad + pad_to(h.n, u);
+    m.count = static_cast<uint32_t>(h.a);
+  } else {
+    m.tagpad = pad16(h.aux);
+    m.count = 1;
+    if (!tag) {  // larger than a frame: assemble it once
+      const size_t total = pad16(h.aux) + pad16(h.n);
+      S.assembled.emplace_back(new char[total]);
+      rd.copy(off, S.assembled.back().get(), total);
+      S.copied += total;
+      tag = S.assembled.back().get();
+    }
+  }
+  m.base = tag;
+  S.queue.push_back(m);
+  S.qmsgs += m.count;
+  S.qbytes += static_cast<int64_t>(m.count) * m.nbytes;
+}
+
 // Sort a batch's records. direct: write its puts now (no get reads this
 // superstep, and batches are parsed in ascending source pid).
 void parse(const Reader& rd, int src, Inbound& in, bool direct) {
@@ -870,7 +996,10 @@ void parse(const Reader& rd, int src, Inbound& in, bool direct) {
         S.staged_in = true;
         break;
       case kZcGet: in.zc_gets.push_back({h, off}); break;
-      case kSend: in.sends.push_back({h, off}); break;
+      case kSend:
+      case kSendRun:
+        if (src < S.P) queue_messages(rd, h, off, data);
+        break;
       case kEnd: in.end = true; break;
       case kHead: in.gets_flag |= (h.aux & kHeadGets) != 0; break;
       case kOps:
@@ -1015,12 +1144,32 @@ void apply_ops(const std::vector<std::vector<Op>>& all) {
   S.tag_next = S.tag_now;
 }
 
+// The first message of the BSMP queue (S.qmsgs > 0): its run, and its tag at *tag.
+inline const MessageRun& queue_front(const char** tag) {
+  const MessageRun& r = S.queue[S.qrun];
+  *tag = r.base + static_cast<size_t>(r.count - 1 - S.qtaken) * r.stride;
+  return r;
+}
+
+// Remove the first message of the BSMP queue.
+inline void queue_pop() {
+  const MessageRun& r = S.queue[S.qrun];
+  --S.qmsgs;
+  S.qbytes -= r.nbytes;
+  if (++S.qtaken == r.count) {
+    ++S.qrun;
+    S.qtaken = 0;
+  }
+}
+
 void release_previous() {
   for (bspk_ptr r : S.held) bspk_free(r);
   S.held.clear();
   S.assembled.clear();
   S.queue.clear();
-  S.qhead = 0;
+  S.qrun = 0;
+  S.qtaken = 0;
+  S.qmsgs = S.qbytes = 0;
 }
 
 // Phase 1 out: the batches, plus the op records (to every process when this
@@ -1529,25 +1678,10 @@ void superstep(const char* fn, bool ending) {
   S.tag_now = S.tag_next;
 
   // ---- the BSMP queue of the next superstep: highest source pid first, and
-  // within one source the last sent first (as BSPonMPI)
-  for (int j = S.P - 1; j >= 0; --j) {
-    const Inbound& b = S.in[static_cast<size_t>(j)];
-    if (b.sends.empty()) continue;
-    const Reader& rd = S.readers[static_cast<size_t>(j)];
-    for (auto it = b.sends.rbegin(); it != b.sends.rend(); ++it) {
-      const Header& h = it->h;
-      size_t tag_off = it->data;
-      size_t total = pad16(h.aux) + pad16(h.n);
-      const char* base = rd.at(tag_off, total);
-      if (!base && total) {  // larger than a frame: assemble it once
-        S.assembled.emplace_back(new char[total]);
-        rd.copy(tag_off, S.assembled.back().get(), total);
-        S.copied += total;
-        base = S.assembled.back().get();
-      }
-      S.queue.push_back({j, static_cast<int>(h.aux), base, base + pad16(h.aux), static_cast<int64_t>(h.n)});
-    }
-  }
+  // within one source the last sent first (as BSPonMPI); its records were
+  // queued in ascending source pid and sending order (queue_messages), and
+  // a run's messages are taken last first
+  std::reverse(S.queue.begin(), S.queue.end());
   note_copied();
   if (!S.stage.empty()) stage_trim(false);
   ++S.step;
@@ -1959,6 +2093,10 @@ static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const vo
   if (!payload && nbytes > 0) fatal(fn, "the payload is NULL with %d bytes", nbytes);
   if (!tag && S.tag_now > 0) fatal(fn, "the tag is NULL with tag size %d", S.tag_now);
   S.copied += static_cast<uint64_t>(S.tag_now) + static_cast<uint64_t>(nbytes);
+  if (static_cast<size_t>(S.tag_now) <= kSendRunMax && static_cast<size_t>(nbytes) <= kSendRunMax) {
+    send_run(outbox(pid), tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
+    return;
+  }
   if (S.tag_now < (1 << 24)) {
     SmallSend h{static_cast<uint32_t>(kSmallSend | static_cast<uint32_t>(S.tag_now) << 8), 0, static_cast<uint64_t>(nbytes)};
     put_record_bytes(outbox(pid), &h, sizeof h, tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
@@ -1979,10 +2117,8 @@ void bsp_hpsend(bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t 
 void bspk_bsp_qsize_w(void* nmessages, size_t nmessages_width, void* accum_nbytes, size_t accum_width) {
   need_spmd("bsp_qsize");
   if (!nmessages || !accum_nbytes) fatal("bsp_qsize", "NULL argument");
-  int64_t bytes = 0;
-  for (size_t i = S.qhead; i < S.queue.size(); ++i) bytes += S.queue[i].nbytes;
-  write_int("bsp_qsize", nmessages, nmessages_width, static_cast<int64_t>(S.queue.size() - S.qhead));
-  write_int("bsp_qsize", accum_nbytes, accum_width, bytes);
+  write_int("bsp_qsize", nmessages, nmessages_width, S.qmsgs);
+  write_int("bsp_qsize", accum_nbytes, accum_width, S.qbytes);
 }
 
 void bsp_qsize(bsp_nprocs_t* nmessages, bsp_size_t* accum_nbytes) {
@@ -1992,13 +2128,14 @@ void bsp_qsize(bsp_nprocs_t* nmessages, bsp_size_t* accum_nbytes) {
 void bspk_bsp_get_tag_w(void* status, size_t status_width, void* tag) {
   need_spmd("bsp_get_tag");
   if (!status) fatal("bsp_get_tag", "NULL status");
-  if (S.qhead == S.queue.size()) {
+  if (S.qmsgs == 0) {
     write_int("bsp_get_tag", status, status_width, -1);
     return;
   }
-  const Message& m = S.queue[S.qhead];
+  const char* t;
+  const MessageRun& m = queue_front(&t);
   if (!tag && m.tagsize > 0) fatal("bsp_get_tag", "NULL tag with tag size %d", m.tagsize);
-  if (m.tagsize) std::memcpy(tag, m.tag, static_cast<size_t>(m.tagsize));
+  if (m.tagsize) std::memcpy(tag, t, static_cast<size_t>(m.tagsize));
   write_int("bsp_get_tag", status, status_width, m.nbytes);
 }
 
@@ -2007,23 +2144,30 @@ void bsp_get_tag(bsp_size_t* status, void* tag) { bspk_bsp_get_tag_w(status, siz
 void bsp_move(void* payload, bsp_size_t reception_nbytes) {
   need_spmd("bsp_move");
   if (reception_nbytes < 0) fatal("bsp_move", "negative size %d", reception_nbytes);
-  if (S.qhead == S.queue.size()) fatal("bsp_move", "the message queue is empty");
-  const Message& m = S.queue[S.qhead];
+  if (S.qmsgs == 0) fatal("bsp_move", "the message queue is empty");
+  const char* t;
+  const MessageRun& m = queue_front(&t);
   size_t n = static_cast<size_t>(std::min<int64_t>(reception_nbytes, m.nbytes));
   if (!payload && n > 0) fatal("bsp_move", "NULL payload buffer with %d bytes", reception_nbytes);
-  if (n) std::memcpy(payload, m.payload, n);
+  if (n == 8)
+    std::memcpy(payload, t + m.tagpad, 8);
+  else if (n)
+    std::memcpy(payload, t + m.tagpad, n);
   S.copied += n;
-  ++S.qhead;
+  queue_pop();
 }
 
 bsp_size_t bsp_hpmove(void** tag_ptr, void** payload_ptr) {
   need_spmd("bsp_hpmove");
   if (!tag_ptr || !payload_ptr) fatal("bsp_hpmove", "NULL argument");
-  if (S.qhead == S.queue.size()) return -1;
-  const Message& m = S.queue[S.qhead++];
-  *tag_ptr = const_cast<char*>(m.tag);
-  *payload_ptr = const_cast<char*>(m.payload);
-  return static_cast<int>(m.nbytes);
+  if (S.qmsgs == 0) return -1;
+  const char* t;
+  const MessageRun& m = queue_front(&t);
+  *tag_ptr = const_cast<char*>(t);
+  *payload_ptr = const_cast<char*>(t + m.tagpad);
+  const int64_t n = m.nbytes;
+  queue_pop();
+  return static_cast<bsp_size_t>(n);
 }
 
 }  // extern "C"

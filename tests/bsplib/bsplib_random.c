@@ -6,9 +6,12 @@
  * gets reading values from before the puts). Sizes straddle frames (run it
  * with a small BSPK_FRAME_SIZE), puts of 1..N bytes and a few larger than a
  * frame, 0-byte messages, messages larger than a frame, operations on the
- * process itself. Usage: bsplib_random SEED STEPS OPS [nogets] (without gets
- * a superstep is one BSPk superstep and puts are written while the batches are
- * read: the other path of the layer). Prints "random ok". */
+ * process itself. Usage: bsplib_random SEED STEPS OPS [nogets|runs] (without
+ * gets a superstep is one BSPk superstep and puts are written while the
+ * batches are read: the other path of the layer; runs: mostly messages, of a
+ * few sizes, often several in a row to one destination, with the tag size
+ * changing every superstep (0, 4, 8, 12 bytes), so that consecutive messages
+ * of one shape travel as one record). Prints "random ok". */
 #include <bsp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,12 +33,28 @@ static unsigned char byte_of(int src, int step, int op, size_t k) {
 
 typedef struct { int kind, dest; size_t off, n; } Op; /* 0 put, 1 send, 2 get */
 
-static int nogets;
+static int nogets, runs;
+/* The tag size in force in superstep `step`. */
+static int tagsize_at(int step) {
+    static const int cycle[4] = {4, 8, 12, 0};
+    return runs ? cycle[step % 4] : 4;
+}
 static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
     rng_state = seed * 1000003u + (uint64_t)src * 7919u + (uint64_t)step * 104729u;
     int k = (int)(rnd() % (uint64_t)(nops + 1));
+    int dest = (int)(rnd() % (uint64_t)p);
     for (int i = 0; i < k; i++) {
         Op o;
+        if (runs) {
+            static const size_t sizes[10] = {0, 1, 4, 8, 8, 8, 12, 16, 100, 300};
+            o.kind = rnd() % 5 == 0 ? 0 : 1;
+            if (rnd() % 4 == 0) dest = (int)(rnd() % (uint64_t)p);
+            o.dest = dest;
+            o.n = rnd() % 3 ? sizes[rnd() % 10] : 8;
+            o.off = rnd() % (AREA - o.n);
+            ops[i] = o;
+            continue;
+        }
         o.kind = (int)(rnd() % (nogets ? 2u : 3u));
         o.dest = (int)(rnd() % (uint64_t)p);
         uint64_t r = rnd() % 100;
@@ -52,12 +71,13 @@ int main(int argc, char **argv) {
     bsp_begin(bsp_nprocs());
     uint64_t seed = argc > 1 ? strtoull(argv[1], 0, 10) : 1;
     int steps = argc > 2 ? atoi(argv[2]) : 10, nops = argc > 3 ? atoi(argv[3]) : 20;
-    nogets = argc > 4 && strcmp(argv[4], "nogets") == 0;
+    nogets = argc > 4 && (strcmp(argv[4], "nogets") == 0 || strcmp(argv[4], "runs") == 0);
+    runs = argc > 4 && strcmp(argv[4], "runs") == 0;
     int p = bsp_nprocs(), s = bsp_pid();
     unsigned char *area = calloc(AREA, 1), *expect = calloc(AREA, 1), *before = malloc(AREA);
     unsigned char *buf = malloc(AREA), *gotbuf = malloc(AREA);
     Op *ops = malloc(sizeof(Op) * (size_t)(nops + 1));
-    int tag = 4;
+    int tag = tagsize_at(0);
     bsp_push_reg(area, AREA);
     bsp_set_tagsize(&tag);
     bsp_sync();
@@ -65,13 +85,20 @@ int main(int argc, char **argv) {
     for (int step = 0; step < steps; step++) {
         /* my operations */
         int k = gen(seed, s, step, nops, p, ops);
+        int ts = tagsize_at(step), next_ts = tagsize_at(step + 1);
+        if (runs) bsp_set_tagsize(&next_ts); /* (in force from the next superstep) */
         unsigned char **getdst = malloc(sizeof(unsigned char *) * (size_t)(k + 1));
         for (int i = 0; i < k; i++) {
             Op o = ops[i];
             for (size_t b = 0; b < o.n; b++) buf[b] = byte_of(s, step, i, b);
             getdst[i] = NULL;
             if (o.kind == 0) bsp_put(o.dest, buf, area, (int)o.off, (int)o.n);
-            else if (o.kind == 1) { int t = i; bsp_send(o.dest, &t, buf, (int)o.n); }
+            else if (o.kind == 1) {
+                unsigned char t[16];
+                memcpy(t, &i, sizeof i); /* the op index, then a pattern */
+                for (int b = (int)sizeof i; b < 16; b++) t[b] = (unsigned char)(i * 3 + b);
+                bsp_send(o.dest, ts ? t : NULL, buf, (int)o.n);
+            }
             else if (o.n > 0) {
                 getdst[i] = malloc(o.n);
                 bsp_get(o.dest, area, (int)o.off, getdst[i], (int)o.n);
@@ -117,18 +144,41 @@ int main(int argc, char **argv) {
         free(mine);
         free(getdst);
         /* expected queue: highest source first, within a source last sent first */
+        int want_n = 0, want_bytes = 0, got_n = -1, got_bytes = -1;
+        for (int src = 0; src < p; src++) {
+            int ks = gen(seed, src, step, nops, p, ops);
+            for (int i = 0; i < ks; i++)
+                if (ops[i].kind == 1 && ops[i].dest == s) {
+                    want_n++;
+                    want_bytes += (int)ops[i].n;
+                }
+        }
+        bsp_qsize(&got_n, &got_bytes);
+        if (got_n != want_n || got_bytes != want_bytes)
+            bsp_abort("random: seed %llu step %d pid %d: bsp_qsize %d messages, %d bytes; expected %d, %d\n",
+                      (unsigned long long)seed, step, s, got_n, got_bytes, want_n, want_bytes);
         for (int src = p - 1; src >= 0; src--) {
             int ks = gen(seed, src, step, nops, p, ops);
             for (int i = ks - 1; i >= 0; i--) {
                 if (ops[i].kind != 1 || ops[i].dest != s) continue;
                 int st = -2, t = -1;
-                bsp_get_tag(&st, &t);
-                if (st != (int)ops[i].n || t != i)
-                    bsp_abort("random: seed %llu step %d pid %d: message from %d op %d: status %d tag %d, expected %zu %d\n",
-                              (unsigned long long)seed, step, s, src, i, st, t, ops[i].n, i);
+                unsigned char tb[16];
+                memset(tb, 0xAB, sizeof tb);
+                bsp_get_tag(&st, tb);
+                if (ts) memcpy(&t, tb, sizeof t);
+                int tag_ok = ts ? t == i : tb[0] == 0xAB; /* (tag size 0: nothing written) */
+                for (int b = (int)sizeof t; b < ts; b++) tag_ok &= tb[b] == (unsigned char)(i * 3 + b);
+                if (st != (int)ops[i].n || !tag_ok)
+                    bsp_abort("random: seed %llu step %d pid %d: message from %d op %d: status %d tag %d (%d bytes), expected %zu %d\n",
+                              (unsigned long long)seed, step, s, src, i, st, t, ts, ops[i].n, i);
                 void *tp, *pp;
                 int n = bsp_hpmove(&tp, &pp);
-                if (((uintptr_t)pp & 15) != 0) bsp_abort("random: payload not 16-byte aligned\n");
+                /* aligned for any type that fits: 16 bytes, or 8 for at most 8 */
+                if (((uintptr_t)pp & (ops[i].n > 8 ? 15 : 7)) != 0 || ((uintptr_t)tp & (ts > 8 ? 15 : 7)) != 0)
+                    bsp_abort("random: message %d from %d: payload (%zu bytes) at %p or tag (%d bytes) at %p misaligned\n",
+                              i, src, ops[i].n, pp, ts, tp);
+                if (ts && memcmp(tp, tb, (size_t)ts) != 0)
+                    bsp_abort("random: message %d from %d: bsp_hpmove's tag differs from bsp_get_tag's\n", i, src);
                 for (int b = 0; b < n; b++)
                     if (((unsigned char *)pp)[b] != byte_of(src, step, i, (size_t)b))
                         bsp_abort("random: seed %llu step %d pid %d: payload byte %d of message %d from %d wrong\n",
