@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -63,7 +64,8 @@ namespace {
 // ---------------------------------------------------------------- records
 
 enum Kind : uint32_t {
-  kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5, kReply = 6,
+  kPad = 0, kPut = 1, kGet = 2, kSend = 3, kOps = 4, kEnd = 5,
+  kReply = 6,     // phase 2: n bytes of get replies (the requester's gets' bytes back to back, see reply_append)
   kHead = 7,      // first record of every batch; aux: kHeadGets if the sender has remote gets
   kSmallPut = 8,  // a SmallPut record (puts of < 16 MiB to registrations with 32-bit ids)
   kPad8 = 9,      // 8 bytes of padding (16-byte alignment of the record after it)
@@ -73,8 +75,9 @@ enum Kind : uint32_t {
   kAck = 13,      // phase 2: this process's reads of the receiver's memory are done
   kZcBuf = 14,    // a large bsp_put whose data waits in the issuer's staging buffer: a, b, n as kPut; data: ZcKey
   kSendRun = 15,  // a SendRun record (consecutive small BSMP messages of one shape to one destination)
+  kSmallGet = 16, // a SmallGet record (gets of < 16 MiB from registrations with 32-bit ids)
 };
-constexpr uint32_t kLastKind = kSendRun;
+constexpr uint32_t kLastKind = kSmallGet;
 constexpr uint32_t kHeadGets = 1;
 constexpr uint32_t kZcMaybe = 1;  // kZcGet aux: under a declaration (see announce_zc)
 
@@ -96,6 +99,17 @@ struct SmallPut {
 };
 static_assert(sizeof(SmallPut) == 16);
 constexpr uint64_t kSmallPutMax = (1u << 24) - 1;
+
+// A get request in 16 bytes (no data), the same fields as a SmallPut's.
+// Consecutive gets from one registration, each reading on where the last
+// ended into memory where the last one's destination ended (a word-by-word
+// loop), are one request (get combining, get_common).
+struct SmallGet {
+  uint32_t kind_len;  // kSmallGet | nbytes << 8
+  uint32_t regid;
+  uint64_t offset;
+};
+static_assert(sizeof(SmallGet) == 16);
 
 // A BSMP message in 16 bytes of header, then its tag and its payload, each
 // padded to 16 (the payload stays 16-byte aligned for bsp_hpmove).
@@ -281,38 +295,52 @@ class Outbox {
  public:
   size_t used = 0;
   bool remote = false;
-  // The last record written, when it is a SmallPut (put combining,
-  // small_put_here): where its header is, its registration, its length and
-  // the offset just past its data, and the batch's end just after it. Valid
-  // while used == sp_end (nothing written since: the batch's memory has not
-  // moved either, it moves only when a record is written); 0: none.
-  size_t sp_end = 0;
-  char* sp_hdr = nullptr;
-  uint32_t sp_regid = 0;
-  size_t sp_len = 0;
-  uint64_t sp_next = 0;
-  // The same for a SendRun (message combining, send_run_here): its header,
-  // the shape of its messages, valid while used == sr_end; 0: none.
-  size_t sr_end = 0;
-  char* sr_hdr = nullptr;
-  size_t sr_tag = 0, sr_n = 0;
+  // The last record written when a later call may extend it in place
+  // (combining): its kind (kSmallPut, kSmallGet, kSendRun, kReply), where
+  // its header is, and the batch's end just after it. Valid while used ==
+  // open_end (nothing written since: the batch's memory has not moved
+  // either, it moves only when a record is written); 0: none.
+  size_t open_end = 0;
+  char* open_hdr = nullptr;
+  uint32_t open_kind = 0;
+  // What extending it must match. kSmallPut, kSmallGet: the registration,
+  // the bytes so far, the next offset (and for a get the next destination);
+  // kSendRun: the tag and payload sizes (open_tag, open_n); kReply: the
+  // bytes so far (open_n).
+  uint32_t open_regid = 0;
+  size_t open_n = 0, open_tag = 0;
+  uint64_t open_next = 0;
+  char* open_dst = nullptr;
 
-  void reset() { used = sp_end = sr_end = 0; }
+  void reset() { used = open_end = 0; }
   // The batch's byte at offset off (within what was written).
   char* at(size_t off);
-  // Remember the SmallPut whose header is at hdr (the last record written).
-  void note_small_put(char* hdr, uint32_t regid, uint64_t offset, size_t n) {
-    sp_hdr = hdr;
-    sp_regid = regid;
-    sp_len = n;
-    sp_next = offset + n;
-    sp_end = used;
+  bool is_open(uint32_t kind) const { return open_end != 0 && used == open_end && open_kind == kind; }
+  // The record of `kind` whose header is at hdr, just written, may be extended.
+  void note_open(uint32_t kind, char* hdr) {
+    open_kind = kind;
+    open_hdr = hdr;
+    open_end = used;
+  }
+  // The same for a SmallPut or SmallGet of n bytes at offset of regid.
+  void note_small(uint32_t kind, char* hdr, uint32_t regid, uint64_t offset, size_t n) {
+    note_open(kind, hdr);
+    open_regid = regid;
+    open_n = n;
+    open_next = offset + n;
   }
   // Room for a record of `total` bytes (header + padded data); pads so that a
   // header never straddles a frame and a record of at most a frame does not
   // straddle one.
   void begin_record(size_t total);
   void write(const void* src, size_t n);  // at `used`, advances
+  // Room for `more` bytes past `used` (grown once, not by doubling as records
+  // come). Growing moves the batch: no record stays open then.
+  void reserve(size_t more) {
+    if (remote ? !bspk_is_null(region_) && used + more <= cap_ : used + more <= heap_.size()) return;
+    ensure(used + more);
+    open_end = 0;
+  }
   // Padding is written as zeros: nothing stale from an earlier batch goes on the wire.
   void zeros(size_t n) {
     static const char z[64] = {};
@@ -341,7 +369,7 @@ class Outbox {
   size_t take_heap(std::vector<char>& into) {
     size_t n = used;
     heap_.swap(into);
-    used = sp_end = sr_end = 0;
+    used = open_end = 0;
     return n;
   }
 
@@ -599,7 +627,7 @@ void Outbox::drop() {
   frames_.clear();
   cap_ = 0;
   heap_.clear();
-  used = sp_end = sr_end = 0;
+  used = open_end = 0;
 }
 
 // n bytes of src at dst, then zeros up to the next multiple of 16; words
@@ -682,19 +710,18 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
   // so a run of word-by-word puts travels and is applied as one copy. No
   // record lies between them, and the bytes do not overlap, so the result
   // is that of applying them one by one in call order.
-  if (o.sp_end != 0 && o.used == o.sp_end && offset == o.sp_next && regid == o.sp_regid &&
-      o.sp_len + n <= kSmallPutMax) {
-    const size_t pn = o.sp_len;
+  if (o.is_open(kSmallPut) && offset == o.open_next && regid == o.open_regid && o.open_n + n <= kSmallPutMax) {
+    const size_t pn = o.open_n;
     const size_t extra = pad8(pn + n) - pad8(pn);  // bytes past the record's current end
     // (the record ends inside a frame, so room_for's bytes follow it there:
     // a record never straddles a frame)
     if (extra == 0 || ((o.used & (S.frame - 1)) != 0 && o.room_for(extra))) {
-      copy_zero(o.sp_hdr + sizeof(SmallPut) + pn, src, n, pad8(pn + n) - (pn + n));
+      copy_zero(o.open_hdr + sizeof(SmallPut) + pn, src, n, pad8(pn + n) - (pn + n));
       const uint32_t kind_len = static_cast<uint32_t>(kSmallPut | (pn + n) << 8);
-      std::memcpy(o.sp_hdr, &kind_len, sizeof kind_len);
-      o.sp_len = pn + n;
-      o.sp_next = offset + n;
-      o.sp_end = o.used;
+      std::memcpy(o.open_hdr, &kind_len, sizeof kind_len);
+      o.open_n = pn + n;
+      o.open_next = offset + n;
+      o.open_end = o.used;
       return true;
     }
   }
@@ -703,7 +730,7 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
   SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
   std::memcpy(p, &h, sizeof h);
   copy_zero(p + sizeof h, src, n, pad8(n) - n);
-  o.note_small_put(p, static_cast<uint32_t>(regid), offset, n);
+  o.note_small(kSmallPut, p, static_cast<uint32_t>(regid), offset, n);
   return true;
 }
 
@@ -714,9 +741,9 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
 // separate records), else as a new run of one.
 void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t n) {
   const size_t u = send_unit(t, n), tp = pad_to(t, u), np = pad_to(n, u), stride = tp + np;
-  if (o.sr_end != 0 && o.used == o.sr_end && t == o.sr_tag && n == o.sr_n) {
+  if (o.is_open(kSendRun) && t == o.open_tag && n == o.open_n) {
     uint32_t count;
-    std::memcpy(&count, o.sr_hdr + 4, sizeof count);
+    std::memcpy(&count, o.open_hdr + 4, sizeof count);
     char* p = nullptr;
     // (the run ends inside a frame, so room_for's bytes follow it there)
     if (count < UINT32_MAX && (stride == 0 || ((o.used & (S.frame - 1)) != 0 && (p = o.room_for(stride))))) {
@@ -725,8 +752,8 @@ void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t 
         copy_zero(p + tp, payload, n, np - n);
       }
       ++count;
-      std::memcpy(o.sr_hdr + 4, &count, sizeof count);
-      o.sr_end = o.used;
+      std::memcpy(o.open_hdr + 4, &count, sizeof count);
+      o.open_end = o.used;
       return;
     }
   }
@@ -747,10 +774,51 @@ void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t 
     o.zeros(np - n);
     p = o.at(at);
   }
-  o.sr_hdr = p;
-  o.sr_tag = t;
-  o.sr_n = n;
-  o.sr_end = o.used;
+  o.note_open(kSendRun, p);
+  o.open_tag = t;
+  o.open_n = n;
+}
+
+// Get replies to one requester: the bytes its gets read, back to back in
+// request order, in kReply records of at most a frame (each padded to 16);
+// a reply may continue in the next record. The requester walks its own
+// gets along them (phase2), so no reply carries a header of its own: a
+// single-word get costs 8 bytes of batch, not 48.
+void reply_append(Outbox& o, const char* src, size_t n) {
+  // (per record at most a header, 15 bytes of padding, 8 of realignment and
+  // the < kMinRoom bytes left at a frame's end)
+  o.reserve(n + (n / (S.frame - kMinRoom - sizeof(Header)) + 2) * 96);
+  while (n > 0) {
+    if (o.is_open(kReply)) {  // fill the open record up to its frame's end
+      const size_t in = o.used & (S.frame - 1);
+      const size_t room = in == 0 || S.frame - in < kMinRoom ? 0 : S.frame - in;
+      const size_t k = std::min(n, pad16(o.open_n) - o.open_n + room);
+      const size_t extra = pad16(o.open_n + k) - pad16(o.open_n);
+      if (k > 0 && (extra == 0 || o.room_for(extra))) {
+        copy_zero(o.open_hdr + sizeof(Header) + o.open_n, src, k, pad16(o.open_n + k) - (o.open_n + k));
+        o.open_n += k;
+        const uint64_t total = o.open_n;
+        std::memcpy(o.open_hdr + offsetof(Header, n), &total, sizeof total);
+        o.open_end = o.used;
+        src += k;
+        n -= k;
+        continue;
+      }
+    }
+    align16(o);
+    const size_t in = o.used & (S.frame - 1), room = S.frame - in;
+    size_t k = std::min(n, (room >= kMinRoom + sizeof(Header) ? room : S.frame) - sizeof(Header));
+    const Header h{kReply, 0, 0, 0, k};
+    o.begin_record(sizeof h + pad16(k));
+    const size_t at = o.used;
+    o.write(&h, sizeof h);
+    o.write(src, k);
+    o.zeros(pad16(k) - k);
+    o.note_open(kReply, o.at(at));
+    o.open_n = k;
+    src += k;
+    n -= k;
+  }
 }
 
 // A put: a SmallPut record when it fits one, else a Header record.
@@ -765,7 +833,7 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
     o.write(&h, sizeof h);
     o.write(src, n);
     o.zeros(pad8(n) - n);
-    o.note_small_put(o.at(at), static_cast<uint32_t>(regid), offset, n);
+    o.note_small(kSmallPut, o.at(at), static_cast<uint32_t>(regid), offset, n);
   }
 }
 
@@ -879,6 +947,14 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
         fatal(fn, "malformed batch from pid %d (a put of %zu bytes at byte %zu of %zu)", src, n, off, total);
       f(Header{kPut, 0, h.regid, h.offset, n}, off + sizeof h, in_span >= sizeof h + n ? p + sizeof h : nullptr);
       off += sizeof h + pad8(n);
+      continue;
+    }
+    if ((k & 0xff) == kSmallGet) {
+      SmallGet h;
+      if (in_span < sizeof h) fatal(fn, "malformed batch from pid %d (a get header across a frame)", src);
+      std::memcpy(&h, p, sizeof h);
+      f(Header{kGet, 0, h.regid, h.offset, h.kind_len >> 8}, off + sizeof h, p + sizeof h);
+      off += sizeof h;
       continue;
     }
     if ((k & 0xff) == kSendRun) {
@@ -1249,17 +1325,32 @@ void phase2(const char* fn, const std::vector<char>& self_replies) {
       self_written = true;
     }
     Reader rd(region);
-    size_t k = 0;
+    size_t k = 0, done = 0;  // want[k]'s bytes written so far
     bool acked = false;
     auto& want = S.gets[static_cast<size_t>(src)];
-    for_records(rd, fn, src, [&](const Header& h, size_t off, const char*) {
+    for_records(rd, fn, src, [&](const Header& h, size_t off, const char* data) {
       acked |= h.kind == kAck;
       if (h.kind != kReply) return;
-      if (k >= want.size() || static_cast<int64_t>(h.n) != want[k].n)
-        fatal(fn, "get replies from pid %d do not match the requests", src);
-      rd.copy(off, want[k].dst, h.n);
-      S.copied += h.n;
-      ++k;
+      for (size_t at = 0; at < h.n;) {  // the replies' bytes, in request order (reply_append)
+        if (k >= want.size())
+          fatal(fn, "get replies from pid %d do not match the requests (%llu bytes more than asked)", src,
+                (unsigned long long)(h.n - at));
+        char* dst = static_cast<char*>(want[k].dst) + done;
+        const size_t c = std::min<size_t>(h.n - at, static_cast<size_t>(want[k].n) - done);
+        if (data && c == 8)
+          std::memcpy(dst, data + at, 8);
+        else if (data)
+          std::memcpy(dst, data + at, c);
+        else
+          rd.copy(off + at, dst, c);
+        S.copied += c;
+        at += c;
+        done += c;
+        if (done == static_cast<size_t>(want[k].n)) {
+          ++k;
+          done = 0;
+        }
+      }
     });
     if (k != want.size()) fatal(fn, "pid %d answered %zu of %zu gets", src, k, want.size());
     if (S.read_by[static_cast<size_t>(src)] && !acked)
@@ -1636,15 +1727,21 @@ void superstep(const char* fn, bool ending) {
   for (int j = 0; j < S.P; ++j) {
     const Inbound& b = S.in[static_cast<size_t>(j)];
     if (b.gets.empty() && b.zc_gets.empty()) continue;
+    uint64_t last_id = 0;
+    const Reg* r = nullptr;
     for (size_t k = 0; k < b.gets.size() + b.zc_gets.size(); ++k) {
       // Its gets, then the zero-copy hpgets it cannot read itself (zc_get_read_by).
       const bool zc = k >= b.gets.size();
       const Header& h = zc ? b.zc_gets[k - b.gets.size()].h : b.gets[k].h;
       if (zc && zc_get_read_by(j, h)) continue;
-      const char* src = static_cast<const char*>(reg_for(fn, "bsp_get", j, h).addr) + h.b;
+      if (!r || h.a != last_id || static_cast<int64_t>(h.b + h.n) > r->size[static_cast<size_t>(me)]) {
+        r = &reg_for(fn, "bsp_get", j, h);
+        last_id = h.a;
+      }
+      const char* src = static_cast<const char*>(r->addr) + h.b;
       S.copied += h.n;
       if (j != me)
-        put_record(outbox(j), Header{kReply, 0, 0, 0, h.n}, src, h.n);
+        reply_append(outbox(j), src, h.n);
       else
         S.self_replies.insert(S.self_replies.end(), src, src + h.n);
     }
@@ -2030,9 +2127,42 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
     S.zc_any = true;
     return;
   }
-  Header h{kGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)};
-  put_record(outbox(pid), h, nullptr, 0);
-  S.gets[static_cast<size_t>(pid)].push_back({dst, nbytes});
+  Outbox& o = outbox(pid);
+  auto& gets = S.gets[static_cast<size_t>(pid)];
+  const size_t n = static_cast<size_t>(nbytes);
+  char* d = static_cast<char*>(dst);
+  // Combining: a get that continues the previous one (the batch's last
+  // record, a SmallGet from the same registration, reading on where it
+  // ended into memory where its destination ended) extends it. All sources
+  // are read before any get result is written, and the destinations do not
+  // overlap, so the result is that of the gets one by one.
+  if (o.is_open(kSmallGet) && id == o.open_regid && static_cast<uint64_t>(offset) == o.open_next &&
+      d == o.open_dst && o.open_n + n <= kSmallPutMax) {
+    o.open_n += n;
+    o.open_next += n;
+    o.open_dst += n;
+    const uint32_t kind_len = static_cast<uint32_t>(kSmallGet | o.open_n << 8);
+    std::memcpy(o.open_hdr, &kind_len, sizeof kind_len);
+    gets.back().n += nbytes;
+    return;
+  }
+  if (n <= kSmallPutMax && id <= UINT32_MAX) {
+    const SmallGet h{static_cast<uint32_t>(kSmallGet | n << 8), static_cast<uint32_t>(id), static_cast<uint64_t>(offset)};
+    char* p = o.room_for(sizeof h);
+    if (!p) {
+      o.begin_record(sizeof h);
+      const size_t at = o.used;
+      o.write(&h, sizeof h);
+      p = o.at(at);
+    } else {
+      std::memcpy(p, &h, sizeof h);
+    }
+    o.note_small(kSmallGet, p, static_cast<uint32_t>(id), static_cast<uint64_t>(offset), n);
+    o.open_dst = d + n;
+  } else {
+    put_record(o, Header{kGet, 0, id, static_cast<uint64_t>(offset), static_cast<uint64_t>(nbytes)}, nullptr, 0);
+  }
+  gets.push_back({dst, nbytes});
 }
 
 void bsp_get(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {

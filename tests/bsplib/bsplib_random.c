@@ -6,12 +6,15 @@
  * gets reading values from before the puts). Sizes straddle frames (run it
  * with a small BSPK_FRAME_SIZE), puts of 1..N bytes and a few larger than a
  * frame, 0-byte messages, messages larger than a frame, operations on the
- * process itself. Usage: bsplib_random SEED STEPS OPS [nogets|runs] (without
+ * process itself. Usage: bsplib_random SEED STEPS OPS [nogets|runs|getruns] (without
  * gets a superstep is one BSPk superstep and puts are written while the
  * batches are read: the other path of the layer; runs: mostly messages, of a
  * few sizes, often several in a row to one destination, with the tag size
  * changing every superstep (0, 4, 8, 12 bytes), so that consecutive messages
- * of one shape travel as one record). Prints "random ok". */
+ * of one shape travel as one record; getruns: mostly gets, often reading on
+ * where the last get from the same process ended, into memory right after
+ * its destination, so that they are combined, some larger than a frame).
+ * Prints "random ok". */
 #include <bsp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +36,7 @@ static unsigned char byte_of(int src, int step, int op, size_t k) {
 
 typedef struct { int kind, dest; size_t off, n; } Op; /* 0 put, 1 send, 2 get */
 
-static int nogets, runs;
+static int nogets, runs, getruns;
 /* The tag size in force in superstep `step`. */
 static int tagsize_at(int step) {
     static const int cycle[4] = {4, 8, 12, 0};
@@ -45,6 +48,18 @@ static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
     int dest = (int)(rnd() % (uint64_t)p);
     for (int i = 0; i < k; i++) {
         Op o;
+        if (getruns) {
+            static const size_t sizes[9] = {1, 4, 8, 8, 8, 16, 100, 3000, 9000};
+            o.kind = rnd() % 5 == 0 ? 0 : 2;
+            if (rnd() % 4 == 0) dest = (int)(rnd() % (uint64_t)p);
+            o.dest = dest;
+            o.n = sizes[rnd() % 9];
+            o.off = rnd() % (AREA - o.n);
+            if (i > 0 && rnd() % 10 < 7 && ops[i - 1].off + ops[i - 1].n + o.n <= AREA)
+                o.off = ops[i - 1].off + ops[i - 1].n; /* reads on where the last op ended */
+            ops[i] = o;
+            continue;
+        }
         if (runs) {
             static const size_t sizes[10] = {0, 1, 4, 8, 8, 8, 12, 16, 100, 300};
             o.kind = rnd() % 5 == 0 ? 0 : 1;
@@ -73,6 +88,7 @@ int main(int argc, char **argv) {
     int steps = argc > 2 ? atoi(argv[2]) : 10, nops = argc > 3 ? atoi(argv[3]) : 20;
     nogets = argc > 4 && (strcmp(argv[4], "nogets") == 0 || strcmp(argv[4], "runs") == 0);
     runs = argc > 4 && strcmp(argv[4], "runs") == 0;
+    getruns = argc > 4 && strcmp(argv[4], "getruns") == 0;
     int p = bsp_nprocs(), s = bsp_pid();
     unsigned char *area = calloc(AREA, 1), *expect = calloc(AREA, 1), *before = malloc(AREA);
     unsigned char *buf = malloc(AREA), *gotbuf = malloc(AREA);
@@ -88,6 +104,10 @@ int main(int argc, char **argv) {
         int ts = tagsize_at(step), next_ts = tagsize_at(step + 1);
         if (runs) bsp_set_tagsize(&next_ts); /* (in force from the next superstep) */
         unsigned char **getdst = malloc(sizeof(unsigned char *) * (size_t)(k + 1));
+        /* the gets' destinations back to back in one buffer (combinable) */
+        size_t gtotal = 0;
+        for (int i = 0; i < k; i++) gtotal += ops[i].kind == 2 ? ops[i].n : 0;
+        unsigned char *gbuf = malloc(gtotal + 1), *gnext = gbuf;
         for (int i = 0; i < k; i++) {
             Op o = ops[i];
             for (size_t b = 0; b < o.n; b++) buf[b] = byte_of(s, step, i, b);
@@ -100,7 +120,8 @@ int main(int argc, char **argv) {
                 bsp_send(o.dest, ts ? t : NULL, buf, (int)o.n);
             }
             else if (o.n > 0) {
-                getdst[i] = malloc(o.n);
+                getdst[i] = gnext;
+                gnext += o.n;
                 bsp_get(o.dest, area, (int)o.off, getdst[i], (int)o.n);
             }
             memset(buf, 0xEE, o.n); /* buffered: changing the source now must not matter */
@@ -139,10 +160,10 @@ int main(int argc, char **argv) {
             if (memcmp(getdst[i], gotbuf + mine[i].off, mine[i].n) != 0)
                 bsp_abort("random: seed %llu step %d pid %d: get %d from pid %d wrong\n",
                           (unsigned long long)seed, step, s, i, mine[i].dest);
-            free(getdst[i]);
         }
         free(mine);
         free(getdst);
+        free(gbuf);
         /* expected queue: highest source first, within a source last sent first */
         int want_n = 0, want_bytes = 0, got_n = -1, got_bytes = -1;
         for (int src = 0; src < p; src++) {
