@@ -1,9 +1,10 @@
 # tests/sanitize.cmake -- the sanitizer suite (issue 13), for a build configured
 # with -DBSPK_SANITIZE=address,undefined or -DBSPK_SANITIZE=thread (see the
 # top-level CMakeLists.txt and .ci/sanitize.sh): `ctest -L sanitize` runs
-#   address,undefined: every unit-test binary whole, and the multi-process
+#   address,undefined: every unit-test binary whole, the multi-process
 #     suite at p = 4 on shm and p = 3 on tcp (every process of every job --
-#     bspkrun, the scenarios -- is instrumented too);
+#     bspkrun, the scenarios -- is instrumented too), and the BSPlib layer's
+#     randomized test at p = 3 on shm;
 #   thread: the job hub, its watchdog threads and the launcher's tests.
 # A report fails its test: ASan and UBSan (-fno-sanitize-recover) end the
 # process with a non-zero status, LeakSanitizer at exit too, TSan through
@@ -27,6 +28,15 @@ else()
   add_test(NAME sanitize_multiproc_shm_p4 COMMAND test_multiproc --gtest_filter=*/shm_p4)
   add_test(NAME sanitize_multiproc_tcp_p3 COMMAND test_multiproc --gtest_filter=*/tcp_p3)
   list(APPEND _san_tests sanitize_multiproc_shm_p4 sanitize_multiproc_tcp_p3)
+  # The BSPlib layer: randomized supersteps checked against a replay
+  # (tests/bsplib/bsplib_random.c) with 4 KiB frames, so records meet frame
+  # ends: puts, gets and messages; runs of messages; combined gets.
+  foreach(_mode gets runs getruns)
+    add_test(NAME sanitize_bsplib_random_${_mode}_shm_p3
+             COMMAND ${CMAKE_COMMAND} -E env BSPK_FRAME_SIZE=4096 $<TARGET_FILE:bspkrun> -n 3 --provider shm
+                     $<TARGET_FILE:bsplib_random> 5 8 24 ${_mode})
+    list(APPEND _san_tests sanitize_bsplib_random_${_mode}_shm_p3)
+  endforeach()
 endif()
 set_tests_properties(${_san_tests} PROPERTIES LABELS sanitize TIMEOUT 1800 ENVIRONMENT "${_san_env}")
 # tcp is libfabric's net provider, which leaks inside libfabric

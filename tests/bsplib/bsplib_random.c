@@ -212,6 +212,13 @@ int main(int argc, char **argv) {
         (void)before;
     }
     if (s == 0) printf("random ok (seed %llu, %d steps, p=%d)\n", (unsigned long long)seed, steps, p);
+    bsp_pop_reg(area);
     bsp_end();
+    free(area);
+    free(expect);
+    free(before);
+    free(buf);
+    free(gotbuf);
+    free(ops);
     return 0;
 }
