@@ -3,7 +3,8 @@
 # MPI, in one invocation (bench/bsplib/bsplib_bench.c and mpi_bench.c): the
 # computing rate r, the empty superstep, g and l from the least-squares fit of
 # T(h) = g h + l over h-relations of single-word puts (bsp_put, bsp_hpput,
-# bsp_send; MPI_Put + MPI_Win_fence on a window from MPI_Win_allocate), and the
+# bsp_send; MPI_Put + MPI_Win_fence on a window from MPI_Win_allocate) and of
+# their mirror, single-word gets (bsp_get; MPI_Get + fence), and the
 # h-relation at h = p with bspk_expect. For every provider, round and p the
 # BSPk and MPI programs run one after the other (alternating which goes first).
 #
@@ -27,8 +28,8 @@
 #
 # The tables (stdout and tables.md) have per provider and p the rows: r; empty
 # bsp_sync vs MPI_Barrier and vs an empty fence; g per bsp_put / bsp_hpput /
-# bsp_send vs per MPI_Put (us and flops); l; the h-relation at h = p with
-# bspk_expect (and without) vs puts + fence; columns BSPk, MPI, BSPk / MPI.
+# bsp_send vs per MPI_Put and per bsp_get vs per MPI_Get (us and flops); l;
+# h = p with bspk_expect (or not) vs puts + fence; columns BSPk, MPI, BSPk/MPI.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROVIDERS=shm,tcp

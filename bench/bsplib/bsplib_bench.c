@@ -16,17 +16,18 @@
  *   send        the same with bsp_send (tag size 0, one double of payload); the
  *               receiver drains its queue with bsp_qsize + bsp_move after the
  *               sync, inside the timed repetition;
+ *   get         its mirror: each process bsp_get's the h words put brings it;
  *   put-expect  the put h-relation at h = p with bspk_expect(m) before bsp_sync,
  *               m = the number of other processes that put to this one (p - 1).
- * g and l: least-squares fit of T(h) = g h + l over the h of put, hpput and send.
+ * g and l: least-squares fit of T(h) = g h + l over the h of put, hpput, send, get.
  *
  * Timing: per measurement, BB_WARMUP untimed repetitions, then timed ones in
  * chunks until the --budget is spent (bb_next_chunk, bench_common.h). A
  * repetition's time runs from before its first communication call to the
- * return of bsp_sync (and, for send, the end of draining). Puts are verified
- * after the timed loop, sends in every repetition (count and sum). The times
- * go to pid 0 in untimed supersteps; it prints bench_common.h's csv lines.
- * Exit status 1 if any verification failed.
+ * return of bsp_sync (and, for send, the end of draining). Puts and gets are
+ * verified after the timed loop, sends in every repetition (count and sum).
+ * The times go to pid 0 in untimed supersteps; it prints bench_common.h's csv
+ * lines. Exit status 1 if any verification failed.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_common.h */
 #include <bsp.h>
@@ -38,12 +39,12 @@
 
 #include "bench_common.h"
 
-enum { V_SYNC, V_PUT, V_HPPUT, V_SEND, V_PUT_EXPECT };
-static const char *const variant_name[] = {"sync", "put", "hpput", "send", "put-expect"};
+enum { V_SYNC, V_PUT, V_HPPUT, V_SEND, V_PUT_EXPECT, V_GET };
+static const char *const variant_name[] = {"sync", "put", "hpput", "send", "put-expect", "get"};
 
 static bb_opts O;
 static int me, P, stride; /* stride: doubles per process in gath (rmax + 2) */
-static double *src;       /* this process's words of the h-relation (hmax) */
+static double *src;       /* registered: this process's words of the h-relation (hmax) */
 static double *dst;       /* registered: P * hmax words, index s * hmax + k */
 static double *tbuf;      /* registered: P doubles, one from every process */
 static double *gath;      /* registered: P * stride doubles, read at pid 0 */
@@ -105,6 +106,17 @@ static long one_rep(int v, int h) {
         if (n != h || bytes != h * (bsp_size_t)sizeof(double) || diff > 1e-12 * want || -diff > 1e-12 * want) bad++;
         break;
     }
+    case V_GET:
+        /* The put h-relation's words, fetched by their destination: word i of
+         * owner s goes here when bb_dest(s, i, P) == me, i.e. for
+         * s = me - 1 - i mod (P-1) (mod P); every i < h once, so each owner s
+         * gives bb_count_from(s, me, h, P) words, to dst[s * hmax + k]. */
+        for (int i = 0; i < h; i++) {
+            int s = P == 1 ? 0 : (me - 1 - i % (P - 1) + P) % P;
+            bsp_get(s, src, i * (bsp_size_t)sizeof(double), &dst[bb_index(s, i, P, O.hmax)], sizeof(double));
+        }
+        bsp_sync();
+        break;
     }
     return bad;
 }
@@ -170,6 +182,7 @@ int main(int argc, char **argv) {
     times = calloc((size_t)stride, sizeof *times);
     if (!src || !dst || !tbuf || !gath || !times) bsp_abort("bsplib_bench: out of memory\n");
     bsp_push_reg(dst, P * O.hmax * (bsp_size_t)sizeof *dst);
+    bsp_push_reg(src, O.hmax * (bsp_size_t)sizeof *src);
     bsp_push_reg(tbuf, P * (bsp_size_t)sizeof *tbuf);
     bsp_push_reg(gath, P * stride * (bsp_size_t)sizeof *gath);
     bsp_sync();
@@ -193,10 +206,12 @@ int main(int argc, char **argv) {
     curve(V_PUT, hv, nh);
     curve(V_HPPUT, hv, nh);
     curve(V_SEND, hv, nh);
+    curve(V_GET, hv, nh);
     if (P <= O.hmax) measure(V_PUT_EXPECT, P);
 
     bsp_pop_reg(gath);
     bsp_pop_reg(tbuf);
+    bsp_pop_reg(src);
     bsp_pop_reg(dst);
     bsp_sync();
     int status = me == 0 && bad_total ? 1 : 0;

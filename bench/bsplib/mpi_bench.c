@@ -15,12 +15,15 @@
  *   fence    an empty MPI_Win_fence(0, win);
  *   put      the h-relation of single-word MPI_Put's (bench_common.h), each
  *            repetition closed by MPI_Win_fence(0, win); h as bsplib_bench
- *            (so h = p is on the curve: the comparison for put-expect).
- * g and l: least-squares fit of T(h) = g h + l over the put curve.
+ *            (so h = p is on the curve: the comparison for put-expect);
+ *   get      its mirror: MPI_Get of the same words by their destination, from a
+ *            second window (gsrc, MPI_Win_allocate), closed by MPI_Win_fence.
+ * g and l: least-squares fit of T(h) = g h + l over the put and the get curve.
  * Timing as bsplib_bench: warm-up, timed repetitions in chunks until the
  * budget is spent (MPI_Allreduce between chunks), MPI_Gather of the
- * times at pid 0 (median over repetitions of the slowest process). Puts are
- * verified after the timed loop. Exit status 1 if any verification failed.
+ * times at pid 0 (median over repetitions of the slowest process). Puts and
+ * gets are verified after the timed loop. Exit status 1 if any verification
+ * failed.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_common.h */
 #include <mpi.h>
@@ -30,13 +33,14 @@
 
 #include "bench_common.h"
 
-enum { V_BARRIER, V_FENCE, V_PUT };
-static const char *const variant_name[] = {"barrier", "fence", "put"};
+enum { V_BARRIER, V_FENCE, V_PUT, V_GET };
+static const char *const variant_name[] = {"barrier", "fence", "put", "get"};
 
 static bb_opts O;
 static int me, P, stride;
 static double *src, *dst, *gath, *times;
-static MPI_Win win;
+static double *gsrc; /* window gwin: the get variant's words of the h-relation (hmax) */
+static MPI_Win win, gwin;
 static long bad_total;
 
 static void one_rep(int v, int h) {
@@ -52,15 +56,26 @@ static void one_rep(int v, int h) {
             MPI_Put(&src[i], 1, MPI_DOUBLE, bb_dest(me, i, P), bb_index(me, i, P, O.hmax), 1, MPI_DOUBLE, win);
         MPI_Win_fence(0, win);
         break;
+    case V_GET:
+        /* As bsplib_bench: word i of owner s = me - 1 - i mod (P-1) (mod P),
+         * the one whose put would land here, into the same place of dst. */
+        for (int i = 0; i < h; i++) {
+            int s = P == 1 ? 0 : (me - 1 - i % (P - 1) + P) % P;
+            MPI_Get(&dst[bb_index(s, i, P, O.hmax)], 1, MPI_DOUBLE, s, i, 1, MPI_DOUBLE, gwin);
+        }
+        MPI_Win_fence(0, gwin);
+        break;
     }
 }
 
 static double measure(int v, int h) {
     if (v == V_PUT) bb_fill_src(src, me, h, P);
+    if (v == V_GET) bb_fill_src(gsrc, me, h, P);
     /* Local stores to the window, then a fence: no put of this measurement
-     * reaches dst before every process has cleared its own. */
+     * reaches dst before every process has cleared its own (and no get reads
+     * gsrc before its owner has filled it). */
     memset(dst, 0, (size_t)P * O.hmax * sizeof *dst);
-    MPI_Win_fence(0, win);
+    MPI_Win_fence(0, v == V_GET ? gwin : win);
 
     for (int r = 0; r < BB_WARMUP; r++) one_rep(v, h);
 
@@ -79,12 +94,24 @@ static double measure(int v, int h) {
         MPI_Allreduce(&loop, &spent, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
     times[reps] = loop;
-    if (v == V_PUT) bad = bb_check_dst(dst, me, h, P, O.hmax);
+    if (v == V_PUT || v == V_GET) bad = bb_check_dst(dst, me, h, P, O.hmax);
     times[reps + 1] = (double)bad;
     if (bad) fprintf(stderr, "mpi_bench: pid %d: %s h=%d: %ld words wrong or missing\n", me, variant_name[v], h, bad);
 
     MPI_Gather(times, reps + 2, MPI_DOUBLE, gath, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return bb_report_times("mpi", variant_name[v], me, gath, P, stride, reps, h, &bad_total);
+}
+
+/* The h-relation curve of variant v and its fit (printed by pid 0). */
+static void curve(int v, const int *hv, int nh) {
+    double t[BB_MAX_POINTS];
+    long bad0 = bad_total;
+    for (int i = 0; i < nh; i++) t[i] = measure(v, hv[i]);
+    if (me == 0) {
+        double g, l;
+        bb_fit(hv, t, nh, &g, &l);
+        bb_emit("mpi", "fit", variant_name[v], P, nh, g, l, 0, bad_total == bad0);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -103,6 +130,9 @@ int main(int argc, char **argv) {
     MPI_Win_allocate((MPI_Aint)P * O.hmax * (MPI_Aint)sizeof(double), sizeof(double), MPI_INFO_NULL,
                      MPI_COMM_WORLD, &dst, &win);
     MPI_Win_fence(0, win);
+    MPI_Win_allocate((MPI_Aint)O.hmax * (MPI_Aint)sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &gsrc, &gwin);
+    MPI_Win_fence(0, gwin);
 
     MPI_Barrier(MPI_COMM_WORLD);
     double r = bb_rate(O.rtime), rsum, rmin;
@@ -114,15 +144,11 @@ int main(int argc, char **argv) {
     int nh = bb_hvalues(hv, &O, P);
     measure(V_BARRIER, 0);
     measure(V_FENCE, 0);
-    double t[BB_MAX_POINTS];
-    long bad0 = bad_total;
-    for (int i = 0; i < nh; i++) t[i] = measure(V_PUT, hv[i]);
-    if (me == 0) {
-        double g, l;
-        bb_fit(hv, t, nh, &g, &l);
-        bb_emit("mpi", "fit", "put", P, nh, g, l, 0, bad_total == bad0);
-    }
+    curve(V_PUT, hv, nh);
+    curve(V_GET, hv, nh);
 
+    MPI_Win_fence(0, gwin);
+    MPI_Win_free(&gwin);
     MPI_Win_fence(0, win);
     MPI_Win_free(&win);
     free(times);

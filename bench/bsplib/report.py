@@ -5,7 +5,8 @@ Input (--raw): lines "provider,round,library,kind,variant,p,h,a,b,reps,ok"
 (bench/bsplib/bench_common.h describes the fields after round).
 Output (--out DIR), per provider and p:
   tables.md          BSPk (the BSPlib layer) next to Open MPI, with the ratio
-                     BSPk / MPI (below 1: BSPk is faster), then T(h) per h;
+                     BSPk / MPI (below 1: BSPk is faster), then T(h) per h
+                     (puts, and their mirror: gets, bsp_get vs MPI_Get + fence);
   bsplib_bench.csv   the summary rows of those tables;
   raw.csv            every measurement, with a header line.
 A cell is the median over rounds. Times: per repetition the slowest process,
@@ -95,6 +96,11 @@ def main():
             if rate:
                 both(f"g per {name} vs per MPI_Put, flops", "flop/word",
                      gb * rate if gb is not None else None, gm * rate if gm is not None else None, 1)
+        gb, gm = B("fit", "get"), M("fit", "get")  # "-" for csv from before the get variant
+        both("g per bsp_get vs per MPI_Get (+ fence)", "us/word", gb, gm, 1e6)
+        if rate:
+            both("g per bsp_get vs per MPI_Get, flops", "flop/word",
+                 gb * rate if gb is not None else None, gm * rate if gm is not None else None, 1)
         lb, lm = B("fit", "put", which=1), M("fit", "put", which=1)
         both("l (put fit) vs l (put + fence fit)", "us", lb, lm, 1e6)
         if rate:
@@ -122,15 +128,16 @@ def main():
         md.append("")
 
         hs = sorted({k[5] for k in cell if k[0] == prov and k[1] == p and k[3] == "time"
-                     and k[4] in ("put", "hpput", "send")})
+                     and k[4] in ("put", "hpput", "send", "get")})
         md.append(f"T(h) in us, {prov}, p = {p} (slowest process, median over repetitions):")
         md.append("")
-        md.append("| h | bsp_put | bsp_hpput | bsp_send | MPI_Put + fence | bsp_put / MPI |")
-        md.append("|---:|---:|---:|---:|---:|---:|")
+        md.append("| h | bsp_put | bsp_hpput | bsp_send | MPI_Put + fence | bsp_put / MPI "
+                  "| bsp_get | MPI_Get + fence |")
+        md.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for h in hs:
             tb, tm = B("time", "put", h), M("time", "put", h)
             md.append(f"| {h} | {fmt(tb)} | {fmt(B('time', 'hpput', h))} | {fmt(B('time', 'send', h))} "
-                      f"| {fmt(tm)} | {ratio(tb, tm)} |")
+                      f"| {fmt(tm)} | {ratio(tb, tm)} | {fmt(B('time', 'get', h))} | {fmt(M('time', 'get', h))} |")
         md.append("")
 
     if bad:
