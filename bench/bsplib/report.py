@@ -41,7 +41,10 @@ def fmt(x, scale=1e6):
 
 
 def ratio(a, b):
-    return f"{a / b:.2f}" if a is not None and b is not None and a > 0 and b > 0 else "-"
+    if a is None or b is None or a <= 0 or b <= 0:
+        return "-"
+    r = a / b
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"  # (small ratios: two significant digits, not 0.00)
 
 
 def main():
