@@ -198,7 +198,11 @@ class Engine {
   // The first one's code is returned; later ones, until it is thrown, are
   // appended to its message ("; also: ..."), so none is lost.
   void raise_async(int code, const std::string& msg);
-  void throw_pending();
+  // Throws the recorded error, if any (inline: a waiting process checks on every poll).
+  void throw_pending() {
+    if (pending_code_) throw_pending_error();
+  }
+  [[noreturn]] void throw_pending_error();
   // Something happened that a waiting process should count as progress.
   void note_progress() { ++progress_events_; }
 

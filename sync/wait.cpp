@@ -23,8 +23,7 @@ void Engine::raise_async(int code, const std::string& msg) {
   }
 }
 
-void Engine::throw_pending() {
-  if (!pending_code_) return;
+void Engine::throw_pending_error() {
   int c = pending_code_;
   std::string m = pending_msg_;
   if (pending_more_ > 8) m += strprintf("; and %u more", pending_more_ - 8);
