@@ -27,8 +27,13 @@
 //            of the next superstep is built.
 // Operations on the process itself go through a local batch, never the wire.
 //
-// Batch layout: 16-byte aligned records, each a 32-byte header and its data
-// (padded to 16). A header never straddles a frame boundary, and a record
+// Batch layout: records, each a 32-byte header and its data (padded to 16),
+// or for the common small operations a 16-byte header: SmallPut (a put and
+// its data, padded to 8), SmallGet (a get request), SendRun (BSMP messages
+// of one shape), SmallSend (one message); a record that continues the last
+// one's run (consecutive puts, gets, messages) extends it in place (the
+// batch's open record). Get replies are the requests' bytes back to back in
+// kReply records. A header never straddles a frame boundary, and a record
 // that fits in one frame starts a fresh frame rather than straddle one, so
 // the receiver reads records and hpmove payloads in place; only records
 // larger than a frame are assembled in heap memory.
@@ -913,8 +918,10 @@ size_t record_len(const Header& h) {
 
 // Visit the records of a batch.
 // Visit the records of a batch: f(header, offset of its data, its address
-// when the whole record lies in one span, else nullptr). SmallPut
-// records are handed over as kPut headers. Headers never straddle a span
+// when the whole record lies in one span, else nullptr). SmallPut, SmallGet
+// and SmallSend records are handed over as kPut, kGet and kSend headers, a
+// SendRun as a kSendRun header (aux: tag bytes, a: messages, n: payload
+// bytes of each). Headers never straddle a span
 // (frames; a 4 KiB buffer; the local batch), so they are read in place.
 template <class F>
 void for_records(const Reader& rd, const char* fn, int src, F&& f) {
