@@ -99,6 +99,11 @@ BSPK_CONFIG_VAR(SHM_PULL, "BSPK_SHM_PULL", Enum, User, "auto", 0, 0, "auto|on|of
                 "cross-memory access the provider carries them")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
                 "receive frames kept posted")
+BSPK_CONFIG_VAR(COUNT_CARRY, "BSPK_COUNT_CARRY", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
+                "counted supersteps with the `direct` count exchange: a process's count for a peer travels in "
+                "the superstep's last small message to it (held back until the next send to that peer or "
+                "`bspk_sync`, after a counted superstep), not as a message of its own; `auto`/`on`: so, "
+                "`off`: always a count message")
 BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "`on`: each process keeps at most min(tx, rx queue) / (16 P) sends in flight and injects "
                 "none; `auto`: on for net (what tcp runs where offered) and for providers without a tuning row "

@@ -13,9 +13,10 @@ namespace bspk::version {
 // Layout and meaning of every fabric message: the engine's header and kinds
 // (sync/wire.h) and those of the layers above it (mp/wire.h, dsm/wire.h).
 // Bump on any change to any of them.
-constexpr uint32_t kWireVersion = 6;  // 3: kCountDirect; 4: DirOp::HandleQuery, 40-bit region generations;
+constexpr uint32_t kWireVersion = 7;  // 3: kCountDirect; 4: DirOp::HandleQuery, 40-bit region generations;
                                       // 5: split large messages (kFlagBodyFollows, kTagBody);
-                                      // 6: body groups (several frames' payloads in one body)
+                                      // 6: body groups (several frames' payloads in one body);
+                                      // 7: counts carried by data messages (kFlagCount)
 constexpr uint32_t kWireMagic = 0x4B505342u;  // "BSPK" little-endian
 
 // Most supersteps one process may run ahead of another (BSPK_MAX_AHEAD's

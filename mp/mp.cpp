@@ -11,6 +11,7 @@ MessagePassing::MessagePassing(sync::Engine& engine, comem::Comem& comem, Stats&
     : engine_(engine), comem_(comem), stats_(stats), ring_(engine.options().max_ahead) {
   seq_.assign(static_cast<size_t>(engine.nprocs()), 0);
   engine_.on(kData, [this](const sync::Engine::Incoming& in) { return on_data(in.h, in.buf, in.len, in.small); });
+  engine_.carry_counts_on(kData);  // a counted superstep's count may travel in the last small message
   engine_.on_advance([this](uint32_t s) { on_advance(s); });
 }
 

@@ -62,9 +62,10 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
   int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
   meta[0] = finalizing ? wire::kSyncFinalize : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
   meta[1 + b] = static_cast<uint32_t>(pid_);
-  if (count_rounds())
-    exchange_->contribute(s, mine.data(), meta);
-  else
+  if (count_rounds()) {
+    exchange_->contribute(s, mine.data(), meta, carried_);
+    for (int d : sent_used_) carried_[static_cast<size_t>(d)] = 0;
+  } else
     counts_->contribute(s, mine.data(), meta);
 }
 

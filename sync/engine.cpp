@@ -77,6 +77,10 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
       *this, wire::kCountExchange,
       opt_.count_exchange == Options::Exchange::Halving ? ExchangePlan::halving(pid_, p) : ExchangePlan::direct(pid_, p),
       merge, [this](uint32_t s, uint64_t total, const Exchange::Meta& meta) { count_result(s, total, meta); }, admit);
+  carry_on_ = opt_.count_carry && opt_.count_exchange == Options::Exchange::Direct && p > 1;
+  carry_now_ = carry_on_;
+  held_.assign(static_cast<size_t>(p), nullptr);
+  carried_.assign(static_cast<size_t>(p), 0);
 }
 
 Engine::~Engine() {
@@ -99,6 +103,10 @@ void Engine::on(wire::Kind kind, Handler h) {
 
 void Engine::sync(bool finalizing) {
   flush_split();  // the layers flush per message; nothing may stay held past here
+  // Held messages go now, with this process's counts when the superstep is
+  // counted and joins the direct exchange here (not a second time).
+  if (!held_dests_.empty())
+    release_held(mode_ == Mode::None && !finalizing && !board_ && !wire::step_before(step_, joined_upto_));
   deliver_self();
   // The fast paths below may not touch the fabric at all (the board, or
   // everything declared already here): push on our control messages still
@@ -181,6 +189,7 @@ void Engine::advance() {
   ++step_;
   stats_.supersteps++;
   if (mode_ == Mode::WillSend) std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
+  carry_now_ = carry_on_ && !board_ && mode_ == Mode::None;
   mode_ = Mode::None;
   declared_expect_ = 0;
   suspect_since_ = 0;

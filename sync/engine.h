@@ -131,6 +131,18 @@ class Engine {
   // send reads them all). Every sender of frames calls this before it returns
   // to the program; sync() also does.
   void flush_split();
+  // Carried counts (BSPK_COUNT_CARRY, wire::kFlagCount). A counted superstep
+  // exchanging counts directly costs each process a count message to every
+  // other one; over TCP each is a segment of its own (about 5 us of kernel
+  // time on loopback here, as much as the data message beside it). So, when
+  // the previous superstep was counted, the last small single-frame message
+  // of a kind named here (mp's data) to each process is held back -- until
+  // the next send to that process, or bspk_sync -- and, if the superstep is
+  // then counted too, carries this process's count for that receiver; a
+  // count message goes only to processes that got no such message. Held
+  // messages are posted at bspk_sync whatever the superstep's kind, so
+  // nothing waits for them longer than for the sender's sync.
+  void carry_counts_on(wire::Kind kind) { carry_kind_[kind] = true; }
   // Most frames one split body carries (BSPK_SPLIT_FRAMES, capped by the
   // transport's iov_limit()).
   uint32_t body_frames() const { return body_frames_; }
@@ -364,6 +376,19 @@ class Engine {
   // count for this one (0: none); an error after kMixedGraceS.
   double suspect_since_ = 0;
   uint32_t joined_upto_ = 0;       // count exchanges joined: supersteps before joined_upto_ at most
+  // Carried counts (carry_counts_on): the held message per destination (or
+  // null), the destinations holding one, and per destination whether its
+  // count went with its message in this superstep's exchange.
+  bool carry_kind_[256] = {};
+  bool carry_on_ = false;          // the job exchanges counts directly and BSPK_COUNT_CARRY is not off
+  bool carry_now_ = false;         // hold messages in this superstep (the previous one was counted)
+  std::vector<SendOp*> held_;
+  std::vector<int> held_dests_;
+  std::vector<uint8_t> carried_;
+  // Post the held messages; with_counts: stamped with this superstep's counts.
+  void release_held(bool with_counts);
+  // A count that arrived on a data message (wire::kFlagCount): to the exchange.
+  void on_carried_count(const wire::Header& h);
   static constexpr double kMixedGraceS = 1.0;
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)

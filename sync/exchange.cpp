@@ -91,9 +91,10 @@ bool Exchange::has(uint32_t s, int j) {
   return sl && i >= 0 && !sl->from.empty() && sl->from[static_cast<size_t>(i)];
 }
 
-void Exchange::contribute(uint32_t s, const uint64_t* v, const Meta& meta) {
+void Exchange::contribute(uint32_t s, const uint64_t* v, const Meta& meta, const std::vector<uint8_t>& carried) {
   Slot& sl = slot(s);
   for (size_t j = 0; j < sl.acc.size(); ++j) sl.acc[j] += v[j];
+  sl.carried = carried;
   sl.meta.add(meta, merge_);
   sl.st.joined = true;
   advance(s, sl);
@@ -155,6 +156,9 @@ void Exchange::advance(uint32_t s, Slot& sl) {
       out_[k] = sl.acc[snd.elems[k]];
       sl.acc[snd.elems[k]] = 0;  // passed on: no longer this process's to count
     }
+    if (out_.size() == 1 && !sl.carried.empty() && sl.carried[static_cast<size_t>(snd.dest)] &&
+        snd.elems[0] == static_cast<uint32_t>(snd.dest))
+      continue;  // went with the last data message to dest (wire::kFlagCount)
     if (out_.size() == 1)  // the header alone, the entry in its nelems field
       e_.send_ctrl(snd.dest, kind_, s, sl.meta.meta.data(), nullptr, 0, true, out_[0]);
     else

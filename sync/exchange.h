@@ -71,8 +71,10 @@ class Exchange {
   // Registers `kind` with the engine's dispatch table.
   Exchange(Engine& engine, wire::Kind kind, ExchangePlan plan, MergeMeta merge, Result result, Admit admit);
 
-  // This process's counts for superstep s (v has p entries; at most once per s).
-  void contribute(uint32_t s, const uint64_t* v, const Meta& meta);
+  // This process's counts for superstep s (v has p entries; at most once per
+  // s). carried (p entries, direct plan): 1 where the count for that pid
+  // already went with a data message (wire::kFlagCount): no message for it.
+  void contribute(uint32_t s, const uint64_t* v, const Meta& meta, const std::vector<uint8_t>& carried);
 
   struct Status {
     bool joined = false;  // this process contributed
@@ -92,6 +94,7 @@ class Exchange {
     MetaAcc meta;
     size_t sent = 0;            // plan sends done
     bool done = false;          // result reported
+    std::vector<uint8_t> carried;  // per pid: its entry went with a data message (direct plan)
     std::vector<uint8_t> from;  // per source (plan order): its message arrived
     void reset() {
       st = Status{};
@@ -100,6 +103,7 @@ class Exchange {
       meta = MetaAcc{};
       std::fill(acc.begin(), acc.end(), 0);
       std::fill(from.begin(), from.end(), 0);
+      carried.clear();
     }
   };
   Slot& slot(uint32_t s);

@@ -46,6 +46,7 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   else if (how == "tree") o.count_exchange = X::Tree;
   else  // auto, messages, board (the board replaces the exchange where every process is on one host)
     o.count_exchange = nprocs <= kDirectMaxProcs && oversubscription <= kDirectMaxOversubscription ? X::Direct : X::Tree;
+  o.count_carry = config::get_enum(Var::COUNT_CARRY) != "off";
   return o;
 }
 

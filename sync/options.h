@@ -27,6 +27,8 @@ struct Options {
   // message; sync/exchange.h) or the binomial tree (sync/tree.h).
   enum class Exchange { Direct, Halving, Tree };
   Exchange count_exchange = Exchange::Direct;
+  // Counts carried by data messages (BSPK_COUNT_CARRY; direct exchange only).
+  bool count_carry = true;
   uint32_t first_step = 0;       // number of the first superstep (BSPK_TEST_FIRST_SUPERSTEP)
   // From the environment. local_procs: processes of the job on this host;
   // host_cpus: CPUs they may use here (0: this process's affinity). No busy

@@ -134,6 +134,7 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
     repost_.push_back(slot);
     return;
   }
+  if (h.flags & wire::kFlagCount) on_carried_count(h);  // (counted as a count message: before the data)
   if (deliver(h, slot->frame, slot->small)) {  // the handler kept the buffer: the slot needs a fresh one
     slot->frame = (slot->small ? small_ : frames_).try_alloc();
     if (!slot->frame) {
@@ -151,6 +152,23 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   // Repost later (before this process next waits): keeps fi_trecvmsg off the
   // path between a message's arrival and the program seeing it.
   repost_.push_back(slot);
+}
+
+// A count carried by a data message (wire::kFlagCount) goes to the count
+// exchange as the kCountExchange message it stands for would: the sender's
+// count for this process in h.step, from a counted superstep (the meta words
+// of a counted sync from h.src).
+void Engine::on_carried_count(const Header& h) {
+  Header c{};
+  c.magic = h.magic;
+  c.kind = wire::kCountExchange;
+  c.step = h.step;
+  c.src = h.src;
+  c.nelems = h.reserved;
+  c.u32[0] = wire::kSyncCounted;
+  c.u32[1] = c.u32[3] = static_cast<uint32_t>(-1);
+  c.u32[2] = static_cast<uint32_t>(h.src);
+  deliver(c, 0, true);
 }
 
 // Hand an arrival to its kind's handler. True if the handler kept buf.

@@ -69,7 +69,9 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     send_self(hh, payload, len, tag);
     return false;
   }
-  if (can_inject(dest, step_, sizeof(Header) + len)) {
+  // Held back to carry this superstep's count (carry_counts_on, engine.h).
+  const bool hold = carry_now_ && carry_kind_[kind] && tag == wire::kTagSmall && hh.nframes <= 1;
+  if (!hold && can_inject(dest, step_, sizeof(Header) + len)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
     void* descs[2] = {nullptr, desc};  // injected buffers need no registration
     if (ep_.inject(dest, iov, descs, len ? 2 : 1, tag)) return false;
@@ -92,8 +94,30 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     op->desc[1] = desc;
     op->iov_count = 2;
   }
+  if (hold) {
+    SendOp*& held = held_[static_cast<size_t>(dest)];
+    if (held) post_data(held);  // not the last one to dest after all
+    else held_dests_.push_back(dest);
+    held = op;
+    return true;
+  }
   post_data(op);
   return true;
+}
+
+void Engine::release_held(bool with_counts) {
+  for (int d : held_dests_) {
+    SendOp*& op = held_[static_cast<size_t>(d)];
+    const uint64_t n = sent_[static_cast<size_t>(d)];
+    if (with_counts && n <= wire::kMaxCarriedCount) {
+      op->hdr->flags |= wire::kFlagCount;
+      op->hdr->reserved = static_cast<uint16_t>(n);
+      carried_[static_cast<size_t>(d)] = 1;
+    }
+    post_data(op);
+    op = nullptr;
+  }
+  held_dests_.clear();
 }
 
 // A message to this process itself: copied once into a buffer of its receive

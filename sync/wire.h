@@ -84,6 +84,14 @@ constexpr uint32_t body_group_size(uint8_t flags) { return ((flags >> 1) & 7u) +
 constexpr uint32_t body_group_index(uint8_t flags) { return (flags >> 4) & 7u; }
 static_assert(kMaxBodyFrames <= 8, "the group size and index have 3 bits each in Header::flags");
 
+// A carried count (BSPK_COUNT_CARRY, sync/engine.h): in a counted superstep
+// with the direct count exchange, the sender's count of messages to this
+// receiver in `step` (this one included) travels in the superstep's last
+// small message to it, in Header::reserved, instead of a kCountExchange
+// message of its own. Never on a split header (kFlagBodyFollows).
+constexpr uint8_t kFlagCount = 1u << 7;
+constexpr uint32_t kMaxCarriedCount = 0xFFFF;
+
 // Which kinds of sync took part in a count exchange (meta word 0 of kCollUp /
 // kCollDown in the count tree).
 enum : uint32_t {
@@ -98,8 +106,9 @@ enum : uint32_t {
 struct Header {
   uint32_t magic;      // version::kWireMagic ^ version::kWireVersion
   uint8_t kind;        // Kind
-  uint8_t flags;       // split header: body_flags(group size, index in group); else 0
-  uint16_t reserved;   // split header (kFlagBodyFollows): its number from src to this receiver, mod 2^16; else 0
+  uint8_t flags;       // split header: body_flags(group size, index in group); kFlagCount; else 0
+  uint16_t reserved;   // split header (kFlagBodyFollows): its number from src to this receiver, mod 2^16;
+                       // kFlagCount: the carried count; else 0
   uint32_t step;       // sender's superstep when the message was issued
   int32_t src;         // sender pid
   uint32_t seq;        // message number from src to this dest in `step`

@@ -907,6 +907,113 @@ int many(int argc, char** argv) {
   return 0;
 }
 
+// Counts carried by data messages (BSPK_COUNT_CARRY, sync/engine.h): with
+// the direct count exchange, a counted superstep's count for a peer travels
+// in the last small message to it. Phase 1, 13 supersteps with processes
+// delayed at random (some race ahead, some lag): counted, bspk_expect and
+// bspk_will_send supersteps mixed; to every process (itself included) 0-3
+// messages each, small (2 ints), empty, or of several frames (never held);
+// every message must arrive once, in its superstep, with its content.
+// Phase 2, 6 counted supersteps of one small message to every other process:
+// the count messages sent (stats.ctrl_sent) must be 0 when counts are carried
+// ("carried"), 6 (p - 1) when not ("uncarried"); "any" checks phase 1 only
+// (the board, halving, the tree).
+SCENARIO_ROW({.test = "CountsCarriedByDataMessages", .args = "carry carried", .env = "BSPK_COUNT_EXCHANGE=direct",
+              .out = {exactly(1, "carry ok")}});
+SCENARIO_ROW({.test = "CountsNotCarriedWhenOff", .args = "carry uncarried",
+              .env = "BSPK_COUNT_EXCHANGE=direct BSPK_COUNT_CARRY=off", .out = {exactly(1, "carry ok")}});
+SCENARIO_ROW({.test = "CountsCarriedOrNotUnderEveryExchange", .args = "carry any", .out = {exactly(1, "carry ok")}});
+SCENARIO_ROW({.test = "CountsCarriedOrNotUnderEveryExchange_Halving", .args = "carry any",
+              .env = "BSPK_COUNT_EXCHANGE=halving", .out = {exactly(1, "carry ok")}});
+uint64_t carry_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t z = a * 0x9E3779B97F4A7C15ull ^ b * 0xBF58476D1CE4E5B9ull ^ c * 0x94D049BB133111EBull ^ d * 0xD6E8FEB86659FD93ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+int carry(int argc, char** argv) {
+  const std::string mode = argc > 2 ? argv[2] : "any";
+  constexpr int S = 13, kLarge = 100000;  // ints: several frames; the last superstep counted
+  // Messages from src to dest in superstep s, and message m's shape: 0 small, 1 empty, 2 large.
+  auto nmsg = [](int s, int src, int dest) { return static_cast<int>(carry_hash(s, src, dest, 1) % 4); };
+  auto shape = [](int s, int src, int dest, int m) {
+    uint64_t h = carry_hash(s, src, dest, 10 + m) % 8;
+    return h == 0 ? 2 : h == 1 ? 1 : 0;
+  };
+  for (int s = 0; s < S; ++s) {
+    const int kind = s % 5;  // 0-2 counted, 3 bspk_expect, 4 bspk_will_send
+    if (carry_hash(s, me, 0, 2) % 3 == 0) usleep(static_cast<useconds_t>(carry_hash(s, me, 0, 3) % 3000));
+    std::vector<bspk_ptr> out;
+    std::vector<int> will(static_cast<size_t>(P), 0);
+    for (int d = 0; d < P; ++d)
+      for (int m = 0; m < nmsg(s, me, d); ++m) {
+        const int sh = shape(s, me, d, m);
+        const size_t n = sh == 2 ? kLarge : sh == 1 ? 0 : 2;
+        bspk_ptr r = bspk_malloc("", 0, n ? n : 1, sizeof(int));
+        CHECK(!bspk_is_null(r), "malloc: %s", bspk_error_string());
+        for (size_t i = 0; i < n; ++i) static_cast<int*>(bspk_elemP(bspk_incr(r, static_cast<ptrdiff_t>(i))))[0] =
+            s * 100000 + me * 1000 + m * 10 + static_cast<int>(i % 7);
+        OK(bspk_send(d, r, n));
+        out.push_back(r);
+        ++will[static_cast<size_t>(d)];
+      }
+    int due = 0;
+    for (int src = 0; src < P; ++src) due += nmsg(s, src, me);
+    if (kind == 3) OK(bspk_expect(due));
+    if (kind == 4) OK(bspk_will_send(will.data()));
+    OK(bspk_sync());
+    for (bspk_ptr r : out) OK(bspk_free(r));
+    for (int src = 0; src < P; ++src)
+      for (int m = 0; m < nmsg(s, src, me); ++m) {
+        bspk_ptr r = bspk_recv();
+        CHECK(!bspk_is_null(r), "superstep %d: message %d from pid %d missing", s, m, src);
+        CHECK(bspk_sender_id(r) == src, "superstep %d: message from pid %d where pid %d's message %d was due", s,
+              bspk_sender_id(r), src, m);
+        const int sh = shape(s, src, me, m);
+        const size_t n = sh == 2 ? kLarge : sh == 1 ? 0 : 2;
+        CHECK(bspk_nelems(r) == n, "superstep %d: pid %d's message %d has %zu elements, expected %zu", s, src, m,
+              static_cast<size_t>(bspk_nelems(r)), n);
+        for (size_t i = 0; i < n; i += (n > 2 ? 997 : 1)) {
+          const int v = static_cast<int*>(bspk_elemP(bspk_incr(r, static_cast<ptrdiff_t>(i))))[0];
+          CHECK(v == s * 100000 + src * 1000 + m * 10 + static_cast<int>(i % 7),
+                "superstep %d: pid %d's message %d element %zu is %d", s, src, m, i, v);
+        }
+        OK(bspk_free(r));
+      }
+    CHECK(bspk_is_null(bspk_recv()), "superstep %d: an extra message", s);
+  }
+  bspk_stats st0, st1;
+  OK(bspk_get_stats(&st0));
+  for (int s = 0; s < 6; ++s) {
+    std::vector<bspk_ptr> out;
+    for (int d = 0; d < P; ++d) {
+      if (d == me) continue;
+      bspk_ptr r = bspk_malloc("", 0, 1, sizeof(int));
+      *static_cast<int*>(bspk_elemP(r)) = me * 100 + s;
+      OK(bspk_send(d, r, 1));
+      out.push_back(r);
+    }
+    OK(bspk_sync());
+    for (bspk_ptr r : out) OK(bspk_free(r));
+    int got = 0;
+    for (bspk_ptr r; !bspk_is_null(r = bspk_recv()); ++got) {
+      CHECK(*static_cast<int*>(bspk_elemP(r)) == bspk_sender_id(r) * 100 + s, "phase 2 superstep %d: wrong content", s);
+      OK(bspk_free(r));
+    }
+    CHECK(got == P - 1, "phase 2 superstep %d: %d messages, expected %d", s, got, P - 1);
+  }
+  OK(bspk_get_stats(&st1));
+  const uint64_t ctrl = st1.ctrl_sent - st0.ctrl_sent;
+  if (mode == "carried")
+    CHECK(ctrl == 0, "counts carried: %llu control messages in 6 counted supersteps, expected 0",
+          static_cast<unsigned long long>(ctrl));
+  if (mode == "uncarried")
+    CHECK(ctrl == 6ull * static_cast<uint64_t>(P - 1), "counts not carried: %llu control messages, expected %d",
+          static_cast<unsigned long long>(ctrl), 6 * (P - 1));
+  if (me == 0) std::printf("carry ok\n");
+  return 0;
+}
+
 // Message tags (bspk_send_tag / bspk_tag, issue 15): every process sends every
 // process, in each of 4 supersteps, an untagged message, a one-element tagged
 // one, a tagged message of two frames and a bit (its fragments must agree on
@@ -1213,6 +1320,7 @@ int main(int argc, char** argv) {
   else if (name == "early_finalize") return early_finalize(argc, argv);
   else if (name == "many") return many(argc, argv);
   else if (name == "tags") rc = tags(argc, argv);
+  else if (name == "carry") rc = carry(argc, argv);
   else if (name == "late_init") {
     OK(bspk_finalize());
     return 0;
