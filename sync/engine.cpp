@@ -94,6 +94,7 @@ Engine::~Engine() {
 void Engine::use_board(std::unique_ptr<Board> board) {
   board_ = std::move(board);
   board_->set_step(step_);  // before the start-up barrier: no peer reads it earlier
+  carry_on_ = carry_now_ = false;  // (no count messages to save)
 }
 
 void Engine::on(wire::Kind kind, Handler h) {
@@ -189,7 +190,7 @@ void Engine::advance() {
   ++step_;
   stats_.supersteps++;
   if (mode_ == Mode::WillSend) std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
-  carry_now_ = carry_on_ && !board_ && mode_ == Mode::None;
+  carry_now_ = carry_on_ && mode_ == Mode::None;
   mode_ = Mode::None;
   declared_expect_ = 0;
   suspect_since_ = 0;
