@@ -313,7 +313,11 @@ BSPK_API bspk_ptr bspk_recv_contiguous(void);
  * CPU of its own) or over a binomial tree of messages (2*ceil(log2 p)
  * rounds; when processes outnumber CPUs or p > 16); recursive halving
  * (log2 p rounds) on request. BSPK_COUNT_EXCHANGE chooses (README,
- * "Environment").
+ * "Environment"). In the one-round exchange a process's count for a peer
+ * travels in its last small message to that peer instead of a message of its
+ * own: after a superstep without a declaration, that message leaves at the
+ * sender's next send to the peer or its bspk_sync, not at its bspk_send
+ * (BSPK_COUNT_CARRY=off: always at bspk_send).
  * Every message carries its superstep number [RBS §5]: a message from a process
  * that is ahead is held (in its own frames) until this process gets there.
  * Messages received in superstep s but not claimed by bspk_recv are destroyed
