@@ -142,6 +142,11 @@ static_assert(sizeof(SendRun) == 16);
 constexpr size_t kSendRunMax = 256;  // tags and payloads up to this go into runs
 inline size_t send_unit(size_t tag, size_t n) { return tag > 8 || n > 8 ? 16 : 8; }
 inline size_t pad_to(size_t n, size_t unit) { return (n + unit - 1) & ~(unit - 1); }
+// Bytes of one message of a run (tag and payload, each padded to the unit).
+inline size_t send_stride(size_t tag, size_t n) {
+  const size_t u = send_unit(tag, n);
+  return pad_to(tag, u) + pad_to(n, u);
+}
 inline size_t pad8(size_t n) { return (n + 7) & ~size_t(7); }
 // No record starts closer than this to a frame boundary (the reader skips there).
 constexpr size_t kMinRoom = 32;
@@ -361,6 +366,17 @@ class Outbox {
   // Where a record of `total` bytes goes when it fits in the current frame
   // (no padding, no growth needed); `used` is advanced. Else nullptr.
   char* room_for(size_t total);
+  // Where a record of `total` bytes (at most a frame: SendRun records, which
+  // send_common keeps that small, and SmallGets) goes, in one piece: in
+  // the current frame, else at the start of the next one (begin_record);
+  // `used` is advanced. The caller writes every byte, padding included.
+  char* record(size_t total) {
+    if (char* p = room_for(total)) return p;
+    begin_record(total);
+    char* p = at(used);
+    used += total;
+    return p;
+  }
   // Set flags in the head record (the batch's first record).
   void set_head_flag(uint32_t f) {
     char* head = remote ? frames_[0].base : heap_.data();
@@ -701,9 +717,17 @@ inline void copy_zero(char* d, const void* src, size_t n, size_t zeros) {
   if (n == 8 && zeros == 0) {
     std::memcpy(d, src, 8);
   } else {
-    std::memcpy(d, src, n);
+    if (n) std::memcpy(d, src, n);  // (src may be null for 0 bytes: a 0-byte message)
     std::memset(d + n, 0, zeros);
   }
+}
+
+// A new SmallPut record at p (room for it in o, just taken), open for combining.
+inline void new_small_put(Outbox& o, char* p, uint64_t regid, uint64_t offset, const void* src, size_t n) {
+  const SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
+  std::memcpy(p, &h, sizeof h);
+  copy_zero(p + sizeof h, src, n, pad8(n) - n);
+  o.note_small(kSmallPut, p, static_cast<uint32_t>(regid), offset, n);
 }
 
 // A SmallPut record when it fits in the current frame (else false, nothing
@@ -732,10 +756,7 @@ inline bool small_put_here(Outbox& o, uint64_t regid, uint64_t offset, const voi
   }
   char* p = o.room_for(sizeof(SmallPut) + pad8(n));
   if (!p) return false;
-  SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
-  std::memcpy(p, &h, sizeof h);
-  copy_zero(p + sizeof h, src, n, pad8(n) - n);
-  o.note_small(kSmallPut, p, static_cast<uint32_t>(regid), offset, n);
+  new_small_put(o, p, regid, offset, src, n);
   return true;
 }
 
@@ -764,21 +785,10 @@ void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t 
   }
   align16(o);
   const SendRun h{static_cast<uint32_t>(kSendRun | t << 8), 1, n};
-  char* p = o.room_for(sizeof h + stride);
-  if (p) {
-    std::memcpy(p, &h, sizeof h);
-    if (t) copy_zero(p + sizeof h, tag, t, tp - t);
-    copy_zero(p + sizeof h + tp, payload, n, np - n);
-  } else {
-    o.begin_record(sizeof h + stride);
-    const size_t at = o.used;
-    o.write(&h, sizeof h);
-    o.write(tag, t);
-    o.zeros(tp - t);
-    o.write(payload, n);
-    o.zeros(np - n);
-    p = o.at(at);
-  }
+  char* p = o.record(sizeof h + stride);
+  std::memcpy(p, &h, sizeof h);
+  if (t) copy_zero(p + sizeof h, tag, t, tp - t);
+  copy_zero(p + sizeof h + tp, payload, n, np - n);
   o.note_open(kSendRun, p);
   o.open_tag = t;
   o.open_n = n;
@@ -832,6 +842,7 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
   if (n > kSmallPutMax || regid > UINT32_MAX) {
     put_record(o, Header{kPut, 0, regid, offset, n}, src, n);
   } else if (!small_put_here(o, regid, offset, src, n)) {
+    // (written piecewise: a SmallPut may be larger than a frame and straddle frames)
     SmallPut h{static_cast<uint32_t>(kSmallPut | n << 8), static_cast<uint32_t>(regid), offset};
     o.begin_record(sizeof h + pad8(n));
     const size_t at = o.used;
@@ -970,10 +981,7 @@ void for_records(const Reader& rd, const char* fn, int src, F&& f) {
       std::memcpy(&h, p, sizeof h);
       const size_t tag = h.kind_tag >> 8;
       size_t len = 0;
-      if (tag <= kSendRunMax && h.nbytes <= kSendRunMax && h.count > 0) {
-        const size_t u = send_unit(tag, h.nbytes);
-        len = sizeof h + (pad_to(tag, u) + pad_to(h.nbytes, u)) * h.count;
-      }
+      if (tag <= kSendRunMax && h.nbytes <= kSendRunMax && h.count > 0) len = sizeof h + send_stride(tag, h.nbytes) * h.count;
       if (len == 0 || len > in_span)  // (a run never straddles a frame)
         fatal(fn, "malformed batch from pid %d (a run of %u messages at byte %zu of %zu)", src, h.count, off, total);
       f(Header{kSendRun, static_cast<uint32_t>(tag), h.count, 0, h.nbytes}, off + sizeof h, p + sizeof h);
@@ -1037,7 +1045,7 @@ void queue_messages(const Reader& rd, const Header& h, size_t off, const char* t
   if (h.kind == kSendRun) {
     const size_t u = send_unit(h.aux, h.n);
     m.tagpad = pad_to(h.aux, u);
-    m.stride = m.tagpad + pad_to(h.n, u);
+    m.stride = send_stride(h.aux, h.n);
     m.count = static_cast<uint32_t>(h.a);
   } else {
     m.tagpad = pad16(h.aux);
@@ -2155,15 +2163,8 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
   }
   if (n <= kSmallPutMax && id <= UINT32_MAX) {
     const SmallGet h{static_cast<uint32_t>(kSmallGet | n << 8), static_cast<uint32_t>(id), static_cast<uint64_t>(offset)};
-    char* p = o.room_for(sizeof h);
-    if (!p) {
-      o.begin_record(sizeof h);
-      const size_t at = o.used;
-      o.write(&h, sizeof h);
-      p = o.at(at);
-    } else {
-      std::memcpy(p, &h, sizeof h);
-    }
+    char* p = o.record(sizeof h);
+    std::memcpy(p, &h, sizeof h);
     o.note_small(kSmallGet, p, static_cast<uint32_t>(id), static_cast<uint64_t>(offset), n);
     o.open_dst = d + n;
   } else {
@@ -2230,7 +2231,10 @@ static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const vo
   if (!payload && nbytes > 0) fatal(fn, "the payload is NULL with %d bytes", nbytes);
   if (!tag && S.tag_now > 0) fatal(fn, "the tag is NULL with tag size %d", S.tag_now);
   S.copied += static_cast<uint64_t>(S.tag_now) + static_cast<uint64_t>(nbytes);
-  if (static_cast<size_t>(S.tag_now) <= kSendRunMax && static_cast<size_t>(nbytes) <= kSendRunMax) {
+  // (a run of one must fit a frame: with frames of a few hundred bytes, larger
+  // messages go as SmallSend records, which may straddle frames)
+  if (static_cast<size_t>(S.tag_now) <= kSendRunMax && static_cast<size_t>(nbytes) <= kSendRunMax &&
+      sizeof(SendRun) + send_stride(static_cast<size_t>(S.tag_now), static_cast<size_t>(nbytes)) + kMinRoom <= S.frame) {
     send_run(outbox(pid), tag, static_cast<size_t>(S.tag_now), payload, static_cast<size_t>(nbytes));
     return;
   }
