@@ -262,6 +262,21 @@ static inline void bb_emit(const char *library, const char *kind, const char *va
     fflush(stdout);
 }
 
+/* The h-relation curve of variant v of `library`: measure(v, h) for every h
+ * of hv (the slowest process's time at pid 0), then pid 0 prints the fit line
+ * of T(h) = g h + l, verified when *bad_total did not grow meanwhile. */
+static inline void bb_curve(const char *library, const char *variant, double (*measure)(int, int), int v,
+                            const int *hv, int nh, int me, int p, const long *bad_total) {
+    double t[BB_MAX_POINTS];
+    long bad0 = *bad_total;
+    for (int i = 0; i < nh; i++) t[i] = measure(v, hv[i]);
+    if (me == 0) {
+        double g, l;
+        bb_fit(hv, t, nh, &g, &l);
+        bb_emit(library, "fit", variant, p, nh, g, l, 0, *bad_total == bad0);
+    }
+}
+
 /* On pid 0, after every process's times reached `gath` (stride values per
  * process: reps times, then the words wrong or missing at [reps + 1]): print
  * one "time" line (slowest process per repetition, median and mean), add the

@@ -158,16 +158,7 @@ static double measure(int v, int h) {
 }
 
 /* The h-relation curve of variant v and its fit (printed by pid 0). */
-static void curve(int v, const int *hv, int nh) {
-    double t[BB_MAX_POINTS];
-    long bad0 = bad_total;
-    for (int i = 0; i < nh; i++) t[i] = measure(v, hv[i]);
-    if (me == 0) {
-        double g, l;
-        bb_fit(hv, t, nh, &g, &l);
-        bb_emit("bsplib", "fit", variant_name[v], P, nh, g, l, 0, bad_total == bad0);
-    }
-}
+static void curve(int v, const int *hv, int nh) { bb_curve("bsplib", variant_name[v], measure, v, hv, nh, me, P, &bad_total); }
 
 int main(int argc, char **argv) {
     if (bb_parse(&O, argc, argv)) return 2;
