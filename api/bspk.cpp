@@ -18,10 +18,12 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "api/runtime.h"
 #include "base/clock.h"
@@ -57,7 +59,8 @@ bool leaves_over(const char* call, int code) {
     case BSPK_ERR_INTERNAL:
       return true;
     case BSPK_ERR_MODE:  // from bspk_expect / bspk_will_send it is [call]
-      return std::strcmp(call, "bspk_sync") == 0 || std::strcmp(call, "bspk_finalize") == 0;
+      return std::strcmp(call, "bspk_sync") == 0 || std::strcmp(call, "bspk_finalize") == 0 ||
+             std::strcmp(call, "bspk_sync_allgather") == 0;
     default:
       return false;
   }
@@ -328,20 +331,109 @@ bspk_ptr bspk_recv_contiguous(void) {
   return p;
 }
 
+}  // extern "C"
+
+namespace {
+
+// bspk_sync's work, also the boundary of bspk_sync_allgather.
+void end_superstep(Runtime& r) {
+  if (r.profile) r.profile->sync_called();
+  const sync::Mode mode = r.profile ? r.engine->declared() : sync::Mode::None;
+  r.dsm->before_sync();
+  r.engine->sync(false);
+  over_code = 0;  // the superstep ended: whatever failed before is behind us
+  r.step_base = r.stats.msgs_sent + r.stats.copies;
+  r.dsm->after_sync();
+  if (r.profile)
+    r.profile->sync_done(r.engine->step() - 1,
+                         mode == sync::Mode::Expect ? "expect" : mode == sync::Mode::WillSend ? "will_send" : "counted",
+                         r.stats, r.comem_bytes());
+}
+
+// Up to max bytes of local region q into dst; returns its size in bytes.
+size_t region_bytes(Runtime& r, bspk_ptr q, void* dst, size_t max) {
+  comem::Region& reg = r.comem->local(q);
+  const size_t total = static_cast<size_t>(reg.nelems) * reg.elem_size;
+  size_t done = 0;
+  for (uint64_t i = 0; done < std::min(total, max);) {
+    const size_t k = std::min<size_t>(static_cast<size_t>(reg.contiguous_span(i)) * reg.elem_size, max - done);
+    std::memcpy(static_cast<char*>(dst) + done, reg.elem(i), k);
+    done += k;
+    i += reg.contiguous_span(i);
+  }
+  return total;
+}
+
+}  // namespace
+
+extern "C" {
+
 int bspk_sync(void) {
-  return guarded("bspk_sync", [&] {
+  return guarded("bspk_sync", [&] { end_superstep(need()); });
+}
+
+int bspk_sync_allgather_shared(void) { return rt && rt->engine && rt->engine->board() ? 1 : 0; }
+
+int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* sizes) {
+  return guarded("bspk_sync_allgather", [&] {
     Runtime& r = need();
-    if (r.profile) r.profile->sync_called();
-    const sync::Mode mode = r.profile ? r.engine->declared() : sync::Mode::None;
-    r.dsm->before_sync();
-    r.engine->sync(false);
-    over_code = 0;  // the superstep ended: whatever failed before is behind us
-    r.step_base = r.stats.msgs_sent + r.stats.copies;
-    r.dsm->after_sync();
-    if (r.profile)
-      r.profile->sync_done(r.engine->step() - 1,
-                           mode == sync::Mode::Expect ? "expect" : mode == sync::Mode::WillSend ? "will_send" : "counted",
-                           r.stats, r.comem_bytes());
+    if (nbytes > BSPK_SYNC_BLOCK_MAX)
+      fail(BSPK_ERR_ARG, "nbytes = %zu is larger than BSPK_SYNC_BLOCK_MAX (%d)", nbytes, BSPK_SYNC_BLOCK_MAX);
+    if (nbytes && (!mine || !all)) fail(BSPK_ERR_ARG, "%s is NULL (with nbytes = %zu)", mine ? "all" : "mine", nbytes);
+    if (r.engine->declared() != sync::Mode::None)
+      fail(BSPK_ERR_STATE, "called after %s in this superstep: bspk_sync_allgather makes its own declaration",
+           r.engine->declared() == sync::Mode::Expect ? "bspk_expect" : "bspk_will_send");
+    if (r.stats.msgs_sent + r.stats.copies != r.step_base)
+      fail(BSPK_ERR_STATE,
+           "called after %llu message(s) or copies were issued in this superstep: its superstep carries the "
+           "blocks only (call bspk_sync first)",
+           (unsigned long long)(r.stats.msgs_sent + r.stats.copies - r.step_base));
+    const int p = r.nprocs, me = r.pid;
+    unsigned char* out = static_cast<unsigned char*>(all);
+    // Each process's size, and the first one that differs from nbytes.
+    int differs = -1;
+    size_t differs_bytes = 0;
+    auto got = [&](int j, const void* data, size_t n) {
+      if (sizes) sizes[j] = n;
+      if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
+      if (data && out) std::memcpy(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
+    };
+    if (r.engine->board()) {
+      // One host: the blocks go through the shared-memory board (sync/board.h).
+      r.engine->gather_blocks(mine, nbytes, [&](int j, const unsigned char* b, size_t n) { got(j, b, n); });
+      end_superstep(r);
+    } else {
+      // Elsewhere: one message to every other process, bspk_expect(p - 1).
+      for (int j = 0; j < p; ++j)
+        if (j != me) r.mp->send_bytes(j, mine, nbytes);
+      r.engine->expect(p - 1);
+      end_superstep(r);
+      std::vector<bool> seen(static_cast<size_t>(p), false);
+      for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
+        const int j = q.sender;
+        unsigned char tmp[BSPK_SYNC_BLOCK_MAX];
+        size_t n = 0;
+        try {
+          n = region_bytes(r, q, tmp, sizeof tmp);
+        } catch (...) {
+          r.comem->release(q.region);
+          throw;
+        }
+        r.comem->release(q.region);
+        if (j < 0 || j >= p || j == me || seen[static_cast<size_t>(j)] || n > BSPK_SYNC_BLOCK_MAX)
+          fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d (%zu bytes) in the superstep of the blocks", j, n);
+        seen[static_cast<size_t>(j)] = true;
+        got(j, tmp, n);
+      }
+      for (int j = 0; j < p; ++j)
+        if (j != me && !seen[static_cast<size_t>(j)]) fail(BSPK_ERR_INTERNAL, "no block from pid %d", j);
+      got(me, mine, nbytes);
+    }
+    if (!sizes && differs >= 0)
+      fail(BSPK_ERR_ARG,
+           "pid %d passed nbytes = %zu to the all-gather of superstep %u, this process nbytes = %zu (that superstep "
+           "ended; the blocks were copied, cut to this process's nbytes)",
+           differs, differs_bytes, r.engine->step() - 1, nbytes);
   });
 }
 

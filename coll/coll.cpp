@@ -68,6 +68,9 @@ uint64_t header_tag(const Hdr& h, uint32_t algo) {
   return kTagMagic | (x & 0xFFFFFFFFFFFFull);
 }
 bool is_header_tag(uint64_t t) { return (t & (0xFFFFull << 48)) == kTagMagic; }
+// board_step's digest: the tag, padded so that the data after it keeps a
+// 16-byte alignment.
+constexpr size_t kDigest = 16;
 
 size_t short_limit() {
   static const size_t s = [] {
@@ -237,6 +240,8 @@ struct Scratch {
   std::vector<Hdr> hdr;
   std::vector<bspk_ptr> hmsg;
   std::vector<unsigned char> buf;  // header_step's message
+  std::vector<unsigned char> block, all;  // board_step's block and everyone's
+  std::vector<size_t> sizes;
 };
 Scratch& scratch() {
   static thread_local Scratch s;
@@ -262,6 +267,8 @@ struct Ctx {
   Msgs hmsg;
   const size_t* sendcounts = nullptr;  // bspk_alltoallv
   const size_t* recvcounts = nullptr;
+  bool board = false;   // bspk_sync_allgather_shared(): the header superstep is board_step
+  size_t bstride = 0;   // board_step: bytes per process in blocks
 
   explicit Ctx(Kind k) : kind(k), call(kCall[k]), hdr(std::move(scratch().hdr)) { hmsg.v.swap(scratch().hmsg); }
   ~Ctx() {
@@ -302,6 +309,7 @@ struct Ctx {
                   "declarations (call bspk_sync first)");
     hdr.assign(static_cast<size_t>(p), Hdr());
     hmsg.v.assign(static_cast<size_t>(p), bspk_ptr());
+    board = bspk_sync_allgather_shared() != 0;
     return BSPK_OK;
   }
 
@@ -523,6 +531,51 @@ struct Ctx {
     return bare_headers();
   }
 
+  // The header superstep of a job whose processes share a board
+  // (bspk_sync_allgather_shared(): one host): ONE bspk_sync_allgather, the
+  // same call on every process whatever its arguments, of this process's
+  // digest (header_tag, in 16 bytes) followed by the cnt elements at src
+  // (the short algorithms' data; 0: none). Equal digests and sizes mean equal
+  // arguments and the same algorithm: then BSPK_OK (or this process's own
+  // error, when all passed the same invalid arguments), and data(j) is
+  // process j's data. Otherwise every process sees a difference, and all take
+  // bare_headers' superstep for check_all's error. On one host the whole
+  // superstep is a shared-memory barrier (sync/board.h), so short
+  // collectives cost one barrier and long ones one barrier more than
+  // elsewhere.
+  int board_step(const bspk_ptr& src, size_t cnt) {
+    Scratch& sc = scratch();
+    size_t bytes = own_code != 0 ? 0 : cnt * es;
+    sc.block.resize(kDigest + bytes);
+    if (bytes) {
+      Cur c(src, cnt);
+      if (!to_mem(c, sc.block.data() + kDigest, bytes)) {
+        bad(BSPK_ERR_PTR, "the data could not be read from the region");
+        bytes = 0;
+        sc.block.resize(kDigest);
+      }
+    }
+    const uint64_t tag = header_tag(make_hdr(me), static_cast<uint32_t>(bytes != 0) + 2);
+    std::memset(sc.block.data(), 0, kDigest);
+    std::memcpy(sc.block.data(), &tag, sizeof tag);
+    bstride = sc.block.size();
+    sc.all.resize(static_cast<size_t>(p) * bstride);
+    sc.sizes.assign(static_cast<size_t>(p), 0);
+    const int rc = bspk_sync_allgather(sc.block.data(), bstride, sc.all.data(), sc.sizes.data());
+    if (rc != BSPK_OK) return nested(rc, "bspk_sync_allgather");
+    bool differ = false;
+    for (int j = 0; j < p && !differ; j++)
+      differ = sc.sizes[static_cast<size_t>(j)] != bstride ||
+               std::memcmp(sc.all.data() + static_cast<size_t>(j) * bstride, &tag, sizeof tag) != 0;
+    if (!differ) return own_code != 0 ? check_all() : BSPK_OK;
+    return bare_headers();
+  }
+  // After board_step: process j's data (aligned for its elements: the stride
+  // is 16 bytes plus whole elements).
+  const unsigned char* data(int j) const {
+    return scratch().all.data() + static_cast<size_t>(j) * bstride + kDigest;
+  }
+
   // Arguments differ and some process sent its header in a tag: one more
   // superstep in which every process sends every other one its bare header
   // (every process gets here, see tagged_step), then check_all's error.
@@ -709,6 +762,42 @@ int fold_direct(Ctx& c, const bspk_ptr& ptr, int upto, Msgs& got) {
   return BSPK_OK;
 }
 
+// The largest data (bytes per process) that board_step carries for the
+// short algorithms.
+size_t board_limit() { return std::min(short_limit(), static_cast<size_t>(BSPK_SYNC_BLOCK_MAX) - kDigest); }
+
+// After board_step with data: ptr = x_0 op ... op x_{upto-1} (x_j: process
+// j's data), combined in pid order, in place when ptr's n elements lie in one
+// aligned run (else through a staging vector).
+int fold_blocks(Ctx& c, const bspk_ptr& ptr, int upto) {
+  const size_t N = c.n * c.es;
+  void* b = nullptr;
+  const bool in_place = bspk_span(ptr, &b) >= c.n && reinterpret_cast<uintptr_t>(b) % align_for(c.es) == 0;
+  std::vector<unsigned char> tmp;
+  if (!in_place) tmp.resize(N);
+  unsigned char* acc = in_place ? static_cast<unsigned char*>(b) : tmp.data();
+  std::memcpy(acc, c.data(0), N);
+  c.op.start(acc, c.n);
+  for (int j = 1; j < upto; j++) c.op.apply(acc, c.data(j), c.n);
+  if (!in_place) {
+    Cur d(ptr, c.n);
+    if (!from_mem(d, acc, N)) return c.internal("writing the result");
+  }
+  return BSPK_OK;
+}
+
+// Board jobs: the header superstep, carrying the cnt elements at ptr when
+// they fit in board_limit() (*shrt; cnt 0: never). Returns nonzero on an
+// error; *done when the collective is over (all passed n == 0).
+int board_first(Ctx& c, const bspk_ptr& ptr, size_t cnt, bool* shrt, bool* done) {
+  *shrt = c.own_code == 0 && c.n > 0 && cnt > 0 && cnt * c.es <= board_limit();
+  *done = false;
+  const int rc = c.board_step(ptr, *shrt ? cnt : 0);
+  if (rc) return rc;
+  *done = c.n == 0;
+  return BSPK_OK;
+}
+
 // Broadcast, n > 0 and valid arguments: the header rides in the tag of the
 // first data superstep's messages (Ctx::tagged_step). Direct (short data or
 // p <= 2): the root sends ptr itself; else scatter (block j to process j)
@@ -765,6 +854,18 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
 }
 
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
+  if (c.board) {  // short: the root's data comes with the header superstep (every process sends its own)
+    bool shrt, done;
+    if (int rc = board_first(c, ptr, c.n, &shrt, &done)) return rc;
+    if (done) return c.finish();
+    if (shrt) {
+      if (c.me != c.root) {
+        Cur d(ptr, c.n);
+        if (!from_mem(d, c.data(c.root), c.n * c.es)) return c.internal("writing the result");
+      }
+      return c.finish();
+    }
+  }
   if (c.own_code == 0 && c.n > 0) return broadcast_tagged(c, ptr, c.n * c.es <= short_limit() || c.p <= 2);
   return c.headers_only();
 }
@@ -774,6 +875,15 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
   const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me, root = c.root;
   int rc;
+  if (c.board) {  // short: every process's data comes with the header superstep
+    bool bshort, done;
+    if ((rc = board_first(c, ptr, c.n, &bshort, &done))) return rc;
+    if (done) return c.finish();
+    if (bshort) {
+      if ((all || me == root) && (rc = fold_blocks(c, ptr, p))) return rc;
+      return c.finish();
+    }
+  }
   if (c.own_code != 0 || c.n == 0) return c.headers_only();
   if (shrt || p <= 2) {  // direct: each process's ptr to the root (all: to every process), the header in the tag
     Msgs got(p);
@@ -837,6 +947,15 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   std::vector<unsigned char> acc;
   const int upto = ex ? me : me + 1;  // combine pids [0, upto)
   int rc;
+  if (c.board) {  // short: every process's data comes with the header superstep
+    bool bshort, done;
+    if ((rc = board_first(c, ptr, c.n, &bshort, &done))) return rc;
+    if (done) return c.finish();
+    if (bshort) {
+      if (upto > 0 && (me != 0 || c.op.starts()) && (rc = fold_blocks(c, ptr, upto))) return rc;
+      return c.finish();
+    }
+  }
   if (c.own_code != 0 || c.n == 0) return c.headers_only();
   if (shrt || p <= 2) {  // direct: ptr to every higher pid, the header in the tag (empty messages to the lower)
     Msgs got(p);
@@ -922,6 +1041,19 @@ int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a
   auto src_for = [&](int j) { return a2a ? at(src, static_cast<size_t>(j) * c.n) : src; };
   Msgs got(p);
   int rc;
+  if (c.board) {  // short: every process's src comes with the header superstep (alltoall: all p blocks)
+    bool bshort, done;
+    if ((rc = board_first(c, src, a2a ? static_cast<size_t>(p) * c.n : c.n, &bshort, &done))) return rc;
+    if (done) return c.finish();
+    if (bshort) {
+      if (all || a2a || me == root)
+        for (int j = 0; j < p; j++) {
+          Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n);
+          if (!from_mem(d, c.data(j) + (a2a ? static_cast<size_t>(me) * N : 0), N)) return c.internal("writing a block");
+        }
+      return c.finish();
+    }
+  }
   if (c.own_code != 0 || c.n == 0) return c.headers_only();
   // One superstep: the blocks carry the headers in their tags (empty
   // messages where none goes).
@@ -951,6 +1083,9 @@ int do_alltoallv(Ctx& c, const bspk_ptr& dst, const size_t* rdispls, const bspk_
   const int p = c.p, me = c.me;
   const size_t S = short_limit();
   auto sshort = [&](int j) { return c.sendcounts[j] * c.es <= S; };
+  if (c.board) {  // the kind and element size agree first (the counts are per pair: header_step)
+    if (int rc = c.board_step(src, 0)) return rc;
+  }
   int rc = c.header_step([&](int j, std::vector<unsigned char>& buf) {
     return !sshort(j) || append_cm(buf, at(src, sdispls[j]), c.sendcounts[j], c.es);
   });

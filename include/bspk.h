@@ -355,6 +355,41 @@ BSPK_API int bspk_will_send(const int *nmsgs);
  * 0 before bspk_init. Never fails. */
 BSPK_API int bspk_declared(void);
 
+
+/* Beyond the paper: a superstep whose communication is an all-gather of small
+ * blocks. Ends the current superstep like bspk_sync and gives every process
+ * the block of nbytes <= BSPK_SYNC_BLOCK_MAX bytes at `mine` of every process:
+ * process j's block lands at all + j * nbytes (all: p * nbytes bytes; this
+ * process's own block included). Collective: every process calls it in the
+ * same superstep, and nothing else communicates in that superstep.
+ * h-relation: (p - 1) * nbytes bytes in and out per process; cost:
+ *   - every process on one host with the shared-memory count board
+ *     (bspk_sync_allgather_shared() == 1): the blocks travel with the count
+ *     exchange through shared memory, so it costs one counted empty superstep
+ *     plus a copy of p * nbytes bytes: a shared-memory barrier;
+ *   - otherwise: one message to every other process and bspk_expect(p - 1)
+ *     (bspk_send_buf's copy at each end), i.e. (p - 1) * nbytes * g + l.
+ * sizes: NULL, or p entries that receive each process's nbytes. Processes may
+ * pass different sizes: a block larger than this process's nbytes is cut to
+ * nbytes, a smaller one leaves the rest of its place in `all` untouched. With
+ * sizes == NULL a size different from this process's nbytes is an error
+ * (BSPK_ERR_ARG [step], naming the lowest such pid; the blocks are still
+ * copied); with sizes the caller compares them. This is how bspk_coll.h's
+ * collectives exchange their headers and short data on one host.
+ * Errors: BSPK_ERR_ARG (nbytes > BSPK_SYNC_BLOCK_MAX, mine or all NULL with
+ * nbytes > 0) [call]; BSPK_ERR_STATE (a bspk_expect or bspk_will_send, or a
+ * message or copy, already made in this superstep) [call] -- these return
+ * before the superstep's boundary, so the other processes' calls end in their
+ * time-out, as a missing bspk_sync would; BSPK_ERR_MODE (some processes
+ * called bspk_sync instead, or kinds otherwise mixed) [over]; and bspk_sync's.
+ * O(p * nbytes) beyond bspk_sync. */
+#define BSPK_SYNC_BLOCK_MAX 4096
+BSPK_API int bspk_sync_allgather(const void *mine, size_t nbytes, void *all, size_t *sizes);
+
+/* 1 when bspk_sync_allgather goes through shared memory in this job (every
+ * process on one host and BSPK_COUNT_EXCHANGE auto or board), else 0. The
+ * same on every process; 0 before bspk_init. Never fails. */
+BSPK_API int bspk_sync_allgather_shared(void);
 /* ---- Message passing [BSPk §6.1, Fig. 4] -------------------------------------- */
 
 /* Send the n elements starting at local pointer p to process dest (itself

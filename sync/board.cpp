@@ -5,6 +5,7 @@
 #include <bspk.h>
 
 
+#include <cstring>
 #include <utility>
 
 #include "base/error.h"
@@ -17,7 +18,7 @@ constexpr uint64_t kMagic = 0xB5B0A2D000000000ull;
 
 size_t Board::bytes(int nprocs) {
   return 2 * sizeof(Line) + 2 * static_cast<size_t>(nprocs) * sizeof(Line) +
-         static_cast<size_t>(nprocs) * sizeof(Record);
+         static_cast<size_t>(nprocs) * sizeof(Record) + 2 * static_cast<size_t>(nprocs) * kSlotLines * sizeof(Line);
 }
 
 Board::Board(SharedSegment seg, int pid, int nprocs)
@@ -114,6 +115,49 @@ bool Board::poll(Result& r) {
   ++k_;
   pending_ = false;
   return true;
+}
+
+void Board::gather_publish(uint32_t s, const void* data, size_t nbytes) {
+  if (nbytes > kBlockMax) fail(BSPK_ERR_INTERNAL, "gather block of %zu bytes (at most %zu)", nbytes, kBlockMax);
+  Slot& sl = slot(static_cast<int>(g_ & 1), pid_);
+  if (nbytes) std::memcpy(sl.data, data, nbytes);
+  rec(pid_).gstep.store(s + 1, std::memory_order_relaxed);
+  sl.word.store(gather_word(nbytes), std::memory_order_release);
+}
+
+const unsigned char* Board::gather_block(int j, size_t* nbytes) const {
+  const Slot& sl = slot(static_cast<int>(g_ & 1), j);
+  const uint64_t w = sl.word.load(std::memory_order_acquire);
+  if ((w >> 32) != ((g_ + 1) & 0xFFFFFFFFull)) return nullptr;
+  *nbytes = static_cast<size_t>(w & 0xFFFFFFFFull);
+  return sl.data;
+}
+
+int Board::gather_mixed(uint32_t s, bool* counted) const {
+  for (int j = 0; j < nprocs_; ++j) {
+    size_t n;
+    if (j == pid_ || gather_block(j, &n)) continue;
+    const Record& r = rec(j);
+    // step is stored (release) after a process's joins and gathers of s.
+    const uint32_t st = r.step.load(std::memory_order_acquire);
+    if (wire::step_after(st, s) && r.gstep.load(std::memory_order_relaxed) != s + 1) {
+      *counted = false;
+      return j;
+    }
+    if (r.joined.load(std::memory_order_relaxed) > k_ && r.from.load(std::memory_order_relaxed) == s) {
+      *counted = true;
+      return j;
+    }
+  }
+  return -1;
+}
+
+int Board::gathering(uint32_t s) const {
+  for (int j = 0; j < nprocs_; ++j)
+    if (j != pid_ && rec(j).gstep.load(std::memory_order_relaxed) == s + 1 &&
+        rec(j).step.load(std::memory_order_relaxed) == s)
+      return j;
+  return -1;
 }
 
 int Board::joined_so_far() const {

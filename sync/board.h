@@ -21,6 +21,18 @@
 // different supersteps (one used bspk_expect) are caught from per-parity sums
 // of kinds and superstep numbers, and from each process's published superstep.
 //
+// Block all-gathers (bspk_sync_allgather) use the segment too, without the
+// counters: gather g (the g-th this process takes part in) has one slot per
+// process and parity of g, whose first word says which gather and how many
+// bytes it holds; a process writes its block, then that word (release), and
+// reads the others' slots once their words name g. A slot of parity g & 1 is
+// rewritten only by gather g + 2, which no process starts before every
+// process has written its slot of g + 1 -- after it read all of g. A block of
+// up to 48 bytes travels in one cache line, so two processes exchange one
+// line each way: the cost of a shared-memory flag. Each process's record
+// also says the superstep of its latest gather, so that processes mixing a
+// gather with bspk_sync or bspk_expect find out (gather_mixed, gathering).
+//
 // The segment is a base/shm_segment.h SharedSegment: created by pid 0 under a
 // random name, opened by the others, unlinked once all have mapped it.
 #pragma once
@@ -75,6 +87,25 @@ class Board {
   // collective (it used bspk_expect), or -1.
   int left_without_joining(uint32_t s) const;
 
+  // ---- block all-gathers (bspk_sync_allgather)
+  // The largest block (BSPK_SYNC_BLOCK_MAX).
+  static constexpr size_t kBlockMax = 4096;
+  // Publish this process's block for its next gather, joined from superstep s.
+  void gather_publish(uint32_t s, const void* data, size_t nbytes);
+  // Process j's block of the current gather once j has published it (else
+  // nullptr); *nbytes its size. Valid until this process's next gather.
+  const unsigned char* gather_block(int j, size_t* nbytes) const;
+  // Once every block of the current gather was read: the next one.
+  void gather_done() { ++g_; }
+  // While this process waits in a gather from superstep s: a process j that
+  // has not published its block but left s (it used bspk_expect or finished a
+  // counted bspk_sync) or joined the count exchange of s; -1 if none.
+  // *counted: j joined the count exchange (else it left s).
+  int gather_mixed(uint32_t s, bool* counted) const;
+  // A process other than this one that is in a gather from superstep s
+  // (while this one is in the count exchange of s), or -1.
+  int gathering(uint32_t s) const;
+
   // This process's current superstep, published for the check above.
   void set_step(uint32_t s) { rec(pid_).step.store(s, std::memory_order_release); }
 
@@ -94,17 +125,30 @@ class Board {
     std::atomic<uint32_t> joined;  // collectives joined so far
     std::atomic<uint32_t> kind;    // Kind of the last one
     std::atomic<uint32_t> from;    // superstep it was joined from
+    std::atomic<uint32_t> gstep;   // 1 + superstep of the latest gather joined (0: none)
   };
+  // A slot's first line: which gather and size, then the block from byte 8.
+  struct Slot {
+    std::atomic<uint64_t> word;  // (gather number + 1) << 32 | nbytes
+    unsigned char data[kBlockMax];
+  };
+  static constexpr size_t kSlotLines = (sizeof(Slot) + 63) / 64;
   Board(SharedSegment seg, int pid, int nprocs);
   static size_t bytes(int nprocs);
   // Layout in 64-byte lines: [0] magic and p, [1] the hot line, then
-  // counts[2][p] (one line each: processes add to different ones), then records[p].
+  // counts[2][p] (one line each: processes add to different ones), then
+  // records[p], then gather slots[2][p] (kSlotLines lines each).
   Line& line(size_t i) const { return static_cast<Line*>(base_)[i]; }
   Hot& hot() const { return *reinterpret_cast<Hot*>(&line(1)); }
   Line& count(int par, int d) const { return line(2 + static_cast<size_t>(par) * nprocs_ + static_cast<size_t>(d)); }
   Record& rec(int j) const {
     return reinterpret_cast<Record*>(&line(2 + 2 * static_cast<size_t>(nprocs_)))[j];
   }
+  Slot& slot(int par, int j) const {
+    return *reinterpret_cast<Slot*>(&line(2 + 3 * static_cast<size_t>(nprocs_) +
+                                          (static_cast<size_t>(par) * nprocs_ + static_cast<size_t>(j)) * kSlotLines));
+  }
+  uint64_t gather_word(size_t nbytes) const { return ((g_ + 1) & 0xFFFFFFFFull) << 32 | nbytes; }
 
   SharedSegment seg_;
   void* base_;
@@ -112,6 +156,7 @@ class Board {
   uint64_t k_ = 0;          // collectives joined by this process
   uint32_t step_ = 0;       // superstep of the current collective
   bool pending_ = false;    // joined, result not read yet
+  uint64_t g_ = 0;          // gathers done by this process
   uint64_t last_count_[2] = {0, 0}, last_steps_[2] = {0, 0}, last_kinds_[2] = {0, 0};
 };
 

@@ -193,6 +193,15 @@ class Engine {
   // End the current superstep (bspk_sync). finalizing: the collective end of
   // the run (counted-mode exchange flagged as finalize).
   void sync(bool finalizing = false);
+  // bspk_sync_allgather's exchange on the board (gather.cpp, sync/board.h),
+  // in a superstep in which nothing was declared or sent: publishes the
+  // nbytes (<= Board::kBlockMax) at mine, waits for every process's block and
+  // calls got(j, block, size) for each j in pid order (this one included),
+  // then declares bspk_expect(0): the sync that ends the superstep waits for
+  // nothing. Needs board(). Errors: BSPK_ERR_MODE (a process used bspk_sync
+  // or bspk_expect in this superstep instead), BSPK_ERR_TIMEOUT, BSPK_ERR_PEER.
+  void gather_blocks(const void* mine, size_t nbytes,
+                     const std::function<void(int, const unsigned char*, size_t)>& got);
 
   // ---- progress and waiting (wait.cpp)
 

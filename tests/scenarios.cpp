@@ -925,6 +925,168 @@ SCENARIO_ROW({.test = "CountsNotCarriedWhenOff", .args = "carry uncarried",
 SCENARIO_ROW({.test = "CountsCarriedOrNotUnderEveryExchange", .args = "carry any", .out = {exactly(1, "carry ok")}});
 SCENARIO_ROW({.test = "CountsCarriedOrNotUnderEveryExchange_Halving", .args = "carry any",
               .env = "BSPK_COUNT_EXCHANGE=halving", .out = {exactly(1, "carry ok")}});
+// bspk_sync_allgather (bspk.h): a superstep whose communication is an
+// all-gather of small blocks, through the shared-memory board on one host
+// and through messages elsewhere (the arguments say which must be in force:
+// "1" board, "0" messages).
+//   blocks: 40 supersteps alternate gathers (sizes 0 .. BSPK_SYNC_BLOCK_MAX,
+//     the same on all processes; contents per process and superstep) with
+//     counted supersteps of a message to every process; processes are
+//     delayed at random before either, so some race ahead into the message
+//     superstep while others still gather. Every block must be every
+//     process's of that gather, each gather exactly one superstep, and the
+//     messages all there. Then blocks of different sizes per process with
+//     a sizes array (no error; each cut to this process's size).
+//   errors: the [call] errors (size above the maximum, NULL block, after a
+//     bspk_expect, after a message) end no superstep; sizes that differ
+//     without a sizes array are BSPK_ERR_ARG on every process (p >= 2) after
+//     the superstep ended, and the job goes on.
+//   mixed_counted / mixed_expect: pid 0 ends superstep 1 with a counted
+//     bspk_sync / bspk_expect(0) while the others gather: reported as mixed
+//     kinds, not by the time-out (20 s).
+SCENARIO_ROW({.test = "SyncAllgatherGivesEveryBlockUnderSkew", .args = "gather blocks 1",
+              .out = {exactly(1, "gather ok")}});
+SCENARIO_ROW({.test = "SyncAllgatherGivesEveryBlockUnderSkew_Messages", .args = "gather blocks 0",
+              .env = "BSPK_COUNT_EXCHANGE=direct", .out = {exactly(1, "gather ok")}});
+SCENARIO_ROW({.test = "SyncAllgatherErrors", .args = "gather errors 1", .out = {exactly(1, "gather ok")}});
+SCENARIO_ROW({.test = "SyncAllgatherErrors_Messages", .args = "gather errors 0", .env = "BSPK_COUNT_EXCHANGE=direct",
+              .out = {exactly(1, "gather ok")}});
+SCENARIO_ROW({.test = "SyncAllgatherMixedWithCountedSyncIsReported", .args = "gather mixed_counted 1",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "SyncAllgatherMixedWithCountedSyncIsReported_Messages", .args = "gather mixed_counted 0",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=direct", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+SCENARIO_ROW({.test = "SyncAllgatherMixedWithExpectIsReported", .args = "gather mixed_expect 1",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+uint8_t gather_byte(int pid, int step, size_t i) { return static_cast<uint8_t>(h3(static_cast<uint64_t>(pid), static_cast<uint64_t>(step), i)); }
+uint64_t supersteps() {
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  return st.supersteps;
+}
+int gather(int argc, char** argv) {
+  const std::string mode = argc > 2 ? argv[2] : "blocks";
+  const int shared = argc > 3 ? std::atoi(argv[3]) : 1;
+  CHECK(P == 1 || bspk_sync_allgather_shared() == shared, "bspk_sync_allgather_shared() = %d, expected %d",
+        bspk_sync_allgather_shared(), shared);
+  std::vector<uint8_t> mine(BSPK_SYNC_BLOCK_MAX), all(static_cast<size_t>(P) * BSPK_SYNC_BLOCK_MAX);
+  std::vector<size_t> sizes(static_cast<size_t>(P));
+  auto fill = [&](int s, size_t n) {
+    for (size_t i = 0; i < n; ++i) mine[i] = gather_byte(me, s, i);
+  };
+  auto check = [&](int s, size_t n, size_t stride) {
+    for (int j = 0; j < P; ++j)
+      for (size_t i = 0; i < n; ++i)
+        CHECK(all[static_cast<size_t>(j) * stride + i] == gather_byte(j, s, i),
+              "gather %d: byte %zu of pid %d's block is %u, expected %u", s, i, j,
+              all[static_cast<size_t>(j) * stride + i], gather_byte(j, s, i));
+  };
+  if (mode == "blocks") {
+    const size_t kSizes[] = {8, 0, 1, 48, 49, 56, 64, 1000, BSPK_SYNC_BLOCK_MAX, 24};
+    for (int s = 0; s < 40; ++s) {
+      if (h3(static_cast<uint64_t>(s), static_cast<uint64_t>(me), 7) % 3 == 0)
+        usleep(static_cast<useconds_t>(h3(static_cast<uint64_t>(s), static_cast<uint64_t>(me), 8) % 2000));
+      if (s % 2 == 0) {
+        const size_t n = kSizes[(s / 2) % 10];
+        fill(s, n);
+        std::fill(all.begin(), all.end(), 0xEE);
+        const uint64_t s0 = supersteps();
+        OK(bspk_sync_allgather(n ? mine.data() : nullptr, n, n ? all.data() : nullptr, nullptr));
+        CHECK(supersteps() == s0 + 1, "gather %d took %llu supersteps", s,
+              static_cast<unsigned long long>(supersteps() - s0));
+        check(s, n, n);
+        CHECK(bspk_is_null(bspk_recv()), "a message after gather %d", s);
+      } else {
+        bspk_ptr r = bspk_malloc("", 0, 1, sizeof(int));
+        *static_cast<int*>(bspk_elemP(r)) = s * 100 + me;
+        for (int d = 0; d < P; ++d) OK(bspk_send(d, r, 1));
+        OK(bspk_sync());
+        OK(bspk_free(r));
+        std::vector<int> seen(static_cast<size_t>(P), 0);
+        for (bspk_ptr m; !bspk_is_null(m = bspk_recv());) {
+          const int src = bspk_sender_id(m), v = *static_cast<int*>(bspk_elemP(m));
+          CHECK(v == s * 100 + src, "superstep %d: pid %d's message holds %d", s, src, v);
+          ++seen[static_cast<size_t>(src)];
+          OK(bspk_free(m));
+        }
+        for (int j = 0; j < P; ++j) CHECK(seen[static_cast<size_t>(j)] == 1, "superstep %d: %d messages from pid %d", s, seen[static_cast<size_t>(j)], j);
+      }
+    }
+    // Sizes that differ per process, reported in sizes; blocks cut to ours.
+    const size_t n = 3 * static_cast<size_t>(me) + 5;
+    fill(99, n);
+    OK(bspk_sync_allgather(mine.data(), n, all.data(), sizes.data()));
+    for (int j = 0; j < P; ++j) {
+      const size_t nj = 3 * static_cast<size_t>(j) + 5;
+      CHECK(sizes[static_cast<size_t>(j)] == nj, "sizes[%d] = %zu, expected %zu", j, sizes[static_cast<size_t>(j)], nj);
+      for (size_t i = 0; i < std::min(n, nj); ++i)
+        CHECK(all[static_cast<size_t>(j) * n + i] == gather_byte(j, 99, i), "differing sizes: byte %zu of pid %d", i, j);
+    }
+  } else if (mode == "errors") {
+    const uint64_t s0 = supersteps();
+    CHECK(bspk_sync_allgather(mine.data(), BSPK_SYNC_BLOCK_MAX + 1, all.data(), nullptr) == BSPK_ERR_ARG,
+          "a block above the maximum: %s", bspk_error_string());
+    CHECK(std::strstr(bspk_error_string(), "bspk_sync_allgather (pid") && std::strstr(bspk_error_string(), "BSPK_SYNC_BLOCK_MAX"),
+          "message: %s", bspk_error_string());
+    CHECK(bspk_sync_allgather(nullptr, 8, all.data(), nullptr) == BSPK_ERR_ARG, "NULL block: %s", bspk_error_string());
+    OK(bspk_expect(0));
+    CHECK(bspk_sync_allgather(mine.data(), 8, all.data(), nullptr) == BSPK_ERR_STATE, "after bspk_expect: %s",
+          bspk_error_string());
+    CHECK(supersteps() == s0, "a [call] error ended a superstep");
+    OK(bspk_sync());
+    bspk_ptr r = bspk_malloc("", 0, 1, sizeof(int));
+    OK(bspk_send(me, r, 1));
+    CHECK(bspk_sync_allgather(mine.data(), 8, all.data(), nullptr) == BSPK_ERR_STATE, "after a send: %s",
+          bspk_error_string());
+    CHECK(std::strstr(bspk_error_string(), "1 message(s) or copies"), "message: %s", bspk_error_string());
+    OK(bspk_sync());
+    bspk_ptr m = bspk_recv();
+    CHECK(!bspk_is_null(m), "the message sent before the refused call is lost");
+    OK(bspk_free(m));
+    OK(bspk_free(r));
+    // Sizes differing without a sizes array: BSPK_ERR_ARG everywhere, after the superstep.
+    const size_t n = 8 + static_cast<size_t>(me);
+    fill(7, n);
+    const uint64_t s1 = supersteps();
+    const int rc = bspk_sync_allgather(mine.data(), n, all.data(), nullptr);
+    CHECK(supersteps() == s1 + 1, "the superstep of differing sizes did not end");
+    if (P == 1) {
+      OK(rc);
+    } else {
+      CHECK(rc == BSPK_ERR_ARG, "differing sizes returned %d: %s", rc, bspk_error_string());
+      const std::string want = "pid " + std::to_string(me == 0 ? 1 : 0) + " passed nbytes = ";
+      CHECK(std::strstr(bspk_error_string(), want.c_str()), "message: %s (expected '%s')", bspk_error_string(),
+            want.c_str());
+    }
+    for (int j = 0; j < P; ++j)
+      for (size_t i = 0; i < std::min(n, 8 + static_cast<size_t>(j)); ++i)
+        CHECK(all[static_cast<size_t>(j) * n + i] == gather_byte(j, 7, i), "differing sizes: byte %zu of pid %d", i, j);
+    // The job goes on: an empty gather and a counted superstep.
+    OK(bspk_sync_allgather(nullptr, 0, nullptr, nullptr));
+    OK(bspk_sync());
+  } else if (mode == "mixed_counted" || mode == "mixed_expect") {
+    OK(bspk_sync());
+    int rc;
+    if (me == 0) {
+      if (mode == "mixed_expect") OK(bspk_expect(0));
+      rc = bspk_sync();
+      if (rc == BSPK_OK) rc = bspk_sync();  // (bspk_expect: this one may leave at once; the next cannot)
+    } else {
+      rc = bspk_sync_allgather(mine.data(), 8, all.data(), nullptr);
+    }
+    std::printf("pid %d: %d %s\n", me, rc, bspk_error_string());
+    std::fflush(stdout);
+    return 1;
+  } else {
+    CHECK(false, "unknown gather mode %s", mode.c_str());
+  }
+  if (me == 0) std::printf("gather ok\n");
+  OK(bspk_finalize());
+  return 0;
+}
+
 uint64_t carry_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   uint64_t z = a * 0x9E3779B97F4A7C15ull ^ b * 0xBF58476D1CE4E5B9ull ^ c * 0x94D049BB133111EBull ^ d * 0xD6E8FEB86659FD93ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -1321,6 +1483,7 @@ int main(int argc, char** argv) {
   else if (name == "many") return many(argc, argv);
   else if (name == "tags") rc = tags(argc, argv);
   else if (name == "carry") rc = carry(argc, argv);
+  else if (name == "gather") return gather(argc, argv);
   else if (name == "late_init") {
     OK(bspk_finalize());
     return 0;
