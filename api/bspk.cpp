@@ -400,8 +400,16 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
     };
     if (r.engine->board()) {
       // One host: the blocks go through the shared-memory board (sync/board.h).
-      r.engine->gather_blocks(mine, nbytes, [&](int j, const unsigned char* b, size_t n) { got(j, b, n); });
-      end_superstep(r);
+      // The superstep ends between the two halves: its work overlaps the
+      // blocks' way, as a lazy barrier's does its messages'.
+      r.engine->gather_publish(mine, nbytes);
+      try {
+        end_superstep(r);
+      } catch (...) {
+        r.engine->gather_abandon();
+        throw;
+      }
+      r.engine->gather_wait([&](int j, const unsigned char* b, size_t n) { got(j, b, n); });
     } else {
       // Elsewhere: one message to every other process, bspk_expect(p - 1).
       for (int j = 0; j < p; ++j)

@@ -64,10 +64,19 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h ^ (h >> 29);
 }
 uint64_t header_tag(const Hdr& h, uint32_t algo) {
-  uint64_t x = mix(mix(mix(mix(mix(mix(mix(0, h.kind), h.bad), static_cast<uint32_t>(h.root)), h.op), h.es), h.n), algo);
+  // Three words, each through its own odd multiplier (a bijection), then one
+  // mix: headers that differ in one field differ before the mix, so their
+  // tags collide with probability 2^-48.
+  const uint64_t a = uint64_t{h.kind} | uint64_t{h.bad} << 8 | uint64_t{algo} << 16 |
+                     uint64_t{static_cast<uint32_t>(h.root)} << 32;
+  const uint64_t b = uint64_t{h.op} | uint64_t{h.es} << 32;
+  const uint64_t x = mix(0, a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ h.n * 0x165667B19E3779F9ull);
   return kTagMagic | (x & 0xFFFFFFFFFFFFull);
 }
 bool is_header_tag(uint64_t t) { return (t & (0xFFFFull << 48)) == kTagMagic; }
+bool same_ptr(const bspk_ptr& a, const bspk_ptr& b) {
+  return a.region == b.region && a.gen == b.gen && a.owner == b.owner && a.offset == b.offset;
+}
 // board_step's digest: the tag, padded so that the data after it keeps a
 // 16-byte alignment.
 constexpr size_t kDigest = 16;
@@ -244,7 +253,7 @@ struct Scratch {
   std::vector<size_t> sizes;
 };
 Scratch& scratch() {
-  static thread_local Scratch s;
+  static Scratch s;  // (not thread-safe, as bspk.h: no thread_local lookup per call)
   return s;
 }
 
@@ -267,6 +276,9 @@ struct Ctx {
   Msgs hmsg;
   const size_t* sendcounts = nullptr;  // bspk_alltoallv
   const size_t* recvcounts = nullptr;
+  bspk_ptr checked{};          // check_ptr's first valid pointer, its first run (bspk_span) in this superstep
+  void* checked_base = nullptr;
+  size_t checked_span = 0;
   bool board = false;   // bspk_sync_allgather_shared(): the header superstep is board_step
   size_t bstride = 0;   // board_step: bytes per process in blocks
 
@@ -327,7 +339,13 @@ struct Ctx {
       return bad(BSPK_ERR_RANGE, std::string(name) + " has " + std::to_string(bspk_nelems(ptr)) +
                                      " elements from the pointer on, " + std::to_string(need) + " are needed");
     void* b = nullptr;
-    if (bspk_span(ptr, &b) == 0) return bad(BSPK_ERR_PTR, std::string(name) + " is not a live local region (freed?)");
+    const size_t k = bspk_span(ptr, &b);
+    if (k == 0) return bad(BSPK_ERR_PTR, std::string(name) + " is not a live local region (freed?)");
+    if (checked.region == 0) {  // the first pointer checked: the one the data is read from
+      checked = ptr;
+      checked_base = b;
+      checked_span = k;
+    }
     const size_t e = bspk_elem_size(ptr);
     if (es_out) {
       if (*es_out != 0 && *es_out != e)
@@ -547,7 +565,9 @@ struct Ctx {
     Scratch& sc = scratch();
     size_t bytes = own_code != 0 ? 0 : cnt * es;
     sc.block.resize(kDigest + bytes);
-    if (bytes) {
+    if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
+      std::memcpy(sc.block.data() + kDigest, checked_base, bytes);  // checked in this superstep: one run
+    } else if (bytes) {
       Cur c(src, cnt);
       if (!to_mem(c, sc.block.data() + kDigest, bytes)) {
         bad(BSPK_ERR_PTR, "the data could not be read from the region");

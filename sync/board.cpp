@@ -154,9 +154,7 @@ int Board::gather_mixed(uint32_t s, bool* counted) const {
 
 int Board::gathering(uint32_t s) const {
   for (int j = 0; j < nprocs_; ++j)
-    if (j != pid_ && rec(j).gstep.load(std::memory_order_relaxed) == s + 1 &&
-        rec(j).step.load(std::memory_order_relaxed) == s)
-      return j;
+    if (j != pid_ && rec(j).gstep.load(std::memory_order_relaxed) == s + 1) return j;
   return -1;
 }
 

@@ -102,8 +102,8 @@ class Board {
   // counted bspk_sync) or joined the count exchange of s; -1 if none.
   // *counted: j joined the count exchange (else it left s).
   int gather_mixed(uint32_t s, bool* counted) const;
-  // A process other than this one that is in a gather from superstep s
-  // (while this one is in the count exchange of s), or -1.
+  // A process other than this one that published a gather block in
+  // superstep s (while this one is in the count exchange of s), or -1.
   int gathering(uint32_t s) const;
 
   // This process's current superstep, published for the check above.

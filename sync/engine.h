@@ -194,14 +194,20 @@ class Engine {
   // the run (counted-mode exchange flagged as finalize).
   void sync(bool finalizing = false);
   // bspk_sync_allgather's exchange on the board (gather.cpp, sync/board.h),
-  // in a superstep in which nothing was declared or sent: publishes the
-  // nbytes (<= Board::kBlockMax) at mine, waits for every process's block and
-  // calls got(j, block, size) for each j in pid order (this one included),
-  // then declares bspk_expect(0): the sync that ends the superstep waits for
-  // nothing. Needs board(). Errors: BSPK_ERR_MODE (a process used bspk_sync
-  // or bspk_expect in this superstep instead), BSPK_ERR_TIMEOUT, BSPK_ERR_PEER.
-  void gather_blocks(const void* mine, size_t nbytes,
-                     const std::function<void(int, const unsigned char*, size_t)>& got);
+  // in a superstep s in which nothing was declared or sent, in two halves
+  // around the sync that ends s:
+  //   gather_publish: publishes the nbytes (<= Board::kBlockMax) at mine and
+  //     declares bspk_expect(0), so that the sync waits for nothing and its
+  //     work overlaps the blocks' way to the others;
+  //   gather_wait (in s + 1): waits for every process's block of s and calls
+  //     got(j, block, size) for each j in pid order (this one included).
+  //   gather_abandon: the sync between them failed; keeps this process's
+  //     gathers numbered as the others'.
+  // Needs board(). Errors: BSPK_ERR_MODE (a process used bspk_sync or
+  // bspk_expect in s instead), BSPK_ERR_TIMEOUT, BSPK_ERR_PEER.
+  void gather_publish(const void* mine, size_t nbytes);
+  void gather_wait(const std::function<void(int, const unsigned char*, size_t)>& got);
+  void gather_abandon();
 
   // ---- progress and waiting (wait.cpp)
 
@@ -401,6 +407,8 @@ class Engine {
   static constexpr double kMixedGraceS = 1.0;
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)
+  bool gather_pending_ = false;    // gather_publish done, gather_wait not yet
+  uint32_t gather_step_ = 0;       // the superstep it was published in
 
   // sending
   std::deque<SendOp*> backlog_;    // sends refused with "queue full"

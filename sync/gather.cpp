@@ -10,13 +10,25 @@
 
 namespace bspk::sync {
 
-void Engine::gather_blocks(const void* mine, size_t nbytes,
-                           const std::function<void(int, const unsigned char*, size_t)>& got) {
+void Engine::gather_publish(const void* mine, size_t nbytes) {
   throw_pending();
   if (!board_) fail(BSPK_ERR_INTERNAL, "block all-gather without a shared-memory board");
-  if (mode_ != Mode::None) fail(BSPK_ERR_INTERNAL, "block all-gather after a declaration");
-  const uint32_t s = step_;
-  board_->gather_publish(s, mine, nbytes);
+  if (mode_ != Mode::None || gather_pending_) fail(BSPK_ERR_INTERNAL, "block all-gather after a declaration");
+  board_->gather_publish(step_, mine, nbytes);
+  gather_step_ = step_;
+  gather_pending_ = true;
+  expect(0);
+}
+
+void Engine::gather_abandon() {
+  if (!gather_pending_) return;
+  board_->gather_done();
+  gather_pending_ = false;
+}
+
+void Engine::gather_wait(const std::function<void(int, const unsigned char*, size_t)>& got) {
+  if (!gather_pending_) fail(BSPK_ERR_INTERNAL, "gather_wait without gather_publish");
+  const uint32_t s = gather_step_;
   // Every block is there once no slot is missing; now and then (not on every
   // poll) look for a process that took another way out of s.
   unsigned polls = 0;
@@ -29,36 +41,46 @@ void Engine::gather_blocks(const void* mine, size_t nbytes,
       if ((++polls & 255) == 0) {
         bool counted = false;
         const int k = board_->gather_mixed(s, &counted);
-        if (k >= 0)
+        if (k >= 0) {
+          gather_abandon();
           fail(BSPK_ERR_MODE,
-               "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather, pid %d %s",
-               s, k, counted ? "a counted bspk_sync (or bspk_will_send)" : "left the superstep without it (bspk_expect)");
+               "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather, pid %d %s", s, k,
+               counted ? "a counted bspk_sync (or bspk_will_send)" : "left the superstep without it (bspk_expect)");
+        }
       }
       return false;
     }
     return true;
   };
-  // The others are usually a cache-line transfer away: look a little before
-  // the general wait with its clock reads (as sync does for the board).
+  // The others are usually a cache-line transfer and their own call away:
+  // with a CPU per process, watch the slots for up to a few microseconds
+  // (polling a line nobody writes costs nothing but this core) before the
+  // general wait, whose fabric polls add to the reaction time; when
+  // processes outnumber CPUs, a few looks only (the others need the CPU).
   bool done = false;
-  for (int i = 0; i < 64 && !(done = ready()); ++i) {
+  const int looks = opt_.spin_s > 0 ? 4096 : 64;
+  for (int i = 0; i < looks && !(done = ready()); ++i) __builtin_ia32_pause();
+  if (!done) {
+    try {
+      wait_until(ready, [&] {
+        std::string missing;
+        for (int j = 0; j < nprocs_; ++j) {
+          size_t n;
+          if (!board_->gather_block(j, &n)) missing += " " + std::to_string(j);
+        }
+        return strprintf("bspk_sync_allgather of superstep %u: blocks missing from pid(s)%s", s, missing.c_str());
+      });
+    } catch (...) {
+      gather_abandon();
+      throw;
+    }
   }
-  if (!done)
-    wait_until(ready, [&] {
-      std::string missing;
-      for (int j = 0; j < nprocs_; ++j) {
-        size_t n;
-        if (!board_->gather_block(j, &n)) missing += " " + std::to_string(j);
-      }
-      return "bspk_sync_allgather: blocks missing from pid(s)" + missing;
-    });
   for (int j = 0; j < nprocs_; ++j) {
     size_t n = 0;
     const unsigned char* b = board_->gather_block(j, &n);
     got(j, b, n);
   }
-  board_->gather_done();
-  expect(0);
+  gather_abandon();  // done: the next gather
 }
 
 }  // namespace bspk::sync
