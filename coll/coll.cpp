@@ -791,8 +791,12 @@ size_t board_limit() { return std::min(short_limit(), static_cast<size_t>(BSPK_S
 // aligned run (else through a staging vector).
 int fold_blocks(Ctx& c, const bspk_ptr& ptr, int upto) {
   const size_t N = c.n * c.es;
-  void* b = nullptr;
-  const bool in_place = bspk_span(ptr, &b) >= c.n && reinterpret_cast<uintptr_t>(b) % align_for(c.es) == 0;
+  // ptr's first run: as check_ptr found it (no frame of a region moves at
+  // the collective's boundary: no process stored into it in that superstep).
+  void* b = c.checked_base;
+  size_t run = c.checked_span;
+  if (!same_ptr(ptr, c.checked)) run = bspk_span(ptr, &b);
+  const bool in_place = run >= c.n && reinterpret_cast<uintptr_t>(b) % align_for(c.es) == 0;
   std::vector<unsigned char> tmp;
   if (!in_place) tmp.resize(N);
   unsigned char* acc = in_place ? static_cast<unsigned char*>(b) : tmp.data();
