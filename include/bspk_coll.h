@@ -41,11 +41,22 @@
  *     and nothing more is printed.
  *
  * Mismatches. The first superstep of every collective is the *header
- * superstep*: every process sends exactly one message to every other
- * process and declares bspk_expect(p - 1). Those counts do not depend on
- * any argument, so the declaration is exact even when the arguments differ.
- * Each message carries the sender's header -- the collective, root, n, op,
- * element size, whether its own arguments were valid:
+ * superstep*, in which every process learns every other's header -- the
+ * collective, root, n, op, element size, whether its own arguments were
+ * valid -- whatever the arguments are:
+ *   - On one host (bspk_sync_allgather_shared() == 1, bspk.h) it is one
+ *     bspk_sync_allgather, the same call on every process: each passes a
+ *     16-byte digest of its header (as the tag below) followed, when the
+ *     collective's data from this process fit in B = min(S, 4080) bytes
+ *     (see Cost), by that data. Equal digests and sizes mean equal
+ *     arguments; the data then already are where they must go, and the
+ *     collective is that one superstep. Otherwise the algorithms below
+ *     follow, one superstep later (their own header check then finds
+ *     nothing new).
+ *   - Elsewhere every process sends exactly one message to every other
+ *     process and declares bspk_expect(p - 1). Those counts do not depend
+ *     on any argument, so the declaration is exact even when the arguments
+ *     differ. Each message carries the sender's header:
  *   - in the message's 64-bit tag (bspk_tag: 16 bits of magic, 48 of a
  *     digest of those fields and of the algorithm chosen) when n > 0 and
  *     the sender's arguments are valid: the message is then the
@@ -87,7 +98,10 @@
  * the first superstep (the count exchange, a barrier's L), or a tree whose
  * declared counts depend on the root (a root mismatch then waits
  * BSPK_SYNC_TIMEOUT or ends in BSPK_ERR_COUNT [over]) -- cost a barrier or
- * give up the guarantee. Later supersteps of the long algorithms have exact
+ * give up the guarantee. On one host the shared-memory board makes an
+ * all-to-all exchange of headers cheaper than one message (a cache line
+ * each way at p = 2), so there the header superstep is that barrier, and
+ * short data ride in it. Later supersteps of the long algorithms have exact
  * bspk_expect counts computed from arguments known to agree.
  *
  * Cost. In BSP terms: g per byte, l per superstep (with bspk_expect a
@@ -99,6 +113,14 @@
  * to the processes that need it, in the header superstep): one superstep.
  * Long data at p >= 3 takes two (scatter / reduce-scatter, then the
  * exchange of the results); gather, allgather and alltoall always one.
+ * On one host, where the header superstep is a bspk_sync_allgather: a
+ * collective whose data per process fit in B = min(S, 4080) bytes (N; for
+ * bspk_alltoall all p blocks, p N) is that one superstep, which costs a
+ * shared-memory barrier plus p copies of the data (every process passes
+ * its own, the root's included for a broadcast): (p-1) N g + l with l the
+ * board's; n == 0 is one superstep too; any other collective takes the
+ * supersteps counted below plus that one (bspk_alltoallv: 3). The numbers
+ * below are for a job across hosts.
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
