@@ -419,10 +419,11 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
       std::vector<bool> seen(static_cast<size_t>(p), false);
       for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
         const int j = q.sender;
-        unsigned char tmp[BSPK_SYNC_BLOCK_MAX];
+        static std::vector<unsigned char> tmpv(BSPK_SYNC_BLOCK_MAX);
+        unsigned char* tmp = tmpv.data();
         size_t n = 0;
         try {
-          n = region_bytes(r, q, tmp, sizeof tmp);
+          n = region_bytes(r, q, tmp, tmpv.size());
         } catch (...) {
           r.comem->release(q.region);
           throw;

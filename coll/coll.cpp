@@ -81,18 +81,26 @@ bool same_ptr(const bspk_ptr& a, const bspk_ptr& b) {
 // 16-byte alignment.
 constexpr size_t kDigest = 16;
 
-size_t short_limit() {
-  static const size_t s = [] {
+// S: the short limit of the message algorithms (bspk_coll.h "Cost"), and
+// whether BSPK_COLL_SHORT set it.
+struct ShortLimit {
+  size_t bytes = 4096 - kHdr;
+  bool set = false;
+};
+const ShortLimit& short_setting() {
+  static const ShortLimit s = [] {
+    ShortLimit l;
     const char* e = std::getenv("BSPK_COLL_SHORT");
     if (e && *e) {
       char* end = nullptr;
       unsigned long long v = std::strtoull(e, &end, 10);
-      if (end && *end == '\0') return static_cast<size_t>(v);
+      if (end && *end == '\0') l = {static_cast<size_t>(v), true};
     }
-    return static_cast<size_t>(4096 - kHdr);
+    return l;
   }();
   return s;
 }
+size_t short_limit() { return short_setting().bytes; }
 
 // ---- walking comem ranges byte by byte ----------------------------------------
 
@@ -783,8 +791,18 @@ int fold_direct(Ctx& c, const bspk_ptr& ptr, int upto, Msgs& got) {
 }
 
 // The largest data (bytes per process) that board_step carries for the
-// short algorithms.
-size_t board_limit() { return std::min(short_limit(), static_cast<size_t>(BSPK_SYNC_BLOCK_MAX) - kDigest); }
+// short algorithms on one host (bspk_coll.h "Cost"; chosen from alternated
+// runs against the message algorithms, shm p = 2 and 4): 8 KiB for the
+// reductions (each process folds the p blocks itself: one superstep instead
+// of one or two of messages after the header superstep); for broadcast,
+// gathers and alltoall (move: all p blocks for alltoall), whose messages
+// change frames without copies, 2 KiB at p <= 2 and 4 KiB above.
+// BSPK_COLL_SHORT, when set, caps it (tests use it to reach the long
+// algorithms with little data).
+size_t board_limit(int p, bool move) {
+  const size_t cap = !move ? 8192 : p <= 2 ? 2048 : 4096;
+  return short_setting().set ? std::min(short_limit(), cap) : cap;
+}
 
 // After board_step with data: ptr = x_0 op ... op x_{upto-1} (x_j: process
 // j's data), combined in pid order, in place when ptr's n elements lie in one
@@ -811,10 +829,10 @@ int fold_blocks(Ctx& c, const bspk_ptr& ptr, int upto) {
 }
 
 // Board jobs: the header superstep, carrying the cnt elements at ptr when
-// they fit in board_limit() (*shrt; cnt 0: never). Returns nonzero on an
+// they fit in board_limit (*shrt; cnt 0: never). Returns nonzero on an
 // error; *done when the collective is over (all passed n == 0).
-int board_first(Ctx& c, const bspk_ptr& ptr, size_t cnt, bool* shrt, bool* done) {
-  *shrt = c.own_code == 0 && c.n > 0 && cnt > 0 && cnt * c.es <= board_limit();
+int board_first(Ctx& c, const bspk_ptr& ptr, size_t cnt, bool move, bool* shrt, bool* done) {
+  *shrt = c.own_code == 0 && c.n > 0 && cnt > 0 && cnt * c.es <= board_limit(c.p, move);
   *done = false;
   const int rc = c.board_step(ptr, *shrt ? cnt : 0);
   if (rc) return rc;
@@ -880,7 +898,7 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
   if (c.board) {  // short: the root's data comes with the header superstep (every process sends its own)
     bool shrt, done;
-    if (int rc = board_first(c, ptr, c.n, &shrt, &done)) return rc;
+    if (int rc = board_first(c, ptr, c.n, true, &shrt, &done)) return rc;
     if (done) return c.finish();
     if (shrt) {
       if (c.me != c.root) {
@@ -901,7 +919,7 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
   int rc;
   if (c.board) {  // short: every process's data comes with the header superstep
     bool bshort, done;
-    if ((rc = board_first(c, ptr, c.n, &bshort, &done))) return rc;
+    if ((rc = board_first(c, ptr, c.n, false, &bshort, &done))) return rc;
     if (done) return c.finish();
     if (bshort) {
       if ((all || me == root) && (rc = fold_blocks(c, ptr, p))) return rc;
@@ -973,7 +991,7 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   int rc;
   if (c.board) {  // short: every process's data comes with the header superstep
     bool bshort, done;
-    if ((rc = board_first(c, ptr, c.n, &bshort, &done))) return rc;
+    if ((rc = board_first(c, ptr, c.n, false, &bshort, &done))) return rc;
     if (done) return c.finish();
     if (bshort) {
       if (upto > 0 && (me != 0 || c.op.starts()) && (rc = fold_blocks(c, ptr, upto))) return rc;
@@ -1067,7 +1085,7 @@ int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a
   int rc;
   if (c.board) {  // short: every process's src comes with the header superstep (alltoall: all p blocks)
     bool bshort, done;
-    if ((rc = board_first(c, src, a2a ? static_cast<size_t>(p) * c.n : c.n, &bshort, &done))) return rc;
+    if ((rc = board_first(c, src, a2a ? static_cast<size_t>(p) * c.n : c.n, true, &bshort, &done))) return rc;
     if (done) return c.finish();
     if (bshort) {
       if (all || a2a || me == root)

@@ -383,7 +383,7 @@ BSPK_API int bspk_declared(void);
  * time-out, as a missing bspk_sync would; BSPK_ERR_MODE (some processes
  * called bspk_sync instead, or kinds otherwise mixed) [over]; and bspk_sync's.
  * O(p * nbytes) beyond bspk_sync. */
-#define BSPK_SYNC_BLOCK_MAX 4096
+#define BSPK_SYNC_BLOCK_MAX 16384
 BSPK_API int bspk_sync_allgather(const void *mine, size_t nbytes, void *all, size_t *sizes);
 
 /* 1 when bspk_sync_allgather goes through shared memory in this job (every

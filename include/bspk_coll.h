@@ -47,8 +47,8 @@
  *   - On one host (bspk_sync_allgather_shared() == 1, bspk.h) it is one
  *     bspk_sync_allgather, the same call on every process: each passes a
  *     16-byte digest of its header (as the tag below) followed, when the
- *     collective's data from this process fit in B = min(S, 4080) bytes
- *     (see Cost), by that data. Equal digests and sizes mean equal
+ *     collective's data from this process fit in B bytes (see Cost), by
+ *     that data. Equal digests and sizes mean equal
  *     arguments; the data then already are where they must go, and the
  *     collective is that one superstep. Otherwise the algorithms below
  *     follow, one superstep later (their own header check then finds
@@ -114,13 +114,15 @@
  * Long data at p >= 3 takes two (scatter / reduce-scatter, then the
  * exchange of the results); gather, allgather and alltoall always one.
  * On one host, where the header superstep is a bspk_sync_allgather: a
- * collective whose data per process fit in B = min(S, 4080) bytes (N; for
- * bspk_alltoall all p blocks, p N) is that one superstep, which costs a
- * shared-memory barrier plus p copies of the data (every process passes
- * its own, the root's included for a broadcast): (p-1) N g + l with l the
- * board's; n == 0 is one superstep too; any other collective takes the
- * supersteps counted below plus that one (bspk_alltoallv: 3). The numbers
- * below are for a job across hosts.
+ * collective whose data per process fit in B bytes -- 8192 for
+ * reduce/allreduce/scan/exscan; for broadcast, gather, allgather and
+ * alltoall (all p blocks, p N) 2048 at p <= 2 and 4096 above, where their
+ * zero-copy messages start to win; min(S, B) when BSPK_COLL_SHORT is set --
+ * is that one superstep, which costs a shared-memory barrier plus p copies
+ * of the data (every process passes its own, the root's included for a
+ * broadcast): (p-1) N g + l with l the board's; n == 0 is one superstep too;
+ * any other collective takes the supersteps counted below plus that one
+ * (bspk_alltoallv: 3). The numbers below are for a job across hosts.
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and

@@ -89,7 +89,7 @@ class Board {
 
   // ---- block all-gathers (bspk_sync_allgather)
   // The largest block (BSPK_SYNC_BLOCK_MAX).
-  static constexpr size_t kBlockMax = 4096;
+  static constexpr size_t kBlockMax = 16384;
   // Publish this process's block for its next gather, joined from superstep s.
   void gather_publish(uint32_t s, const void* data, size_t nbytes);
   // Process j's block of the current gather once j has published it (else

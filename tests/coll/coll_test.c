@@ -157,20 +157,27 @@ static uint64_t supersteps_now(void) {
   return s.supersteps;
 }
 /* bspk_coll.h "Cost": on one host (bspk_sync_allgather_shared()) the
- * header superstep is a bspk_sync_allgather that carries data of at most
- * B = min(S, 4080) bytes per process; a collective whose data fit is that one
- * superstep, and any other takes its algorithm's supersteps after it. */
+ * header superstep is a bspk_sync_allgather that carries data of up to
+ * B bytes per process: 8192 for the reductions; for broadcast, gathers and
+ * alltoall (all p blocks) 2048 at p <= 2 and 4096 above; capped by
+ * BSPK_COLL_SHORT when it is set.
+ * A collective whose data fit is that one superstep; any other takes its
+ * algorithm's supersteps after it. */
 static int board(void) { return bspk_sync_allgather_shared(); }
-static size_t board_bytes(void) { return short_bytes() < 4080 ? short_bytes() : 4080; }
-static uint64_t after_board(size_t bytes, uint64_t steps) {
-  if (!board()) return steps;
-  return bytes <= board_bytes() ? 1 : 1 + steps; /* n == 0: the header superstep alone */
+static size_t board_bytes(int move) {
+  const char *e = getenv("BSPK_COLL_SHORT");
+  size_t cap = !move ? 8192 : P <= 2 ? 2048 : 4096;
+  return e && *e && short_bytes() < cap ? short_bytes() : cap;
 }
-/* The supersteps of a broadcast, reduction or scan of n elements of es
- * bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the tags
- * of the first data superstep); plus the board's. */
-static uint64_t rooted_steps(size_t n, size_t es) {
-  return after_board(n * es, n * es <= short_bytes() || P <= 2 ? 1 : 2);
+static uint64_t after_board(size_t bytes, uint64_t steps, int move) {
+  if (!board()) return steps;
+  return bytes <= board_bytes(move) ? 1 : 1 + steps; /* n == 0: the header superstep alone */
+}
+/* The supersteps of a broadcast (move), reduction or scan of n elements of
+ * es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the
+ * tags of the first data superstep); plus the board's. */
+static uint64_t rooted_steps(size_t n, size_t es, int move) {
+  return after_board(n * es, n * es <= short_bytes() || P <= 2 ? 1 : 2, move);
 }
 /* The collective started at superstep s0 took `want` supersteps. */
 #define CHECK_STEPS(s0, want, fmt, ...)                                                            \
@@ -190,7 +197,7 @@ static void test_reduction(int kind, int oper, int type, size_t n, int root) {
   int rc = kind == 0 ? bspk_reduce(root, x, n, op) : kind == 1 ? bspk_allreduce(x, n, op)
            : kind == 2 ? bspk_scan(x, n, op) : bspk_exscan(x, n, op);
   must(rc, name);
-  CHECK_STEPS(s0, rooted_steps(n, es), "%s n=%zu es=%zu", name, n, es);
+  CHECK_STEPS(s0, rooted_steps(n, es, 0), "%s n=%zu es=%zu", name, n, es);
   int upto = kind == 2 ? me + 1 : kind == 3 ? me : P;
   int changed = kind == 1 || kind == 2 || (kind == 0 && me == root) || (kind == 3 && me > 0);
   unsigned char want[8];
@@ -259,7 +266,7 @@ static void test_broadcast(size_t n, size_t es, int root) {
   for (size_t i = 0; i < n; i++) fill(el(x, i), es, me, i, 1);
   const uint64_t s0 = supersteps_now();
   must(bspk_broadcast(root, x, n), "bspk_broadcast");
-  CHECK_STEPS(s0, rooted_steps(n, es), "broadcast n=%zu es=%zu root=%d", n, es, root);
+  CHECK_STEPS(s0, rooted_steps(n, es, 1), "broadcast n=%zu es=%zu root=%d", n, es, root);
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) bad += !same(el(x, i), es, root, i, 1);
   CHECK(bad == 0, "broadcast n=%zu es=%zu root=%d: %zu wrong", n, es, root, bad);
@@ -276,7 +283,7 @@ static void test_gather(int all, size_t n, size_t es, int root) {
   int rc = all ? bspk_allgather(dst, src, n) : bspk_gather(root, dst, src, n);
   must(rc, all ? "bspk_allgather" : "bspk_gather");
   /* bspk_coll.h: 1 superstep, short or long (long: headers in the tags), plus the board's */
-  CHECK_STEPS(s0, after_board(n * es, 1), "%s n=%zu es=%zu", all ? "allgather" : "gather", n, es);
+  CHECK_STEPS(s0, after_board(n * es, 1, 1), "%s n=%zu es=%zu", all ? "allgather" : "gather", n, es);
   size_t bad = 0;
   if (all || me == root)
     for (int j = 0; j < P; j++)
@@ -295,7 +302,7 @@ static void test_alltoall(size_t n, size_t es) {
   bspk_ptr dst = alloc_n((size_t)P * n, es);
   const uint64_t s0 = supersteps_now();
   must(bspk_alltoall(dst, src, n), "bspk_alltoall");
-  CHECK_STEPS(s0, after_board((size_t)P * n * es, 1), "alltoall n=%zu es=%zu", n, es);
+  CHECK_STEPS(s0, after_board((size_t)P * n * es, 1, 1), "alltoall n=%zu es=%zu", n, es);
   size_t bad = 0;
   for (int j = 0; j < P; j++)
     for (size_t i = 0; i < n; i++) bad += !same(el(dst, (size_t)j * n + i), es, j * 1000 + me, i, 3);
