@@ -925,6 +925,24 @@ class runtime {
     sync();
   }
 
+  /* bspk_sync_allgather: end a superstep whose only communication is an
+   * all-gather of one value per process; returns every process's value,
+   * indexed by pid (this one's included). On one host it goes through the
+   * shared-memory board: the cost of a barrier (bspk.h). T trivially
+   * copyable, sizeof(T) <= BSPK_SYNC_BLOCK_MAX. Collective: every process
+   * calls it with the same T in the same superstep, having sent nothing.
+   * Errors: BSPK_ERR_ARG (a process passed a T of another size), _STATE,
+   * _MODE and those of sync(). */
+  template <class T>
+  std::vector<T> sync_allgather(const T& mine) {
+    static_assert(std::is_trivially_copyable<T>::value,
+                  "bspk::runtime::sync_allgather<T>: T must be trivially copyable (its bytes travel as they are)");
+    static_assert(sizeof(T) <= BSPK_SYNC_BLOCK_MAX, "bspk::runtime::sync_allgather<T>: T is larger than BSPK_SYNC_BLOCK_MAX");
+    std::vector<T> all(static_cast<std::size_t>(nprocs()));
+    detail::check(bspk_sync_allgather(&mine, sizeof(T), all.data(), nullptr), "bspk_sync_allgather");
+    return all;
+  }
+
   // -- message passing [BSPk §6.1, Fig. 4] --
 
   /* Send the elements of s (a local slice) to dest (itself allowed), received

@@ -430,6 +430,25 @@ static void sync_declarations(bspk::runtime& rt) {
     rt.sync();
 }
 
+// rt.sync_allgather<T>: every process's value, one superstep.
+static void sync_allgather(bspk::runtime& rt) {
+    struct Pair {
+        int pid;
+        double x;
+    };
+    const int P = rt.nprocs(), me = rt.pid();
+    const uint64_t s = rt.superstep();
+    std::vector<Pair> all = rt.sync_allgather(Pair{me, 0.5 * me});
+    CHECK(rt.superstep() == s + 1);
+    CHECK(all.size() == size_t(P));
+    for (int j = 0; j < P; ++j) CHECK(all[size_t(j)].pid == j && all[size_t(j)].x == 0.5 * j);
+    bspk::region<int> one(rt, 1);
+    rt.send(me, one);  // a message in the superstep: refused, nothing ends
+    expect_error(BSPK_ERR_STATE, "bspk_sync_allgather", __LINE__, [&] { (void)rt.sync_allgather(me); });
+    rt.sync();
+    for (bspk::message<int>& m : rt.messages<int>()) CHECK(m.size() == 1);
+}
+
 // bspk::error carries the code, the call, the pid, the superstep and the C
 // API's message.
 static void error_fields(bspk::runtime& rt) {
@@ -546,6 +565,7 @@ int main(int argc, char** argv) {
     element_size_mismatch(rt);
     dsm_copies(rt);
     sync_declarations(rt);
+    sync_allgather(rt);
     error_fields(rt);
     zero_copy(rt);
     tagged_messages(rt);
