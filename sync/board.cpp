@@ -121,7 +121,7 @@ void Board::gather_publish(uint32_t s, const void* data, size_t nbytes) {
   if (nbytes > kBlockMax) fail(BSPK_ERR_INTERNAL, "gather block of %zu bytes (at most %zu)", nbytes, kBlockMax);
   Slot& sl = slot(static_cast<int>(g_ & 1), pid_);
   if (nbytes) std::memcpy(sl.data, data, nbytes);
-  rec(pid_).gstep.store(s + 1, std::memory_order_relaxed);
+  rec(pid_).gstep.store(uint64_t{s} + 1, std::memory_order_relaxed);
   sl.word.store(gather_word(nbytes), std::memory_order_release);
 }
 
@@ -140,7 +140,7 @@ int Board::gather_mixed(uint32_t s, bool* counted) const {
     const Record& r = rec(j);
     // step is stored (release) after a process's joins and gathers of s.
     const uint32_t st = r.step.load(std::memory_order_acquire);
-    if (wire::step_after(st, s) && r.gstep.load(std::memory_order_relaxed) != s + 1) {
+    if (wire::step_after(st, s) && r.gstep.load(std::memory_order_relaxed) != uint64_t{s} + 1) {
       *counted = false;
       return j;
     }
@@ -154,7 +154,7 @@ int Board::gather_mixed(uint32_t s, bool* counted) const {
 
 int Board::gathering(uint32_t s) const {
   for (int j = 0; j < nprocs_; ++j)
-    if (j != pid_ && rec(j).gstep.load(std::memory_order_relaxed) == s + 1) return j;
+    if (j != pid_ && rec(j).gstep.load(std::memory_order_relaxed) == uint64_t{s} + 1) return j;
   return -1;
 }
 

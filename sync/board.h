@@ -125,7 +125,7 @@ class Board {
     std::atomic<uint32_t> joined;  // collectives joined so far
     std::atomic<uint32_t> kind;    // Kind of the last one
     std::atomic<uint32_t> from;    // superstep it was joined from
-    std::atomic<uint32_t> gstep;   // 1 + superstep of the latest gather joined (0: none)
+    std::atomic<uint64_t> gstep;   // 1 + superstep of the latest gather joined, in 64 bits (0: none, also at s = 2^32 - 1)
   };
   // A slot's first line: which gather and size, then the block from byte 8.
   struct Slot {
