@@ -355,7 +355,6 @@ BSPK_API int bspk_will_send(const int *nmsgs);
  * 0 before bspk_init. Never fails. */
 BSPK_API int bspk_declared(void);
 
-
 /* Beyond the paper: a superstep whose communication is an all-gather of small
  * blocks. Ends the current superstep like bspk_sync and gives every process
  * the block of nbytes <= BSPK_SYNC_BLOCK_MAX bytes at `mine` of every process:
@@ -364,9 +363,12 @@ BSPK_API int bspk_declared(void);
  * same superstep, and nothing else communicates in that superstep.
  * h-relation: (p - 1) * nbytes bytes in and out per process; cost:
  *   - every process on one host with the shared-memory count board
- *     (bspk_sync_allgather_shared() == 1): the blocks travel with the count
- *     exchange through shared memory, so it costs one counted empty superstep
- *     plus a copy of p * nbytes bytes: a shared-memory barrier;
+ *     (bspk_sync_allgather_shared() == 1): each process writes its block
+ *     into its own slot of the board and reads the others' (a block of up
+ *     to 48 bytes is one cache line each way), so it costs about a
+ *     shared-memory barrier plus copies of p * nbytes bytes; the superstep
+ *     ends as with bspk_expect(0) between writing and reading, so its own
+ *     work overlaps the blocks' way;
  *   - otherwise: one message to every other process and bspk_expect(p - 1)
  *     (bspk_send_buf's copy at each end), i.e. (p - 1) * nbytes * g + l.
  * sizes: NULL, or p entries that receive each process's nbytes. Processes may
@@ -390,6 +392,7 @@ BSPK_API int bspk_sync_allgather(const void *mine, size_t nbytes, void *all, siz
  * process on one host and BSPK_COUNT_EXCHANGE auto or board), else 0. The
  * same on every process; 0 before bspk_init. Never fails. */
 BSPK_API int bspk_sync_allgather_shared(void);
+
 /* ---- Message passing [BSPk §6.1, Fig. 4] -------------------------------------- */
 
 /* Send the n elements starting at local pointer p to process dest (itself
