@@ -393,10 +393,13 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
     // Each process's size, and the first one that differs from nbytes.
     int differs = -1;
     size_t differs_bytes = 0;
-    auto got = [&](int j, const void* data, size_t n) {
+    auto note = [&](int j, size_t n) {
       if (sizes) sizes[j] = n;
       if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
-      if (data && out) std::memcpy(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
+    };
+    auto got = [&](int j, const void* data, size_t n) {
+      note(j, n);
+      if (out) std::memcpy(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
     };
     if (r.engine->board()) {
       // One host: the blocks go through the shared-memory board (sync/board.h).
@@ -406,7 +409,7 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
       try {
         end_superstep(r);
       } catch (...) {
-        r.engine->gather_abandon();
+        r.engine->gather_end();
         throw;
       }
       r.engine->gather_wait([&](int j, const unsigned char* b, size_t n) { got(j, b, n); });
@@ -419,20 +422,20 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
       std::vector<bool> seen(static_cast<size_t>(p), false);
       for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
         const int j = q.sender;
-        static std::vector<unsigned char> tmpv(BSPK_SYNC_BLOCK_MAX);
-        unsigned char* tmp = tmpv.data();
+        if (j < 0 || j >= p || j == me || seen[static_cast<size_t>(j)]) {
+          r.comem->release(q.region);
+          fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d in the superstep of the blocks", j);
+        }
         size_t n = 0;
-        try {
-          n = region_bytes(r, q, tmp, tmpv.size());
+        try {  // straight into j's place, cut to nbytes
+          n = region_bytes(r, q, out + static_cast<size_t>(j) * nbytes, nbytes);
         } catch (...) {
           r.comem->release(q.region);
           throw;
         }
         r.comem->release(q.region);
-        if (j < 0 || j >= p || j == me || seen[static_cast<size_t>(j)] || n > BSPK_SYNC_BLOCK_MAX)
-          fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d (%zu bytes) in the superstep of the blocks", j, n);
         seen[static_cast<size_t>(j)] = true;
-        got(j, tmp, n);
+        note(j, n);
       }
       for (int j = 0; j < p; ++j)
         if (j != me && !seen[static_cast<size_t>(j)]) fail(BSPK_ERR_INTERNAL, "no block from pid %d", j);

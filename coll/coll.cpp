@@ -829,15 +829,18 @@ int fold_blocks(Ctx& c, const bspk_ptr& ptr, int upto) {
 }
 
 // Board jobs: the header superstep, carrying the cnt elements at ptr when
-// they fit in board_limit (*shrt; cnt 0: never). Returns nonzero on an
-// error; *done when the collective is over (all passed n == 0).
-int board_first(Ctx& c, const bspk_ptr& ptr, size_t cnt, bool move, bool* shrt, bool* done) {
-  *shrt = c.own_code == 0 && c.n > 0 && cnt > 0 && cnt * c.es <= board_limit(c.p, move);
-  *done = false;
-  const int rc = c.board_step(ptr, *shrt ? cnt : 0);
-  if (rc) return rc;
-  *done = c.n == 0;
-  return BSPK_OK;
+// they fit in board_limit (cnt 0: never). True when that ends the collective,
+// with *rc its result: an error, n == 0 on every process (nothing to do), or
+// the data came with it and use_data() (which returns a status) put them in
+// place. False: the message algorithm follows.
+template <class F>
+bool board_first(Ctx& c, const bspk_ptr& ptr, size_t cnt, bool move, F&& use_data, int* rc) {
+  const bool shrt = c.own_code == 0 && c.n > 0 && cnt > 0 && cnt * c.es <= board_limit(c.p, move);
+  if ((*rc = c.board_step(ptr, shrt ? cnt : 0))) return true;
+  if (c.n > 0 && !shrt) return false;
+  if (c.n > 0 && (*rc = use_data())) return true;
+  *rc = c.finish();
+  return true;
 }
 
 // Broadcast, n > 0 and valid arguments: the header rides in the tag of the
@@ -896,18 +899,14 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
 }
 
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
-  if (c.board) {  // short: the root's data comes with the header superstep (every process sends its own)
-    bool shrt, done;
-    if (int rc = board_first(c, ptr, c.n, true, &shrt, &done)) return rc;
-    if (done) return c.finish();
-    if (shrt) {
-      if (c.me != c.root) {
-        Cur d(ptr, c.n);
-        if (!from_mem(d, c.data(c.root), c.n * c.es)) return c.internal("writing the result");
-      }
-      return c.finish();
-    }
-  }
+  // short: the root's data comes with the header superstep (every process sends its own)
+  auto place = [&] {
+    Cur d(ptr, c.n);
+    if (c.me != c.root && !from_mem(d, c.data(c.root), c.n * c.es)) return c.internal("writing the result");
+    return BSPK_OK;
+  };
+  int rc;
+  if (c.board && board_first(c, ptr, c.n, true, place, &rc)) return rc;
   if (c.own_code == 0 && c.n > 0) return broadcast_tagged(c, ptr, c.n * c.es <= short_limit() || c.p <= 2);
   return c.headers_only();
 }
@@ -917,15 +916,9 @@ int do_reduce(Ctx& c, const bspk_ptr& ptr, bool all) {
   const bool shrt = N <= short_limit();
   const int p = c.p, me = c.me, root = c.root;
   int rc;
-  if (c.board) {  // short: every process's data comes with the header superstep
-    bool bshort, done;
-    if ((rc = board_first(c, ptr, c.n, false, &bshort, &done))) return rc;
-    if (done) return c.finish();
-    if (bshort) {
-      if ((all || me == root) && (rc = fold_blocks(c, ptr, p))) return rc;
-      return c.finish();
-    }
-  }
+  if (c.board &&  // short: every process's data comes with the header superstep
+      board_first(c, ptr, c.n, false, [&] { return all || me == root ? fold_blocks(c, ptr, p) : BSPK_OK; }, &rc))
+    return rc;
   if (c.own_code != 0 || c.n == 0) return c.headers_only();
   if (shrt || p <= 2) {  // direct: each process's ptr to the root (all: to every process), the header in the tag
     Msgs got(p);
@@ -989,15 +982,11 @@ int do_scan(Ctx& c, const bspk_ptr& ptr, bool ex) {
   std::vector<unsigned char> acc;
   const int upto = ex ? me : me + 1;  // combine pids [0, upto)
   int rc;
-  if (c.board) {  // short: every process's data comes with the header superstep
-    bool bshort, done;
-    if ((rc = board_first(c, ptr, c.n, false, &bshort, &done))) return rc;
-    if (done) return c.finish();
-    if (bshort) {
-      if (upto > 0 && (me != 0 || c.op.starts()) && (rc = fold_blocks(c, ptr, upto))) return rc;
-      return c.finish();
-    }
-  }
+  if (c.board &&  // short: every process's data comes with the header superstep
+      board_first(
+          c, ptr, c.n, false,
+          [&] { return upto > 0 && (me != 0 || c.op.starts()) ? fold_blocks(c, ptr, upto) : BSPK_OK; }, &rc))
+    return rc;
   if (c.own_code != 0 || c.n == 0) return c.headers_only();
   if (shrt || p <= 2) {  // direct: ptr to every higher pid, the header in the tag (empty messages to the lower)
     Msgs got(p);
@@ -1083,19 +1072,16 @@ int do_gather(Ctx& c, const bspk_ptr& dst, const bspk_ptr& src, bool all, bool a
   auto src_for = [&](int j) { return a2a ? at(src, static_cast<size_t>(j) * c.n) : src; };
   Msgs got(p);
   int rc;
-  if (c.board) {  // short: every process's src comes with the header superstep (alltoall: all p blocks)
-    bool bshort, done;
-    if ((rc = board_first(c, src, a2a ? static_cast<size_t>(p) * c.n : c.n, true, &bshort, &done))) return rc;
-    if (done) return c.finish();
-    if (bshort) {
-      if (all || a2a || me == root)
-        for (int j = 0; j < p; j++) {
-          Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n);
-          if (!from_mem(d, c.data(j) + (a2a ? static_cast<size_t>(me) * N : 0), N)) return c.internal("writing a block");
-        }
-      return c.finish();
-    }
-  }
+  // short: every process's src comes with the header superstep (alltoall: all p blocks)
+  auto place = [&] {
+    if (all || a2a || me == root)
+      for (int j = 0; j < p; j++) {
+        Cur d(at(dst, static_cast<size_t>(j) * c.n), c.n);
+        if (!from_mem(d, c.data(j) + (a2a ? static_cast<size_t>(me) * N : 0), N)) return c.internal("writing a block");
+      }
+    return BSPK_OK;
+  };
+  if (c.board && board_first(c, src, a2a ? static_cast<size_t>(p) * c.n : c.n, true, place, &rc)) return rc;
   if (c.own_code != 0 || c.n == 0) return c.headers_only();
   // One superstep: the blocks carry the headers in their tags (empty
   // messages where none goes).

@@ -201,13 +201,14 @@ class Engine {
   //     work overlaps the blocks' way to the others;
   //   gather_wait (in s + 1): waits for every process's block of s and calls
   //     got(j, block, size) for each j in pid order (this one included).
-  //   gather_abandon: the sync between them failed; keeps this process's
-  //     gathers numbered as the others'.
+  //   gather_end: ends this process's part in the gather (gather_wait calls
+  //     it; the caller, when the sync between the halves failed), so that its
+  //     gathers stay numbered as the others'.
   // Needs board(). Errors: BSPK_ERR_MODE (a process used bspk_sync or
   // bspk_expect in s instead), BSPK_ERR_TIMEOUT, BSPK_ERR_PEER.
   void gather_publish(const void* mine, size_t nbytes);
   void gather_wait(const std::function<void(int, const unsigned char*, size_t)>& got);
-  void gather_abandon();
+  void gather_end();
 
   // ---- progress and waiting (wait.cpp)
 

@@ -20,7 +20,7 @@ void Engine::gather_publish(const void* mine, size_t nbytes) {
   expect(0);
 }
 
-void Engine::gather_abandon() {
+void Engine::gather_end() {
   if (!gather_pending_) return;
   board_->gather_done();
   gather_pending_ = false;
@@ -42,7 +42,7 @@ void Engine::gather_wait(const std::function<void(int, const unsigned char*, siz
         bool counted = false;
         const int k = board_->gather_mixed(s, &counted);
         if (k >= 0) {
-          gather_abandon();
+          gather_end();
           fail(BSPK_ERR_MODE,
                "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather, pid %d %s", s, k,
                counted ? "a counted bspk_sync (or bspk_will_send)" : "left the superstep without it (bspk_expect)");
@@ -71,7 +71,7 @@ void Engine::gather_wait(const std::function<void(int, const unsigned char*, siz
         return strprintf("bspk_sync_allgather of superstep %u: blocks missing from pid(s)%s", s, missing.c_str());
       });
     } catch (...) {
-      gather_abandon();
+      gather_end();
       throw;
     }
   }
@@ -80,7 +80,7 @@ void Engine::gather_wait(const std::function<void(int, const unsigned char*, siz
     const unsigned char* b = board_->gather_block(j, &n);
     got(j, b, n);
   }
-  gather_abandon();  // done: the next gather
+  gather_end();  // every block read: the next gather
 }
 
 }  // namespace bspk::sync
