@@ -412,7 +412,13 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
         r.engine->gather_end();
         throw;
       }
-      r.engine->gather_wait([&](int j, const unsigned char* b, size_t n) { got(j, b, n); });
+      r.engine->gather_wait();
+      for (int j = 0; j < p; ++j) {
+        size_t n = 0;
+        const unsigned char* b = r.engine->gather_block(j, &n);
+        got(j, b, n);
+      }
+      r.engine->gather_end();  // every block read: the next gather
     } else {
       // Elsewhere: one message to every other process, bspk_expect(p - 1).
       for (int j = 0; j < p; ++j)
@@ -458,6 +464,10 @@ int bspk_will_send(const int* nmsgs) {
 }
 
 int bspk_declared(void) { return rt && rt->engine ? static_cast<int>(rt->engine->declared()) : 0; }
+
+uint64_t bspk_superstep(void) { return rt ? rt->stats.supersteps : 0; }
+
+uint64_t bspk_step_sends(void) { return rt ? rt->stats.msgs_sent + rt->stats.copies - rt->step_base : 0; }
 
 int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {

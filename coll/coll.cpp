@@ -254,16 +254,17 @@ struct Stage {
 // the next (collectives do not nest): a short allreduce then allocates
 // nothing here.
 struct Scratch {
-  std::vector<Hdr> hdr;
-  std::vector<bspk_ptr> hmsg;
+  std::vector<Hdr> hdr;  // Ctx::hdr, Ctx::hmsg (sized by headers_init)
+  Msgs hmsg;
   std::vector<unsigned char> buf;  // header_step's message
   std::vector<unsigned char> block, all;  // board_step's block and everyone's
   std::vector<size_t> sizes;
 };
-Scratch& scratch() {
-  static Scratch s;  // (not thread-safe, as bspk.h: no thread_local lookup per call)
-  return s;
-}
+// At namespace scope, not a function-local static: no initialisation guard
+// to test on each of a call's several uses (constant-initialised vectors).
+// Not thread-safe, as bspk.h: no thread_local lookup per call.
+Scratch g_scratch;
+inline Scratch& scratch() { return g_scratch; }
 
 struct Ctx {
   Kind kind;
@@ -280,8 +281,8 @@ struct Ctx {
   std::string own_msg;
   int late_code = 0;
   std::string late_msg;
-  std::vector<Hdr> hdr;
-  Msgs hmsg;
+  std::vector<Hdr>& hdr;  // the header superstep's headers and their messages, per pid (headers_init)
+  Msgs& hmsg;
   const size_t* sendcounts = nullptr;  // bspk_alltoallv
   const size_t* recvcounts = nullptr;
   bspk_ptr checked{};          // check_ptr's first valid pointer, its first run (bspk_span) in this superstep
@@ -290,12 +291,8 @@ struct Ctx {
   bool board = false;   // bspk_sync_allgather_shared(): the header superstep is board_step
   size_t bstride = 0;   // board_step: bytes per process in blocks
 
-  explicit Ctx(Kind k) : kind(k), call(kCall[k]), hdr(std::move(scratch().hdr)) { hmsg.v.swap(scratch().hmsg); }
-  ~Ctx() {
-    hmsg.clear();  // frees the header messages still held
-    scratch().hdr = std::move(hdr);
-    hmsg.v.swap(scratch().hmsg);
-  }
+  explicit Ctx(Kind k) : kind(k), call(kCall[k]), hdr(scratch().hdr), hmsg(scratch().hmsg) {}
+  ~Ctx() { hmsg.clear(); }  // frees the header messages still held
   Ctx(const Ctx&) = delete;
   Ctx& operator=(const Ctx&) = delete;
 
@@ -314,21 +311,15 @@ struct Ctx {
     if (bspk_nprocs() <= 0) return report_local(call, BSPK_ERR_STATE, "called before bspk_init or after bspk_finalize");
     me = bspk_pid();
     p = bspk_nprocs();
-    bspk_stats s;
-    std::memset(&s, 0, sizeof s);
-    int rc = bspk_get_stats_sized(&s, sizeof s);
-    if (rc != BSPK_OK) return record_nested(call, -1, rc, "bspk_get_stats");
-    step0 = static_cast<int64_t>(s.supersteps);
-    if (s.step_sends != 0)
-      return fail(BSPK_ERR_STATE, "called after " + std::to_string(s.step_sends) +
+    step0 = static_cast<int64_t>(bspk_superstep());
+    if (const uint64_t sends = bspk_step_sends())
+      return fail(BSPK_ERR_STATE, "called after " + std::to_string(sends) +
                                       " message(s) or copies were issued in this superstep: a collective ends the "
                                       "superstep and must be its only communication (call bspk_sync first)");
     if (bspk_declared() != 0)
       return fail(BSPK_ERR_STATE,
                   "called after bspk_expect or bspk_will_send in this superstep: a collective makes its own "
                   "declarations (call bspk_sync first)");
-    hdr.assign(static_cast<size_t>(p), Hdr());
-    hmsg.v.assign(static_cast<size_t>(p), bspk_ptr());
     board = bspk_sync_allgather_shared() != 0;
     return BSPK_OK;
   }
@@ -423,6 +414,15 @@ struct Ctx {
     return BSPK_OK;
   }
 
+  // Before a superstep of header or tagged messages: no header yet from
+  // anyone (the board's header superstep, a short collective's only one,
+  // needs neither).
+  void headers_init() {
+    hmsg.clear();
+    hdr.assign(static_cast<size_t>(p), Hdr());
+    hmsg.v.assign(static_cast<size_t>(p), bspk_ptr());
+  }
+
   // Takes message m from pid s as s's header (header superstep): false if it
   // is not one (m is then still the caller's).
   bool take_header(const bspk_ptr& m, int s) {
@@ -474,6 +474,7 @@ struct Ctx {
   // instead of some header.
   template <class F>
   int exchange_headers(F&& payload, bool* tagged) {
+    headers_init();
     std::vector<unsigned char>& buf = scratch().buf;
     for (int j = 0; j < p; j++) {
       if (j == me) continue;
@@ -522,6 +523,7 @@ struct Ctx {
   // check_all's error; the data already sent is dropped unread.
   template <class F>
   int tagged_step(uint32_t algo, F&& msg, Msgs& got) {
+    headers_init();
     const uint64_t tag = header_tag(make_hdr(me), algo);
     for (int j = 0; j < p; j++) {
       if (j == me) continue;

@@ -355,6 +355,18 @@ BSPK_API int bspk_will_send(const int *nmsgs);
  * 0 before bspk_init. Never fails. */
 BSPK_API int bspk_declared(void);
 
+/* Beyond the paper: this process's current superstep -- the supersteps it
+ * has completed, bspk_stats.supersteps: 0 from bspk_init to its first
+ * bspk_sync -- and the messages and copies it has issued in it
+ * (bspk_stats.step_sends: bspk_send, bspk_send_buf, bspk_send_tag,
+ * bspk_copy, bspk_put; 0 right after bspk_sync returns). For layers built on
+ * this API that check their caller's state on every call (the collectives of
+ * bspk_coll.h: "must be the superstep's only communication"), where filling
+ * the whole bspk_stats would be most of a short collective's local work.
+ * O(1); 0 before bspk_init and after bspk_finalize. Never fail. */
+BSPK_API uint64_t bspk_superstep(void);
+BSPK_API uint64_t bspk_step_sends(void);
+
 /* Beyond the paper: a superstep whose communication is an all-gather of small
  * blocks. Ends the current superstep like bspk_sync and gives every process
  * the block of nbytes <= BSPK_SYNC_BLOCK_MAX bytes at `mine` of every process:

@@ -199,15 +199,18 @@ class Engine {
   //   gather_publish: publishes the nbytes (<= Board::kBlockMax) at mine and
   //     declares bspk_expect(0), so that the sync waits for nothing and its
   //     work overlaps the blocks' way to the others;
-  //   gather_wait (in s + 1): waits for every process's block of s and calls
-  //     got(j, block, size) for each j in pid order (this one included).
-  //   gather_end: ends this process's part in the gather (gather_wait calls
-  //     it; the caller, when the sync between the halves failed), so that its
+  //   gather_wait (in s + 1): waits until every process's block of s is
+  //     there (on an error it ends the gather and throws); then
+  //     gather_block(j, &size) gives process j's block (this one's included)
+  //     until gather_end;
+  //   gather_end: ends this process's part in the gather (after reading the
+  //     blocks; also when the sync between the halves failed), so that its
   //     gathers stay numbered as the others'.
   // Needs board(). Errors: BSPK_ERR_MODE (a process used bspk_sync or
   // bspk_expect in s instead), BSPK_ERR_TIMEOUT, BSPK_ERR_PEER.
   void gather_publish(const void* mine, size_t nbytes);
-  void gather_wait(const std::function<void(int, const unsigned char*, size_t)>& got);
+  void gather_wait();
+  const unsigned char* gather_block(int j, size_t* nbytes) const;
   void gather_end();
 
   // ---- progress and waiting (wait.cpp)

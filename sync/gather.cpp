@@ -20,13 +20,15 @@ void Engine::gather_publish(const void* mine, size_t nbytes) {
   expect(0);
 }
 
+const unsigned char* Engine::gather_block(int j, size_t* nbytes) const { return board_->gather_block(j, nbytes); }
+
 void Engine::gather_end() {
   if (!gather_pending_) return;
   board_->gather_done();
   gather_pending_ = false;
 }
 
-void Engine::gather_wait(const std::function<void(int, const unsigned char*, size_t)>& got) {
+void Engine::gather_wait() {
   if (!gather_pending_) fail(BSPK_ERR_INTERNAL, "gather_wait without gather_publish");
   const uint32_t s = gather_step_;
   // Every block is there once no slot is missing; now and then (not on every
@@ -75,12 +77,6 @@ void Engine::gather_wait(const std::function<void(int, const unsigned char*, siz
       throw;
     }
   }
-  for (int j = 0; j < nprocs_; ++j) {
-    size_t n = 0;
-    const unsigned char* b = board_->gather_block(j, &n);
-    got(j, b, n);
-  }
-  gather_end();  // every block read: the next gather
 }
 
 }  // namespace bspk::sync

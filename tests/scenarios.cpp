@@ -740,6 +740,9 @@ int err_over_finalize(int, char**) {
         bspk_error_string());
   CHECK(dt < 1.0, "bspk_finalize took %.2f s after the failed sync", dt);
   CHECK(bspk_pid() == -1, "bspk_pid() is %d after bspk_finalize", bspk_pid());
+  CHECK(bspk_superstep() == 0 && bspk_step_sends() == 0 && bspk_declared() == 0,
+        "after bspk_finalize: bspk_superstep %llu, bspk_step_sends %llu, bspk_declared %d",
+        (unsigned long long)bspk_superstep(), (unsigned long long)bspk_step_sends(), bspk_declared());
   std::printf("over finalize ok pid=%d rc=%d\n", me, frc);
   std::fflush(stdout);
   return 1;
@@ -1193,7 +1196,8 @@ int carry(int argc, char** argv) {
 // must arrive with its own tag, in (sender, send order); bspk_recv_contiguous
 // keeps the tag; a region of our own has tag 0; bspk_tag(BSPK_NULL) is an
 // error (BSPK_ERR_PTR, 0). The superstep's stats.step_sends counts the 5
-// sends per destination and is 0 after the sync.
+// sends per destination and is 0 after the sync; bspk_step_sends and
+// bspk_superstep agree with the stats at both points.
 SCENARIO_ROW({.test = "TagsArriveWithTheirMessages", .args = "tags", .out = {exactly(1, "tags ok")}});
 int tags(int, char**) {
   bspk_stats st0;
@@ -1229,10 +1233,19 @@ int tags(int, char**) {
     OK(bspk_get_stats(&st));
     CHECK(st.step_sends == static_cast<uint64_t>(5 * P), "step_sends %llu before the sync, expected %d",
           (unsigned long long)st.step_sends, 5 * P);
+    CHECK(bspk_step_sends() == st.step_sends && bspk_superstep() == st.supersteps,
+          "bspk_step_sends %llu / bspk_superstep %llu, the stats say %llu / %llu",
+          (unsigned long long)bspk_step_sends(), (unsigned long long)bspk_superstep(),
+          (unsigned long long)st.step_sends, (unsigned long long)st.supersteps);
     OK(bspk_expect(5 * P));
     OK(bspk_sync());
+    const uint64_t before = st.supersteps;
     OK(bspk_get_stats(&st));
     CHECK(st.step_sends == 0, "step_sends %llu right after the sync", (unsigned long long)st.step_sends);
+    CHECK(bspk_step_sends() == 0 && bspk_superstep() == before + 1 && st.supersteps == before + 1,
+          "after the sync: bspk_step_sends %llu, bspk_superstep %llu, stats %llu, before %llu",
+          (unsigned long long)bspk_step_sends(), (unsigned long long)bspk_superstep(),
+          (unsigned long long)st.supersteps, (unsigned long long)before);
     OK(bspk_free(one));
     OK(bspk_free(big));
     for (int src = 0; src < P; ++src) {
