@@ -18,9 +18,7 @@ std::string& last() {
 
 int64_t superstep_now() {
   if (bspk_nprocs() <= 0) return -1;
-  bspk_stats s;
-  if (bspk_get_stats_sized(&s, sizeof s) != BSPK_OK) return -1;
-  return static_cast<int64_t>(s.supersteps);
+  return static_cast<int64_t>(bspk_superstep());
 }
 
 std::string where(const char* call, int64_t step) {

@@ -203,14 +203,11 @@ class error : public std::runtime_error {
 
 namespace detail {
 
-/* The current superstep (supersteps completed on this process), -1 without a
- * running runtime. Reads bspk_get_stats; call it after reading
- * bspk_error_string(), never before. */
+/* The current superstep (supersteps completed on this process, bspk_superstep),
+ * -1 without a running runtime. */
 inline std::int64_t superstep_now() noexcept {
   if (bspk_nprocs() <= 0) return -1;
-  bspk_stats s;
-  if (bspk_get_stats_sized(&s, sizeof s) != BSPK_OK) return -1;
-  return static_cast<std::int64_t>(s.supersteps);
+  return static_cast<std::int64_t>(bspk_superstep());
 }
 
 /* Throw the error a C call just reported (its message is bspk_error_string()). */
