@@ -135,11 +135,18 @@ const unsigned char* Board::gather_block(int j, size_t* nbytes) const {
 
 int Board::gather_mixed(uint32_t s, bool* counted) const {
   for (int j = 0; j < nprocs_; ++j) {
-    size_t n;
-    if (j == pid_ || gather_block(j, &n)) continue;
+    if (j == pid_) continue;
     const Record& r = rec(j);
-    // step is stored (release) after a process's joins and gathers of s.
+    // j's step first, then its slot: step is stored (release) after j's
+    // joins and gathers of s, so once j is seen past s its block of this
+    // gather is seen too if it published one. (Slot first was wrong: j could
+    // publish this gather, go on to s + 1 and publish its next gather, which
+    // moves gstep on, between the two loads -- a false "left s without it",
+    // seen under perf on shm p = 2.) Nobody rewrites the slot before this
+    // process is done with the gather (board.h).
     const uint32_t st = r.step.load(std::memory_order_acquire);
+    size_t n;
+    if (gather_block(j, &n)) continue;
     if (wire::step_after(st, s) && r.gstep.load(std::memory_order_relaxed) != uint64_t{s} + 1) {
       *counted = false;
       return j;

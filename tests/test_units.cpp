@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <unistd.h>
 #include <set>
 #include <vector>
 
 #include "base/error.h"
 #include "comem/pool.h"
 #include "comem/region.h"
+#include "sync/board.h"
 #include "sync/wire.h"
 
 using namespace bspk;
@@ -377,4 +380,70 @@ TEST_F(ComemTest, SmallContiguousRegionIsOneOrdinaryFrame) {
   EXPECT_EQ(cm.local(e).contiguous_span(0), 0u);
   cm.release(p.region);
   cm.release(e.region);
+}
+
+// The shared-memory board's gather check (sync/board.h, gather_mixed): while
+// pid 0 waits in a gather of superstep s, pid 1 is reported only when it left
+// s without publishing its block (bspk_expect) or joined the count exchange
+// of s; pid 1 having published its block and moved on -- even into its next
+// gather, which moves its gstep on -- is not a mix. (The interleaving that
+// made the old check report the last case, pid 1 finishing between the check's
+// two loads, needs a preemption there; it was seen under perf on shm p = 2:
+// 2 jobs of 12 failed before the fix, 0 of 18 after.)
+TEST(Board, GatherMixedReportsOnlyRealMixes) {
+  std::unique_ptr<bspk::sync::Board> a(
+      bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, 2));
+  std::unique_ptr<bspk::sync::Board> b(bspk::sync::Board::open(a->name(), 1, 2));
+  a->unlink();
+  const char x = 'x', y = 'y';
+  size_t n = 0;
+  bool counted = true;
+  a->set_step(5);
+  b->set_step(5);
+  a->gather_publish(5, &x, 1);  // pid 0's gather 0, superstep 5
+  EXPECT_EQ(a->gather_mixed(5, &counted), -1) << "pid 1 is still in superstep 5";
+  // pid 1 publishes, reads, goes on to superstep 6 and publishes its gather 1
+  b->gather_publish(5, &y, 1);
+  ASSERT_NE(b->gather_block(0, &n), nullptr);
+  b->gather_done();
+  b->set_step(6);
+  b->gather_publish(6, &y, 1);
+  EXPECT_EQ(a->gather_mixed(5, &counted), -1) << "pid 1 published its block of superstep 5 and moved on";
+  const unsigned char* blk = a->gather_block(1, &n);
+  ASSERT_NE(blk, nullptr);
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(*blk, 'y');
+  a->gather_done();
+  a->set_step(6);
+  a->gather_publish(6, &x, 1);  // gather 1: both published
+  EXPECT_EQ(a->gather_mixed(6, &counted), -1);
+  ASSERT_NE(a->gather_block(1, &n), nullptr);
+  ASSERT_NE(b->gather_block(0, &n), nullptr);
+  a->gather_done();
+  b->gather_done();
+  a->set_step(7);
+  b->set_step(7);
+  // gather 2 of superstep 7: pid 1 leaves 7 without it (bspk_expect)
+  a->gather_publish(7, &x, 1);
+  b->set_step(8);
+  counted = true;
+  EXPECT_EQ(a->gather_mixed(7, &counted), 1);
+  EXPECT_FALSE(counted);
+}
+
+TEST(Board, GatherMixedReportsACountedSyncOfTheSameSuperstep) {
+  std::unique_ptr<bspk::sync::Board> a(
+      bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, 2));
+  std::unique_ptr<bspk::sync::Board> b(bspk::sync::Board::open(a->name(), 1, 2));
+  a->unlink();
+  const char x = 'x';
+  a->set_step(3);
+  b->set_step(3);
+  a->gather_publish(3, &x, 1);
+  const uint64_t v[2] = {0, 0};
+  b->join(3, bspk::sync::Board::Counted, v, nullptr, 0);
+  bool counted = false;
+  EXPECT_EQ(a->gather_mixed(3, &counted), 1);
+  EXPECT_TRUE(counted);
+  EXPECT_EQ(b->gathering(3), 0) << "pid 1, counted, sees pid 0 gathering in superstep 3";
 }
