@@ -46,7 +46,7 @@
  *   --n N        matrix order (default 576; must be a multiple of sqrt(p))
  *   --reps R     timed repetitions after one warm-up (default 5)
  *   --variants   comma-separated subset of the variants above (default all)
- *   --quick      n = 192, reps = 2 (unless --n / --reps are given)
+ *   --quick      n = 192, reps = 10 (unless --n / --reps are given)
  * p must be a square (1, 4, 9, ...): otherwise the program prints a note on
  * stderr, nothing on stdout, and exits 0. Output: kernels.h csv lines from
  * pid 0. Exit status 1 if any verification failed, 2 on a usage error.
@@ -169,7 +169,7 @@ static void run(int v, bspk_ptr own_a, bspk_ptr own_b, bspk_ptr buf_a, bspk_ptr 
 static void usage(void) {
     fprintf(stderr, "usage: bspkrun -n P mult_bspk [--n N] [--reps R] [--variants a,b,...] [--quick]\n"
                     "  variants: mp-expect mp-counted store-expect store-counted fetch-expect (default all)\n"
-                    "  --quick: n = 192, reps = 2; p must be a square (1, 4, 9, ...)\n");
+                    "  --quick: n = 192, reps = 10; p must be a square (1, 4, 9, ...)\n");
 }
 
 int main(int argc, char **argv) {
@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     n = o.n > 0 ? (long)o.n : o.quick ? 192 : 576;
-    reps = o.reps > 0 ? o.reps : o.quick ? 2 : 5;
+    reps = o.reps > 0 ? o.reps : o.quick ? 10 : 5;
     P = 0;
     while ((P + 1) * (P + 1) <= p) P++;
     if (P * P != p) {

@@ -37,7 +37,7 @@
  * The last repetition's C is verified exactly (suite_check_c).
  *
  * Usage: mpirun -n P mult_mpi [--n N] [--reps R] [--variants a,b,...] [--quick]
- *   (options as mult_bspk; default n = 576, reps = 5; --quick: n = 192, reps = 2)
+ *   (options as mult_bspk; default n = 576, reps = 5; --quick: n = 192, reps = 10)
  * p must be a square (1, 4, 9, ...): otherwise a note on stderr, nothing on
  * stdout, exit 0. Exit status 1 if any verification failed, 2 on a usage error.
  */
@@ -139,7 +139,7 @@ static void run(int v, MPI_Win win, double *wbuf) {
 static void usage(void) {
     fprintf(stderr, "usage: mpirun -n P mult_mpi [--n N] [--reps R] [--variants a,b,...] [--quick]\n"
                     "  variants: isend-barrier sendrecv put-fence-allocate put-fence-create get-fence-allocate\n"
-                    "  (default all); --quick: n = 192, reps = 2; p must be a square (1, 4, 9, ...)\n");
+                    "  (default all); --quick: n = 192, reps = 10; p must be a square (1, 4, 9, ...)\n");
 }
 
 int main(int argc, char **argv) {
@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     n = o.n > 0 ? (long)o.n : o.quick ? 192 : 576;
-    reps = o.reps > 0 ? o.reps : o.quick ? 2 : 5;
+    reps = o.reps > 0 ? o.reps : o.quick ? 10 : 5;
     P = 0;
     while ((P + 1) * (P + 1) <= p) P++;
     if (P * P != p) {

@@ -75,7 +75,7 @@
  *   --seed S     input seed (default 1)
  *   --reps R     timed repetitions after one warm-up (default 3)
  *   --variants   comma-separated subset of the variants above (default all)
- *   --quick      n = 2^18, reps = 2 (unless --n / --reps are given)
+ *   --quick      n = 2^18, reps = 10 (unless --n / --reps are given)
  * Output: kernels.h csv lines from pid 0. Exit status 1 if any verification
  * failed, 2 on a usage error.
  */
@@ -373,7 +373,7 @@ static void usage(void) {
     fprintf(stderr, "usage: bspkrun -n P rdx_bspk [--n N] [--seed S] [--reps R] [--variants a,b,...] [--quick]\n"
                     "  variants: mp-expect mp-counted store-expect store-counted mp-combined-expect\n"
                     "            mp-combined-counted contig-expect contig-counted (default all)\n"
-                    "  --quick: n = 2^18, reps = 2\n");
+                    "  --quick: n = 2^18, reps = 10\n");
 }
 
 int main(int argc, char **argv) {
@@ -393,7 +393,7 @@ int main(int argc, char **argv) {
     }
     seed = o.seed;
     n = o.n > 0 ? (uint64_t)o.n : o.quick ? (1u << 18) : (1u << 22);
-    reps = o.reps > 0 ? o.reps : o.quick ? 2 : 3;
+    reps = o.reps > 0 ? o.reps : o.quick ? 10 : 3;
 
     blo = malloc((size_t)(p + 1) * sizeof *blo);
     if (!blo) bspk_abort("rdx_bspk: out of memory");

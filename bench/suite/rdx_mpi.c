@@ -35,7 +35,7 @@
  * suite_key), position table equal to suite_dest_pos.
  *
  * Usage: mpirun -n P rdx_mpi [--n N] [--seed S] [--reps R] [--variants a,b,...] [--quick]
- *   (options as rdx_bspk; default n = 2^22, seed 1, reps = 3; --quick: n = 2^18, reps = 2)
+ *   (options as rdx_bspk; default n = 2^22, seed 1, reps = 3; --quick: n = 2^18, reps = 10)
  * Exit status 1 if any verification failed, 2 on a usage error.
  */
 #include <mpi.h>
@@ -167,7 +167,7 @@ static void one_pass(int v, int pass, uint32_t *in, MPI_Win win) {
 static void usage(void) {
     fprintf(stderr, "usage: mpirun -n P rdx_mpi [--n N] [--seed S] [--reps R] [--variants a,b,...] [--quick]\n"
                     "  variants: put-fence-allocate put-fence-create isend-barrier alltoallv (default all)\n"
-                    "  --quick: n = 2^18, reps = 2\n");
+                    "  --quick: n = 2^18, reps = 10\n");
 }
 
 int main(int argc, char **argv) {
@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
     }
     seed = o.seed;
     n = o.n > 0 ? (uint64_t)o.n : o.quick ? (1u << 18) : (1u << 22);
-    reps = o.reps > 0 ? o.reps : o.quick ? 2 : 3;
+    reps = o.reps > 0 ? o.reps : o.quick ? 10 : 3;
 
     blo = malloc((size_t)(p + 1) * sizeof *blo);
     if (!blo) MPI_Abort(MPI_COMM_WORLD, 1);
