@@ -383,11 +383,11 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
     if (r.engine->declared() != sync::Mode::None)
       fail(BSPK_ERR_STATE, "called after %s in this superstep: bspk_sync_allgather makes its own declaration",
            r.engine->declared() == sync::Mode::Expect ? "bspk_expect" : "bspk_will_send");
-    if (r.stats.msgs_sent + r.stats.copies != r.step_base)
+    if (const uint64_t sends = r.step_sends())
       fail(BSPK_ERR_STATE,
            "called after %llu message(s) or copies were issued in this superstep: its superstep carries the "
            "blocks only (call bspk_sync first)",
-           (unsigned long long)(r.stats.msgs_sent + r.stats.copies - r.step_base));
+           (unsigned long long)sends);
     const int p = r.nprocs, me = r.pid;
     unsigned char* out = static_cast<unsigned char*>(all);
     // Each process's size, and the first one that differs from nbytes.
@@ -467,7 +467,7 @@ int bspk_declared(void) { return rt && rt->engine ? static_cast<int>(rt->engine-
 
 uint64_t bspk_superstep(void) { return rt ? rt->stats.supersteps : 0; }
 
-uint64_t bspk_step_sends(void) { return rt ? rt->stats.msgs_sent + rt->stats.copies - rt->step_base : 0; }
+uint64_t bspk_step_sends(void) { return rt ? rt->step_sends() : 0; }
 
 int bspk_send(int dest, bspk_ptr p, size_t n) {
   return guarded("bspk_send", [&] {

@@ -495,7 +495,7 @@ void fill_stats(bspk_stats* out, size_t size) {
   o.bytes_stored = s.bytes_stored;
   o.bytes_fetched = s.bytes_fetched;
   o.frames_flipped = s.frames_flipped;
-  o.step_sends = s.msgs_sent + s.copies - rt->step_base;
+  o.step_sends = rt->step_sends();
   o.reads = s.reads;
   o.bytes_read = s.bytes_read;
   // A caller built against an older header gets the fields it knows; one

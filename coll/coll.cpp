@@ -610,7 +610,6 @@ struct Ctx {
   // superstep in which every process sends every other one its bare header
   // (every process gets here, see tagged_step), then check_all's error.
   int bare_headers() {
-    hmsg.clear();
     bool tagged = false;
     int rc = exchange_headers([](int, std::vector<unsigned char>&) { return true; }, &tagged);
     if (rc != BSPK_OK) return rc;
@@ -903,9 +902,9 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
   // short: the root's data comes with the header superstep (every process sends its own)
   auto place = [&] {
+    if (c.me == c.root) return BSPK_OK;
     Cur d(ptr, c.n);
-    if (c.me != c.root && !from_mem(d, c.data(c.root), c.n * c.es)) return c.internal("writing the result");
-    return BSPK_OK;
+    return from_mem(d, c.data(c.root), c.n * c.es) ? BSPK_OK : c.internal("writing the result");
   };
   int rc;
   if (c.board && board_first(c, ptr, c.n, true, place, &rc)) return rc;

@@ -878,8 +878,8 @@ class runtime {
   int pid() const noexcept { return bspk_pid(); }
   int nprocs() const noexcept { return bspk_nprocs(); }
   /* The current superstep, numbered from 0 on each process (= supersteps
-   * completed, bspk_stats). */
-  std::uint64_t superstep() const { return stats().supersteps; }
+   * completed, bspk_superstep). */
+  std::uint64_t superstep() const noexcept { return bspk_superstep(); }
   /* Seconds (CLOCK_MONOTONIC, bspk_time). */
   double time() const noexcept { return bspk_time(); }
   /* This process's counters (bspk_get_stats). */
