@@ -65,10 +65,13 @@ enum class CompletionKind : uint8_t {
   Read,      // a post_read finished (the local buffer holds the data)
 };
 
+// Trivial (no member initializers): the engine's wait loop declares an array
+// of 16 on every poll, which a waiting process spins on; poll() fills the
+// first n it returns.
 struct Completion {
-  OpContext* context = nullptr;  // the context the operation was posted with
-  CompletionKind kind = CompletionKind::Sent;
-  size_t len = 0;                // Received: bytes written into the iovecs
+  OpContext* context;  // the context the operation was posted with
+  CompletionKind kind;
+  size_t len;          // Received: bytes written into the iovecs
 };
 
 // Result of poll()/wait() when the completion queue reports an error.

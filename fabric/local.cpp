@@ -90,9 +90,10 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
   tail_.assign(static_cast<size_t>(nprocs), 0);
   ring_done_seen_.assign(static_cast<size_t>(nprocs), 0);
   pull_done_seen_.assign(static_cast<size_t>(nprocs), 0);
-  head_.assign(static_cast<size_t>(nprocs), 0);
+  in_.resize(static_cast<size_t>(nprocs));
+  for (int src = 0; src < nprocs; ++src)
+    in_[static_cast<size_t>(src)] = Inbound{ring(src, pid), pull_ring(src, pid), &pair_state(src, pid), 0, 0};
   pull_tail_.assign(static_cast<size_t>(nprocs), 0);
-  pull_head_.assign(static_cast<size_t>(nprocs), 0);
   pending_.resize(static_cast<size_t>(nprocs));
   pull_off_.assign(static_cast<size_t>(nprocs), 0);
   mapped_.resize(static_cast<size_t>(nprocs));
@@ -203,6 +204,19 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   if (t + k - seen > kCells) {
     seen = pair_state(pid_, dest).ring_done.load(std::memory_order_acquire);  // orders the consumer's reads before our writes
     if (t + k - seen > kCells) return false;  // not freed yet
+  }
+  if (k == 1) {  // the common case: the pieces back to back in one cell
+    Cell& c = r[t % kCells];
+    unsigned char* d = c.data;
+    for (size_t i = 0; i < count; ++i) {
+      std::memcpy(d, iov[i].iov_base, iov[i].iov_len);
+      d += iov[i].iov_len;
+    }
+    c.len = static_cast<uint32_t>(len);
+    c.tag = tag;
+    c.full.store(1, std::memory_order_release);  // publishes len, tag and the data
+    ++t;
+    return true;
   }
   iovec cells[kMaxMessageCells];
   for (size_t j = 0; j < k; ++j) {
@@ -320,11 +334,14 @@ bool LocalTransport::inject(int dest, const iovec* iov, void** desc, size_t coun
 
 // Ring arrivals into the receives kept here, scanning the sources round-robin.
 size_t LocalTransport::deliver(Completion* out, size_t n) {
+  // (Called on every poll, which a waiting process spins on: per source a
+  // load of the next cell's flag, no division, until something is there.)
   size_t k = 0;
-  for (int i = 0; i < nprocs_ && k < n && !recvs_.empty(); ++i) {
-    int src = (next_src_ + i) % nprocs_;
-    uint64_t& h = head_[static_cast<size_t>(src)];
-    Cell* r = ring(src, pid_);
+  int src = next_src_;
+  for (int i = 0; i < nprocs_ && k < n && !recvs_.empty(); ++i, src = src + 1 == nprocs_ ? 0 : src + 1) {
+    Inbound& in = in_[static_cast<size_t>(src)];
+    Cell* r = in.ring;
+    uint64_t& h = in.head;
     while (k < n && !recvs_.empty()) {
       Cell& c = r[h % kCells];
       if (c.full.load(std::memory_order_acquire) != 1) break;
@@ -335,17 +352,24 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d: corrupt ring", len, src);
       if (len > total_len(rv.iov, rv.count))
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d does not fit the posted receive", len, src);
-      iovec from[kMaxMessageCells];
-      for (size_t q = 0; q < cells; ++q)
-        from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
-      scatter(from, cells, rv.iov);
-      for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
+      if (cells == 1) {  // the common case (a header and a short payload): at most two copies
+        const size_t a = std::min(len, rv.iov[0].iov_len);
+        std::memcpy(rv.iov[0].iov_base, c.data, a);
+        if (len > a) std::memcpy(rv.iov[1].iov_base, c.data + a, len - a);  // (fits: checked above)
+        c.full.store(0, std::memory_order_relaxed);
+      } else {
+        iovec from[kMaxMessageCells];
+        for (size_t q = 0; q < cells; ++q)
+          from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
+        scatter(from, cells, rv.iov);
+        for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
+      }
       h += cells;
-      pair_state(src, pid_).ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
+      in.state->ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
       out[k++] = Completion{rv.ctx, CompletionKind::Received, len};
     }
   }
-  next_src_ = (next_src_ + 1) % nprocs_;
+  next_src_ = next_src_ + 1 == nprocs_ ? 0 : next_src_ + 1;
   return k;
 }
 
@@ -411,16 +435,17 @@ void LocalTransport::stop_pulling() {
 // Pull descriptors addressed to us, scanning the sources round-robin.
 size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
   size_t k = 0;
-  for (int i = 0; i < nprocs_ && k < n; ++i) {
-    int src = (next_pull_src_ + i) % nprocs_;
-    uint64_t& h = pull_head_[static_cast<size_t>(src)];
-    PullCell* r = pull_ring(src, pid_);
-    PairState& st = pair_state(src, pid_);
+  int src = next_pull_src_;
+  for (int i = 0; i < nprocs_ && k < n; ++i, src = src + 1 == nprocs_ ? 0 : src + 1) {
+    Inbound& in = in_[static_cast<size_t>(src)];
+    PullCell* r = in.pulls;
+    uint64_t& h = in.pull_head;
     while (k < n) {
       PullCell& c = r[h % kPullCells];
       if (!c.full.load(std::memory_order_acquire)) break;
       if (!pull_) {  // refused earlier: the sender re-sends through the provider
-        if (st.refused.load(std::memory_order_relaxed) == 0) st.refused.store(c.seq + 1, std::memory_order_relaxed);
+        if (in.state->refused.load(std::memory_order_relaxed) == 0)
+          in.state->refused.store(c.seq + 1, std::memory_order_relaxed);
       } else {
         std::deque<Recv>* q = local_recvs(c.tag);
         if (!q || q->empty()) break;  // wait for a receive of this tag
@@ -434,10 +459,10 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
       }
       c.full.store(0, std::memory_order_relaxed);
       ++h;
-      st.done.store(h, std::memory_order_release);  // publishes refused too
+      in.state->done.store(h, std::memory_order_release);  // publishes refused too
     }
   }
-  next_pull_src_ = (next_pull_src_ + 1) % nprocs_;
+  next_pull_src_ = next_pull_src_ + 1 == nprocs_ ? 0 : next_pull_src_ + 1;
   return k;
 }
 
@@ -496,8 +521,10 @@ ssize_t LocalTransport::poll(Completion* out, size_t n, CompletionError* err) {
     sent_.pop_front();
   }
   if (k < n && npending_ + resend_.size() > 0) k += complete_pulls(out + k, n - k);
-  if (k < n) k += deliver(out + k, n - k);
-  if (k < n) k += deliver_pulls(out + k, n - k);
+  // (A cheap look at every source's next cells first: the scans below are
+  // heavier, and a waiting process polls an empty ring most of the time.)
+  if (k < n && !recvs_.empty() && ring_waiting()) k += deliver(out + k, n - k);
+  if (k < n && pull_waiting()) k += deliver_pulls(out + k, n - k);
   return static_cast<ssize_t>(k);
 }
 

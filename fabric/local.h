@@ -225,6 +225,17 @@ class LocalTransport final : public Transport {
   std::deque<Recv>* local_recvs(uint64_t tag);
   bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got);
   void stop_pulling();
+  // Whether some source's next ring cell / pull cell to this process is filled.
+  bool ring_waiting() const {
+    for (const Inbound& in : in_)
+      if (in.ring[in.head % kCells].full.load(std::memory_order_acquire) == 1) return true;
+    return false;
+  }
+  bool pull_waiting() const {
+    for (const Inbound& in : in_)
+      if (in.pulls[in.pull_head % kPullCells].full.load(std::memory_order_acquire)) return true;
+    return false;
+  }
   size_t deliver(Completion* out, size_t n);
   size_t deliver_pulls(Completion* out, size_t n);
   size_t complete_pulls(Completion* out, size_t n);
@@ -242,7 +253,15 @@ class LocalTransport final : public Transport {
   // wrote last (a miss on every send).
   std::vector<uint64_t> ring_done_seen_, pull_done_seen_;
   std::vector<uint64_t> tail_;  // per destination: next cell to fill (producer side)
-  std::vector<uint64_t> head_;  // per source: next cell to read (consumer side)
+  // Consumer side, per source: where its ring and pull ring to this process
+  // are, the pair's state, and the next cell of each to read.
+  struct Inbound {
+    Cell* ring;
+    PullCell* pulls;
+    PairState* state;
+    uint64_t head, pull_head;
+  };
+  std::vector<Inbound> in_;
   std::deque<Recv> recvs_;      // ring-tag receives kept here
   std::deque<OpContext*> sent_; // ring sends whose Sent completion is due
   int next_src_ = 0;            // round-robin start of the next scan
@@ -253,7 +272,6 @@ class LocalTransport final : public Transport {
   bool pull_ = false;               // on for this process (cleared when the kernel refuses CMA)
   bool refuse_for_test_ = false;
   std::vector<uint64_t> pull_tail_; // per destination: next descriptor cell (producer side)
-  std::vector<uint64_t> pull_head_; // per source: next descriptor cell (consumer side)
   std::vector<std::deque<Pending>> pending_;  // per destination: pulled sends not yet done
   std::vector<char> pull_off_;      // per destination: refused by it, send through the provider
   size_t npending_ = 0;
