@@ -59,7 +59,7 @@ command -v mpirun >/dev/null || { echo "suite.sh: mpirun not found: run ./instal
 
 # Build what is needed (Release unless the build directory says otherwise).
 [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" -j2 --target bspkrun as_bspk as_mpi mult_bspk mult_mpi rdx_bspk rdx_mpi >/dev/null
+cmake --build "$BUILD" -j2 --target bspkrun corelat as_bspk as_mpi mult_bspk mult_mpi rdx_bspk rdx_mpi >/dev/null
 BIN="$BUILD/bench/suite"
 mkdir -p "$OUT"
 RAW="$OUT/raw.csv"
@@ -116,6 +116,12 @@ pair() {
 
 has() { case ",$SUITES," in *",$1,"*) return 0 ;; esac; return 1; }
 FAILED=0
+# The core-to-core round trip before and after (see bench/corelat.c): the
+# phase of the machine this run measured in, printed with the tables.
+LAT="$OUT/corelat.txt"
+corelat() { [ "$NCORES" -ge 2 ] && "$BUILD/bench/corelat" | sed "s/^/$1,/" >>"$LAT" || true; }
+: >"$LAT"
+corelat before
 START=$(date +%s)
 IFS_SAVE=$IFS
 for prov in $(echo "$PROVIDERS" | tr , ' '); do
@@ -132,6 +138,7 @@ for prov in $(echo "$PROVIDERS" | tr , ' '); do
 done
 IFS=$IFS_SAVE
 echo "suite.sh: measured in $(( $(date +%s) - START )) s" >&2
-python3 "$ROOT/bench/suite/report.py" --raw "$RAW" --out "$OUT"
+corelat after
+python3 "$ROOT/bench/suite/report.py" --raw "$RAW" --out "$OUT" --corelat "$LAT"
 echo "suite.sh: tables in $OUT/tables.md, raw numbers in $OUT/suite.csv, plots $OUT/*.png" >&2
 exit $FAILED

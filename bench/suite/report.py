@@ -84,12 +84,28 @@ def order(key):
     return (prov, p, s, t, h, n)
 
 
-def tables(summary):
+def corelat_line(path):
+    """The machine's core-to-core round trip before and after the run (bench/corelat.c)."""
+    got = []
+    if path and os.path.exists(path):
+        for line in open(path):
+            f = line.strip().split(",")
+            if len(f) == 5 and f[1] == "corelat":
+                got.append(f"{f[0]} {float(f[3]):.3f} us")
+    if not got:
+        return []
+    return ["Core-to-core round trip of one cache line (bench/corelat, cores " +
+            open(path).readline().split(",")[2] + "): " + ", ".join(got) +
+            ". Sub-microsecond rows move with it (0.05-0.5 us on this VM from hour to hour); "
+            "compare ratios, and runs whose round trips agree.", ""]
+
+
+def tables(summary, corelat=None):
     lines = ["# BSPk next to Open MPI (bench/suite.sh)", "",
              "Times in microseconds: per repetition the maximum over processes, median over "
              "repetitions, median over rounds (loop average in parentheses). Ratio = BSPk / best "
              "Open MPI variant (below 1.00x BSPk is faster). \"declared\": BSPk variants with "
-             "bspk_expect; \"counted\": no declaration.", ""]
+             "bspk_expect; \"counted\": no declaration.", ""] + corelat_line(corelat)
     failed = [(k, v) for k, cells in summary.items() for v, c in cells.items() if not c[2]]
     if failed:
         lines += ["**Verification failed:** " + "; ".join(
@@ -230,6 +246,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--raw", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--corelat", help="bench/corelat lines, each prefixed with before/after")
     a = ap.parse_args()
     rows = load(a.raw)
     if not rows:
@@ -241,7 +258,7 @@ def main():
         w.writerows(rows)
     summary = summarize(rows)
     with open(os.path.join(a.out, "tables.md"), "w") as f:
-        f.write(tables(summary))
+        f.write(tables(summary, a.corelat))
     plots(summary, a.out)
     return 0 if all(r["ok"] for r in rows) else 1
 
