@@ -234,8 +234,10 @@ void MessagePassing::on_advance(uint32_t new_step) {
   stats_.msgs_delivered += inbox_.size();
   stats_.bytes_delivered += b.bytes;
   b.bytes = 0;
-  for (auto& [k, m] : b.partial) drop(m);  // cannot happen when counts are right
-  b.partial.clear();
+  if (!b.partial.empty()) {  // cannot happen when counts are right (and clear() wipes every bucket)
+    for (auto& [k, m] : b.partial) drop(m);
+    b.partial.clear();
+  }
   auto before = [](const Msg& a, const Msg& c) { return a.src != c.src ? a.src < c.src : a.seq < c.seq; };
   if (!std::is_sorted(inbox_.begin(), inbox_.end(), before)) std::sort(inbox_.begin(), inbox_.end(), before);
 }
