@@ -172,7 +172,7 @@ class Comem {
   // The (name, idx) of a live named region, or nullptr.
   const std::pair<std::string, int>* name_of(uint32_t id) const {
     uint32_t slot = slot_of(id);
-    if (slot >= table_.size() || !gen_matches(table_[slot].gen, id)) return nullptr;
+    if (slot >= table_.size() || !gen_matches(table_[slot].gen, id) || !table_[slot].named) return nullptr;
     auto it = name_of_.find(slot);
     return it == name_of_.end() ? nullptr : &it->second;
   }
