@@ -56,7 +56,9 @@
 // buffer reusable at return) cannot be pulled: those of the ring tag go
 // through the rings (several cells); one that meets a full ring is refused
 // (inject() returns false), so the engine posts it as an operation, which is
-// pulled; those of other tags stay on the provider, which is why part of each
+// pulled; those of other tags are refused whenever they could be pulled (the
+// engine posts them, and they are pulled), and otherwise (pulls off or
+// refused by the receiver) go to the provider, which is why part of each
 // tag's receives stays posted there.
 //
 // Polling the provider: every poll() reads the rings, but calls the
