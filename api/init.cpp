@@ -361,6 +361,9 @@ void start_runtime(Runtime& r, StartWatch& watch) {
          r.ep->provider().c_str(), (unsigned long long)r.ep->mr_mode());
   r.engine->fabric_barrier(false);  // every probe has been read
   r.frames->free(probe);
+  // Every process's pools exist now: map the other processes' frame slabs
+  // here rather than at the first pull from each, inside a superstep.
+  if (r.local) r.local->map_peer_slabs();
   if (verbose)
     std::fprintf(stderr,
                  "bspk: registration check ok: fi_readmsg of pid %d at remote address %#llx (%s), key %#llx\n",

@@ -186,6 +186,16 @@ const unsigned char* LocalTransport::source_in_slab(int src, uint64_t addr, uint
   return m.base + (addr - m.remote_base);
 }
 
+void LocalTransport::map_peer_slabs() {
+  if (!pull_) return;
+  for (int src = 0; src < nprocs_; ++src) {
+    if (src == pid_) continue;
+    const uint32_t n = std::min<uint32_t>(peer(src).nslabs.load(std::memory_order_acquire), kMaxSlabs);
+    for (uint32_t k = 0; k < n; ++k)
+      source_in_slab(src, slab_table(src)[k].base, 0, static_cast<int64_t>(k));  // maps it (or marks it failed)
+  }
+}
+
 // A message of len bytes takes cells_for(len) consecutive cells (mod kCells):
 // the first holds len, the tag and the first kCellPayload bytes, the others
 // (marked 2) the rest in order. The consumer clears every cell's flag after

@@ -141,6 +141,12 @@ class LocalTransport final : public Transport {
   // Never blocks: ring arrivals raise no file descriptor (the engine backs off).
   ssize_t wait(Completion* out, size_t n, int, CompletionError* err) override { return poll(out, n, err); }
 
+  // With pulls: map every shared slab the other processes have listed so
+  // far (what the first pull from each would otherwise do: an open of
+  // /proc/<pid>/fd/<n> and an mmap, ~20 us each here, inside a superstep).
+  // Called once after startup, when every process has made its pools.
+  void map_peer_slabs();
+
   const SharedSegment& segment() const { return seg_; }
   bool pulling() const { return pull_; }
   // Tests: act as if the kernel refused this process's next cross-memory read.
