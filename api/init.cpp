@@ -316,6 +316,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   size_t limit = config::get_size(config::Var::POOL_LIMIT);
   r.frames = std::make_unique<comem::FramePool>(r.transport, fsz, limit);
   r.small = std::make_unique<comem::FramePool>(r.transport, wire::kSmallPayload, limit, size_t{1} << 20);
+  r.small->prefault();  // its buffers receive arrivals (comem/pool.h)
   if (size_t reserve = config::get_size(config::Var::POOL_RESERVE)) {
     if (limit && reserve > limit)
       fail(BSPK_ERR_ARG, "BSPK_POOL_RESERVE=%zu is larger than BSPK_POOL_LIMIT=%zu", reserve, limit);

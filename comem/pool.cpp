@@ -2,6 +2,7 @@
 
 #include <bspk.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -49,6 +50,18 @@ FramePool::~FramePool() {
   }
 }
 
+namespace {
+// Write every page of [base, base + len) without changing a byte (frames of
+// an existing slab may hold data).
+void touch_pages(void* base, size_t len) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t off = 0; off < len; off += page) {
+    volatile unsigned char* q = static_cast<unsigned char*>(base) + off;
+    *q = *q;
+  }
+}
+}  // namespace
+
 void FramePool::grow() {
   if (limit_ && bytes() + slab_size_ > limit_)
     fail(BSPK_ERR_NOMEM,
@@ -68,6 +81,7 @@ void FramePool::grow() {
   // Before first touch: the slab's pages come from this process's NUMA node(s)
   // (no-op on one node, or before bspk_init placed the process).
   placement::bind_memory(base, slab_size_);
+  if (prefault_) touch_pages(base, slab_size_);
   Slab s{base, {}};
   if (ep_) {
     try {
@@ -84,6 +98,12 @@ void FramePool::grow() {
   // Push in reverse so frames are handed out in ascending address order.
   uintptr_t b = reinterpret_cast<uintptr_t>(base);
   for (size_t i = n; i-- > 0;) free_.push_back(b + i * frame_size_);
+}
+
+void FramePool::prefault() {
+  if (prefault_) return;
+  prefault_ = true;
+  for (const Slab& s : slabs_) touch_pages(s.base, slab_size_);
 }
 
 void FramePool::reserve(size_t bytes) {

@@ -27,6 +27,7 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
       stats_(stats),
       opt_(opt),
       ring_(opt.max_ahead) {
+  headers_.prefault();  // header slots receive arrivals (comem/pool.h)
   size_t p = static_cast<size_t>(nprocs);
   if (p * sizeof(uint64_t) > frames.frame_size())
     fail(BSPK_ERR_ARG,
