@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 
 #include "base/error.h"
 #include "base/placement.h"
@@ -52,7 +51,7 @@ FramePool::~FramePool() {
 
 namespace {
 // Write every page of [base, base + len) without changing a byte (frames of
-// an existing slab may hold data).
+// an existing slab may hold data), so that none faults on first use later.
 void touch_pages(void* base, size_t len) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (size_t off = 0; off < len; off += page) {
@@ -109,7 +108,7 @@ void FramePool::prefault() {
 void FramePool::reserve(size_t bytes) {
   const size_t first = slabs_.size();
   while (slabs_.size() * slab_size_ < bytes) grow();
-  for (size_t i = first; i < slabs_.size(); ++i) std::memset(slabs_[i].base, 0, slab_size_);
+  for (size_t i = first; i < slabs_.size(); ++i) touch_pages(slabs_[i].base, slab_size_);
 }
 
 // A run: one slab of exactly k frames, aligned to a frame, registered on the

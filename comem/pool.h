@@ -82,10 +82,10 @@ class FramePool {
   const fabric::MemoryRegion& region_of(uintptr_t a) const;
   bool owns(uintptr_t a) const;
 
-  // Add slabs until the ordinary slabs hold at least `bytes`, and write every
-  // page of the new ones, so that later frames cost no page fault on first
-  // touch (BSPK_POOL_RESERVE). Throws bspk::Error(BSPK_ERR_NOMEM) past the
-  // limit, as alloc() does.
+  // Add slabs until the ordinary slabs hold at least `bytes`, and touch every
+  // page of the new ones (as prefault() does), so that later frames cost no
+  // page fault on first touch (BSPK_POOL_RESERVE). Throws
+  // bspk::Error(BSPK_ERR_NOMEM) past the limit, as alloc() does.
   void reserve(size_t bytes);
   // Touch (write, keeping every byte) each page of the slabs this pool has,
   // and of each it makes from now on as it is made. For the pools whose

@@ -326,24 +326,17 @@ bool LocalTransport::post_send(int dest, const iovec* iov, void** desc, size_t c
 
 bool LocalTransport::inject(int dest, const iovec* iov, void** desc, size_t count, uint64_t tag) {
   size_t len = total_len(iov, count);
-  if (tag == ring_tag_ && len <= kRingMessage) {
-    if (push(dest, iov, count, tag)) return true;
-    // The ring is full (a superstep of many small messages to one process):
-    // not injected then, so that the engine posts it as an operation, which
-    // is pulled. Through the provider it took a bounce copy and the
-    // provider's own cross-memory path: shm, p = 2, 64 messages of 4 KiB to
-    // the peer cost 3.3 us each (one process_vm_readv per message) against
-    // 0.6 us pulled.
-    if (can_pull(dest, count)) return false;
-  } else if (can_pull(dest, count)) {
-    // Another tag (a frame-class message the engine would inject: a store
-    // of up to the provider's inject size that fills its region, sent whole
-    // to be flipped in): pulled too, as post_send would. Through the provider
-    // it cost a bounce copy, the provider's queue and one process_vm_readv
-    // at the receiver: a 4 KiB halo store of examples/stencil, shm p = 2,
-    // took 11-14 us in every other superstep.
-    return false;
-  }
+  if (tag == ring_tag_ && len <= kRingMessage && push(dest, iov, count, tag)) return true;
+  // Anything else that could be pulled is refused, so that the engine posts
+  // it as an operation and the receiver pulls it: a ring message that met a
+  // full ring (a superstep of many small messages to one process), or a
+  // frame-class message (a store of up to the provider's inject size that
+  // fills its region, sent whole to be flipped in). Through the provider each
+  // took a bounce copy, the provider's queue and one process_vm_readv at the
+  // receiver: shm, p = 2, 64 messages of 4 KiB to the peer 3.3 us each
+  // against 0.6 us pulled; a 4 KiB halo store of examples/stencil 11-14 us
+  // in every other superstep.
+  if (can_pull(dest, count)) return false;
   if (len > ep_.inject_size() || !ep_.inject(dest, iov, desc, count, tag)) return false;
   sent_by_provider(dest);
   inject_polls_ = kInjectPolls;  // the provider may still have to push it out

@@ -54,12 +54,11 @@
 // only when its pool is destroyed, at shutdown: no descriptor names it then.
 // Messages the engine injects (inject(): up to the provider's inject size,
 // buffer reusable at return) cannot be pulled: those of the ring tag go
-// through the rings (several cells); one that meets a full ring is refused
-// (inject() returns false), so the engine posts it as an operation, which is
-// pulled; those of other tags are refused whenever they could be pulled (the
-// engine posts them, and they are pulled), and otherwise (pulls off or
-// refused by the receiver) go to the provider, which is why part of each
-// tag's receives stays posted there.
+// through the rings (several cells); any other (one that meets a full ring,
+// one of another tag) is refused (inject() returns false) whenever it could
+// be pulled, so the engine posts it as an operation, which is pulled; only
+// with pulls off or refused by the receiver does it go to the provider,
+// which is why part of each tag's receives stays posted there.
 //
 // Polling the provider: every poll() reads the rings, but calls the
 // provider's completion queue (fi_cq_read: its own locks and queues, about a

@@ -253,6 +253,11 @@ struct SendBuf {
     void* desc[2] = {nullptr, nullptr};
     return t.post_send(dest, iov, desc, body.empty() ? 1 : 2, &ctx, tag);
   }
+  bool inject(LocalTransport& t, int dest, uint64_t tag = kOtherTag) {
+    iovec iov[2] = {{hdr.data(), hdr.size()}, {body.data(), body.size()}};
+    void* desc[2] = {nullptr, nullptr};
+    return t.inject(dest, iov, desc, body.empty() ? 1 : 2, tag);
+  }
 };
 
 bool same_bytes(const RecvBuf& r, const SendBuf& s) {
@@ -333,9 +338,7 @@ TEST(LocalPulls, InjectOfAnotherTagIsRefusedForAPull) {
   RecvBuf rb;
   ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
   SendBuf s(7, 8);
-  iovec iov[2] = {{s.hdr.data(), 64}, {s.body.data(), 8}};
-  void* desc[2] = {nullptr, nullptr};
-  EXPECT_FALSE(p.t[0]->inject(1, iov, desc, 2, kOtherTag)) << "a pullable inject of another tag was taken";
+  EXPECT_FALSE(s.inject(*p.t[0], 1)) << "a pullable inject of another tag was taken";
   EXPECT_TRUE(p.net.delivered().empty()) << "a refused inject reached the provider";
   ASSERT_TRUE(s.post(*p.t[0], 1));  // what the engine does next
   auto r = drain(*p.t[1]);
@@ -354,9 +357,7 @@ TEST(LocalPulls, InjectOfAnotherTagWithoutPullsGoesThroughTheProvider) {
   RecvBuf rb;
   ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
   SendBuf s(7, 8);
-  iovec iov[2] = {{s.hdr.data(), 64}, {s.body.data(), 8}};
-  void* desc[2] = {nullptr, nullptr};
-  ASSERT_TRUE(p.t[0]->inject(1, iov, desc, 2, kOtherTag)) << "without pulls, another tag's inject must be taken";
+  ASSERT_TRUE(s.inject(*p.t[0], 1)) << "without pulls, another tag's inject must be taken";
   auto r = drain(*p.t[1], 200);
   ASSERT_EQ(r.size(), 1u);
   ASSERT_EQ(p.net.delivered().size(), 1u) << "it went through the provider";

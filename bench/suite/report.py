@@ -86,16 +86,16 @@ def order(key):
 
 def corelat_line(path):
     """The machine's core-to-core round trip before and after the run (bench/corelat.c)."""
-    got = []
+    got, cores = [], None
     if path and os.path.exists(path):
         for line in open(path):
-            f = line.strip().split(",")
+            f = line.strip().split(",")  # when,corelat,cores,us,iters
             if len(f) == 5 and f[1] == "corelat":
+                cores = cores or f[2]
                 got.append(f"{f[0]} {float(f[3]):.3f} us")
     if not got:
         return []
-    return ["Core-to-core round trip of one cache line (bench/corelat, cores " +
-            open(path).readline().split(",")[2] + "): " + ", ".join(got) +
+    return [f"Core-to-core round trip of one cache line (bench/corelat, cores {cores}): " + ", ".join(got) +
             ". Sub-microsecond rows move with it (0.05-0.5 us on this VM from hour to hour); "
             "compare ratios, and runs whose round trips agree.", ""]
 
