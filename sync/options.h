@@ -1,5 +1,5 @@
 // sync/options.h -- the engine's settings (BSPK_MAX_AHEAD, BSPK_SYNC_TIMEOUT,
-// BSPK_SPIN_US, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH, BSPK_SPLIT_FRAMES; ranges and defaults in
+// BSPK_SPIN_US, BSPK_YIELD_MS, BSPK_RX_DEPTH, BSPK_SMALL_RX_DEPTH, BSPK_SPLIT_FRAMES; ranges and defaults in
 // base/config_defs.h).
 #pragma once
 
@@ -19,6 +19,7 @@ struct Options {
   uint32_t max_ahead = 16;       // W: supersteps a sender may run ahead of a receiver
   double timeout_s = 60;         // no-progress time-out in bspk_sync
   double spin_s = 200e-6;        // busy-poll before blocking (0 when processes outnumber CPUs)
+  double yield_s = 0.1;          // then poll and sched_yield this long before sleeping (BSPK_YIELD_MS)
   uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
   uint32_t split_frames = 4;     // split messages: most frames of one message per body (sync/wire.h)

@@ -4,6 +4,7 @@
 #include <bspk.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "base/clock.h"
@@ -69,17 +70,23 @@ void Engine::progress() {
   if (!backlog_.empty()) retry_backlog();
 }
 
-// Waiting without a CQ wait object: yield the CPU for the first 2 ms idle (a
-// peer on this core gets it at once), then sleep 50 us doubling to 1 ms, so a
-// long wait costs little CPU and wakes within ~1 ms of the data.
+// Waiting without a CQ wait object: keep polling and yielding the CPU for
+// BSPK_YIELD_MS of idleness (a peer on this core gets it at once; a process
+// alone on its core polls on), then sleep 50 us doubling to 1 ms between
+// polls, so a long wait costs little CPU and wakes within ~1 ms of the data.
+// The yielding phase is long (100 ms by default) because a sleep's late
+// wake-up is paid by every superstep whose imbalance reaches it: with the
+// former 2 ms, a superstep in which another process computed 3 ms more cost
+// 81-99 us more than the computation (README, Environment).
 void Engine::backoff(double idle_s) {
-  if (idle_s < 2e-3) {
+  const double over = idle_s - opt_.yield_s;
+  if (over < 0) {
     sched_yield();
     return;
   }
   double d = 50e-6;
-  for (double t = 4e-3; t < idle_s && d < 1e-3; t *= 2) d *= 2;
-  timespec ts{0, static_cast<long>(d * 1e9)};
+  for (double t = 2e-3; t < over && d < 1e-3; t *= 2) d *= 2;
+  timespec ts{0, static_cast<long>(std::min(d, 1e-3) * 1e9)};
   nanosleep(&ts, nullptr);
 }
 

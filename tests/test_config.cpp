@@ -85,6 +85,7 @@ TEST_F(Config, Defaults) {
   EXPECT_EQ(config::get_int(Var::SMALL_RX_DEPTH), 64);
   EXPECT_EQ(config::get_int(Var::SPIN_US), 200);
   EXPECT_EQ(config::get_int(Var::SPIN_US, 0), 0) << "run-time default (oversubscribed)";
+  EXPECT_EQ(config::get_int(Var::YIELD_MS), 100);
   EXPECT_EQ(config::get_int(Var::TEST_WIRE_VERSION), version::kWireVersion);
   EXPECT_EQ(config::get_seconds(Var::SYNC_TIMEOUT), 60);
   EXPECT_EQ(config::get_seconds(Var::START_TIMEOUT), 60);
@@ -109,6 +110,7 @@ TEST_F(Config, Defaults) {
   EXPECT_EQ(o.max_ahead, config::get_int(Var::MAX_AHEAD));
   EXPECT_EQ(o.timeout_s, config::get_seconds(Var::SYNC_TIMEOUT));
   EXPECT_EQ(static_cast<int64_t>(o.spin_s * 1e6 + 0.5), config::get_int(Var::SPIN_US));
+  EXPECT_EQ(static_cast<int64_t>(o.yield_s * 1e3 + 0.5), config::get_int(Var::YIELD_MS));
   EXPECT_EQ(o.rx_depth, config::get_int(Var::RX_DEPTH));
   EXPECT_EQ(o.small_rx_depth, config::get_int(Var::SMALL_RX_DEPTH));
   boot::HubTiming t;
@@ -137,6 +139,10 @@ TEST_F(Config, SetValues) {
   set(Var::FAILURE_TIMEOUT, "2.5");
   EXPECT_EQ(config::get_seconds(Var::FAILURE_TIMEOUT), 2.5);
   EXPECT_EQ(boot::HubTiming::from_env().failure_timeout, 2.5);
+  set(Var::YIELD_MS, "5");
+  EXPECT_EQ(sync::Options::from_env(1).yield_s, 0.005);
+  set(Var::YIELD_MS, "0");
+  EXPECT_EQ(sync::Options::from_env(1).yield_s, 0.0) << "0: sleep as soon as the spin ends";
   set(Var::HUB_PORT, "23456");
   EXPECT_TRUE(config::is_set(Var::HUB_PORT));
   EXPECT_EQ(config::get_int(Var::HUB_PORT, 0), 23456);
