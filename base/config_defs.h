@@ -58,12 +58,13 @@ BSPK_CONFIG_VAR(POOL_RESERVE, "BSPK_POOL_RESERVE", Size, User, uint64_t{0}, 0, 0
                 "cost model); counts against `BSPK_POOL_LIMIT`")
 BSPK_CONFIG_VAR(SPIN_US, "BSPK_SPIN_US", Int, User, 200, 0, 10'000'000, nullptr, "200 (0 if oversubscribed)",
                 "busy-poll time before blocking")
-BSPK_CONFIG_VAR(YIELD_MS, "BSPK_YIELD_MS", Int, User, 100, 0, 3'600'000, nullptr, nullptr,
-                "after the spin, how long an idle process keeps polling and yielding its CPU (`sched_yield`: "
-                "a process sharing the core runs at once) before it sleeps between polls (50 us, doubling to "
-                "1 ms); a wait that reaches the sleeps ends up to 1 ms after its data. Measured on 2 cores, "
-                "p = 2, one process computing 3 / 10 ms per superstep: 2 ms of yielding (the old default) "
-                "added 81-99 / 157-171 us per superstep, 100 ms 7 / 15 us")
+BSPK_CONFIG_VAR(YIELD_MS, "BSPK_YIELD_MS", Int, User, 100, 0, 3'600'000, nullptr, "100 (2 if oversubscribed)",
+                "after the spin, how long an idle process keeps polling and yielding its CPU (`sched_yield`) "
+                "before it sleeps between polls (50 us, doubling to 1 ms); a wait that reaches the sleeps ends "
+                "up to 1 ms after its data. Measured on 2 cores (bench/imbalance.sh), p = 2, one process "
+                "computing 3 / 10 ms per superstep: 2 ms of yielding added 111-137 / 285-302 us per superstep, "
+                "100 ms 17-22 / 28-35 us (Open MPI 19-31 us). Oversubscribed, yielders take time from the "
+                "processes that compute (radix sort at p = 4 on 2 cores: 2.0-2.5 ms with 2, 2.8-3.1 ms with 100)")
 BSPK_CONFIG_VAR(CQ_WAIT, "BSPK_CQ_WAIT", Enum, User, "none", 0, 0, "none|fd", nullptr,
                 "how an idle process waits for its completion queue: `none` (no wait object: poll, then yield "
                 "and sleep 50 us to 1 ms), `fd` (a wait object, where the provider has one: block in the kernel "

@@ -553,6 +553,11 @@ std::string Endpoint::describe() const {
          (inflight_limit_ ? strprintf(", sends in flight bounded to %zu, no injection", inflight_limit_) : "");
 }
 
+void Transport::nap(double seconds) {
+  timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+  nanosleep(&ts, nullptr);
+}
+
 bool Transport::post_recv_from(int src, const iovec*, void**, size_t, OpContext*, uint64_t) {
   fail(BSPK_ERR_INTERNAL, "a directed receive from pid %d on a transport without them", src);
 }

@@ -155,6 +155,16 @@ class Transport {
   // off itself.
   virtual ssize_t wait(Completion* out, size_t n, int timeout_ms, CompletionError* err) = 0;
 
+  // An idle caller backing off (no wait object, or nothing to block on):
+  // sleep up to `seconds`, less when this transport learns of new work.
+  // Default: nanosleep. LocalTransport wakes the sleeper as soon as a process
+  // of its host pushes into one of its rings or pull queues, sends it a
+  // message through the provider, or calls wake_local().
+  virtual void nap(double seconds);
+  // Wake every process of this host napping in nap(): for news that is no
+  // message (the engine's shared-memory count board). Default: nothing.
+  virtual void wake_local() {}
+
   // Remote address of byte `offset` of a peer's region whose base (as the peer
   // reported it) is remote_base: base + offset under FI_MR_VIRT_ADDR, else offset.
   uint64_t remote_addr(uint64_t remote_base, uint64_t offset) const {

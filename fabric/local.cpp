@@ -4,6 +4,8 @@
 #include <bspk.h>
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 #include "base/error.h"
@@ -226,6 +229,7 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
     c.tag = tag;
     c.full.store(1, std::memory_order_release);  // publishes len, tag and the data
     ++t;
+    wake(dest);
     return true;
   }
   iovec cells[kMaxMessageCells];
@@ -240,6 +244,7 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   first.tag = tag;
   first.full.store(1, std::memory_order_release);  // publishes len, tag and every cell's data
   t += k;
+  wake(dest);
   return true;
 }
 
@@ -297,6 +302,7 @@ bool LocalTransport::push_pull(int dest, const iovec* iov, void** desc, size_t c
   c.len = len;
   c.full.store(1, std::memory_order_release);  // publishes the descriptor
   ++t;
+  wake(dest);
   pending_[static_cast<size_t>(dest)].push_back(pd);
   ++npending_;
   return true;
@@ -505,6 +511,31 @@ size_t LocalTransport::complete_pulls(Completion* out, size_t n) {
     resend_.pop_front();
   }
   return k;
+}
+
+void LocalTransport::ring_doorbell(int dest) {
+  PeerInfo& d = peer(dest);
+  d.doorbell.fetch_add(1, std::memory_order_release);
+  // Not FUTEX_PRIVATE: the word is in memory shared between processes.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&d.doorbell), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+void LocalTransport::wake_local() {
+  for (int j = 0; j < nprocs_; ++j)
+    if (j != pid_) wake(j);
+}
+
+void LocalTransport::nap(double seconds) {
+  PeerInfo& me = peer(pid_);
+  const uint32_t bell = me.doorbell.load(std::memory_order_acquire);
+  me.napping.store(1, std::memory_order_seq_cst);  // before the look below: a producer after it rings
+  if (!ring_waiting() && !pull_waiting() && me.provider_in.load(std::memory_order_acquire) == provider_recvd_) {
+    timespec ts{static_cast<time_t>(seconds),
+                static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+    // Returns at once if the bell rang since it was read (EAGAIN), when rung, or after ts.
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&me.doorbell), FUTEX_WAIT, bell, &ts, nullptr, 0);
+  }
+  me.napping.store(0, std::memory_order_relaxed);
 }
 
 // Whether this poll() calls the provider (see "Polling the provider" in local.h).

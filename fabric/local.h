@@ -139,6 +139,14 @@ class LocalTransport final : public Transport {
   ssize_t poll(Completion* out, size_t n, CompletionError* err) override;
   // Never blocks: ring arrivals raise no file descriptor (the engine backs off).
   ssize_t wait(Completion* out, size_t n, int, CompletionError* err) override { return poll(out, n, err); }
+  // Sleeps on this process's doorbell (a futex in the segment) up to
+  // `seconds`: a process of this host that pushes into one of our rings or
+  // pull queues, sends us a message through the provider or calls
+  // wake_local() while we nap rings it. A producer that publishes just as we
+  // go to sleep may miss the flag (no fence on its side, to keep sends
+  // cheap): then the nap lasts its full time, as a plain sleep would.
+  void nap(double seconds) override;
+  void wake_local() override;
 
   // With pulls: map every shared slab the other processes have listed so
   // far (what the first pull from each would otherwise do: an open of
@@ -186,6 +194,8 @@ class LocalTransport final : public Transport {
     std::atomic<int64_t> os_pid;    // getpid() of the process (0 until it has started)
     std::atomic<uint32_t> nslabs;   // entries of its slab table (release: the entry is written)
     std::atomic<uint64_t> provider_in;  // messages sent to it through the provider, by anyone
+    std::atomic<uint32_t> doorbell;  // futex word: bumped by whoever wakes the process from nap()
+    std::atomic<uint32_t> napping;   // 1 while the process naps (wake() rings only then)
   };
   struct OwnSlab {
     size_t len;
@@ -246,7 +256,15 @@ class LocalTransport final : public Transport {
   size_t deliver(Completion* out, size_t n);
   size_t deliver_pulls(Completion* out, size_t n);
   size_t complete_pulls(Completion* out, size_t n);
-  void sent_by_provider(int dest) { peer(dest).provider_in.fetch_add(1, std::memory_order_release); }
+  void sent_by_provider(int dest) {
+    peer(dest).provider_in.fetch_add(1, std::memory_order_release);
+    wake(dest);
+  }
+  // Ring dest's doorbell if it naps (one load of its PeerInfo line otherwise).
+  void wake(int dest) {
+    if (peer(dest).napping.load(std::memory_order_relaxed) != 0) ring_doorbell(dest);
+  }
+  void ring_doorbell(int dest);
   bool provider_may_have_work();
 
   Transport& ep_;

@@ -56,6 +56,7 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
     else
       board_->join(s, k, mine.data(), sent_used_.data(), sent_used_.size());
     board_polls_ = 0;
+    ep_.wake_local();  // a process napping in its wait may be waiting for this join
     return;
   }
   Tree::Meta meta = {0, uint32_t(-1), uint32_t(-1), uint32_t(-1)};

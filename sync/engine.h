@@ -26,7 +26,7 @@
 //
 // Waiting spins briefly (BSPK_SPIN_US, default 200 us: rxm's segmented and
 // rendezvous protocols need the sender to keep progressing), then yields the
-// CPU for BSPK_YIELD_MS (100 ms) and naps 50 us to 1 ms (sync/wait.cpp), or with BSPK_CQ_WAIT=fd
+// CPU for BSPK_YIELD_MS (100 ms; 2 ms oversubscribed) and naps 50 us to 1 ms (sync/wait.cpp), or with BSPK_CQ_WAIT=fd
 // blocks on the completion queue's wait object. With more local processes
 // than CPUs it does not spin at all, leaving the CPU to the processes it
 // waits for.

@@ -18,13 +18,18 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   }
   // Oversubscribed (e.g. 8 processes on 2 cores): the process we wait for may
   // need this CPU, so yield at once instead of spinning.
-  if (local_procs > ncpu) o.spin_s = 0;
+  // And stop yielding sooner: yielders take time slices from the processes
+  // that compute (BSPK_YIELD_MS).
+  if (local_procs > ncpu) {
+    o.spin_s = 0;
+    o.yield_s = 2e-3;
+  }
   using config::Var;
   o.max_ahead = static_cast<uint32_t>(config::get_int(Var::MAX_AHEAD));
   o.timeout_s = config::get_seconds(Var::SYNC_TIMEOUT);
   if (o.timeout_s == 0) o.timeout_s = std::numeric_limits<double>::infinity();  // "off": never
   o.spin_s = 1e-6 * static_cast<double>(config::get_int(Var::SPIN_US, static_cast<int64_t>(o.spin_s * 1e6)));
-  o.yield_s = 1e-3 * static_cast<double>(config::get_int(Var::YIELD_MS));
+  o.yield_s = 1e-3 * static_cast<double>(config::get_int(Var::YIELD_MS, static_cast<int64_t>(o.yield_s * 1e3)));
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
   o.split_frames = static_cast<uint32_t>(config::get_int(Var::SPLIT_FRAMES));

@@ -73,11 +73,13 @@ void Engine::progress() {
 // Waiting without a CQ wait object: keep polling and yielding the CPU for
 // BSPK_YIELD_MS of idleness (a peer on this core gets it at once; a process
 // alone on its core polls on), then sleep 50 us doubling to 1 ms between
-// polls, so a long wait costs little CPU and wakes within ~1 ms of the data.
+// polls, so a long wait costs little CPU and wakes within ~1 ms of the data
+// (at once, on one host with the rings: the sender rings a doorbell).
 // The yielding phase is long (100 ms by default) because a sleep's late
 // wake-up is paid by every superstep whose imbalance reaches it: with the
 // former 2 ms, a superstep in which another process computed 3 ms more cost
-// 81-99 us more than the computation (README, Environment).
+// 81-137 us more than the computation (bench/imbalance.sh). Oversubscribed it
+// stays 2 ms: there the yielders slow down the processes that compute.
 void Engine::backoff(double idle_s) {
   const double over = idle_s - opt_.yield_s;
   if (over < 0) {
@@ -86,8 +88,9 @@ void Engine::backoff(double idle_s) {
   }
   double d = 50e-6;
   for (double t = 2e-3; t < over && d < 1e-3; t *= 2) d *= 2;
-  timespec ts{0, static_cast<long>(std::min(d, 1e-3) * 1e9)};
-  nanosleep(&ts, nullptr);
+  // On one host with the rings, the nap ends as soon as a peer sends to this
+  // process or joins the count board (fabric/local.h, nap()).
+  ep_.nap(std::min(d, 1e-3));
 }
 
 // One wait step: poll until spin_until, then block (or back off) up to block_ms.

@@ -86,6 +86,7 @@ TEST_F(Config, Defaults) {
   EXPECT_EQ(config::get_int(Var::SPIN_US), 200);
   EXPECT_EQ(config::get_int(Var::SPIN_US, 0), 0) << "run-time default (oversubscribed)";
   EXPECT_EQ(config::get_int(Var::YIELD_MS), 100);
+  EXPECT_EQ(config::get_int(Var::YIELD_MS, 2), 2) << "run-time default (oversubscribed)";
   EXPECT_EQ(config::get_int(Var::TEST_WIRE_VERSION), version::kWireVersion);
   EXPECT_EQ(config::get_seconds(Var::SYNC_TIMEOUT), 60);
   EXPECT_EQ(config::get_seconds(Var::START_TIMEOUT), 60);
@@ -139,6 +140,8 @@ TEST_F(Config, SetValues) {
   set(Var::FAILURE_TIMEOUT, "2.5");
   EXPECT_EQ(config::get_seconds(Var::FAILURE_TIMEOUT), 2.5);
   EXPECT_EQ(boot::HubTiming::from_env().failure_timeout, 2.5);
+  EXPECT_EQ(sync::Options::from_env(1, 2).yield_s, 0.1);
+  EXPECT_EQ(sync::Options::from_env(3, 2).yield_s, 0.002) << "oversubscribed: 3 processes on 2 CPUs";
   set(Var::YIELD_MS, "5");
   EXPECT_EQ(sync::Options::from_env(1).yield_s, 0.005);
   set(Var::YIELD_MS, "0");

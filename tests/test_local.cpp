@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <set>
+#include <thread>
+#include <chrono>
 #include <vector>
 
 #include "base/shm_segment.h"
@@ -606,6 +608,68 @@ TEST(LocalPulls, SlabsAreSharedMemfdMemoryOnlyWithPulls) {
   priv.t[0]->free_memory(a, len);
   shared.t[0]->free_memory(b, len);
   EXPECT_EQ(mapping_of(b), "") << "freed slab still mapped";
+}
+
+// nap(): an idle process sleeps on its doorbell and a peer's send through a
+// ring, a send through the provider, or wake_local() ends the nap at once
+// (sync/wait.cpp naps there once it has yielded for BSPK_YIELD_MS). Each nap
+// here is 5 s long; the peer acts after 100 ms, so a nap that ends before
+// 4 s was woken, not timed out.
+double timed_nap(LocalTransport& t, double seconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  t.nap(seconds);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(LocalNap, EndsWhenAPeerSendsThroughARing) {
+  Pair p(two());
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kRingTag));
+  double slept = -1;
+  std::thread napper([&] { slept = timed_nap(*p.t[1], 5.0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  OpContext sctx{};
+  ASSERT_TRUE(send(*p.t[0], 1, 7u, 4, &sctx));
+  napper.join();
+  EXPECT_LT(slept, 4.0) << "the ring send did not wake the napping receiver";
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].context, &rb.ctx);
+}
+
+TEST(LocalNap, EndsWhenAPeerSendsThroughTheProvider) {
+  Pair p(two());
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
+  double slept = -1;
+  std::thread napper([&] { slept = timed_nap(*p.t[1], 5.0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  OpContext sctx{};
+  ASSERT_TRUE(send(*p.t[0], 1, 8u, 4, &sctx, kOtherTag));
+  napper.join();
+  EXPECT_LT(slept, 4.0) << "a provider send did not wake the napping receiver";
+  EXPECT_EQ(drain(*p.t[1]).size(), 1u);
+}
+
+TEST(LocalNap, EndsOnWakeLocal) {
+  Pair p(two());
+  double slept = -1;
+  std::thread napper([&] { slept = timed_nap(*p.t[1], 5.0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  p.t[0]->wake_local();
+  napper.join();
+  EXPECT_LT(slept, 4.0) << "wake_local did not wake the napping peer";
+}
+
+TEST(LocalNap, DoesNotSleepOverAWaitingMessageAndLastsItsTimeOtherwise) {
+  Pair p(two());
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kRingTag));
+  OpContext sctx{};
+  ASSERT_TRUE(send(*p.t[0], 1, 9u, 4, &sctx));
+  EXPECT_LT(timed_nap(*p.t[1], 5.0), 4.0) << "napped with a message in its ring";
+  EXPECT_EQ(drain(*p.t[1]).size(), 1u);
+  EXPECT_GE(timed_nap(*p.t[1], 0.05), 0.045) << "a nap without news ended early";
 }
 
 }  // namespace
