@@ -61,7 +61,8 @@ BSPK_CONFIG_VAR(SPIN_US, "BSPK_SPIN_US", Int, User, 200, 0, 10'000'000, nullptr,
 BSPK_CONFIG_VAR(YIELD_MS, "BSPK_YIELD_MS", Int, User, 100, 0, 3'600'000, nullptr, "100 (2 if oversubscribed)",
                 "after the spin, how long an idle process keeps polling and yielding its CPU (`sched_yield`) "
                 "before it sleeps between polls (50 us, doubling to 1 ms); a wait that reaches the sleeps ends "
-                "up to 1 ms after its data. Measured on 2 cores (bench/imbalance.sh), p = 2, one process "
+                "up to 1 ms after its data, except on one host with the rings, where a peer's send or count-board "
+                "join wakes it at once. Measured on 2 cores (bench/imbalance.sh), p = 2, one process "
                 "computing 3 / 10 ms per superstep: 2 ms of yielding added 111-137 / 285-302 us per superstep, "
                 "100 ms 17-22 / 28-35 us (Open MPI 19-31 us). Oversubscribed, yielders take time from the "
                 "processes that compute (radix sort at p = 4 on 2 cores: 2.0-2.5 ms with 2, 2.8-3.1 ms with 100)")

@@ -109,14 +109,27 @@ expect "^bspk: ending pid 0 \(superstep [0-9]+\): no process on another host has
 
 # Packet loss on host bh1 (nftables random drop; tcp retransmits): results
 # must stay correct; the cost is reported against the loss-free run.
+# Slurm's PMIx plugin connects its step daemons to each other directly, with
+# time-outs of its own; under loss a dropped packet there can fail the step
+# before any BSPk process starts ("pmixp_dconn ... Cannot establish direct
+# connection", seen once in about ten runs at 5%). That is Slurm's
+# handshake, not what this test checks: such a run is retried once, and
+# the retry is printed.
+run_lossy() {
+  run "$@"
+  if [[ $RC != 0 ]] && has "pmixp_dconn|Cannot establish (direct )?connection"; then
+    echo "--- $NAME: Slurm's PMIx servers could not connect under loss (rc=$RC); retrying once"
+    run "$@"
+  fi
+}
 declare -A T
 for loss in 0 1 5; do
   [[ $loss == 0 ]] && "$NET" heal 3 || "$NET" impair-host 1 --loss "$loss%" 2>/dev/null
-  run "radix_sort with ${loss}% loss on bh1" 180 "${SRUN[@]}" --mpi=pmix "$RADIX" --n 4000000
+  run_lossy "radix_sort with ${loss}% loss on bh1" 180 "${SRUN[@]}" --mpi=pmix "$RADIX" --n 4000000
   expect_rc 0; expect "order ok, checksum ok"
   T[radix$loss]=$(sed -n 's/.*processes: \([0-9.]*\) s,.*/\1/p' <<<"$OUT")
   T[radixw$loss]=$SECS
-  run "mp_template with ${loss}% loss on bh1" 180 "${SRUN[@]}" --mpi=pmix "$MPT" --steps 30 --mode counted
+  run_lossy "mp_template with ${loss}% loss on bh1" 180 "${SRUN[@]}" --mpi=pmix "$MPT" --steps 30 --mode counted
   expect_rc 0; expect_count 6 "^mp_template pid=[0-5]: .*: ok$"
   T[mpt$loss]=$SECS
 done
