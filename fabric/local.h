@@ -72,6 +72,13 @@
 // unasked). A receive error leaves the counts unequal, and so back to
 // polling on every call.
 //
+// Napping (nap(), wake_local()): each process has a doorbell in its PeerInfo,
+// a futex word, and a `napping` flag. An idle engine past its yield phase
+// naps on its doorbell instead of sleeping; every push into its rings or pull
+// queue, every send to it through the provider (with provider_in) and every
+// wake_local() (count board joins) looks at the flag and, only if it is set,
+// rings the bell (FUTEX_WAKE, shared: the segment is mapped by every process).
+//
 // The segment is a SharedSegment (base/shm_segment.h): created by pid 0, its
 // name passed through the bootstrap, opened by the others, then unlinked.
 #pragma once
