@@ -49,41 +49,16 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$ROUNDS" ]; then if [ -n "$QUICK" ]; then ROUNDS=1; else ROUNDS=3; fi; fi
 case $ROUNDS in ''|*[!0-9]*|0) echo "collectives.sh: --rounds takes a positive number" >&2; exit 2 ;; esac
-[ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" -j2 --target bspkrun coll_bspk >/dev/null
-cmake --build "$BUILD" -j2 --target coll_mpi >/dev/null 2>&1 || true
-BIN="$BUILD/bench/coll"
-HAVE_MPI=0
-if command -v mpirun >/dev/null && [ -x "$BIN/coll_mpi" ]; then HAVE_MPI=1; else
-  echo "collectives.sh: no mpirun or no MPI twin (install-deps.sh installs Open MPI): BSPk only" >&2; fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-NCORES=$(nproc)
+. "$ROOT/bench/twins.sh"
+twins_build collectives.sh "$BUILD" "$BUILD/bench/coll" coll_bspk coll_mpi
 RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
 FAILED=0
 
-run_bspk() {
-  prov=$1 p=$2
-  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
-  exch=auto rings=auto
-  if [ "$prov" = tcp ]; then
-    rings=off
-    exch=messages
-  fi
-  # shellcheck disable=SC2086
-  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" \
-    --bind $bind "$BIN/coll_bspk" $QUICK $MAX
-}
-run_mpi() {
-  prov=$1 p=$2
-  if [ "$p" -le "$NCORES" ]; then bind="--bind-to core"; else bind="--bind-to none --oversubscribe"; fi
-  case $prov in
-    shm) mca="--mca pml ob1 --mca btl self,vader" ;;
-    tcp) mca="--mca pml ob1 --mca btl self,tcp" ;;
-  esac
-  # shellcheck disable=SC2086
-  timeout 900 mpirun -n "$p" $bind $mca "$BIN/coll_mpi" $QUICK $MAX
-}
+# shellcheck disable=SC2086
+run_bspk() { twins_run_bspk "$1" "$2" "$BIN/coll_bspk" $QUICK $MAX; }
+# shellcheck disable=SC2086
+run_mpi() { twins_run_mpi "$1" "$2" "$BIN/coll_mpi" $QUICK $MAX; }
 round=1
 while [ $round -le "$ROUNDS" ]; do
 for prov in $(echo "$PROVIDERS" | tr , ' '); do

@@ -41,36 +41,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $ROUNDS in ''|*[!0-9]*|0) echo "imbalance.sh: --rounds takes a positive number" >&2; exit 2 ;; esac
-[ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" -j2 --target bspkrun imbalance >/dev/null
-cmake --build "$BUILD" -j2 --target imbalance_mpi >/dev/null 2>&1 || true
-BIN="$BUILD/bench"
-HAVE_MPI=0
-if command -v mpirun >/dev/null && [ -x "$BIN/imbalance_mpi" ]; then HAVE_MPI=1; else
-  echo "imbalance.sh: no mpirun or no MPI twin (install-deps.sh installs Open MPI): BSPk only" >&2; fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-NCORES=$(nproc)
+. "$ROOT/bench/twins.sh"
+twins_build imbalance.sh "$BUILD" "$BUILD/bench" imbalance imbalance_mpi
 RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
 
-run_bspk() {
-  prov=$1 p=$2
-  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
-  exch=auto rings=auto
-  if [ "$prov" = tcp ]; then rings=off; exch=messages; fi
-  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 600 "$BUILD/bspkrun" -n "$p" --provider "$prov" \
-    --bind $bind "$BIN/imbalance" --work "$WORK" --time "$TIME"
-}
-run_mpi() {
-  prov=$1 p=$2
-  if [ "$p" -le "$NCORES" ]; then bind="--bind-to core"; else bind="--bind-to none --oversubscribe"; fi
-  case $prov in
-    shm) mca="--mca pml ob1 --mca btl self,vader" ;;
-    *) mca="--mca pml ob1 --mca btl self,tcp" ;;
-  esac
-  # shellcheck disable=SC2086
-  timeout 600 mpirun -n "$p" $bind $mca "$BIN/imbalance_mpi" --work "$WORK" --time "$TIME"
-}
+run_bspk() { twins_run_bspk "$1" "$2" "$BIN/imbalance" --work "$WORK" --time "$TIME"; }
+run_mpi() { twins_run_mpi "$1" "$2" "$BIN/imbalance_mpi" --work "$WORK" --time "$TIME"; }
 
 FAILED=0
 round=1

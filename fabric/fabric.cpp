@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/random.h"
@@ -554,7 +555,7 @@ std::string Endpoint::describe() const {
 }
 
 void Transport::nap(double seconds) {
-  timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+  const timespec ts = to_timespec(seconds);
   nanosleep(&ts, nullptr);
 }
 

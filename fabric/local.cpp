@@ -14,9 +14,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <utility>
 
+#include "base/clock.h"
 #include "base/error.h"
 
 namespace bspk::fabric {
@@ -530,8 +530,7 @@ void LocalTransport::nap(double seconds) {
   const uint32_t bell = me.doorbell.load(std::memory_order_acquire);
   me.napping.store(1, std::memory_order_seq_cst);  // before the look below: a producer after it rings
   if (!ring_waiting() && !pull_waiting() && me.provider_in.load(std::memory_order_acquire) == provider_recvd_) {
-    timespec ts{static_cast<time_t>(seconds),
-                static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+    const timespec ts = to_timespec(seconds);
     // Returns at once if the bell rang since it was read (EAGAIN), when rung, or after ts.
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&me.doorbell), FUTEX_WAIT, bell, &ts, nullptr, 0);
   }

@@ -621,17 +621,24 @@ double timed_nap(LocalTransport& t, double seconds) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Seconds a 5 s nap of t lasted when `act` ran 100 ms into it.
+template <class F>
+double nap_woken_by(LocalTransport& t, F&& act) {
+  double slept = -1;
+  std::thread napper([&] { slept = timed_nap(t, 5.0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  act();
+  napper.join();
+  return slept;
+}
+
 TEST(LocalNap, EndsWhenAPeerSendsThroughARing) {
   Pair p(two());
   RecvBuf rb;
   ASSERT_TRUE(rb.post(*p.t[1], kRingTag));
-  double slept = -1;
-  std::thread napper([&] { slept = timed_nap(*p.t[1], 5.0); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   OpContext sctx{};
-  ASSERT_TRUE(send(*p.t[0], 1, 7u, 4, &sctx));
-  napper.join();
-  EXPECT_LT(slept, 4.0) << "the ring send did not wake the napping receiver";
+  EXPECT_LT(nap_woken_by(*p.t[1], [&] { EXPECT_TRUE(send(*p.t[0], 1, 7u, 4, &sctx)); }), 4.0)
+      << "the ring send did not wake the napping receiver";
   auto r = drain(*p.t[1]);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].context, &rb.ctx);
@@ -641,24 +648,15 @@ TEST(LocalNap, EndsWhenAPeerSendsThroughTheProvider) {
   Pair p(two());
   RecvBuf rb;
   ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
-  double slept = -1;
-  std::thread napper([&] { slept = timed_nap(*p.t[1], 5.0); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   OpContext sctx{};
-  ASSERT_TRUE(send(*p.t[0], 1, 8u, 4, &sctx, kOtherTag));
-  napper.join();
-  EXPECT_LT(slept, 4.0) << "a provider send did not wake the napping receiver";
+  EXPECT_LT(nap_woken_by(*p.t[1], [&] { EXPECT_TRUE(send(*p.t[0], 1, 8u, 4, &sctx, kOtherTag)); }), 4.0)
+      << "a provider send did not wake the napping receiver";
   EXPECT_EQ(drain(*p.t[1]).size(), 1u);
 }
 
 TEST(LocalNap, EndsOnWakeLocal) {
   Pair p(two());
-  double slept = -1;
-  std::thread napper([&] { slept = timed_nap(*p.t[1], 5.0); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  p.t[0]->wake_local();
-  napper.join();
-  EXPECT_LT(slept, 4.0) << "wake_local did not wake the napping peer";
+  EXPECT_LT(nap_woken_by(*p.t[1], [&] { p.t[0]->wake_local(); }), 4.0) << "wake_local did not wake the napping peer";
 }
 
 TEST(LocalNap, DoesNotSleepOverAWaitingMessageAndLastsItsTimeOtherwise) {
