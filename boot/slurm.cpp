@@ -156,6 +156,15 @@ class HubBacked : public Bootstrap {
     client_.reset();
     server_.reset();
   }
+  // A collective of the process manager (PMIx or PMI2 fence) failed. With the
+  // hub up, the usual cause is a process that failed and told the hub why:
+  // this process's watchdog then ends it with that reason within moments
+  // ("ending pid 0: bspk_init failed on pid 2: ..."). Give it up to 2 s
+  // before the fence's own error ("PMIx_Fence failed: PARTIAL SUCCESS"),
+  // which says nothing of the cause (cluster_slurm_single_node saw it once).
+  void let_the_hub_report() {
+    for (int i = 0; i < 40 && client_ && client_->alive(); ++i) usleep(50000);
+  }
 
   int rank_ = 0, size_ = 1;
   std::string job_;
@@ -259,6 +268,7 @@ class Pmix final : public HubBacked {
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     pmix_status_t rc = PMIx_Fence(&wild_, 1, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS) let_the_hub_report();
     check(rc, "PMIx_Fence");
     std::vector<std::string> out;
     for (int r = 0; r < size_; ++r) {
@@ -321,7 +331,10 @@ class Pmi2 final : public HubBacked {
       std::string key = strprintf("bspk.%d.%d.%zu", seq, rank_, k);
       if (PMI2_KVS_Put(key.c_str(), val.c_str()) != PMI2_SUCCESS) fail(BSPK_ERR_BOOT, "PMI2_KVS_Put(%s) failed", key.c_str());
     }
-    if (PMI2_KVS_Fence() != PMI2_SUCCESS) fail(BSPK_ERR_BOOT, "PMI2_KVS_Fence failed");
+    if (PMI2_KVS_Fence() != PMI2_SUCCESS) {
+      let_the_hub_report();
+      fail(BSPK_ERR_BOOT, "PMI2_KVS_Fence failed");
+    }
     std::vector<std::string> out;
     char buf[PMI2_MAX_VALLEN + 1];
     for (int r = 0; r < size_; ++r) {
