@@ -33,7 +33,12 @@
 // (bspk_expect with the process's incoming count, bspk_will_send with its
 // row, or counted). Its time is the largest over processes of the time from
 // the preceding barrier to the end of that sync; the pattern's time is the
-// median of --runs (20) such supersteps. Messages are received and freed
+// median of --runs (20) such supersteps, each the second of two executions
+// of the pattern (barrier, superstep, barrier, superstep; --warm 1): rounds
+// interleave the patterns, so a single execution is always the first of its
+// pattern after others and pays cold caches and code paths that a program
+// repeating its supersteps does not (stencil's 2-4 KiB halo stores, shm p =
+// 2: 1.1-1.7 us each against 3-4.4 us single-run in the probe). Messages are received and freed
 // outside the timed superstep. An empty superstep (median of 100) gives
 // l_empty per mode; 64 KiB to the next process as 64 messages against one
 // gives o_msg, the cost of one more message of up to 4 KiB, and 512 KiB as
@@ -319,8 +324,10 @@ class Runner {
   // size on j ("bspk-probe.<i>.<bytes>", index j), and each sender one region
   // as large as its largest entry for the others ("bspk-probe.<i>.big").
   // `all`: every matrix run() will be given.
-  Runner(int p, int me, uint64_t max_row, const std::vector<const Matrix*>& all, size_t cold_bytes)
-      : p_(p), me_(me), junk_(cold_bytes, 0) {
+  // warm: untimed executions of a pattern (each after its own barrier)
+  // before the one run() times (--warm).
+  Runner(int p, int me, uint64_t max_row, const std::vector<const Matrix*>& all, size_t cold_bytes, int warm)
+      : p_(p), me_(me), warm_(warm), junk_(cold_bytes, 0) {
     src_ = bspk_malloc(nullptr, 0, std::max<uint64_t>(max_row, kAlign), 1);
     if (bspk_is_null(src_)) die("bspk_malloc of %llu bytes failed: %s", (unsigned long long)max_row, bspk_error_string());
     fill(max_row, 0x5a);  // touch every frame once
@@ -362,12 +369,20 @@ class Runner {
     }
   }
 
-  // Barrier (a counted empty superstep: it ends only once every process has
-  // entered it), then the pattern's superstep; returns this process's time
-  // for the latter (seconds).
+  // The pattern's superstep warm_ times untimed, then once more timed (each
+  // run_once); returns this process's time for the last (seconds).
   // split > 1: each entry goes as `split` messages (v / split bytes each, the
   // last one the rest), for the per-message cost.
   double run(const Matrix& b, Mode mode, int split = 1, Op op = Op::Send) {
+    for (int w = 0; w < warm_; ++w) run_once(b, mode, split, op);
+    return run_once(b, mode, split, op);
+  }
+
+ private:
+  // Barrier (a counted empty superstep: it ends only once every process has
+  // entered it), then the pattern's superstep; returns this process's time
+  // for the latter (seconds).
+  double run_once(const Matrix& b, Mode mode, int split, Op op) {
     // New data every run, written just before it is sent, as a program
     // sends what it has just computed: the transport then reads it from
     // this core's cache or memory, not from a copy left in a shared cache by
@@ -405,7 +420,6 @@ class Runner {
     return t;
   }
 
- private:
   static constexpr uint64_t kSmallStore = 4096;  // the engine's small-message payload (sync/wire.h)
   static std::string name(int from, uint64_t bytes) {
     char n[64];
@@ -426,6 +440,7 @@ class Runner {
   }
 
   int p_, me_;
+  int warm_;
   bspk_ptr src_;
   std::vector<bspk_ptr> own_;                        // regions others store into
   std::map<std::pair<int, uint64_t>, bspk_ptr> dst_;  // (dest, bytes <= 4 KiB or 0 = big): where stores go
@@ -577,6 +592,7 @@ int main(int argc, char** argv) {
   std::string out = "bspk-machine.json", raw;
   std::vector<std::string> mode_names = {"counted", "expect", "will_send"}, op_names = {"send", "store"};
   int runs = 20;
+  int warm = 1;
   uint64_t hmax = 0;
   unsigned seed = 1;
   std::string fit_mode = "relative";
@@ -590,6 +606,9 @@ int main(int argc, char** argv) {
                  "store (bspk_copy into the receiver's named region); each gets its own fit")
       ->delimiter(',')->check(CLI::IsMember({"send", "store"}))->capture_default_str();
   app.add_option("--runs", runs, "supersteps per pattern (the median is used)")->capture_default_str()->check(CLI::Range(3, 1000));
+  app.add_option("--warm", warm, "untimed executions of a pattern's superstep (each after a barrier) before each "
+                 "timed one: programs repeat their supersteps, and the first execution of a pattern after "
+                 "others pays cold caches (0: the paper's single execution)")->capture_default_str()->check(CLI::Range(0, 10));
   app.add_option("--hmax", hmax, "largest h (bytes a process sends or receives); default 8 MiB, 4 MiB with --quick");
   app.add_option("--seed", seed, "seed of the random patterns (Suite 2)")->capture_default_str();
   app.add_option("--fit", fit_mode, "least squares on relative errors (each pattern weighted by 1/T) or on "
@@ -667,8 +686,9 @@ int main(int argc, char** argv) {
   const int hosts = distinct_hosts();
   const double t_start = bspk_time();
   if (me == 0)
-    std::printf("bspk-probe: %d processes on %d host%s, %zu patterns x %zu (operation, mode) pairs x %d runs, h up to "
-                "%llu bytes%s\n", p, hosts, hosts > 1 ? "s" : "", pats.size(), cases.size(), runs, (unsigned long long)hmax,
+    std::printf("bspk-probe: %d processes on %d host%s, %zu patterns x %zu (operation, mode) pairs x %d runs (each after %d "
+                "untimed), h up to %llu bytes%s\n", p, hosts, hosts > 1 ? "s" : "", pats.size(), cases.size(), runs, warm,
+                (unsigned long long)hmax,
                 quick ? " (quick)" : "");
   if (me == 0)
     std::printf("bspk-probe: last-level cache %zu KiB (hwloc reports %zu KiB, reads measure %zu KiB%s)\n",
@@ -693,7 +713,7 @@ int main(int argc, char** argv) {
   std::vector<const Matrix*> all{&empty, &one_msg, &large_msg};
   for (const Pattern& pt : pats) all.push_back(&pt.b);
   for (const Matrix& sm : self_msg) all.push_back(&sm);
-  auto runner_owner = std::make_unique<Runner>(p, me, max_row, all, cold ? cold_bytes(p) : 0);
+  auto runner_owner = std::make_unique<Runner>(p, me, max_row, all, cold ? cold_bytes(p) : 0, warm);
   Runner& runner = *runner_owner;
   // Local times: per mode, per pattern, per run; then the empty supersteps.
   const int empty_runs = 100;
@@ -738,7 +758,7 @@ int main(int argc, char** argv) {
     json += "  \"fit\": \"" + fit_mode + "\", \"cold\": " + (cold ? "true" : "false") +
             ", \"llc_bytes\": " + std::to_string(llc_bytes()) + ", \"llc_reported\": " +
             std::to_string(g_llc.reported) + ", \"llc_measured\": " + std::to_string(g_llc.measured) + ",\n";
-    json += "  \"runs\": " + std::to_string(runs) + ", \"hmax\": " + std::to_string(hmax) + ", \"quick\": " +
+    json += "  \"runs\": " + std::to_string(runs) + ", \"warm\": " + std::to_string(warm) + ", \"hmax\": " + std::to_string(hmax) + ", \"quick\": " +
             (quick ? "true" : "false") + ",\n";
     json += "  \"units\": {\"g\": \"seconds per byte\", \"l\": \"seconds\"},\n";
     FILE* rawf = raw.empty() ? nullptr : std::fopen(raw.c_str(), "w");

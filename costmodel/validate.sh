@@ -3,7 +3,7 @@
 # programs (issue 14; the paper's section 4 and Fig. 4).
 #
 #   costmodel/validate.sh [--build DIR] [--provider shm,tcp] [--procs 2,4,8] [--quick]
-#                         [--cache both|warm|cold] [--execs N] [--out DIR]
+#                         [--cache both|warm|cold] [--execs N] [--warm N] [--out DIR]
 #
 # For each provider and p: bspk-probe fits the machine (machine_PROV_pP.json),
 # and with --cache both (the default) a second time with the caches evicted
@@ -21,7 +21,9 @@
 # Prints, per function x program x p x provider, the average and largest
 # relative error of the predicted total over the sizes, and the best
 # function of each row; writes everything under --out (default
-# costmodel-results/). Run alone: timing runs must not share the cores.
+# costmodel-results/). --warm N is passed to bspk-probe (untimed executions
+# of each pattern before the timed one; default 1, 0 = the paper's single
+# execution). Run alone: timing runs must not share the cores.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build"
@@ -31,6 +33,7 @@ quick=""
 cache="both"
 out="costmodel-results"
 execs=""
+warm=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --execs) execs=$2; shift 2 ;;
+    --warm) warm="--warm $2"; shift 2 ;;
     -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "validate.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -107,12 +111,12 @@ for prov in $(echo "$providers" | tr ',' ' '); do
     echo "== $prov, p = $np: bspk-probe $quick"
     cold=""
     [ "$cache" = cold ] && cold=--cold
-    timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick $cold \
+    timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick $cold $warm \
       --out "$out/machine_${prov}_p${np}.json" --raw "$out/probe_${prov}_p${np}.csv" | tee "$out/probe_${prov}_p${np}.txt"
     cold_machine=""
     if [ "$cache" = both ]; then
       echo "== $prov, p = $np: bspk-probe $quick --cold"
-      timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick --cold \
+      timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick --cold $warm \
         --out "$out/machine_${prov}_p${np}_cold.json" --raw "$out/probe_${prov}_p${np}_cold.csv" \
         > "$out/probe_${prov}_p${np}_cold.txt"
       cold_machine="--cold-machine $out/machine_${prov}_p${np}_cold.json"

@@ -32,6 +32,8 @@ else:
 names = ["F_h", "F_io", "F_ioM", "F_hM", "F_M", "F_oM", "F_iM", "F_o", "F_i"]
 assert machine["format"] == "bspk-machine 1" and machine["nprocs"] == np_, machine
 assert machine["cold"] == (sys.argv[5] == "--cold"), machine["cold"]
+# --runs 3 as given, and the default of one untimed execution before each timed one
+assert machine["runs"] == 3 and machine["warm"] == 1, (machine["runs"], machine.get("warm"))
 assert sorted(machine["modes"]) == ["counted", "expect", "will_send"], machine["modes"].keys()
 assert sorted(machine.get("store_modes", {})) == ["counted", "expect", "will_send"], "no store fits"
 for mode, m in list(machine["modes"].items()) + [("store:" + k, v) for k, v in machine["store_modes"].items()]:
