@@ -284,14 +284,15 @@ void start_runtime(Runtime& r, StartWatch& watch) {
     });
   }
   watch.phase("opening the fabric endpoint");
-  // No CQ wait object by default: every completion is cheaper (on
-  // tcp;ofi_rxm 1.17 about 2 us per small message), and the engine's yield
-  // loop hands the CPU over faster than a wake-up from the kernel (counted
-  // empty supersteps on tcp at p = 4 and 8 on 2 cores: 0.5-0.8x the time of
-  // blocking in fi_cq_sread; BSPK_CQ_WAIT's text). A per-process choice;
-  // the split is not (a process that does not split cannot take split
-  // messages, sync/rx.cpp says so).
-  sel.config.cq_wait_fd = config::get_enum(config::Var::CQ_WAIT) == "fd";
+  // A CQ wait object only where it pays (fabric/select.h cq_wait_fd_auto):
+  // without one every completion is cheaper (on tcp;ofi_rxm 1.17 about 2 us
+  // per small message), and an idle process yields, then naps 50 us - 1 ms
+  // (sync/wait.cpp), which on net with more processes than CPUs wakes too
+  // late. A per-process choice; the split is not (a process that does not
+  // split cannot take split messages, sync/rx.cpp says so).
+  const std::string cq_wait = config::get_enum(config::Var::CQ_WAIT);
+  sel.config.cq_wait_fd =
+      cq_wait == "fd" || (cq_wait == "auto" && fabric::cq_wait_fd_auto(sel.config.provider, opt.oversubscribed));
   sel.config.split_header = config::get_enum(config::Var::SPLIT_HEADER) == "on";
   sel.config.split_iov = opt.split_frames;
   if (config::get_enum(config::Var::BOUNCE) == "on") sel.config.bounce_size = sizeof(wire::Header) + wire::kSmallPayload;

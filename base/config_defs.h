@@ -66,13 +66,16 @@ BSPK_CONFIG_VAR(YIELD_MS, "BSPK_YIELD_MS", Int, User, 100, 0, 3'600'000, nullptr
                 "computing 3 / 10 ms per superstep: 2 ms of yielding added 111-137 / 285-302 us per superstep, "
                 "100 ms 17-22 / 28-35 us (Open MPI 19-31 us). Oversubscribed, yielders take time from the "
                 "processes that compute (radix sort at p = 4 on 2 cores: 2.0-2.5 ms with 2, 2.8-3.1 ms with 100)")
-BSPK_CONFIG_VAR(CQ_WAIT, "BSPK_CQ_WAIT", Enum, User, "none", 0, 0, "none|fd", nullptr,
-                "how an idle process waits for its completion queue: `none` (no wait object: poll, then yield "
-                "and sleep 50 us to 1 ms), `fd` (a wait object, where the provider has one: block in the kernel "
-                "after the spin, waking at once when data arrive, at a cost per completion). Measured on tcp, "
-                "2 cores: small-message one-way time 1.11x raw libfabric with `none`, 1.30x with `fd`; counted "
-                "empty superstep at p = 4 and 8 (oversubscribed) 61-65 and 156-164 us with `none`, 72-86 and "
-                "281-341 us with `fd`")
+BSPK_CONFIG_VAR(CQ_WAIT, "BSPK_CQ_WAIT", Enum, User, "auto", 0, 0, "auto|none|fd", nullptr,
+                "how an idle process waits for its completion queue after spinning and yielding "
+                "(`BSPK_SPIN_US`, `BSPK_YIELD_MS`): `none` (no wait object: sleep 50 us to 1 ms between "
+                "polls), `fd` (a wait object, where the provider has one: block in the kernel, waking at "
+                "once when data arrive, at a cost per completion), `auto`: `fd` on net (tcp) when the "
+                "host's processes outnumber its CPUs, else `none`. Measured on tcp, 2 cores: counted empty "
+                "superstep at p = 2 7.9-11.7 us with `none`, 9.4-12.9 us with `fd`; with 10 ms of "
+                "imbalance per superstep at p = 4, 367 / 672 us (counted / declared) beyond the "
+                "computation with `none`, 202 / 151 us with `fd` (Open MPI 155-187); tcp;ofi_rxm: a small "
+                "message's one-way time 1.11x raw libfabric with `none`, 1.30x with `fd`")
 BSPK_CONFIG_VAR(SPLIT_HEADER, "BSPK_SPLIT_HEADER", Enum, User, "on", 0, 0, "on|off", nullptr,
                 "over rxm providers (tcp, verbs), a message whose payload is past rxm's eager limit "
                 "(FI_OFI_RXM_EAGER_LIMIT, 16 KiB) travels as its header, then its payload as one iovec into a "

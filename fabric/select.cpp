@@ -72,6 +72,10 @@ std::string canonical_provider(const std::string& name) {
   return name;
 }
 
+bool cq_wait_fd_auto(const std::string& canonical, bool oversubscribed) {
+  return oversubscribed && (canonical == "net" || canonical == "tcp");
+}
+
 SplitPolicy split_policy(const std::string& canonical) {
   if (const ProviderRow* row = row_of(canonical)) return row->split;
   // rxm over any other core provider (udp;ofi_rxm, ...) has the same protocols.

@@ -71,6 +71,18 @@ const std::string& tcp_provider();
 // ";ofi_rxm" provider, else None. select() puts it in Config::split.
 SplitPolicy split_policy(const std::string& canonical_name);
 
+// BSPK_CQ_WAIT=auto: whether the completion queue gets a file-descriptor
+// wait object (Config::cq_wait_fd). Only where processes outnumber the CPUs
+// of their host (they sleep often, and a sleep then ends at the data instead
+// of up to 1 ms after it) and only on the net provider (tcp where libfabric
+// offers it without rxm), where the wait object was measured to cost a
+// counted empty superstep 0.5-2.8 us at p = 2 (tcp, 4 alternated pairs:
+// 7.9-11.7 us without, 9.4-12.9 with) and saves 150-520 us per superstep
+// at p = 4 on 2 cores with 10 ms of imbalance (bench/imbalance.sh; README
+// "Performance"). rxm providers pay about 2 us per message for it; shm has
+// none.
+bool cq_wait_fd_auto(const std::string& canonical_name, bool oversubscribed);
+
 // True if fi_getinfo offers an endpoint of this provider on this host with
 // every capability BSPk needs (fabric/caps.h), reaching other hosts if `remote`.
 bool provider_available(const std::string& canonical_name, bool remote);

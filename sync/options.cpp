@@ -20,7 +20,8 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   // need this CPU, so yield at once instead of spinning.
   // And stop yielding sooner: yielders take time slices from the processes
   // that compute (BSPK_YIELD_MS).
-  if (local_procs > ncpu) {
+  o.oversubscribed = local_procs > ncpu;
+  if (o.oversubscribed) {
     o.spin_s = 0;
     o.yield_s = 2e-3;
   }

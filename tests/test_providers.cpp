@@ -251,8 +251,23 @@ TEST(ProviderSelect, SplitPolicyPerProvider) {
 // the configuration asks for one (and the provider has one: tcp does, shm
 // does not), and messages flow either way. tcp without a wait object is what
 // a job with a CPU per process runs.
+// BSPK_CQ_WAIT=auto: a wait object only on net (tcp without rxm) and only
+// when the host's processes outnumber its CPUs (fabric/select.h says why).
+TEST(ProviderSelect, CompletionQueueWaitObjectAutoOnlyOversubscribedOnNet) {
+  using bspk::fabric::cq_wait_fd_auto;
+  EXPECT_TRUE(cq_wait_fd_auto("net", true));
+  EXPECT_TRUE(cq_wait_fd_auto("tcp", true));  // libfabric >= 1.18: net is the tcp provider's RDM endpoint
+  EXPECT_FALSE(cq_wait_fd_auto("net", false));
+  EXPECT_FALSE(cq_wait_fd_auto("tcp", false));
+  for (const char* prov : {"tcp;ofi_rxm", "verbs;ofi_rxm", "shm", "udp;ofi_rxd"}) {
+    EXPECT_FALSE(cq_wait_fd_auto(prov, true)) << prov;
+    EXPECT_FALSE(cq_wait_fd_auto(prov, false)) << prov;
+  }
+}
+
 TEST(ProviderSelect, CompletionQueueWaitObjectFollowsTheConfig) {
-  for (const char* prov : {"tcp;ofi_rxm", "shm"}) {
+  for (const char* prov : {"tcp;ofi_rxm", "net", "shm"}) {
+    if (!bspk::fabric::provider_available(prov, false)) continue;
     for (bool fd : {true, false}) {
       SCOPED_TRACE(std::string(prov) + (fd ? ", cq_wait_fd" : ", no wait object"));
       bspk::fabric::Config c;
