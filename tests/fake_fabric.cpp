@@ -65,6 +65,7 @@ struct FakeNetwork::Impl {
     size_t tx_outstanding = 0;  // post_sends whose Sent completion was not yet read
     uint64_t calls_send = 0, calls_inject = 0, calls_recv = 0;
     uint64_t polls = 0;  // poll() calls
+    uint64_t waits = 0;  // wait() calls
     std::mt19937_64 rng;
   };
 
@@ -262,7 +263,7 @@ bool FakeNetwork::wait_for(const std::function<bool()>& cond, double timeout_s) 
 FakeEndpoint::FakeEndpoint(FakeNetwork& net, int pid) : net_(net), pid_(pid) {
   virt_addr_ = true;  // one address space: remote addresses are addresses
   inject_size_ = net.config().inject_size;
-  can_block_ = false;
+  can_block_ = net.config().can_block;
 }
 
 fabric::MemoryRegion FakeEndpoint::register_memory(void* base, size_t len) {
@@ -385,7 +386,18 @@ uint64_t FakeEndpoint::polls() const {
   return im.eps[static_cast<size_t>(pid_)].polls;
 }
 
+uint64_t FakeEndpoint::waits() const {
+  auto& im = *net_.impl_;
+  std::lock_guard<std::mutex> lk(im.mu);
+  return im.eps[static_cast<size_t>(pid_)].waits;
+}
+
 ssize_t FakeEndpoint::wait(fabric::Completion* out, size_t n, int timeout_ms, fabric::CompletionError* err) {
+  {
+    auto& im = *net_.impl_;
+    std::lock_guard<std::mutex> lk(im.mu);
+    im.eps[static_cast<size_t>(pid_)].waits++;
+  }
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     ssize_t r = poll(out, n, err);

@@ -74,6 +74,7 @@ struct Config {
   SendCompletion completion = SendCompletion::AtPost;
   size_t inject_size = 0;    // largest inject() (header + payload); 0: the engine never injects
   size_t tx_depth = 0;       // posted sends whose completion was not yet read; 0: unlimited
+  bool can_block = false;    // endpoints report a CQ wait object (can_block()); wait() then polls until its time-out
   Faults send_eagain, inject_eagain, recv_eagain;
 };
 
@@ -160,6 +161,7 @@ class FakeEndpoint final : public fabric::Transport {
   // waiting in its queue.
   bool busy() const override;
   uint64_t polls() const;  // poll() calls so far
+  uint64_t waits() const;  // wait() calls so far
 
  private:
   FakeNetwork& net_;
