@@ -69,7 +69,9 @@ void Engine::gather_wait() {
         std::string missing;
         for (int j = 0; j < nprocs_; ++j) {
           size_t n;
-          if (!board_->gather_block(j, &n)) missing += " " + std::to_string(j);
+          if (board_->gather_block(j, &n)) continue;
+          missing += ' ';  // (not " " + to_string: GCC 12's false -Wrestrict, bug 105329)
+          missing += std::to_string(j);
         }
         return strprintf("bspk_sync_allgather of superstep %u: blocks missing from pid(s)%s", s, missing.c_str());
       });
