@@ -73,8 +73,8 @@ BSPK_CONFIG_VAR(CQ_WAIT, "BSPK_CQ_WAIT", Enum, User, "auto", 0, 0, "auto|none|fd
                 "once when data arrive, at a cost per completion), `auto`: `fd` on net (tcp) when the "
                 "host's processes outnumber its CPUs, else `none`. Measured on tcp, 2 cores: counted empty "
                 "superstep at p = 2 7.9-11.7 us with `none`, 9.4-12.9 us with `fd`; with 10 ms of "
-                "imbalance per superstep at p = 4, 367 / 672 us (counted / declared) beyond the "
-                "computation with `none`, 202 / 151 us with `fd` (Open MPI 155-187); tcp;ofi_rxm: a small "
+                "imbalance per superstep at p = 4, 316-367 / 615-672 us (counted / declared) beyond the "
+                "computation with `none`, 202-246 / 151-251 us with `fd` (Open MPI 146-187); tcp;ofi_rxm: a small "
                 "message's one-way time 1.11x raw libfabric with `none`, 1.30x with `fd`")
 BSPK_CONFIG_VAR(SPLIT_HEADER, "BSPK_SPLIT_HEADER", Enum, User, "on", 0, 0, "on|off", nullptr,
                 "over rxm providers (tcp, verbs), a message whose payload is past rxm's eager limit "

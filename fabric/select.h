@@ -77,9 +77,9 @@ SplitPolicy split_policy(const std::string& canonical_name);
 // of up to 1 ms after it) and only on the net provider (tcp where libfabric
 // offers it without rxm), where the wait object was measured to cost a
 // counted empty superstep 0.5-2.8 us at p = 2 (tcp, 4 alternated pairs:
-// 7.9-11.7 us without, 9.4-12.9 with) and saves 150-520 us per superstep
-// at p = 4 on 2 cores with 10 ms of imbalance (bench/imbalance.sh; README
-// "Performance"). rxm providers pay about 2 us per message for it; shm has
+// 7.9-11.7 us without, 9.4-12.9 with) and at p = 4 on 2 cores with 10 ms of
+// imbalance saves 70-110 us per counted superstep and 360-450 us per
+// declared one (bench/imbalance.sh; README "Benchmarks"). rxm providers pay about 2 us per message for it; shm has
 // none.
 bool cq_wait_fd_auto(const std::string& canonical_name, bool oversubscribed);
 
