@@ -268,6 +268,11 @@ TEST(ProviderSelect, CompletionQueueWaitObjectAutoOnlyOversubscribedOnNet) {
 TEST(ProviderSelect, CompletionQueueWaitObjectFollowsTheConfig) {
   for (const char* prov : {"tcp;ofi_rxm", "net", "shm"}) {
     if (!bspk::fabric::provider_available(prov, false)) continue;
+#if defined(__SANITIZE_ADDRESS__)
+    // libfabric 1.17's net provider leaks inside libfabric (LeakSanitizer; see
+    // tests/lsan_libfabric.supp): not opened in the sanitizer build.
+    if (std::string(prov) == "net") continue;
+#endif
     for (bool fd : {true, false}) {
       SCOPED_TRACE(std::string(prov) + (fd ? ", cq_wait_fd" : ", no wait object"));
       bspk::fabric::Config c;
