@@ -333,7 +333,9 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   uintptr_t probe = r.frames->alloc();
   *reinterpret_cast<uint64_t*>(probe) = kProbeMagic | static_cast<uint64_t>(r.pid);
   if (auto path = config::get_string(config::Var::PROFILE); path && !path->empty())
-    r.profile = std::make_unique<Profile>(*path, r.pid);  // before the exchange: pid 0's header comes first
+    // (before the exchange: pid 0's header comes first; CPU times only where
+    // processes share CPUs, as reading the clock costs a system call)
+    r.profile = std::make_unique<Profile>(*path, r.pid, opt.host_cpus, opt.oversubscribed);
   watch.phase("the endpoint-address exchange");
   std::vector<PeerRecord> peers = exchange_records(r, probe);
   std::vector<std::vector<uint8_t>> addrs;

@@ -16,14 +16,21 @@ namespace bspk::api {
 
 namespace {
 constexpr size_t kBlock = size_t{64} << 10;  // bytes of rows written at once
+
+double thread_cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 }
 
 const char* Profile::header() {
   return "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,"
-         "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes\n";
+         "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes,cpu_s,cpus\n";
 }
 
-Profile::Profile(const std::string& path, int pid) : pid_(pid), path_(path) {
+Profile::Profile(const std::string& path, int pid, int host_cpus, bool cpu_clock)
+    : pid_(pid), host_cpus_(host_cpus), cpu_clock_(cpu_clock), path_(path) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   for (char* c = host; *c; ++c)
@@ -68,25 +75,32 @@ void Profile::start(const Stats& s) {
   issue_ = 0;
   last_ = marks(s);
   t_start_ = now_s();
+  if (cpu_clock_) cpu_start_ = thread_cpu_s();
 }
 
-void Profile::sync_called() { t_call_ = now_s(); }
+void Profile::sync_called() {
+  t_call_ = now_s();
+  if (cpu_clock_) cpu_call_ = thread_cpu_s();
+}
 
 void Profile::sync_done(uint32_t step, const char* mode, const Stats& s, uint64_t comem_bytes) {
   double t = now_s();
   Marks m = marks(s);
-  char row[640];
+  char cpu[32] = "";
+  if (cpu_clock_) std::snprintf(cpu, sizeof cpu, "%.9f", std::max(0.0, cpu_call_ - cpu_start_ - issue_));
+  char row[700];
   int n = std::snprintf(
-      row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s,%llu\n", pid_,
+      row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s,%llu,%s,%d\n", pid_,
       step, mode, std::max(0.0, t_call_ - t_start_ - issue_), issue_, (unsigned long long)(m.msgs_out - last_.msgs_out),
       (unsigned long long)(m.bytes_out - last_.bytes_out), (unsigned long long)(m.msgs_in - last_.msgs_in),
       (unsigned long long)(m.bytes_in - last_.bytes_in), (unsigned long long)(m.remote_out - last_.remote_out),
       (unsigned long long)(m.self_bytes - last_.self_bytes), (unsigned long long)(m.stored_out - last_.stored_out),
       (unsigned long long)(m.stored_in - last_.stored_in), (unsigned long long)(m.fetched_out - last_.fetched_out),
-      (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_, t, host_.c_str(), (unsigned long long)comem_bytes);
+      (unsigned long long)(m.fetched_in - last_.fetched_in), m.wait - last_.wait, t - t_start_, t, host_.c_str(), (unsigned long long)comem_bytes, cpu, host_cpus_);
   buf_.append(row, std::min(static_cast<size_t>(n), sizeof row - 1));
   last_ = m;
   t_start_ = t;
+  if (cpu_clock_) cpu_start_ = thread_cpu_s();
   issue_ = 0;
   if (buf_.size() >= kBlock) flush();
 }

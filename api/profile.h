@@ -46,6 +46,16 @@
 //                    against the last-level cache: whether the data a superstep
 //                    moves come from cache or from memory (bspk-predict
 //                    --cold-machine)
+//   cpu_s            the CPU time this process's thread ran in its local
+//                    computation (CLOCK_THREAD_CPUTIME_ID over the span of
+//                    w_s + issue_s, less issue_s), written only when its host
+//                    runs more processes than it has CPUs (the clock costs a
+//                    system call, 0.4 us here); empty otherwise. There w_s
+//                    also holds the time the process waited for a CPU, and
+//                    bspk-predict takes the computation of a superstep as the
+//                    busiest host's CPU time over its CPUs
+//   cpus             the CPUs this host's processes may use (affinity or the
+//                    launcher's count)
 // So h_o = bytes_out + stored_out + fetched_out and h_i = bytes_in + stored_in
 // + fetched_in for this process.
 //
@@ -70,9 +80,10 @@ namespace bspk::api {
 
 class Profile {
  public:
-  // Open path (see above) for process pid. Throws bspk::Error(BSPK_ERR_ARG)
-  // naming the file when it cannot be opened.
-  Profile(const std::string& path, int pid);
+  // Open path (see above) for process pid, on a host whose processes may use
+  // host_cpus CPUs; cpu_clock: fill the cpu_s column (oversubscribed hosts).
+  // Throws bspk::Error(BSPK_ERR_ARG) naming the file when it cannot be opened.
+  Profile(const std::string& path, int pid, int host_cpus, bool cpu_clock);
   ~Profile();  // writes what is buffered
   Profile(const Profile&) = delete;
   Profile& operator=(const Profile&) = delete;
@@ -101,11 +112,14 @@ class Profile {
 
   int fd_ = -1;
   int pid_;
+  int host_cpus_;
+  bool cpu_clock_;
   std::string path_;
   std::string host_;
   std::string buf_;
   Marks last_{};
   double t_start_ = 0, t_call_ = 0, issue_ = 0;
+  double cpu_start_ = 0, cpu_call_ = 0;  // thread CPU time (cpu_clock_ only)
 };
 
 // Times one communication call into the profile's issue_s; does nothing (one

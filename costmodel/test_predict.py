@@ -32,9 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "bspk-predict")
 HEADER = ("pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,stored_out,"
           "stored_in,"
-          "fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes")
+          "fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes,cpu_s,cpus")
+# The header before cpu_s and cpus: still read (no shared-CPU warning).
+NOCPU_HEADER = HEADER[:-len(",cpu_s,cpus")]
 # The header before comem_bytes: still read (no --cold-machine switching).
-MID_HEADER = HEADER[:-len(",comem_bytes")]
+MID_HEADER = NOCPU_HEADER[:-len(",comem_bytes")]
+CPUS = 4  # the CPUs of the host in the cpus column: P = 3 processes do not share one
 # The header before issue_s, remote_out and self_bytes: still read (issue_s =
 # 0, remote_out = msgs_out, self_bytes = 0).
 PREV_HEADER = ("pid,superstep,mode,w_s,msgs_out,bytes_out,msgs_in,bytes_in,stored_out,stored_in,"
@@ -212,6 +215,7 @@ def make_rows(modes_override=None, hosts=None, to_self=True):
                 "wait_s": wall - w_s[p] - 1e-7 * (p + 1), "wall_s": wall,
                 "end_s": end + 1000.0 * host_names.index(hosts[p]), "host": hosts[p],
                 "comem_bytes": COMEM[s % len(COMEM)] * (p + 1),
+                "cpu_s": "", "cpus": CPUS,  # (the runtime measures cpu_s only where processes share CPUs)
             })
     return rows, truth
 
@@ -455,7 +459,7 @@ class PredictTest(unittest.TestCase):
             for p, (w, wall, end) in enumerate(procs):
                 out, inn = (1000, 0) if p == 0 else (0, 1000)
                 lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
-                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST},4096")
+                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST},4096,,{CPUS}")
         name = "lazy.csv" if drop_superstep is None else f"lazy_no{drop_superstep}.csv"
         return self.write_lines(name, lines), u
 
@@ -507,7 +511,7 @@ class PredictTest(unittest.TestCase):
             for p, (w, wall, end) in enumerate(procs):
                 out, inn = (1000, 0) if p == 0 else (0, 1000)
                 lines.append(f"{p},{s},expect,{w * u!r},0.0,{int(out > 0)},{out},{int(inn > 0)},{inn},"
-                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST},4096")
+                             f"{int(out > 0)},0,0,0,0,0,{(wall - w) * u!r},{wall * u!r},{start + end * u!r},{HOST},4096,,{CPUS}")
         path = self.write_lines("skew.csv", lines)
         machine = self.write_machine("m2s.json", machine_doc(nprocs=2))
         for clock, cs in (("common", [1, 2]), ("wall", [7, 2])):
@@ -569,6 +573,33 @@ class PredictTest(unittest.TestCase):
         self.check_summary(doc, set(COEFFS))
         self.assertIn("no comem_bytes", r.stderr)
 
+    def test_profile_without_cpu_columns(self):
+        """A profile written before cpu_s and cpus is read as before."""
+        cols = NOCPU_HEADER.split(",")
+        lines = [NOCPU_HEADER] + [",".join(csv_line(r).split(",")[:len(cols)]) for r in self.rows]
+        doc, r = self.run_json([self.write_lines("nocpu.csv", lines)], self.machine)
+        self.check_summary(doc, set(COEFFS))
+        self.assertNotIn("CPUs", r.stderr)
+
+    def test_processes_sharing_cpus_warned(self):
+        """P = 3 processes on 2 CPUs: the numbers are unchanged (the paper's
+        rule), and a warning says the cost functions assume a processor per
+        process and how much of w_s was spent waiting for a CPU: here cpu_s =
+        w_s / 4, so 75%. With a CPU per process, or no cpu_s, no percentage."""
+        rows = [dict(r, cpus=2, cpu_s=r["w_s"] / 4) for r in self.rows]
+        doc, r = self.run_json([self.write_combined("shared.csv", rows)], self.machine)
+        self.check_summary(doc, set(COEFFS))
+        warned = [line for line in r.stderr.splitlines() if "warning" in line and "CPUs" in line]
+        self.assertEqual(len(warned), 1, r.stderr)
+        self.assertIn(f"host {HOST} runs 3 processes on 2 CPUs", warned[0])
+        self.assertIn("75% of its processes' computation time (w_s) was spent waiting for a CPU", warned[0])
+        rows = [dict(r, cpus=2) for r in self.rows]  # cpu_s empty: the warning without the share
+        doc, r = self.run_json([self.write_combined("shared_nocpu.csv", rows)], self.machine, name="o2.json")
+        self.assertIn("runs 3 processes on 2 CPUs", r.stderr)
+        self.assertNotIn("waiting for a CPU", r.stderr)
+        doc, r = self.run_json([self.combined], self.machine, name="o3.json")  # 3 processes, 4 CPUs
+        self.assertNotIn("CPUs", r.stderr)
+
     def test_missing_mode_falls_back_to_counted(self):
         machine = self.write_machine("no_ws.json", machine_doc(drop_mode="will_send"))
         doc, r = self.run_json([self.combined], machine)
@@ -619,9 +650,9 @@ class PredictTest(unittest.TestCase):
 
     def test_bad_column_count(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]
-        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses comem_bytes
+        lines[2] = lines[2].rsplit(",", 1)[0]  # line 3 loses cpus
         path = self.write_lines("short.csv", lines)
-        self.assert_refused(self.run_tool(path, self.machine), path, 3, "20", "19")
+        self.assert_refused(self.run_tool(path, self.machine), path, 3, "22", "21")
 
     def test_bad_value(self):
         lines = [HEADER] + [csv_line(r) for r in self.rows]

@@ -21,6 +21,7 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   // And stop yielding sooner: yielders take time slices from the processes
   // that compute (BSPK_YIELD_MS).
   o.oversubscribed = local_procs > ncpu;
+  o.host_cpus = ncpu;
   if (o.oversubscribed) {
     o.spin_s = 0;
     o.yield_s = 2e-3;

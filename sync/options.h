@@ -20,6 +20,7 @@ struct Options {
   double timeout_s = 60;         // no-progress time-out in bspk_sync
   double spin_s = 200e-6;        // busy-poll before blocking (0 when processes outnumber CPUs)
   bool oversubscribed = false;   // more processes on this host than CPUs it may use
+  int host_cpus = 1;             // the CPUs this host's processes may use (the profile's cpus column)
   double yield_s = 0.1;          // then poll and sched_yield this long before sleeping (2 ms oversubscribed)
   uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)

@@ -19,7 +19,10 @@
  * pid 1 entered its sync (common clock), issue_s > 0 exactly in the
  * supersteps with communication calls, w + issue_s <= wall, and (p <= 3, no
  * oversubscription) the 8 MiB copy of superstep 4 in issue_s, not in w, and
- * comem_bytes covering the regions held and superstep 4's 8 MiB message.
+ * comem_bytes covering the regions held and superstep 4's 8 MiB message;
+ * cpus at least 1 on every row, and cpu_s filled exactly when the host runs
+ * more processes than it has CPUs, then at most w, a sleep not in it (pid 1's
+ * 50 ms) and a computation in it (pid 2 runs 20 ms of CPU time in superstep 1).
  * Exit status 0 when every check holds; each failure is printed. */
 #include <bspk.h>
 #include <stdio.h>
@@ -44,6 +47,8 @@ typedef struct {
   double w, issue, wait, wall, end;
   unsigned long long remote, self, comem;
   char host[64];
+  char cpu[32]; /* cpu_s as written: empty where the host is not oversubscribed */
+  int cpus;
   unsigned long long v[8]; /* msgs_out bytes_out msgs_in bytes_in stored_out stored_in fetched_out fetched_in */
 } Row;
 
@@ -64,7 +69,13 @@ int main(int argc, char **argv) {
     nanosleep(&ts, NULL);
   }
   CHECK(bspk_sync() == BSPK_OK);
-  /* 1: expect */
+  /* 1: expect; pid 2 computes 20 ms of CPU time */
+  if (me == 2) {
+    struct timespec c0, c;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+    while ((double)(c.tv_sec - c0.tv_sec) + 1e-9 * (double)(c.tv_nsec - c0.tv_nsec) < 0.02);
+  }
   CHECK(bspk_expect(1) == BSPK_OK);
   CHECK(bspk_send(next, src, 3) == BSPK_OK);
   CHECK(bspk_sync() == BSPK_OK);
@@ -110,12 +121,23 @@ int main(int argc, char **argv) {
     char line[512];
     CHECK(fgets(line, sizeof line, f) != NULL);
     CHECK(strcmp(line, "pid,superstep,mode,w_s,issue_s,msgs_out,bytes_out,msgs_in,bytes_in,remote_out,self_bytes,"
-                       "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes\n") == 0);
+                       "stored_out,stored_in,fetched_out,fetched_in,wait_s,wall_s,end_s,host,comem_bytes,cpu_s,cpus\n") == 0);
     while (fgets(line, sizeof line, f)) {
       Row r;
-      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n],%llu",
+      int used = 0;
+      int n = sscanf(line, "%d,%d,%15[^,],%lf,%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%lf,%lf,%lf,%63[^,\n],%llu,%n",
                      &r.pid, &r.step, r.mode, &r.w, &r.issue, &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.remote, &r.self,
-                     &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host, &r.comem);
+                     &r.v[4], &r.v[5], &r.v[6], &r.v[7], &r.wait, &r.wall, &r.end, r.host, &r.comem, &used);
+      /* the last two columns: cpu_s (possibly empty), cpus */
+      const char *rest = line + used;
+      size_t cpulen = strcspn(rest, ",");
+      r.cpus = 0;
+      if (n == 20 && used > 0 && cpulen < sizeof r.cpu && rest[cpulen] == ',' && sscanf(rest + cpulen + 1, "%d", &r.cpus) == 1) {
+        memcpy(r.cpu, rest, cpulen);
+        r.cpu[cpulen] = 0;
+      } else {
+        n = -1;
+      }
       if (n != 20 || r.pid < 0 || r.pid >= p || r.step < 0 || r.step >= nsteps || (pct && r.pid != file)) {
         fprintf(stderr, "profile_check: malformed or unexpected row in %s: %s", name, line);
         ++failures;
@@ -204,6 +226,35 @@ int main(int argc, char **argv) {
                 rows[q * nsteps].end, called);
         ++failures;
       }
+    }
+  }
+  /* cpu_s: filled exactly on an oversubscribed host (p > cpus: one host here) */
+  for (int q = 0; q < p; ++q)
+    for (int s = 0; s < nsteps; ++s) {
+      const Row *r = &rows[q * nsteps + s];
+      const int over = r->cpus > 0 && p > r->cpus;
+      if (r->cpus < 1) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: cpus = %d, expected at least 1\n", q, s, r->cpus);
+        ++failures;
+      } else if (over != (r->cpu[0] != 0)) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: cpu_s '%s' with %d processes on %d CPUs: expected %s\n",
+                q, s, r->cpu, p, r->cpus, over ? "a number" : "empty");
+        ++failures;
+      } else if (over && atof(r->cpu) > r->w + 2e-3) {
+        fprintf(stderr, "profile_check: pid %d superstep %d: cpu_s %s larger than w %g\n", q, s, r->cpu, r->w);
+        ++failures;
+      }
+    }
+  if (p > rows[0].cpus && p > 2) {
+    if (atof(rows[1 * nsteps].cpu) > 0.025) {
+      fprintf(stderr, "profile_check: pid 1 slept 50 ms in superstep 0, which is no CPU time; its cpu_s is %s\n",
+              rows[1 * nsteps].cpu);
+      ++failures;
+    }
+    if (atof(rows[2 * nsteps + 1].cpu) < 0.019) {
+      fprintf(stderr, "profile_check: pid 2 computed 20 ms of CPU time in superstep 1; its cpu_s is %s\n",
+              rows[2 * nsteps + 1].cpu);
+      ++failures;
     }
   }
   if (p > 1 && rows[1 * nsteps].w < 0.05) {
