@@ -87,7 +87,7 @@ void Profile::sync_done(uint32_t step, const char* mode, const Stats& s, uint64_
   double t = now_s();
   Marks m = marks(s);
   char cpu[32] = "";
-  if (cpu_clock_) std::snprintf(cpu, sizeof cpu, "%.9f", std::max(0.0, cpu_call_ - cpu_start_ - issue_));
+  if (cpu_clock_) std::snprintf(cpu, sizeof cpu, "%.9f", std::max(0.0, cpu_call_ - cpu_start_));
   char row[700];
   int n = std::snprintf(
       row, sizeof row, "%d,%u,%s,%.9f,%.9f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.9f,%.9f,%.9f,%s,%llu,%s,%d\n", pid_,

@@ -46,14 +46,13 @@
 //                    against the last-level cache: whether the data a superstep
 //                    moves come from cache or from memory (bspk-predict
 //                    --cold-machine)
-//   cpu_s            the CPU time this process's thread ran in its local
-//                    computation (CLOCK_THREAD_CPUTIME_ID over the span of
-//                    w_s + issue_s, less issue_s), written only when its host
-//                    runs more processes than it has CPUs (the clock costs a
-//                    system call, 0.4 us here); empty otherwise. There w_s
-//                    also holds the time the process waited for a CPU, and
-//                    bspk-predict takes the computation of a superstep as the
-//                    busiest host's CPU time over its CPUs
+//   cpu_s            the CPU time this process's thread ran from the end of
+//                    the previous boundary to the call of bspk_sync
+//                    (CLOCK_THREAD_CPUTIME_ID over the span of w_s + issue_s),
+//                    written only when its host runs more processes than it
+//                    has CPUs (the clock costs a system call, 0.4 us here);
+//                    empty otherwise. w_s + issue_s - cpu_s is the time the
+//                    process waited for a CPU (bspk-predict's warning)
 //   cpus             the CPUs this host's processes may use (affinity or the
 //                    launcher's count)
 // So h_o = bytes_out + stored_out + fetched_out and h_i = bytes_in + stored_in

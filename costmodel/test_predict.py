@@ -584,15 +584,17 @@ class PredictTest(unittest.TestCase):
     def test_processes_sharing_cpus_warned(self):
         """P = 3 processes on 2 CPUs: the numbers are unchanged (the paper's
         rule), and a warning says the cost functions assume a processor per
-        process and how much of w_s was spent waiting for a CPU: here cpu_s =
-        w_s / 4, so 75%. With a CPU per process, or no cpu_s, no percentage."""
-        rows = [dict(r, cpus=2, cpu_s=r["w_s"] / 4) for r in self.rows]
+        process and how much of w_s + issue_s was spent waiting for a CPU:
+        here cpu_s is a quarter of it, so 75%. With a CPU per process, or no
+        cpu_s, no percentage."""
+        rows = [dict(r, cpus=2, cpu_s=(r["w_s"] + r["issue_s"]) / 4) for r in self.rows]
         doc, r = self.run_json([self.write_combined("shared.csv", rows)], self.machine)
         self.check_summary(doc, set(COEFFS))
         warned = [line for line in r.stderr.splitlines() if "warning" in line and "CPUs" in line]
         self.assertEqual(len(warned), 1, r.stderr)
         self.assertIn(f"host {HOST} runs 3 processes on 2 CPUs", warned[0])
-        self.assertIn("75% of its processes' computation time (w_s) was spent waiting for a CPU", warned[0])
+        self.assertIn("75% of its processes' time outside bspk_sync (w_s + issue_s) was spent waiting for a CPU",
+                      warned[0])
         rows = [dict(r, cpus=2) for r in self.rows]  # cpu_s empty: the warning without the share
         doc, r = self.run_json([self.write_combined("shared_nocpu.csv", rows)], self.machine, name="o2.json")
         self.assertIn("runs 3 processes on 2 CPUs", r.stderr)
