@@ -17,12 +17,14 @@ constexpr uint64_t kMagic = 0xB5B0A2D000000000ull;
 }
 
 size_t Board::bytes(int nprocs) {
-  return 2 * sizeof(Line) + 2 * static_cast<size_t>(nprocs) * sizeof(Line) +
-         static_cast<size_t>(nprocs) * sizeof(Record) + 2 * static_cast<size_t>(nprocs) * kSlotLines * sizeof(Line);
+  const size_t p = static_cast<size_t>(nprocs);
+  return (1 + 2 * p * count_lines(nprocs)) * sizeof(Line) + p * sizeof(Record) + 2 * p * kSlotLines * sizeof(Line);
 }
 
 Board::Board(SharedSegment seg, int pid, int nprocs)
-    : seg_(std::move(seg)), base_(seg_.base()), pid_(pid), nprocs_(nprocs) {}
+    : seg_(std::move(seg)), base_(seg_.base()), pid_(pid), nprocs_(nprocs), count_lines_(count_lines(nprocs)) {
+  for (auto* v : {&sent_[0], &sent_[1], &read_[0], &read_[1]}) v->assign(static_cast<size_t>(nprocs), 0);
+}
 
 Board* Board::create(const std::string& prefix, int pid, int nprocs) {
   // Zero-filled: every counter starts at 0.
@@ -42,76 +44,77 @@ Board* Board::open(const std::string& name, int pid, int nprocs) {
 
 void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, size_t ndests) {
   const int par = static_cast<int>(k_ & 1);
+  std::vector<uint64_t>& sent = sent_[par];
+  std::atomic<uint64_t>* mine = counts(par, pid_);
+  auto add = [&](int d) {
+    if (v[d] == 0) return;
+    sent[static_cast<size_t>(d)] += v[d];
+    mine[d].store(sent[static_cast<size_t>(d)], std::memory_order_relaxed);
+  };
   if (dests) {
-    for (size_t i = 0; i < ndests; ++i)
-      count(par, dests[i]).v.fetch_add(v[dests[i]], std::memory_order_relaxed);
+    for (size_t i = 0; i < ndests; ++i) add(dests[i]);
   } else {
-    for (int d = 0; d < nprocs_; ++d)
-      if (v[d]) count(par, d).v.fetch_add(v[d], std::memory_order_relaxed);
+    for (int d = 0; d < nprocs_; ++d) add(d);
   }
-  Hot& h = hot();
-  h.step_sum[par].fetch_add(s, std::memory_order_relaxed);
-  h.kind_sum[par].fetch_add(uint64_t{1} << (16 * kind), std::memory_order_relaxed);
+  CountHead& h = chead(par, pid_);
+  h.from.store(s, std::memory_order_relaxed);
   rec(pid_).kind.store(kind, std::memory_order_relaxed);
   rec(pid_).from.store(s, std::memory_order_relaxed);
   rec(pid_).joined.store(static_cast<uint32_t>(k_ + 1), std::memory_order_relaxed);
-  h.arrived.fetch_add(1, std::memory_order_release);  // publishes the adds above
+  h.word.store(count_word(k_, kind), std::memory_order_release);  // publishes the stores above
   step_ = s;
   pending_ = true;
 }
 
 bool Board::poll(Result& r) {
   if (!pending_) return false;
-  const uint64_t target = static_cast<uint64_t>(nprocs_) * (k_ + 1);
-  Hot& h = hot();
-  if (h.arrived.load(std::memory_order_acquire) < target) return false;
   const int par = static_cast<int>(k_ & 1);
-  uint64_t c = count(par, pid_).v.load(std::memory_order_relaxed);
-  uint64_t st = h.step_sum[par].load(std::memory_order_relaxed);
-  uint64_t ks = h.kind_sum[par].load(std::memory_order_relaxed);
-  r.total = c - last_count_[par];
-  r.same_step = st - last_steps_[par] == static_cast<uint64_t>(nprocs_) * step_;
-  uint64_t kd = ks - last_kinds_[par];
+  const uint64_t want = count_word(k_, WillSend) >> 32;
+  for (int j = 0; j < nprocs_; ++j)
+    if (j != pid_ && (chead(par, j).word.load(std::memory_order_acquire) >> 32) != want) return false;
+  // Every slot names this collective (the acquire loads above order the reads below).
+  r.total = 0;
   r.kinds = 0;
+  r.same_step = true;
   for (int b = 0; b < static_cast<int>(NumKinds); ++b) {
-    r.per_kind[b] = static_cast<uint32_t>((kd >> (16 * b)) & 0xFFFF);
-    if (r.per_kind[b]) r.kinds |= 1u << b;
+    r.per_kind[b] = 0;
+    r.first[b] = -1;
   }
-  for (int b = 0; b < static_cast<int>(NumKinds); ++b) r.first[b] = -1;
-  if (__builtin_popcount(r.kinds) > 1)  // the error path: who used which kind
-    for (int j = 0; j < nprocs_; ++j) {
-      const Record& rj = rec(j);
-      if (rj.joined.load(std::memory_order_relaxed) != k_ + 1) continue;
-      uint32_t b = rj.kind.load(std::memory_order_relaxed);
-      if (b < NumKinds && r.first[b] < 0) r.first[b] = j;
+  std::vector<uint64_t>& read = read_[par];
+  for (int j = 0; j < nprocs_; ++j) {
+    const CountHead& h = chead(par, j);
+    const uint64_t c = counts(par, j)[pid_].load(std::memory_order_relaxed);
+    r.total += c - read[static_cast<size_t>(j)];
+    read[static_cast<size_t>(j)] = c;
+    const uint32_t b = static_cast<uint32_t>(h.word.load(std::memory_order_relaxed) & 0xFF);
+    if (b < NumKinds) {
+      ++r.per_kind[b];
+      r.kinds |= 1u << b;
+      if (r.first[b] < 0) r.first[b] = j;
     }
+    r.same_step &= h.from.load(std::memory_order_relaxed) == step_;
+  }
   r.min_step = step_;
   r.min_pid = pid_;
   r.later_pid = -1;
   r.later_step = step_;
   if (!r.same_step) {  // the error path: which supersteps were joined from
     for (int j = 0; j < nprocs_; ++j) {
-      const Record& rj = rec(j);
-      if (rj.joined.load(std::memory_order_relaxed) != k_ + 1) continue;
-      uint32_t f = rj.from.load(std::memory_order_relaxed);
+      uint32_t f = chead(par, j).from.load(std::memory_order_relaxed);
       if (wire::step_before(f, r.min_step)) {
         r.min_step = f;
         r.min_pid = j;
       }
     }
     for (int j = 0; j < nprocs_; ++j) {
-      const Record& rj = rec(j);
-      uint32_t f = rj.from.load(std::memory_order_relaxed);
-      if (rj.joined.load(std::memory_order_relaxed) == k_ + 1 && wire::step_after(f, r.min_step)) {
+      uint32_t f = chead(par, j).from.load(std::memory_order_relaxed);
+      if (wire::step_after(f, r.min_step)) {
         r.later_pid = j;
         r.later_step = f;
         break;
       }
     }
   }
-  last_count_[par] = c;
-  last_steps_[par] = st;
-  last_kinds_[par] = ks;
   ++k_;
   pending_ = false;
   return true;
@@ -166,9 +169,11 @@ int Board::gathering(uint32_t s) const {
 }
 
 int Board::joined_so_far() const {
-  uint64_t a = hot().arrived.load(std::memory_order_acquire);
-  uint64_t base = static_cast<uint64_t>(nprocs_) * k_;
-  return a > base ? static_cast<int>(a - base) : 0;
+  const int par = static_cast<int>(k_ & 1);
+  const uint64_t want = count_word(k_, WillSend) >> 32;
+  int n = 0;
+  for (int j = 0; j < nprocs_; ++j) n += (chead(par, j).word.load(std::memory_order_acquire) >> 32) == want;
+  return n;
 }
 
 int Board::left_without_joining(uint32_t s) const {

@@ -4,22 +4,29 @@
 // bspk_will_send and counted supersteps need, on every process t, the sum over
 // all processes of the messages sent to t [BSPk §5]. Across hosts that takes
 // messages (sync/tree.h: 2*ceil(log2 p) rounds). On one host the processes
-// share a small segment instead: each adds its send counts into per-destination
-// counters and bumps one arrival counter; when the arrival counter shows all p,
-// each reads its own counter. An empty counted superstep then costs a few
-// atomic operations and cache-line transfers, like a shared-memory barrier,
-// instead of message rounds through the fabric provider.
+// share a small segment instead: each process owns a count slot per parity,
+// where it writes its cumulative send counts per destination, the superstep
+// and kind it joins from, and last a word naming the collective (release);
+// each process polls the other slots' words and, once all name the
+// collective, sums what each slot says it sent to it. Nothing is shared for
+// writing: an empty counted superstep moves one cache line from every
+// process to every other, in parallel (at p = 2 one line each way, the cost
+// of a shared-memory flag). (Until 2026-11-29 every process added into
+// shared per-destination counters and one arrival counter with atomic
+// read-modify-writes: p of them in sequence on one line per superstep. At
+// shm p = 2 on the 2-core VM the two designs measure the same, 0.45 us per
+// empty counted superstep, medians of 8 alternated runs, about one
+// core-to-core round trip there; the slots keep the transfers a process
+// waits for from growing with p.)
 //
 // Collectives are numbered per process: the k-th counted/will_send superstep
-// this process takes part in. Counters are cumulative and kept per parity of k;
-// a process reads the growth since it last read that parity. That is safe
-// without resetting anything: a process joins collective k+2 only after every
-// process joined k+1, and each process reads its result of k before joining
-// k+1. The arrival counter is cumulative over all collectives: collective k is
-// complete once it reaches p*(k+1) (no process can have joined k+1 before then).
-// Mixed kinds (will_send / counted / finalize) and processes joining from
-// different supersteps (one used bspk_expect) are caught from per-parity sums
-// of kinds and superstep numbers, and from each process's published superstep.
+// this process takes part in; a process writes slot k & 1, and counts in it
+// are cumulative per parity (a process reads the growth since it last read
+// that slot). A slot of parity k & 1 is rewritten only by collective k + 2,
+// which no process joins before every process joined k + 1 -- after it read
+// its result of k. Mixed kinds (will_send / counted / finalize) and processes
+// joining from different supersteps (one used bspk_expect) are read from the
+// slots, and from each process's published superstep.
 //
 // Block all-gathers (bspk_sync_allgather) use the segment too, without the
 // counters: gather g (the g-th this process takes part in) has one slot per
@@ -41,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/shm_segment.h"
 
@@ -79,7 +87,8 @@ class Board {
     int32_t min_pid, later_pid;
     uint32_t later_step;
   };
-  // Since the last join: true once every process has joined; fills r.
+  // Since the last join: true once every process has joined; fills r. Reads
+  // the other processes' slot words (one cache line each) until then.
   bool poll(Result& r);
   // Processes that have joined the current collective so far (for messages).
   int joined_so_far() const;
@@ -113,12 +122,12 @@ class Board {
   struct alignas(64) Line {
     std::atomic<uint64_t> v;
   };
-  // Everything a process touches when it joins with nothing sent lives in one
-  // cache line, so an empty superstep moves that line once per process.
-  struct alignas(64) Hot {
-    std::atomic<uint64_t> arrived;      // joins, all collectives
-    std::atomic<uint64_t> step_sum[2];  // per parity: sum of the supersteps joined from
-    std::atomic<uint64_t> kind_sum[2];  // per parity: joins per kind, 16 bits each
+  // A count slot: this head, then p cumulative counts (uint64 each), in
+  // kCountLines(p) lines; written only by its process.
+  struct CountHead {
+    std::atomic<uint64_t> word;  // (collective number + 1, low 32 bits) << 32 | Kind, stored last (release)
+    std::atomic<uint32_t> from;  // superstep joined from
+    uint32_t unused;
   };
   struct alignas(64) Record {
     std::atomic<uint32_t> step;    // current superstep
@@ -135,29 +144,40 @@ class Board {
   static constexpr size_t kSlotLines = (sizeof(Slot) + 63) / 64;
   Board(SharedSegment seg, int pid, int nprocs);
   static size_t bytes(int nprocs);
-  // Layout in 64-byte lines: [0] magic and p, [1] the hot line, then
-  // counts[2][p] (one line each: processes add to different ones), then
-  // records[p], then gather slots[2][p] (kSlotLines lines each).
-  Line& line(size_t i) const { return static_cast<Line*>(base_)[i]; }
-  Hot& hot() const { return *reinterpret_cast<Hot*>(&line(1)); }
-  Line& count(int par, int d) const { return line(2 + static_cast<size_t>(par) * nprocs_ + static_cast<size_t>(d)); }
-  Record& rec(int j) const {
-    return reinterpret_cast<Record*>(&line(2 + 2 * static_cast<size_t>(nprocs_)))[j];
+  static size_t count_lines(int nprocs) {
+    return (sizeof(CountHead) + static_cast<size_t>(nprocs) * sizeof(uint64_t) + 63) / 64;
   }
+  // Layout in 64-byte lines: [0] magic and p, then count slots[2][p]
+  // (count_lines(p) lines each), then records[p], then gather
+  // slots[2][p] (kSlotLines lines each).
+  Line& line(size_t i) const { return static_cast<Line*>(base_)[i]; }
+  CountHead& chead(int par, int j) const {
+    return *reinterpret_cast<CountHead*>(
+        &line(1 + (static_cast<size_t>(par) * nprocs_ + static_cast<size_t>(j)) * count_lines_));
+  }
+  std::atomic<uint64_t>* counts(int par, int j) const {
+    return reinterpret_cast<std::atomic<uint64_t>*>(reinterpret_cast<char*>(&chead(par, j)) + sizeof(CountHead));
+  }
+  size_t records_line() const { return 1 + 2 * static_cast<size_t>(nprocs_) * count_lines_; }
+  Record& rec(int j) const { return reinterpret_cast<Record*>(&line(records_line()))[j]; }
   Slot& slot(int par, int j) const {
-    return *reinterpret_cast<Slot*>(&line(2 + 3 * static_cast<size_t>(nprocs_) +
+    return *reinterpret_cast<Slot*>(&line(records_line() + static_cast<size_t>(nprocs_) +
                                           (static_cast<size_t>(par) * nprocs_ + static_cast<size_t>(j)) * kSlotLines));
   }
+  uint64_t count_word(uint64_t k, Kind kind) const { return ((k + 1) & 0xFFFFFFFFull) << 32 | kind; }
   uint64_t gather_word(size_t nbytes) const { return ((g_ + 1) & 0xFFFFFFFFull) << 32 | nbytes; }
 
   SharedSegment seg_;
   void* base_;
   int pid_, nprocs_;
+  size_t count_lines_;
   uint64_t k_ = 0;          // collectives joined by this process
   uint32_t step_ = 0;       // superstep of the current collective
   bool pending_ = false;    // joined, result not read yet
   uint64_t g_ = 0;          // gathers done by this process
-  uint64_t last_count_[2] = {0, 0}, last_steps_[2] = {0, 0}, last_kinds_[2] = {0, 0};
+  // Per parity: this process's cumulative sends per destination (what its
+  // slot holds), and per source the count for this process last read there.
+  std::vector<uint64_t> sent_[2], read_[2];
 };
 
 }  // namespace bspk::sync

@@ -390,6 +390,64 @@ TEST_F(ComemTest, SmallContiguousRegionIsOneOrdinaryFrame) {
 // made the old check report the last case, pid 1 finishing between the check's
 // two loads, needs a preemption there; it was seen under perf on shm p = 2:
 // 2 jobs of 12 failed before the fix, 0 of 18 after.)
+// The count exchange through count slots (sync/board.h): three processes'
+// boards in one process, joined and polled in every order the protocol
+// allows; a slot of parity k & 1 is reused by collective k + 2, so the
+// totals must come from cumulative counts read per source.
+TEST(Board, CountExchangeSumsPerDestinationOverReusedSlots) {
+  const int P = 3;
+  std::unique_ptr<bspk::sync::Board> b[P];
+  b[0].reset(bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, P));
+  for (int j = 1; j < P; ++j) b[j].reset(bspk::sync::Board::open(b[0]->name(), j, P));
+  b[0]->unlink();
+  bspk::sync::Board::Result r{};
+  for (uint32_t k = 0; k < 6; ++k) {
+    const uint32_t s = 10 + 2 * k;
+    uint64_t v[P][P];
+    for (int i = 0; i < P; ++i)
+      for (int d = 0; d < P; ++d) v[i][d] = (i + 1) * 10 + d + k * (i == d ? 0 : 1);
+    // pid 0 joins first and must wait for the others; pid 1 sends only to
+    // pid 2 (a sparse destination list), so its count for 0 and 1 stays.
+    b[0]->join(s, bspk::sync::Board::Counted, v[0], nullptr, 0);
+    EXPECT_EQ(b[0]->joined_so_far(), 1) << "collective " << k;
+    EXPECT_FALSE(b[0]->poll(r)) << "collective " << k << ": pids 1 and 2 have not joined";
+    const int only2[1] = {2};
+    b[1]->join(s, bspk::sync::Board::Counted, v[1], only2, 1);
+    EXPECT_FALSE(b[0]->poll(r));
+    EXPECT_FALSE(b[1]->poll(r));
+    b[2]->join(s, bspk::sync::Board::Counted, v[2], nullptr, 0);
+    EXPECT_EQ(b[2]->joined_so_far(), 3);
+    for (int t = P - 1; t >= 0; --t) {
+      ASSERT_TRUE(b[t]->poll(r)) << "collective " << k << " pid " << t;
+      uint64_t want = v[0][t] + v[2][t] + (t == 2 ? v[1][2] : 0);
+      EXPECT_EQ(r.total, want) << "collective " << k << " pid " << t;
+      EXPECT_TRUE(r.same_step);
+      EXPECT_EQ(r.kinds, 1u << bspk::sync::Board::Counted);
+      EXPECT_EQ(r.per_kind[bspk::sync::Board::Counted], 3u);
+      EXPECT_FALSE(b[t]->poll(r)) << "one result per join";
+    }
+  }
+  // Mixed kinds and supersteps: pid 1 joins from superstep 99 with will_send,
+  // pid 2 finalizes; every process sees who did what.
+  const uint64_t z[P] = {0, 0, 0};
+  b[0]->join(50, bspk::sync::Board::Counted, z, nullptr, 0);
+  b[1]->join(99, bspk::sync::Board::WillSend, z, nullptr, 0);
+  b[2]->join(50, bspk::sync::Board::Finalize, z, nullptr, 0);
+  for (int t = 0; t < P; ++t) {
+    ASSERT_TRUE(b[t]->poll(r));
+    EXPECT_EQ(r.total, 0u);
+    EXPECT_EQ(r.kinds, 7u);
+    EXPECT_EQ(r.first[bspk::sync::Board::Counted], 0);
+    EXPECT_EQ(r.first[bspk::sync::Board::WillSend], 1);
+    EXPECT_EQ(r.first[bspk::sync::Board::Finalize], 2);
+    EXPECT_FALSE(r.same_step);
+    EXPECT_EQ(r.min_step, 50u);
+    EXPECT_EQ(r.min_pid, t == 1 ? 0 : t);  // (the earliest superstep joined from: this process's if it is one)
+    EXPECT_EQ(r.later_pid, 1);
+    EXPECT_EQ(r.later_step, 99u);
+  }
+}
+
 TEST(Board, GatherMixedReportsOnlyRealMixes) {
   std::unique_ptr<bspk::sync::Board> a(
       bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, 2));
