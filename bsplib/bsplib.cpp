@@ -1696,6 +1696,18 @@ void superstep(const char* fn, bool ending) {
     S.readers[static_cast<size_t>(me)].assign(S.local_in.data(), nself);
     S.in[static_cast<size_t>(me)].present = true;
   }
+  // A counted superstep in which nothing happened (a program's pure barrier):
+  // no batch came, so no process ended, made collective calls, put, sent or
+  // asked this one for data, and this process has nothing of its own to
+  // apply. What follows would loop over every process and find nothing.
+  if (!declared && !ending && !remote_gets && S.held.empty() && !S.in[static_cast<size_t>(me)].present &&
+      S.ops.empty() && S.gets[static_cast<size_t>(me)].empty() && S.touched.empty()) {
+    S.tag_now = S.tag_next;
+    note_copied();
+    if (!S.stage.empty()) stage_trim(false);
+    ++S.step;
+    return;
+  }
   // Does some process have gets to be answered (the heads say)? If not, and
   // nothing can read this process's memory, puts are written while parsing.
   bool two_phase = declared || remote_gets;
