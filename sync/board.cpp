@@ -23,7 +23,7 @@ size_t Board::bytes(int nprocs) {
 
 Board::Board(SharedSegment seg, int pid, int nprocs)
     : seg_(std::move(seg)), base_(seg_.base()), pid_(pid), nprocs_(nprocs), count_lines_(count_lines(nprocs)) {
-  for (auto* v : {&sent_[0], &sent_[1], &read_[0], &read_[1]}) v->assign(static_cast<size_t>(nprocs), 0);
+  for (auto& v : read_) v.assign(static_cast<size_t>(nprocs), 0);
 }
 
 Board* Board::create(const std::string& prefix, int pid, int nprocs) {
@@ -44,12 +44,9 @@ Board* Board::open(const std::string& name, int pid, int nprocs) {
 
 void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, size_t ndests) {
   const int par = static_cast<int>(k_ & 1);
-  std::vector<uint64_t>& sent = sent_[par];
-  std::atomic<uint64_t>* mine = counts(par, pid_);
+  std::atomic<uint64_t>* mine = counts(par, pid_);  // cumulative; only this process writes them
   auto add = [&](int d) {
-    if (v[d] == 0) return;
-    sent[static_cast<size_t>(d)] += v[d];
-    mine[d].store(sent[static_cast<size_t>(d)], std::memory_order_relaxed);
+    if (v[d]) mine[d].store(mine[d].load(std::memory_order_relaxed) + v[d], std::memory_order_relaxed);
   };
   if (dests) {
     for (size_t i = 0; i < ndests; ++i) add(dests[i]);
@@ -58,7 +55,6 @@ void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, siz
   }
   CountHead& h = chead(par, pid_);
   h.from.store(s, std::memory_order_relaxed);
-  rec(pid_).kind.store(kind, std::memory_order_relaxed);
   rec(pid_).from.store(s, std::memory_order_relaxed);
   rec(pid_).joined.store(static_cast<uint32_t>(k_ + 1), std::memory_order_relaxed);
   h.word.store(count_word(k_, kind), std::memory_order_release);  // publishes the stores above
@@ -69,7 +65,7 @@ void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, siz
 bool Board::poll(Result& r) {
   if (!pending_) return false;
   const int par = static_cast<int>(k_ & 1);
-  const uint64_t want = count_word(k_, WillSend) >> 32;
+  const uint64_t want = count_seq(k_);
   for (int j = 0; j < nprocs_; ++j)
     if (j != pid_ && (chead(par, j).word.load(std::memory_order_acquire) >> 32) != want) return false;
   // Every slot names this collective (the acquire loads above order the reads below).
@@ -170,7 +166,7 @@ int Board::gathering(uint32_t s) const {
 
 int Board::joined_so_far() const {
   const int par = static_cast<int>(k_ & 1);
-  const uint64_t want = count_word(k_, WillSend) >> 32;
+  const uint64_t want = count_seq(k_);
   int n = 0;
   for (int j = 0; j < nprocs_; ++j) n += (chead(par, j).word.load(std::memory_order_acquire) >> 32) == want;
   return n;

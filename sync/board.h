@@ -123,7 +123,7 @@ class Board {
     std::atomic<uint64_t> v;
   };
   // A count slot: this head, then p cumulative counts (uint64 each), in
-  // kCountLines(p) lines; written only by its process.
+  // count_lines(p) lines; written only by its process.
   struct CountHead {
     std::atomic<uint64_t> word;  // (collective number + 1, low 32 bits) << 32 | Kind, stored last (release)
     std::atomic<uint32_t> from;  // superstep joined from
@@ -132,8 +132,7 @@ class Board {
   struct alignas(64) Record {
     std::atomic<uint32_t> step;    // current superstep
     std::atomic<uint32_t> joined;  // collectives joined so far
-    std::atomic<uint32_t> kind;    // Kind of the last one
-    std::atomic<uint32_t> from;    // superstep it was joined from
+    std::atomic<uint32_t> from;    // superstep the last one was joined from
     std::atomic<uint64_t> gstep;   // 1 + superstep of the latest gather joined, in 64 bits (0: none, also at s = 2^32 - 1)
   };
   // A slot's first line: which gather and size, then the block from byte 8.
@@ -164,7 +163,9 @@ class Board {
     return *reinterpret_cast<Slot*>(&line(records_line() + static_cast<size_t>(nprocs_) +
                                           (static_cast<size_t>(par) * nprocs_ + static_cast<size_t>(j)) * kSlotLines));
   }
-  uint64_t count_word(uint64_t k, Kind kind) const { return ((k + 1) & 0xFFFFFFFFull) << 32 | kind; }
+  // A count slot's word: collective k (its number + 1, low 32 bits) and the kind.
+  static uint64_t count_seq(uint64_t k) { return (k + 1) & 0xFFFFFFFFull; }
+  static uint64_t count_word(uint64_t k, Kind kind) { return count_seq(k) << 32 | kind; }
   uint64_t gather_word(size_t nbytes) const { return ((g_ + 1) & 0xFFFFFFFFull) << 32 | nbytes; }
 
   SharedSegment seg_;
@@ -175,9 +176,8 @@ class Board {
   uint32_t step_ = 0;       // superstep of the current collective
   bool pending_ = false;    // joined, result not read yet
   uint64_t g_ = 0;          // gathers done by this process
-  // Per parity: this process's cumulative sends per destination (what its
-  // slot holds), and per source the count for this process last read there.
-  std::vector<uint64_t> sent_[2], read_[2];
+  // Per parity and source: the count for this process last read in that slot.
+  std::vector<uint64_t> read_[2];
 };
 
 }  // namespace bspk::sync
