@@ -63,14 +63,15 @@ uint64_t mix(uint64_t h, uint64_t v) {
   h *= 0xBF58476D1CE4E5B9ull;
   return h ^ (h >> 29);
 }
-uint64_t header_tag(const Hdr& h, uint32_t algo) {
+// A header's digest from the fields every process must agree on (Ctx::own_tag).
+uint64_t header_tag(uint8_t kind, uint8_t bad, int32_t root, uint32_t op, uint32_t es, uint64_t n, uint32_t algo) {
   // Three words, each through its own odd multiplier (a bijection), then one
   // mix: headers that differ in one field differ before the mix, so their
   // tags collide with probability 2^-48.
-  const uint64_t a = uint64_t{h.kind} | uint64_t{h.bad} << 8 | uint64_t{algo} << 16 |
-                     uint64_t{static_cast<uint32_t>(h.root)} << 32;
-  const uint64_t b = uint64_t{h.op} | uint64_t{h.es} << 32;
-  const uint64_t x = mix(0, a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ h.n * 0x165667B19E3779F9ull);
+  const uint64_t a =
+      uint64_t{kind} | uint64_t{bad} << 8 | uint64_t{algo} << 16 | uint64_t{static_cast<uint32_t>(root)} << 32;
+  const uint64_t b = uint64_t{op} | uint64_t{es} << 32;
+  const uint64_t x = mix(0, a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ n * 0x165667B19E3779F9ull);
   return kTagMagic | (x & 0xFFFFFFFFFFFFull);
 }
 bool is_header_tag(uint64_t t) { return (t & (0xFFFFull << 48)) == kTagMagic; }
@@ -180,10 +181,10 @@ bool cm_copy(Cur& d, Cur& s, size_t bytes) {
   return true;
 }
 
+// The largest power of two dividing es, at most 16.
 size_t align_for(size_t es) {
-  size_t a = 1;
-  while (a < 16 && es % (a * 2) == 0) a *= 2;
-  return a;
+  const size_t a = es & (~es + 1);  // lowest set bit (0 for es = 0)
+  return a == 0 || a > 16 ? 16 : a;
 }
 
 // acc[0..n) = acc op s[0..n).
@@ -265,6 +266,12 @@ struct Scratch {
 // Not thread-safe, as bspk.h: no thread_local lookup per call.
 Scratch g_scratch;
 inline Scratch& scratch() { return g_scratch; }
+// The last built-in op resolved (their meaning never changes; Ctx::set_op).
+struct ResolvedOp {
+  bspk_op code = 0;
+  Op op;
+};
+ResolvedOp g_builtin;
 
 struct Ctx {
   Kind kind;
@@ -331,11 +338,16 @@ struct Ctx {
       return;
     }
     if (ptr.region == 0) return bad(BSPK_ERR_PTR, std::string(name) + " is BSPK_NULL");
-    if (bspk_owner(ptr) != me)
+    // A pointer into a region of this process is read from its fields (what
+    // bspk_owner / bspk_nelems / bspk_elem_size return for it); anything else
+    // (another owner, a bspk_lookup handle) through the accessors.
+    const bool own = ptr.owner == me;
+    if (!own && bspk_owner(ptr) != me)
       return bad(BSPK_ERR_PTR, std::string(name) + " points into a region of pid " + std::to_string(bspk_owner(ptr)) +
                                    ": collectives take local regions");
-    if (bspk_nelems(ptr) < need)
-      return bad(BSPK_ERR_RANGE, std::string(name) + " has " + std::to_string(bspk_nelems(ptr)) +
+    const size_t have = own ? (ptr.offset <= ptr.nelems ? ptr.nelems - ptr.offset : 0) : bspk_nelems(ptr);
+    if (have < need)
+      return bad(BSPK_ERR_RANGE, std::string(name) + " has " + std::to_string(have) +
                                      " elements from the pointer on, " + std::to_string(need) + " are needed");
     void* b = nullptr;
     const size_t k = bspk_span(ptr, &b);
@@ -345,7 +357,7 @@ struct Ctx {
       checked_base = b;
       checked_span = k;
     }
-    const size_t e = bspk_elem_size(ptr);
+    const size_t e = own ? ptr.elem_size : bspk_elem_size(ptr);
     if (es_out) {
       if (*es_out != 0 && *es_out != e)
         return bad(BSPK_ERR_ARG, std::string(name) + " has elements of " + std::to_string(e) +
@@ -356,6 +368,11 @@ struct Ctx {
 
   void set_op(bspk_op o) {
     opcode = o;
+    if (o != 0 && o == g_builtin.code) {  // the built-in op of the call before
+      op = g_builtin.op;
+      opsig = static_cast<uint32_t>(o);
+      return;
+    }
     std::string why;
     if (resolve(o, &op, &why) != BSPK_OK) {
       bad(BSPK_ERR_ARG, why);
@@ -363,6 +380,7 @@ struct Ctx {
       return;
     }
     opsig = op_signature(o);
+    if (!op.is_user()) g_builtin = {o, op};  // (user ops can be freed: resolved at every call)
   }
   void check_root(int r) {
     root = r;
@@ -378,17 +396,24 @@ struct Ctx {
     es = op.es;
   }
 
+  int32_t hdr_root() const { return has_root(kind) ? root : -1; }
+  uint32_t hdr_op() const { return has_op(kind) ? opsig : 0; }
+  uint64_t hdr_n() const { return kind == ALLTOALLV ? 0 : n; }
+  // header_tag(make_hdr(me), algo) without building the header.
+  uint64_t own_tag(uint32_t algo) const {
+    return header_tag(kind, own_code != 0, hdr_root(), hdr_op(), static_cast<uint32_t>(es), hdr_n(), algo);
+  }
   Hdr make_hdr(int dest) const {
     Hdr h;
     std::memset(&h, 0, sizeof h);
     h.magic = kMagic;
     h.kind = kind;
     h.bad = own_code != 0;
-    h.root = has_root(kind) ? root : -1;
+    h.root = hdr_root();
     h.sender = me;
-    h.op = has_op(kind) ? opsig : 0;
+    h.op = hdr_op();
     h.es = static_cast<uint32_t>(es);
-    h.n = kind == ALLTOALLV ? 0 : n;
+    h.n = hdr_n();
     if (kind == ALLTOALLV && sendcounts && recvcounts) {
       h.cnt = sendcounts[dest];
       h.rcnt = recvcounts[dest];
@@ -524,7 +549,7 @@ struct Ctx {
   template <class F>
   int tagged_step(uint32_t algo, F&& msg, Msgs& got) {
     headers_init();
-    const uint64_t tag = header_tag(make_hdr(me), algo);
+    const uint64_t tag = own_tag(algo);
     for (int j = 0; j < p; j++) {
       if (j == me) continue;
       bspk_ptr q{};
@@ -574,7 +599,8 @@ struct Ctx {
   int board_step(const bspk_ptr& src, size_t cnt) {
     Scratch& sc = scratch();
     size_t bytes = own_code != 0 ? 0 : cnt * es;
-    sc.block.resize(kDigest + bytes);
+    // (The scratch vectors only grow: a short collective resizes nothing.)
+    if (sc.block.size() < kDigest + bytes) sc.block.resize(kDigest + bytes);
     if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
       std::memcpy(sc.block.data() + kDigest, checked_base, bytes);  // checked in this superstep: one run
     } else if (bytes) {
@@ -582,15 +608,15 @@ struct Ctx {
       if (!to_mem(c, sc.block.data() + kDigest, bytes)) {
         bad(BSPK_ERR_PTR, "the data could not be read from the region");
         bytes = 0;
-        sc.block.resize(kDigest);
       }
     }
-    const uint64_t tag = header_tag(make_hdr(me), static_cast<uint32_t>(bytes != 0) + 2);
-    std::memset(sc.block.data(), 0, kDigest);
+    const uint64_t tag = own_tag(static_cast<uint32_t>(bytes != 0) + 2);
     std::memcpy(sc.block.data(), &tag, sizeof tag);
-    bstride = sc.block.size();
-    sc.all.resize(static_cast<size_t>(p) * bstride);
-    sc.sizes.assign(static_cast<size_t>(p), 0);
+    std::memset(sc.block.data() + sizeof tag, 0, kDigest - sizeof tag);
+    bstride = kDigest + bytes;
+    if (sc.all.size() < static_cast<size_t>(p) * bstride) sc.all.resize(static_cast<size_t>(p) * bstride);
+    if (sc.sizes.size() < static_cast<size_t>(p)) sc.sizes.resize(static_cast<size_t>(p));
+    // (bspk_sync_allgather sets every process's size.)
     const int rc = bspk_sync_allgather(sc.block.data(), bstride, sc.all.data(), sc.sizes.data());
     if (rc != BSPK_OK) return nested(rc, "bspk_sync_allgather");
     bool differ = false;

@@ -229,7 +229,11 @@ void MessagePassing::on_advance(uint32_t new_step) {
   inbox_pos_ = 0;
   for (int d : seq_used_) seq_[static_cast<size_t>(d)] = 0;
   seq_used_.clear();
-  Box& b = box(new_step - 1);
+  // Nothing arrived for the superstep that ended: no box was made for it
+  // (found, not made here: a superstep without messages costs no box reset).
+  Box* held = ring_.find(new_step - 1);
+  if (!held) return;
+  Box& b = *held;
   inbox_.swap(b.done);  // both keep their capacity: no allocation per superstep
   stats_.msgs_delivered += inbox_.size();
   stats_.bytes_delivered += b.bytes;
