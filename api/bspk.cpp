@@ -13,6 +13,7 @@
 //   bspk_malloc/elemP/incr/span -> comem::Comem (regions over comem::FramePool)
 #include <bspk.h>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -60,7 +61,7 @@ bool leaves_over(const char* call, int code) {
       return true;
     case BSPK_ERR_MODE:  // from bspk_expect / bspk_will_send it is [call]
       return std::strcmp(call, "bspk_sync") == 0 || std::strcmp(call, "bspk_finalize") == 0 ||
-             std::strcmp(call, "bspk_sync_allgather") == 0;
+             std::strncmp(call, "bspk_sync_allgather", 19) == 0;  // (and bspk_sync_allgatherv)
     default:
       return false;
   }
@@ -374,84 +375,119 @@ int bspk_sync(void) {
 
 int bspk_sync_allgather_shared(void) { return rt && rt->engine && rt->engine->board() ? 1 : 0; }
 
-int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* sizes) {
-  return guarded("bspk_sync_allgather", [&] {
-    Runtime& r = need();
-    if (nbytes > BSPK_SYNC_BLOCK_MAX)
-      fail(BSPK_ERR_ARG, "nbytes = %zu is larger than BSPK_SYNC_BLOCK_MAX (%d)", nbytes, BSPK_SYNC_BLOCK_MAX);
-    if (nbytes && (!mine || !all)) fail(BSPK_ERR_ARG, "%s is NULL (with nbytes = %zu)", mine ? "all" : "mine", nbytes);
-    if (r.engine->declared() != sync::Mode::None)
-      fail(BSPK_ERR_STATE, "called after %s in this superstep: bspk_sync_allgather makes its own declaration",
-           r.engine->declared() == sync::Mode::Expect ? "bspk_expect" : "bspk_will_send");
-    if (const uint64_t sends = r.step_sends())
-      fail(BSPK_ERR_STATE,
-           "called after %llu message(s) or copies were issued in this superstep: its superstep carries the "
-           "blocks only (call bspk_sync first)",
-           (unsigned long long)sends);
-    const int p = r.nprocs, me = r.pid;
-    unsigned char* out = static_cast<unsigned char*>(all);
-    // Each process's size, and the first one that differs from nbytes.
-    int differs = -1;
-    size_t differs_bytes = 0;
-    auto note = [&](int j, size_t n) {
-      if (sizes) sizes[j] = n;
-      if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
-    };
-    auto got = [&](int j, const void* data, size_t n) {
-      note(j, n);
-      if (out) std::memcpy(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
-    };
-    if (r.engine->board()) {
-      // One host: the blocks go through the shared-memory board (sync/board.h).
-      // The superstep ends between the two halves: its work overlaps the
-      // blocks' way, as a lazy barrier's does its messages'.
-      r.engine->gather_publish(mine, nbytes);
-      try {
-        end_superstep(r);
+namespace {
+// bspk_sync_allgather(v): the block is the iovcnt pieces at iov (nbytes in
+// all), process j's lands at all + j * stride, cut to stride bytes.
+void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbytes, void* all, size_t stride,
+                    size_t* sizes) {
+  Runtime& r = need();
+  if (nbytes > BSPK_SYNC_BLOCK_MAX)
+    fail(BSPK_ERR_ARG, "nbytes = %zu is larger than BSPK_SYNC_BLOCK_MAX (%d)", nbytes, BSPK_SYNC_BLOCK_MAX);
+  if (stride && !all) fail(BSPK_ERR_ARG, "all is NULL (with a block of %zu bytes to receive)", stride);
+  if (r.engine->declared() != sync::Mode::None)
+    fail(BSPK_ERR_STATE, "called after %s in this superstep: %s makes its own declaration",
+         r.engine->declared() == sync::Mode::Expect ? "bspk_expect" : "bspk_will_send", call);
+  if (const uint64_t sends = r.step_sends())
+    fail(BSPK_ERR_STATE,
+         "called after %llu message(s) or copies were issued in this superstep: its superstep carries the "
+         "blocks only (call bspk_sync first)",
+         (unsigned long long)sends);
+  const int p = r.nprocs, me = r.pid;
+  unsigned char* out = static_cast<unsigned char*>(all);
+  // Each process's size, and the first one that differs from nbytes.
+  int differs = -1;
+  size_t differs_bytes = 0;
+  auto note = [&](int j, size_t n) {
+    if (sizes) sizes[j] = n;
+    if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
+  };
+  auto got = [&](int j, const void* data, size_t n) {
+    note(j, n);
+    if (out && n && stride) std::memcpy(out + static_cast<size_t>(j) * stride, data, std::min(n, stride));
+  };
+  if (r.engine->board()) {
+    // One host: the blocks go through the shared-memory board (sync/board.h).
+    // The superstep ends between the two halves: its work overlaps the
+    // blocks' way, as a lazy barrier's does its messages'.
+    r.engine->gather_publish(iov, iovcnt);
+    try {
+      end_superstep(r);
+    } catch (...) {
+      r.engine->gather_end();
+      throw;
+    }
+    r.engine->gather_wait();
+    for (int j = 0; j < p; ++j) {
+      size_t n = 0;
+      const unsigned char* b = r.engine->gather_block(j, &n);
+      got(j, b, n);
+    }
+    r.engine->gather_end();  // every block read: the next gather
+  } else {
+    // Elsewhere: one message to every other process, bspk_expect(p - 1).
+    std::vector<unsigned char> joined;  // (several pieces: sent from one buffer)
+    const void* mine = iovcnt == 1 ? iov[0].iov_base : nullptr;
+    if (iovcnt > 1) {
+      joined.reserve(nbytes);
+      for (int i = 0; i < iovcnt; ++i) {
+        const auto* b = static_cast<const unsigned char*>(iov[i].iov_base);
+        joined.insert(joined.end(), b, b + iov[i].iov_len);
+      }
+      mine = joined.data();
+    }
+    for (int j = 0; j < p; ++j)
+      if (j != me) r.mp->send_bytes(j, mine, nbytes);
+    r.engine->expect(p - 1);
+    end_superstep(r);
+    std::vector<bool> seen(static_cast<size_t>(p), false);
+    for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
+      const int j = q.sender;
+      if (j < 0 || j >= p || j == me || seen[static_cast<size_t>(j)]) {
+        r.comem->release(q.region);
+        fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d in the superstep of the blocks", j);
+      }
+      size_t n = 0;
+      try {  // straight into j's place, cut to stride
+        n = region_bytes(r, q, out + static_cast<size_t>(j) * stride, stride);
       } catch (...) {
-        r.engine->gather_end();
+        r.comem->release(q.region);
         throw;
       }
-      r.engine->gather_wait();
-      for (int j = 0; j < p; ++j) {
-        size_t n = 0;
-        const unsigned char* b = r.engine->gather_block(j, &n);
-        got(j, b, n);
-      }
-      r.engine->gather_end();  // every block read: the next gather
-    } else {
-      // Elsewhere: one message to every other process, bspk_expect(p - 1).
-      for (int j = 0; j < p; ++j)
-        if (j != me) r.mp->send_bytes(j, mine, nbytes);
-      r.engine->expect(p - 1);
-      end_superstep(r);
-      std::vector<bool> seen(static_cast<size_t>(p), false);
-      for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
-        const int j = q.sender;
-        if (j < 0 || j >= p || j == me || seen[static_cast<size_t>(j)]) {
-          r.comem->release(q.region);
-          fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d in the superstep of the blocks", j);
-        }
-        size_t n = 0;
-        try {  // straight into j's place, cut to nbytes
-          n = region_bytes(r, q, out + static_cast<size_t>(j) * nbytes, nbytes);
-        } catch (...) {
-          r.comem->release(q.region);
-          throw;
-        }
-        r.comem->release(q.region);
-        seen[static_cast<size_t>(j)] = true;
-        note(j, n);
-      }
-      for (int j = 0; j < p; ++j)
-        if (j != me && !seen[static_cast<size_t>(j)]) fail(BSPK_ERR_INTERNAL, "no block from pid %d", j);
-      got(me, mine, nbytes);
+      r.comem->release(q.region);
+      seen[static_cast<size_t>(j)] = true;
+      note(j, n);
     }
-    if (!sizes && differs >= 0)
-      fail(BSPK_ERR_ARG,
-           "pid %d passed nbytes = %zu to the all-gather of superstep %u, this process nbytes = %zu (that superstep "
-           "ended; the blocks were copied, cut to this process's nbytes)",
-           differs, differs_bytes, r.engine->step() - 1, nbytes);
+    for (int j = 0; j < p; ++j)
+      if (j != me && !seen[static_cast<size_t>(j)]) fail(BSPK_ERR_INTERNAL, "no block from pid %d", j);
+    got(me, mine, nbytes);
+  }
+  if (!sizes && differs >= 0)
+    fail(BSPK_ERR_ARG,
+         "pid %d passed nbytes = %zu to the all-gather of superstep %u, this process nbytes = %zu (that "
+         "superstep ended; the blocks were copied, cut to %zu bytes)",
+         differs, differs_bytes, r.engine->step() - 1, nbytes, stride);
+}
+}  // namespace
+
+int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* sizes) {
+  return guarded("bspk_sync_allgather", [&] {
+    if (nbytes && (!mine || !all)) fail(BSPK_ERR_ARG, "%s is NULL (with nbytes = %zu)", mine ? "all" : "mine", nbytes);
+    const iovec one{const_cast<void*>(mine), nbytes};
+    sync_allgather("bspk_sync_allgather", &one, 1, nbytes, all, nbytes, sizes);
+  });
+}
+
+int bspk_sync_allgatherv(const iovec* iov, int iovcnt, void* all, size_t stride, size_t* sizes) {
+  return guarded("bspk_sync_allgatherv", [&] {
+    if (iovcnt < 0) fail(BSPK_ERR_ARG, "iovcnt = %d is negative", iovcnt);
+    if (iovcnt > 0 && !iov) fail(BSPK_ERR_ARG, "iov is NULL (with iovcnt = %d)", iovcnt);
+    size_t nbytes = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+      if (iov[i].iov_len && !iov[i].iov_base)
+        fail(BSPK_ERR_ARG, "piece %d of the block is NULL (with %zu bytes)", i, iov[i].iov_len);
+      nbytes += iov[i].iov_len;
+    }
+    sync_allgather("bspk_sync_allgatherv", iov, iovcnt, nbytes, all, stride, sizes);
   });
 }
 

@@ -116,10 +116,13 @@ bool Board::poll(Result& r) {
   return true;
 }
 
-void Board::gather_publish(uint32_t s, const void* data, size_t nbytes) {
+void Board::gather_publish(uint32_t s, const iovec* iov, int iovcnt) {
+  size_t nbytes = 0;
+  for (int i = 0; i < iovcnt; ++i) nbytes += iov[i].iov_len;
   if (nbytes > kBlockMax) fail(BSPK_ERR_INTERNAL, "gather block of %zu bytes (at most %zu)", nbytes, kBlockMax);
   Slot& sl = slot(static_cast<int>(g_ & 1), pid_);
-  if (nbytes) std::memcpy(sl.data, data, nbytes);
+  for (size_t at = 0; iovcnt-- > 0; at += iov++->iov_len)
+    if (iov->iov_len) std::memcpy(sl.data + at, iov->iov_base, iov->iov_len);
   rec(pid_).gstep.store(uint64_t{s} + 1, std::memory_order_relaxed);
   sl.word.store(gather_word(nbytes), std::memory_order_release);
 }

@@ -44,6 +44,8 @@
 // random name, opened by the others, unlinked once all have mapped it.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -99,8 +101,13 @@ class Board {
   // ---- block all-gathers (bspk_sync_allgather)
   // The largest block (BSPK_SYNC_BLOCK_MAX).
   static constexpr size_t kBlockMax = 16384;
-  // Publish this process's block for its next gather, joined from superstep s.
-  void gather_publish(uint32_t s, const void* data, size_t nbytes);
+  // Publish this process's block for its next gather, joined from superstep s:
+  // the concatenation of the iovcnt pieces at iov (at most kBlockMax bytes).
+  void gather_publish(uint32_t s, const iovec* iov, int iovcnt);
+  void gather_publish(uint32_t s, const void* data, size_t nbytes) {
+    const iovec one{const_cast<void*>(data), nbytes};
+    gather_publish(s, &one, 1);
+  }
   // Process j's block of the current gather once j has published it (else
   // nullptr); *nbytes its size. Valid until this process's next gather.
   const unsigned char* gather_block(int j, size_t* nbytes) const;

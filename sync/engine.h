@@ -39,6 +39,8 @@
 // probe, shutdown drain), engine.cpp (the superstep itself: sync, advance).
 #pragma once
 
+#include <sys/uio.h>
+
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -196,7 +198,8 @@ class Engine {
   // bspk_sync_allgather's exchange on the board (gather.cpp, sync/board.h),
   // in a superstep s in which nothing was declared or sent, in two halves
   // around the sync that ends s:
-  //   gather_publish: publishes the nbytes (<= Board::kBlockMax) at mine and
+  //   gather_publish: publishes the block (<= Board::kBlockMax bytes) that
+  //     is the concatenation of the iovcnt pieces at mine, and
   //     declares bspk_expect(0), so that the sync waits for nothing and its
   //     work overlaps the blocks' way to the others;
   //   gather_wait (in s + 1): waits until every process's block of s is
@@ -208,7 +211,7 @@ class Engine {
   //     gathers stay numbered as the others'.
   // Needs board(). Errors: BSPK_ERR_MODE (a process used bspk_sync or
   // bspk_expect in s instead), BSPK_ERR_TIMEOUT, BSPK_ERR_PEER.
-  void gather_publish(const void* mine, size_t nbytes);
+  void gather_publish(const iovec* mine, int iovcnt);
   void gather_wait();
   const unsigned char* gather_block(int j, size_t* nbytes) const;
   void gather_end();

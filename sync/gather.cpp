@@ -10,11 +10,11 @@
 
 namespace bspk::sync {
 
-void Engine::gather_publish(const void* mine, size_t nbytes) {
+void Engine::gather_publish(const iovec* mine, int iovcnt) {
   throw_pending();
   if (!board_) fail(BSPK_ERR_INTERNAL, "block all-gather without a shared-memory board");
   if (mode_ != Mode::None || gather_pending_) fail(BSPK_ERR_INTERNAL, "block all-gather after a declaration");
-  board_->gather_publish(step_, mine, nbytes);
+  board_->gather_publish(step_, mine, iovcnt);
   ep_.wake_local();  // the others may nap waiting for this block
   gather_step_ = step_;
   gather_pending_ = true;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -1035,6 +1036,31 @@ int gather(int argc, char** argv) {
       for (size_t i = 0; i < std::min(n, nj); ++i)
         CHECK(all[static_cast<size_t>(j) * n + i] == gather_byte(j, 99, i), "differing sizes: byte %zu of pid %d", i, j);
     }
+    // bspk_sync_allgatherv: the block in pieces (one of 0 bytes, NULL),
+    // sizes per process up to the maximum, received at a stride of the
+    // maximum (nothing cut) and alone in its superstep.
+    for (int round = 0; round < 3; ++round) {
+      const size_t nv = round == 2 && me == P - 1 ? BSPK_SYNC_BLOCK_MAX : 17 * static_cast<size_t>(me) + 3 + 40 * round;
+      fill(100 + round, nv);
+      const size_t cut = nv / 3;
+      const iovec pieces[4] = {{mine.data(), cut}, {nullptr, 0}, {mine.data() + cut, 1}, {mine.data() + cut + 1, nv - cut - 1}};
+      std::fill(all.begin(), all.end(), 0xEE);
+      const uint64_t s0 = supersteps();
+      OK(bspk_sync_allgatherv(pieces, 4, all.data(), BSPK_SYNC_BLOCK_MAX, sizes.data()));
+      CHECK(supersteps() == s0 + 1, "allgatherv %d took %llu supersteps", round,
+            static_cast<unsigned long long>(supersteps() - s0));
+      for (int j = 0; j < P; ++j) {
+        const size_t nj = round == 2 && j == P - 1 ? BSPK_SYNC_BLOCK_MAX : 17 * static_cast<size_t>(j) + 3 + 40 * round;
+        CHECK(sizes[static_cast<size_t>(j)] == nj, "allgatherv: sizes[%d] = %zu, expected %zu", j,
+              sizes[static_cast<size_t>(j)], nj);
+        for (size_t i = 0; i < nj; ++i)
+          CHECK(all[static_cast<size_t>(j) * BSPK_SYNC_BLOCK_MAX + i] == gather_byte(j, 100 + round, i),
+                "allgatherv %d: byte %zu of pid %d's block", round, i, j);
+        if (nj < BSPK_SYNC_BLOCK_MAX)
+          CHECK(all[static_cast<size_t>(j) * BSPK_SYNC_BLOCK_MAX + nj] == 0xEE, "allgatherv wrote past pid %d's block", j);
+      }
+      CHECK(bspk_is_null(bspk_recv()), "a message after allgatherv %d", round);
+    }
   } else if (mode == "errors") {
     const uint64_t s0 = supersteps();
     CHECK(bspk_sync_allgather(mine.data(), BSPK_SYNC_BLOCK_MAX + 1, all.data(), nullptr) == BSPK_ERR_ARG,
@@ -1042,6 +1068,16 @@ int gather(int argc, char** argv) {
     CHECK(std::strstr(bspk_error_string(), "bspk_sync_allgather (pid") && std::strstr(bspk_error_string(), "BSPK_SYNC_BLOCK_MAX"),
           "message: %s", bspk_error_string());
     CHECK(bspk_sync_allgather(nullptr, 8, all.data(), nullptr) == BSPK_ERR_ARG, "NULL block: %s", bspk_error_string());
+    const iovec bad_piece[2] = {{mine.data(), 4}, {nullptr, 4}};
+    CHECK(bspk_sync_allgatherv(bad_piece, 2, all.data(), 8, nullptr) == BSPK_ERR_ARG &&
+              std::strstr(bspk_error_string(), "piece 1"),
+          "NULL piece: %s", bspk_error_string());
+    CHECK(bspk_sync_allgatherv(bad_piece, -1, all.data(), 8, nullptr) == BSPK_ERR_ARG, "iovcnt -1: %s",
+          bspk_error_string());
+    const iovec big[2] = {{mine.data(), BSPK_SYNC_BLOCK_MAX}, {mine.data(), 1}};
+    CHECK(bspk_sync_allgatherv(big, 2, all.data(), 8, nullptr) == BSPK_ERR_ARG &&
+              std::strstr(bspk_error_string(), "BSPK_SYNC_BLOCK_MAX"),
+          "pieces above the maximum: %s", bspk_error_string());
     OK(bspk_expect(0));
     CHECK(bspk_sync_allgather(mine.data(), 8, all.data(), nullptr) == BSPK_ERR_STATE, "after bspk_expect: %s",
           bspk_error_string());
