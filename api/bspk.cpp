@@ -365,25 +365,13 @@ size_t region_bytes(Runtime& r, bspk_ptr q, void* dst, size_t max) {
   return total;
 }
 
-}  // namespace
-
-extern "C" {
-
-int bspk_sync(void) {
-  return guarded("bspk_sync", [&] { end_superstep(need()); });
-}
-
-int bspk_sync_allgather_shared(void) { return rt && rt->engine && rt->engine->board() ? 1 : 0; }
-
-namespace {
 // bspk_sync_allgather(v): the block is the iovcnt pieces at iov (nbytes in
-// all), process j's lands at all + j * stride, cut to stride bytes.
-void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbytes, void* all, size_t stride,
-                    size_t* sizes) {
+// all); got(j, block, n) is called for every process's block, in pid order.
+template <class Got>
+void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbytes, Got&& got) {
   Runtime& r = need();
   if (nbytes > BSPK_SYNC_BLOCK_MAX)
     fail(BSPK_ERR_ARG, "nbytes = %zu is larger than BSPK_SYNC_BLOCK_MAX (%d)", nbytes, BSPK_SYNC_BLOCK_MAX);
-  if (stride && !all) fail(BSPK_ERR_ARG, "all is NULL (with a block of %zu bytes to receive)", stride);
   if (r.engine->declared() != sync::Mode::None)
     fail(BSPK_ERR_STATE, "called after %s in this superstep: %s makes its own declaration",
          r.engine->declared() == sync::Mode::Expect ? "bspk_expect" : "bspk_will_send", call);
@@ -393,18 +381,6 @@ void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbyte
          "blocks only (call bspk_sync first)",
          (unsigned long long)sends);
   const int p = r.nprocs, me = r.pid;
-  unsigned char* out = static_cast<unsigned char*>(all);
-  // Each process's size, and the first one that differs from nbytes.
-  int differs = -1;
-  size_t differs_bytes = 0;
-  auto note = [&](int j, size_t n) {
-    if (sizes) sizes[j] = n;
-    if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
-  };
-  auto got = [&](int j, const void* data, size_t n) {
-    note(j, n);
-    if (out && n && stride) std::memcpy(out + static_cast<size_t>(j) * stride, data, std::min(n, stride));
-  };
   if (r.engine->board()) {
     // One host: the blocks go through the shared-memory board (sync/board.h).
     // The superstep ends between the two halves: its work overlaps the
@@ -423,71 +399,107 @@ void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbyte
       got(j, b, n);
     }
     r.engine->gather_end();  // every block read: the next gather
-  } else {
-    // Elsewhere: one message to every other process, bspk_expect(p - 1).
-    std::vector<unsigned char> joined;  // (several pieces: sent from one buffer)
-    const void* mine = iovcnt == 1 ? iov[0].iov_base : nullptr;
-    if (iovcnt > 1) {
-      joined.reserve(nbytes);
-      for (int i = 0; i < iovcnt; ++i) {
-        const auto* b = static_cast<const unsigned char*>(iov[i].iov_base);
-        joined.insert(joined.end(), b, b + iov[i].iov_len);
-      }
-      mine = joined.data();
-    }
-    for (int j = 0; j < p; ++j)
-      if (j != me) r.mp->send_bytes(j, mine, nbytes);
-    r.engine->expect(p - 1);
-    end_superstep(r);
-    std::vector<bool> seen(static_cast<size_t>(p), false);
-    for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
-      const int j = q.sender;
-      if (j < 0 || j >= p || j == me || seen[static_cast<size_t>(j)]) {
-        r.comem->release(q.region);
-        fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d in the superstep of the blocks", j);
-      }
-      size_t n = 0;
-      try {  // straight into j's place, cut to stride
-        n = region_bytes(r, q, out + static_cast<size_t>(j) * stride, stride);
-      } catch (...) {
-        r.comem->release(q.region);
-        throw;
-      }
-      r.comem->release(q.region);
-      seen[static_cast<size_t>(j)] = true;
-      note(j, n);
-    }
-    for (int j = 0; j < p; ++j)
-      if (j != me && !seen[static_cast<size_t>(j)]) fail(BSPK_ERR_INTERNAL, "no block from pid %d", j);
-    got(me, mine, nbytes);
+    return;
   }
-  if (!sizes && differs >= 0)
-    fail(BSPK_ERR_ARG,
-         "pid %d passed nbytes = %zu to the all-gather of superstep %u, this process nbytes = %zu (that "
-         "superstep ended; the blocks were copied, cut to %zu bytes)",
-         differs, differs_bytes, r.engine->step() - 1, nbytes, stride);
+  // Elsewhere: one message to every other process, bspk_expect(p - 1).
+  std::vector<unsigned char> joined;  // (several pieces: sent from one buffer)
+  const void* mine = iovcnt == 1 ? iov[0].iov_base : nullptr;
+  if (iovcnt > 1) {
+    joined.reserve(nbytes);
+    for (int i = 0; i < iovcnt; ++i) {
+      const auto* b = static_cast<const unsigned char*>(iov[i].iov_base);
+      joined.insert(joined.end(), b, b + iov[i].iov_len);
+    }
+    mine = joined.data();
+  }
+  for (int j = 0; j < p; ++j)
+    if (j != me) r.mp->send_bytes(j, mine, nbytes);
+  r.engine->expect(p - 1);
+  end_superstep(r);
+  std::vector<bspk_ptr> block(static_cast<size_t>(p), BSPK_NULL);  // the messages, by sender
+  struct Release {  // every message back to the pool on every exit
+    Runtime& r;
+    std::vector<bspk_ptr>& v;
+    ~Release() {
+      for (const bspk_ptr& q : v)
+        if (q.region) r.comem->release(q.region);
+    }
+  } release{r, block};
+  for (bspk_ptr q; (q = r.mp->recv()).region != 0;) {
+    const int j = q.sender;
+    if (j < 0 || j >= p || j == me || block[static_cast<size_t>(j)].region) {
+      r.comem->release(q.region);
+      fail(BSPK_ERR_INTERNAL, "an unexpected message from pid %d in the superstep of the blocks", j);
+    }
+    block[static_cast<size_t>(j)] = q;
+  }
+  std::vector<unsigned char> buf;
+  for (int j = 0; j < p; ++j) {
+    if (j == me) {
+      got(j, mine, nbytes);
+      continue;
+    }
+    const bspk_ptr& q = block[static_cast<size_t>(j)];
+    if (!q.region) fail(BSPK_ERR_INTERNAL, "no block from pid %d", j);
+    comem::Region& reg = r.comem->local(q);  // (1-byte elements: send_bytes)
+    const size_t n = static_cast<size_t>(reg.nelems);
+    if (n == 0 || reg.contiguous_span(0) >= n) {  // one run: read in place
+      got(j, n ? reg.elem(0) : nullptr, n);
+    } else {
+      buf.resize(n);
+      region_bytes(r, q, buf.data(), n);
+      got(j, buf.data(), n);
+    }
+  }
 }
+
 }  // namespace
+
+extern "C" {
+
+int bspk_sync(void) {
+  return guarded("bspk_sync", [&] { end_superstep(need()); });
+}
+
+int bspk_sync_allgather_shared(void) { return rt && rt->engine && rt->engine->board() ? 1 : 0; }
+
 
 int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* sizes) {
   return guarded("bspk_sync_allgather", [&] {
+    Runtime& r = need();
     if (nbytes && (!mine || !all)) fail(BSPK_ERR_ARG, "%s is NULL (with nbytes = %zu)", mine ? "all" : "mine", nbytes);
+    unsigned char* out = static_cast<unsigned char*>(all);
+    // Each process's size, and the first one that differs from nbytes;
+    // every block cut to nbytes at its place.
+    int differs = -1;
+    size_t differs_bytes = 0;
     const iovec one{const_cast<void*>(mine), nbytes};
-    sync_allgather("bspk_sync_allgather", &one, 1, nbytes, all, nbytes, sizes);
+    sync_allgather("bspk_sync_allgather", &one, 1, nbytes, [&](int j, const void* data, size_t n) {
+      if (sizes) sizes[j] = n;
+      if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
+      if (out && n && nbytes) std::memcpy(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
+    });
+    if (!sizes && differs >= 0)
+      fail(BSPK_ERR_ARG,
+           "pid %d passed nbytes = %zu to the all-gather of superstep %u, this process nbytes = %zu (that superstep "
+           "ended; the blocks were copied, cut to this process's nbytes)",
+           differs, differs_bytes, r.engine->step() - 1, nbytes);
   });
 }
 
-int bspk_sync_allgatherv(const iovec* iov, int iovcnt, void* all, size_t stride, size_t* sizes) {
+int bspk_sync_allgatherv(const iovec* iov, int iovcnt, bspk_block_fn read, void* arg) {
   return guarded("bspk_sync_allgatherv", [&] {
     if (iovcnt < 0) fail(BSPK_ERR_ARG, "iovcnt = %d is negative", iovcnt);
     if (iovcnt > 0 && !iov) fail(BSPK_ERR_ARG, "iov is NULL (with iovcnt = %d)", iovcnt);
+    if (!read) fail(BSPK_ERR_ARG, "read is NULL");
     size_t nbytes = 0;
     for (int i = 0; i < iovcnt; ++i) {
       if (iov[i].iov_len && !iov[i].iov_base)
         fail(BSPK_ERR_ARG, "piece %d of the block is NULL (with %zu bytes)", i, iov[i].iov_len);
       nbytes += iov[i].iov_len;
     }
-    sync_allgather("bspk_sync_allgatherv", iov, iovcnt, nbytes, all, stride, sizes);
+    sync_allgather("bspk_sync_allgatherv", iov, iovcnt, nbytes,
+                   [&](int j, const void* data, size_t n) { read(j, data, n, arg); });
   });
 }
 

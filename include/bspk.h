@@ -400,23 +400,23 @@ BSPK_API uint64_t bspk_step_sends(void);
 #define BSPK_SYNC_BLOCK_MAX 16384
 BSPK_API int bspk_sync_allgather(const void *mine, size_t nbytes, void *all, size_t *sizes);
 
-/* bspk_sync_allgather with this process's block in pieces and a receive
- * stride of the caller's choosing: the block is the concatenation of the
- * iovcnt pieces at iov (struct iovec from <sys/uio.h>; at most
- * BSPK_SYNC_BLOCK_MAX bytes in all, pieces of 0 bytes may be NULL), and
- * process j's block lands at all + j * stride, cut to stride bytes
- * (stride = BSPK_SYNC_BLOCK_MAX never cuts: all then holds
- * p * BSPK_SYNC_BLOCK_MAX bytes, of which only the blocks' are written).
- * Blocks of different sizes need sizes (as above); with sizes == NULL they
- * are BSPK_ERR_ARG [step]. The pieces are copied once, into the board (or
- * a message), as bspk_sync_allgather's block is: this is how the BSPlib
- * layer sends the batches of a superstep on one host without a message.
- * bspk_sync_allgather(mine, n, all, sizes) is this call with one piece and
- * stride n. Errors: those of bspk_sync_allgather, and BSPK_ERR_ARG [call]
- * for iovcnt < 0, a NULL iov (iovcnt > 0) or piece (of > 0 bytes), or a
- * NULL all with stride > 0. Cost: bspk_sync_allgather's. */
+/* bspk_sync_allgather with this process's block in pieces and every block
+ * handed to a function instead of copied: the block is the concatenation
+ * of the iovcnt pieces at iov (struct iovec from <sys/uio.h>; at most
+ * BSPK_SYNC_BLOCK_MAX bytes in all; pieces of 0 bytes may be NULL), and
+ * read(j, block, nbytes, arg) is called once for every process j's block
+ * (this process's included), in pid order, before this call returns; the
+ * block is valid during that call only (read copies what it needs; on one
+ * host it is the board's shared memory). Blocks may differ in size. This is
+ * how the BSPlib layer sends a superstep's small batches on one host
+ * without messages: each process takes only what is addressed to it. read
+ * must not call BSPk. The pieces are copied once, into the board (or a
+ * message). Errors: those of bspk_sync_allgather, and BSPK_ERR_ARG [call]
+ * for iovcnt < 0, a NULL iov (iovcnt > 0), a NULL piece of > 0 bytes, or a
+ * NULL read. Cost: bspk_sync_allgather's, with the copies read makes. */
 struct iovec;
-BSPK_API int bspk_sync_allgatherv(const struct iovec *iov, int iovcnt, void *all, size_t stride, size_t *sizes);
+typedef void (*bspk_block_fn)(int pid, const void *block, size_t nbytes, void *arg);
+BSPK_API int bspk_sync_allgatherv(const struct iovec *iov, int iovcnt, bspk_block_fn read, void *arg);
 
 /* 1 when bspk_sync_allgather goes through shared memory in this job (every
  * process on one host and BSPK_COUNT_EXCHANGE auto or board), else 0. The

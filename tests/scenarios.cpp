@@ -1046,7 +1046,22 @@ int gather(int argc, char** argv) {
       const iovec pieces[4] = {{mine.data(), cut}, {nullptr, 0}, {mine.data() + cut, 1}, {mine.data() + cut + 1, nv - cut - 1}};
       std::fill(all.begin(), all.end(), 0xEE);
       const uint64_t s0 = supersteps();
-      OK(bspk_sync_allgatherv(pieces, 4, all.data(), BSPK_SYNC_BLOCK_MAX, sizes.data()));
+      struct Into {
+        std::vector<uint8_t>& all;
+        std::vector<size_t>& sizes;
+        int calls;
+      } into{all, sizes, 0};
+      OK(bspk_sync_allgatherv(
+          pieces, 4,
+          [](int j, const void* block, size_t nb, void* arg) {
+            auto* t = static_cast<Into*>(arg);
+            CHECK(j == t->calls, "allgatherv: block of pid %d handed as the %d-th", j, t->calls);
+            ++t->calls;
+            t->sizes[static_cast<size_t>(j)] = nb;
+            if (nb) std::memcpy(t->all.data() + static_cast<size_t>(j) * BSPK_SYNC_BLOCK_MAX, block, nb);
+          },
+          &into));
+      CHECK(into.calls == P, "allgatherv: %d blocks handed, expected %d", into.calls, P);
       CHECK(supersteps() == s0 + 1, "allgatherv %d took %llu supersteps", round,
             static_cast<unsigned long long>(supersteps() - s0));
       for (int j = 0; j < P; ++j) {
@@ -1069,13 +1084,16 @@ int gather(int argc, char** argv) {
           "message: %s", bspk_error_string());
     CHECK(bspk_sync_allgather(nullptr, 8, all.data(), nullptr) == BSPK_ERR_ARG, "NULL block: %s", bspk_error_string());
     const iovec bad_piece[2] = {{mine.data(), 4}, {nullptr, 4}};
-    CHECK(bspk_sync_allgatherv(bad_piece, 2, all.data(), 8, nullptr) == BSPK_ERR_ARG &&
+    const bspk_block_fn ignore = [](int, const void*, size_t, void*) {};
+    CHECK(bspk_sync_allgatherv(bad_piece, 2, ignore, nullptr) == BSPK_ERR_ARG &&
               std::strstr(bspk_error_string(), "piece 1"),
           "NULL piece: %s", bspk_error_string());
-    CHECK(bspk_sync_allgatherv(bad_piece, -1, all.data(), 8, nullptr) == BSPK_ERR_ARG, "iovcnt -1: %s",
+    CHECK(bspk_sync_allgatherv(bad_piece, -1, ignore, nullptr) == BSPK_ERR_ARG, "iovcnt -1: %s",
+          bspk_error_string());
+    CHECK(bspk_sync_allgatherv(bad_piece, 1, nullptr, nullptr) == BSPK_ERR_ARG, "NULL read: %s",
           bspk_error_string());
     const iovec big[2] = {{mine.data(), BSPK_SYNC_BLOCK_MAX}, {mine.data(), 1}};
-    CHECK(bspk_sync_allgatherv(big, 2, all.data(), 8, nullptr) == BSPK_ERR_ARG &&
+    CHECK(bspk_sync_allgatherv(big, 2, ignore, nullptr) == BSPK_ERR_ARG &&
               std::strstr(bspk_error_string(), "BSPK_SYNC_BLOCK_MAX"),
           "pieces above the maximum: %s", bspk_error_string());
     OK(bspk_expect(0));
