@@ -27,6 +27,16 @@
 //            of the next superstep is built.
 // Operations on the process itself go through a local batch, never the wire.
 //
+// On one host (bspk_sync_allgather_shared(); BSPK_BSPLIB_BOARD not off), a
+// counted phase 1 sends no messages: the batches of up to kBoardBatchMax
+// bytes ride in ONE bspk_sync_allgatherv superstep through the shared-memory
+// board (each process's block: a BoardHead, an entry per batch, the small
+// batches; every process copies out the batches addressed to it), and the
+// block heads say to all whether some batch was too large for the board
+// (then one more superstep carries those as messages, with exact
+// bspk_expect counts known from the entries) and whether phase 2 runs. A
+// superstep of small batches then costs one shared-memory barrier.
+//
 // Batch layout: records, each a 32-byte header and its data (padded to 16),
 // or for the common small operations a 16-byte header: SmallPut (a put and
 // its data, padded to 8), SmallGet (a get request), SendRun (BSMP messages
@@ -40,6 +50,7 @@
 #include "bsplib/bsp.h"
 
 #include <bspk.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,6 +105,29 @@ struct Header {
   uint64_t n;    // data bytes (kOps: number of ops)
 };
 static_assert(sizeof(Header) == 32);
+
+// The board superstep's block (see the top of the file): a BoardHead, nent
+// BoardEntry, then the batches carried inline, each at a 16-byte boundary.
+constexpr uint32_t kBoardMagic = 0x42505342;  // "BSPB"
+constexpr uint32_t kBoardGets = 1;            // flags: this process has remote gets (phase 2 runs)
+constexpr uint32_t kBoardBig = 2;             // flags: some batch of this process comes as a message
+struct BoardHead {
+  uint32_t magic;
+  uint32_t flags;
+  uint32_t nent;
+  uint32_t pad;
+};
+struct BoardEntry {
+  int32_t dest;
+  uint32_t big;  // 1: the batch comes as a message in the next BSPk superstep
+  uint32_t off;  // inline: where in the block
+  uint32_t len;  // bytes of the batch
+};
+static_assert(sizeof(BoardHead) == 16 && sizeof(BoardEntry) == 16);
+// A batch rides inline if it has at most this many bytes (and lies in one
+// frame) and the block stays within BSPK_SYNC_BLOCK_MAX; larger ones, whose
+// copy through the board costs more than a message's way, travel as messages.
+constexpr size_t kBoardBatchMax = 4096;
 
 // A put in 16 bytes plus its data padded to 8 (a single-word put: 24 bytes
 // on the wire instead of 48): most puts of BSPlib programs are small.
@@ -362,6 +396,8 @@ class Outbox {
   }
   void pad_to16() { zeros(pad16(used) - used); }
   bspk_ptr region() const { return region_; }
+  // The batch's bytes when they lie in one piece (used <= one frame).
+  const char* first() const { return remote ? frames_[0].base : heap_.data(); }
   void drop();
   // Where a record of `total` bytes goes when it fits in the current frame
   // (no padding, no growth needed); `used` is advanced. Else nullptr.
@@ -490,6 +526,18 @@ struct State {
   size_t qrun = 0;                // the run holding the first message
   uint32_t qtaken = 0;            // messages already taken from it
   int64_t qmsgs = 0, qbytes = 0;  // messages left and their payload bytes
+
+  // the board superstep (counted syncs on one host; see the top of the file)
+  bool board = false;                       // in use in this job (the same on every process)
+  std::vector<std::vector<char>> board_in;  // per source: its batch to this process, copied from the board
+  std::vector<char> big_from;               // per source: its batch comes as a message
+  int big_in = 0;                           // how many do
+  bool board_gets = false;                  // some process has remote gets: phase 2 runs
+  bool board_big = false;                   // some process sends a batch as a message
+  std::string board_err;                    // a malformed block (reported after the superstep)
+  std::vector<int> big_to;                  // destinations of this process's batches sent as messages
+  std::vector<char> board_block;            // this process's head and entries
+  std::vector<iovec> board_iov;
 
   // per-sync scratch, kept to avoid allocating in every bsp_sync
   std::vector<Inbound> in;       // per source pid
@@ -1263,9 +1311,9 @@ void release_previous() {
   S.qmsgs = S.qbytes = 0;
 }
 
-// Phase 1 out: the batches, plus the op records (to every process when this
-// process made collective calls) and END markers.
-void send_batches(const char* fn, bool ending) {
+// What every batch of phase 1 ends with: the op records (to every process
+// when this process made collective calls) and END markers.
+void close_batches(bool ending) {
   if (!S.ops.empty() || ending) {
     for (int j = 0; j < S.nprocs_all; ++j) {
       if (j == S.pid) continue;
@@ -1280,6 +1328,11 @@ void send_batches(const char* fn, bool ending) {
     }
   }
   std::fill(S.sent_to.begin(), S.sent_to.end(), 0);
+}
+
+// Phase 1 out, as messages: the batches (closed).
+void send_batches(const char* fn, bool ending) {
+  close_batches(ending);
   for (int j : S.touched) {
     if (j == S.pid) continue;
     Outbox& o = S.out[static_cast<size_t>(j)];
@@ -1287,6 +1340,100 @@ void send_batches(const char* fn, bool ending) {
       check(fn, bspk_send(j, o.region(), o.used));
       S.sent_to[static_cast<size_t>(j)] = 1;
     }
+  }
+}
+
+// bspk_sync_allgatherv's reader of the board superstep: process j's block;
+// takes the batch it carries for this process (copied: the board's memory
+// is the next gather's) and notes one coming as a message. Calls no BSPk
+// (a malformed block is reported after the superstep).
+void board_read(int j, const void* block, size_t n, void*) {
+  if (j == S.pid || !S.board_err.empty()) return;
+  const char* b = static_cast<const char*>(block);
+  BoardHead h;
+  if (n < sizeof h || (std::memcpy(&h, b, sizeof h), h.magic != kBoardMagic) ||
+      n < sizeof h + size_t{h.nent} * sizeof(BoardEntry)) {
+    S.board_err = "malformed board block from pid " + std::to_string(j) + " (" + std::to_string(n) + " bytes)";
+    return;
+  }
+  S.board_gets |= (h.flags & kBoardGets) != 0;
+  S.board_big |= (h.flags & kBoardBig) != 0;
+  for (uint32_t k = 0; k < h.nent; ++k) {
+    BoardEntry e;
+    std::memcpy(&e, b + sizeof h + k * sizeof e, sizeof e);
+    if (e.dest != S.pid) continue;
+    const size_t src = static_cast<size_t>(j);
+    if (e.big) {
+      S.big_from[src] = 1;
+      ++S.big_in;
+      continue;
+    }
+    if (size_t{e.off} + e.len > n || e.off % kAlign != 0 || S.in[src].present) {
+      S.board_err = "malformed board block from pid " + std::to_string(j) + " (its batch for this process)";
+      return;
+    }
+    std::vector<char>& buf = S.board_in[src];
+    if (buf.size() < e.len) buf.resize(std::max<size_t>(e.len, 256));
+    std::memcpy(buf.data(), b + e.off, e.len);
+    S.readers[src].assign(buf.data(), e.len);
+    S.in[src].present = true;
+  }
+}
+
+// Phase 1 through the board (a counted sync on one host; see the top of the
+// file): the closed batches of up to kBoardBatchMax bytes inline in this
+// process's block, one bspk_sync_allgatherv, and when some process has a
+// larger batch one more BSPk superstep carrying those as messages (every
+// process knows from the heads; each expects exactly its own). `gets`: this
+// process has remote gets (phase 2). Fills S.in / S.readers / S.held.
+void board_exchange(const char* fn, bool ending, bool gets) {
+  close_batches(ending);
+  const int me = S.pid;
+  size_t nent = 0;
+  for (int j : S.touched) nent += j != me && S.out[static_cast<size_t>(j)].used != 0;
+  S.board_block.resize(sizeof(BoardHead) + nent * sizeof(BoardEntry));
+  S.board_iov.assign(1, iovec{S.board_block.data(), S.board_block.size()});
+  static const char zeros[kAlign] = {};
+  size_t at = S.board_block.size(), k = 0;
+  uint32_t flags = gets ? kBoardGets : 0;
+  S.big_to.clear();
+  for (int j : S.touched) {
+    Outbox& o = S.out[static_cast<size_t>(j)];
+    if (j == me || o.used == 0) continue;
+    BoardEntry e{j, 0, 0, static_cast<uint32_t>(o.used)};
+    if (o.used <= kBoardBatchMax && o.used <= S.frame && at + pad16(o.used) <= BSPK_SYNC_BLOCK_MAX) {
+      e.off = static_cast<uint32_t>(at);
+      S.board_iov.push_back(iovec{const_cast<char*>(o.first()), o.used});
+      if (o.used % kAlign) S.board_iov.push_back(iovec{const_cast<char*>(zeros), kAlign - o.used % kAlign});
+      at += pad16(o.used);
+    } else {
+      e.big = 1;
+      flags |= kBoardBig;
+      S.big_to.push_back(j);
+    }
+    std::memcpy(S.board_block.data() + sizeof(BoardHead) + k++ * sizeof e, &e, sizeof e);
+    S.sent_to[static_cast<size_t>(j)] = 1;
+  }
+  const BoardHead h{kBoardMagic, flags, static_cast<uint32_t>(nent), 0};
+  std::memcpy(S.board_block.data(), &h, sizeof h);
+  S.board_gets = gets;
+  S.board_big = (flags & kBoardBig) != 0;
+  S.big_in = 0;
+  std::fill(S.big_from.begin(), S.big_from.end(), 0);
+  S.board_err.clear();
+  check(fn, bspk_sync_allgatherv(S.board_iov.data(), static_cast<int>(S.board_iov.size()), board_read, nullptr));
+  if (!S.board_err.empty()) fatal(fn, "%s", S.board_err.c_str());
+  if (!S.board_big) return;
+  for (int j : S.big_to) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
+  check(fn, bspk_expect(S.big_in));
+  check(fn, bspk_sync());
+  for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
+    const int src = bspk_sender_id(region);
+    if (src < 0 || src >= S.nprocs_all || !S.big_from[static_cast<size_t>(src)] || S.in[static_cast<size_t>(src)].present)
+      fatal(fn, "unexpected batch from pid %d", src);
+    S.held.push_back(region);
+    S.readers[static_cast<size_t>(src)].assign(region);
+    S.in[static_cast<size_t>(src)].present = true;
   }
 }
 
@@ -1672,24 +1819,30 @@ void superstep(const char* fn, bool ending) {
   // counted, when a process with remote gets said so to every process
   // (kGetsFlag), so supersteps without gets cost one BSPk superstep.
   const bool declared = bspk_declared() != 0;
+  // Counted on one host: phase 1 through the board (see the top of the file).
+  const bool board = S.board && !declared;
   bool remote_gets = S.zc_any;  // (zero-copy ops: their reads and acknowledgements need phase 2 too)
   for (int j = 0; j < S.P; ++j) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
-  if (remote_gets && !declared && !ending)
+  if (remote_gets && !declared && !ending && !board)  // (on the board, its block's head says so)
     for (int j = 0; j < S.nprocs_all; ++j)
       if (j != me) outbox(j).set_head_flag(kHeadGets);
   if (S.zc_any) announce_zc(declared);
-  send_batches(fn, ending);
-  check(fn, bspk_sync());
 
-  // ---- phase 1 in: every batch (the local one too), by source pid
+  // ---- phase 1: every batch (the local one too), by source pid
   for (auto& b : S.in) b.clear();
-  for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
-    int src = bspk_sender_id(region);
-    if (src < 0 || src >= S.nprocs_all || S.in[static_cast<size_t>(src)].present)
-      fatal(fn, "unexpected batch from pid %d", src);
-    S.held.push_back(region);
-    S.readers[static_cast<size_t>(src)].assign(region);
-    S.in[static_cast<size_t>(src)].present = true;
+  if (board) {
+    board_exchange(fn, ending, remote_gets && !ending);
+  } else {
+    send_batches(fn, ending);
+    check(fn, bspk_sync());
+    for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
+      int src = bspk_sender_id(region);
+      if (src < 0 || src >= S.nprocs_all || S.in[static_cast<size_t>(src)].present)
+        fatal(fn, "unexpected batch from pid %d", src);
+      S.held.push_back(region);
+      S.readers[static_cast<size_t>(src)].assign(region);
+      S.in[static_cast<size_t>(src)].present = true;
+    }
   }
   // The local batch: its heap buffer becomes this superstep's local inbox (no copy).
   if (size_t nself = S.out[static_cast<size_t>(me)].take_heap(S.local_in)) {
@@ -1700,8 +1853,10 @@ void superstep(const char* fn, bool ending) {
   // no batch came, so no process ended, made collective calls, put, sent or
   // asked this one for data, and this process has nothing of its own to
   // apply. What follows would loop over every process and find nothing.
-  if (!declared && !ending && !remote_gets && S.held.empty() && !S.in[static_cast<size_t>(me)].present &&
-      S.ops.empty() && S.gets[static_cast<size_t>(me)].empty() && S.touched.empty()) {
+  bool none_in = S.held.empty();
+  for (int j = 0; j < S.nprocs_all && none_in && board; ++j) none_in = !S.in[static_cast<size_t>(j)].present;
+  if (!declared && !ending && !remote_gets && none_in && !S.in[static_cast<size_t>(me)].present &&
+      !(board && S.board_gets) && S.ops.empty() && S.gets[static_cast<size_t>(me)].empty() && S.touched.empty()) {
     S.tag_now = S.tag_next;
     note_copied();
     if (!S.stage.empty()) stage_trim(false);
@@ -1710,7 +1865,7 @@ void superstep(const char* fn, bool ending) {
   }
   // Does some process have gets to be answered (the heads say)? If not, and
   // nothing can read this process's memory, puts are written while parsing.
-  bool two_phase = declared || remote_gets;
+  bool two_phase = declared || remote_gets || (board && S.board_gets);
   for (int j = 0; j < S.nprocs_all && !two_phase; ++j) {
     if (!S.in[static_cast<size_t>(j)].present) continue;
     Header h{};
@@ -1815,17 +1970,28 @@ void superstep(const char* fn, bool ending) {
 // nothing) until pid 0 ends the section, then leave with status 0.
 [[noreturn]] void park() {
   for (;;) {
-    check("bsp_begin", bspk_sync());
     bool end = false, gets = false;
-    for (;;) {
-      bspk_ptr m = bspk_recv();
-      if (bspk_is_null(m)) break;
-      Reader rd(m);
-      for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t, const char*) {
-        end |= h.kind == kEnd;
-        gets |= h.kind == kHead && (h.aux & kHeadGets);
-      });
-      bspk_free(m);
+    if (S.board) {  // the active processes' counted syncs go through the board
+      for (auto& b : S.in) b.clear();
+      board_exchange("bsp_begin", false, false);
+      for (int j = 0; j < S.nprocs_all; ++j)
+        if (S.in[static_cast<size_t>(j)].present)
+          for_records(S.readers[static_cast<size_t>(j)], "bsp_begin", j,
+                      [&](const Header& h, size_t, const char*) { end |= h.kind == kEnd; });
+      gets = S.board_gets;
+      release_previous();  // (batches that came as messages)
+    } else {
+      check("bsp_begin", bspk_sync());
+      for (;;) {
+        bspk_ptr m = bspk_recv();
+        if (bspk_is_null(m)) break;
+        Reader rd(m);
+        for_records(rd, "bsp_begin", bspk_sender_id(m), [&](const Header& h, size_t, const char*) {
+          end |= h.kind == kEnd;
+          gets |= h.kind == kHead && (h.aux & kHeadGets);
+        });
+        bspk_free(m);
+      }
     }
     if (end) break;
     if (gets) {  // the active processes run phase 2 of this bsp_sync
@@ -1968,6 +2134,13 @@ void bsp_begin(bsp_pid_t maxprocs) {
   }
   S.in.resize(static_cast<size_t>(S.nprocs_all));
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
+  {
+    const char* v = std::getenv("BSPK_BSPLIB_BOARD");
+    const bool off = v && (!std::strcmp(v, "off") || !std::strcmp(v, "0") || !std::strcmp(v, "no"));
+    S.board = !off && S.nprocs_all > 1 && bspk_sync_allgather_shared() == 1;
+    S.board_in.resize(static_cast<size_t>(S.nprocs_all));
+    S.big_from.assign(static_cast<size_t>(S.nprocs_all), 0);
+  }
   if (S.pid >= S.P) park();
   S.phase = Phase::Spmd;
   S.t0 = bspk_time();

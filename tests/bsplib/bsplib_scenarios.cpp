@@ -127,9 +127,14 @@ void begin_all() {
 }
 
 // Rows of the positive scenarios: every p, tcp and shm, counted and expect.
+// _Counted: on one host a counted sync's batches ride the shared-memory
+// board; _CountedMessages: the same as messages (BSPK_BSPLIB_BOARD=off, the
+// path of jobs across hosts).
 #define POSITIVE_ROWS(Test, name, marker)                                                      \
   SCENARIO_ROW({.test = Test "_Counted", .args = name " counted", .out = once_per_process(marker), \
                 .limit_s = 90, .suite = "BSPlib"});                                            \
+  SCENARIO_ROW({.test = Test "_CountedMessages", .args = name " counted", .procs = p_list({2, 4}), \
+                .env = "BSPK_BSPLIB_BOARD=off", .out = once_per_process(marker), .limit_s = 90, .suite = "BSPlib"}); \
   SCENARIO_ROW({.test = Test "_LazyExpect", .args = name " expect", .out = once_per_process(marker), .limit_s = 90, \
                 .suite = "BSPlib"})
 
