@@ -513,6 +513,14 @@ int bspk_will_send(const int* nmsgs) {
 
 int bspk_declared(void) { return rt && rt->engine ? static_cast<int>(rt->engine->declared()) : 0; }
 
+int bspk_withdraw(int64_t* nmsgs, int* counts) {
+  if (!rt || !rt->engine) {
+    if (nmsgs) *nmsgs = 0;
+    return 0;
+  }
+  return static_cast<int>(rt->engine->withdraw(nmsgs, counts));
+}
+
 uint64_t bspk_superstep(void) { return rt ? rt->stats.supersteps : 0; }
 
 uint64_t bspk_step_sends(void) { return rt ? rt->step_sends() : 0; }

@@ -33,7 +33,11 @@
  * BSPK_SYNC_TIMEOUT sets one: then it is reported after that). Not available while
  * processes beyond bsp_begin's P are idle (they make every sync counted: a
  * declaration is then an error). Without a declaration bsp_sync counts the
- * batches itself. See README "BSPlib programs".
+ * batches itself. With every process on one host the batches go through
+ * shared memory in one barrier superstep instead (BSPK_BSPLIB_BOARD): there a
+ * declaration is checked against the batches that came (a wrong m, too small
+ * or too large, is reported at once) rather than used, and idle processes do
+ * not prevent it. See README "BSPlib programs".
  */
 #ifndef BSPK_BSP_H
 #define BSPK_BSP_H

@@ -536,6 +536,7 @@ struct State {
   bool board_big = false;                   // some process sends a batch as a message
   std::string board_err;                    // a malformed block (reported after the superstep)
   std::vector<int> big_to;                  // destinations of this process's batches sent as messages
+  std::vector<int> decl_v;                  // a withdrawn bspk_will_send's vector (per pid)
   std::vector<char> board_block;            // this process's head and entries
   std::vector<iovec> board_iov;
 
@@ -1437,6 +1438,32 @@ void board_exchange(const char* fn, bool ending, bool gets) {
   }
 }
 
+// After board_exchange, the program's declaration taken back (bspk_withdraw:
+// `kind` 1 bspk_expect(m), 2 bspk_will_send(S.decl_v)) against what it
+// declares in BSPlib terms (bsp.h): the other processes that sent this one a
+// batch, the batches this one sent. A wrong declaration is an error, as on
+// the message path (where it is found by the count, or by the time-out).
+void check_declaration(const char* fn, int kind, int64_t m) {
+  const int me = S.pid;
+  if (kind == 1) {
+    int64_t got = 0;
+    for (int j = 0; j < S.nprocs_all; ++j) got += j != me && S.in[static_cast<size_t>(j)].present;
+    if (got != m)
+      fatal(fn, "bspk_expect(%lld) declared %lld batch(es) for this process, but %lld process(es) sent it one "
+                "(one per other process that put, hpput, sent to it or got from it in this superstep)",
+            (long long)m, (long long)m, (long long)got);
+    return;
+  }
+  for (int j = 0; j < S.nprocs_all; ++j) {
+    if (j == me) continue;
+    const int sent = S.sent_to[static_cast<size_t>(j)] ? 1 : 0;
+    if (S.decl_v[static_cast<size_t>(j)] != sent)
+      fatal(fn, "bspk_will_send declared %d message(s) to pid %d, but this process sent it %d batch(es) in this "
+                "superstep (one if it put, hpput, sent to it or got from it)",
+            S.decl_v[static_cast<size_t>(j)], j, sent);
+  }
+}
+
 // A zero-copy hpget of this process's memory by pid j that j reads itself:
 // in a counted sync always; in a declared one only if this process sent j a
 // phase-1 batch (announce_zc). Otherwise this process answers it as a bsp_get.
@@ -1818,9 +1845,17 @@ void superstep(const char* fn, bool ending) {
   // declaration (bspk_expect) always, as no process knows the others' gets;
   // counted, when a process with remote gets said so to every process
   // (kGetsFlag), so supersteps without gets cost one BSPk superstep.
-  const bool declared = bspk_declared() != 0;
-  // Counted on one host: phase 1 through the board (see the top of the file).
-  const bool board = S.board && !declared;
+  bool declared = bspk_declared() != 0;
+  // On one host phase 1 goes through the board (see the top of the file),
+  // whose superstep needs no counts: a declaration is taken back and checked
+  // against the batches instead (check_declaration).
+  int withdrawn = 0;
+  int64_t declared_m = 0;
+  if (declared && S.board) {
+    withdrawn = bspk_withdraw(&declared_m, S.decl_v.data());
+    declared = false;
+  }
+  const bool board = S.board;
   bool remote_gets = S.zc_any;  // (zero-copy ops: their reads and acknowledgements need phase 2 too)
   for (int j = 0; j < S.P; ++j) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
   if (remote_gets && !declared && !ending && !board)  // (on the board, its block's head says so)
@@ -1832,6 +1867,7 @@ void superstep(const char* fn, bool ending) {
   for (auto& b : S.in) b.clear();
   if (board) {
     board_exchange(fn, ending, remote_gets && !ending);
+    if (withdrawn) check_declaration(fn, withdrawn, declared_m);
   } else {
     send_batches(fn, ending);
     check(fn, bspk_sync());
@@ -2140,6 +2176,7 @@ void bsp_begin(bsp_pid_t maxprocs) {
     S.board = !off && S.nprocs_all > 1 && bspk_sync_allgather_shared() == 1;
     S.board_in.resize(static_cast<size_t>(S.nprocs_all));
     S.big_from.assign(static_cast<size_t>(S.nprocs_all), 0);
+    S.decl_v.assign(static_cast<size_t>(S.nprocs_all), 0);
   }
   if (S.pid >= S.P) park();
   S.phase = Phase::Spmd;

@@ -355,6 +355,16 @@ BSPK_API int bspk_will_send(const int *nmsgs);
  * 0 before bspk_init. Never fails. */
 BSPK_API int bspk_declared(void);
 
+/* Beyond the paper: take back this superstep's declaration. Returns what
+ * bspk_declared() returned (0 none, 1 bspk_expect, 2 bspk_will_send); if
+ * not NULL, *nmsgs gets bspk_expect's m (else 0) and counts[0..p-1]
+ * bspk_will_send's vector (else zeros). The superstep is then undeclared
+ * (counted), as if neither had been called. For layers that carry a
+ * superstep's data themselves and check the declaration against what
+ * arrives (the BSPlib layer on one host, whose board superstep needs no
+ * counts). O(p); 0 before bspk_init. Never fails. */
+BSPK_API int bspk_withdraw(int64_t *nmsgs, int *counts);
+
 /* Beyond the paper: this process's current superstep -- the supersteps it
  * has completed, bspk_stats.supersteps: 0 from bspk_init to its first
  * bspk_sync -- and the messages and copies it has issued in it

@@ -32,6 +32,17 @@ void Engine::expect(int64_t n) {
          (long long)n, (unsigned long long)st.arrived);
 }
 
+Mode Engine::withdraw(int64_t* m, int* v) {
+  const Mode was = mode_;
+  if (m) *m = was == Mode::Expect ? declared_expect_ : 0;
+  for (int j = 0; v && j < nprocs_; ++j)
+    v[j] = was == Mode::WillSend ? static_cast<int>(declared_vec_[static_cast<size_t>(j)]) : 0;
+  if (was == Mode::WillSend) std::fill(declared_vec_.begin(), declared_vec_.end(), 0);
+  mode_ = Mode::None;
+  declared_expect_ = 0;
+  return was;
+}
+
 void Engine::will_send(const int* v) {
   throw_pending();
   if (!v) fail(BSPK_ERR_ARG, "NULL array");

@@ -90,6 +90,10 @@ class Engine {
   int nprocs() const { return nprocs_; }
   uint32_t step() const { return step_; }
   Mode declared() const { return mode_; }  // this superstep's declaration so far
+  // bspk_withdraw: this superstep's declaration (bspk_expect's m, or
+  // bspk_will_send's vector into v when not null) taken back: the superstep
+  // is undeclared again. Returns what it was.
+  Mode withdraw(int64_t* m, int* v);
   const Options& options() const { return opt_; }
 
   // ---- registration by the layers above (engine.cpp)

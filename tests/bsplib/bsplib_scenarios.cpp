@@ -107,6 +107,14 @@ void sync_m(int m) {
   skew(2);
 }
 
+// Do this job's syncs go through the board (one host, BSPK_BSPLIB_BOARD not
+// off)? There a declaration is checked, not used: every sync behaves as a
+// counted one (README "BSPlib programs", "On one host").
+bool board_path() {
+  const char* v = std::getenv("BSPK_BSPLIB_BOARD");
+  return bspk_sync_allgather_shared() == 1 && !(v && std::strcmp(v, "off") == 0);
+}
+
 // This process's counters now (bspk_get_stats), or the job ends.
 bspk_stats stats_now() {
   bspk_stats s{};
@@ -128,15 +136,19 @@ void begin_all() {
 
 // Rows of the positive scenarios: every p, tcp and shm, counted and expect.
 // _Counted: on one host a counted sync's batches ride the shared-memory
-// board; _CountedMessages: the same as messages (BSPK_BSPLIB_BOARD=off, the
-// path of jobs across hosts).
+// board; _LazyExpect: with bspk_expect before every sync (on one host taken
+// back and checked, the board as for _Counted); _CountedMessages and
+// _LazyExpectMessages: batches as messages (BSPK_BSPLIB_BOARD=off, the path
+// of jobs across hosts), where the declaration is the sync's.
 #define POSITIVE_ROWS(Test, name, marker)                                                      \
   SCENARIO_ROW({.test = Test "_Counted", .args = name " counted", .out = once_per_process(marker), \
                 .limit_s = 90, .suite = "BSPlib"});                                            \
   SCENARIO_ROW({.test = Test "_CountedMessages", .args = name " counted", .procs = p_list({2, 4}), \
                 .env = "BSPK_BSPLIB_BOARD=off", .out = once_per_process(marker), .limit_s = 90, .suite = "BSPlib"}); \
   SCENARIO_ROW({.test = Test "_LazyExpect", .args = name " expect", .out = once_per_process(marker), .limit_s = 90, \
-                .suite = "BSPlib"})
+                .suite = "BSPlib"});                                                                 \
+  SCENARIO_ROW({.test = Test "_LazyExpectMessages", .args = name " expect", .procs = p_list({2, 4}), \
+                .env = "BSPK_BSPLIB_BOARD=off", .out = once_per_process(marker), .limit_s = 90, .suite = "BSPlib"})
 
 // ================================================================ start
 // Before bsp_begin, bsp_nprocs() is the number of processes launched.
@@ -462,7 +474,8 @@ int zerocopy(int argc, char** argv) {
           i, gdst[static_cast<size_t>(i)]);
   // ---- superstep 3: only an hpget of R's hsrc. R sends this process a batch
   // only at p = 2 (R's own hpget goes to R + 1): under bspk_expect the read
-  // is direct there and a bsp_get's reply (two copies each side) from p = 3.
+  // is direct there and a bsp_get's reply (two copies each side) from p = 3
+  // (on the message path; on the board every sync proves the owner is done).
   for (int i = 0; i < N; ++i) hsrc[static_cast<size_t>(i)] = me * 11 + i;
   sync_m(0);
   std::fill(gdst.begin(), gdst.end(), -5);
@@ -473,7 +486,7 @@ int zerocopy(int argc, char** argv) {
   for (int i = 0; i < N; ++i)
     CHECK(gdst[static_cast<size_t>(i)] == R * 11 + i, "hpget element %d from pid %d: %d", i, R,
           gdst[static_cast<size_t>(i)]);
-  const bool direct = P == 2 || (P > 2 && !expect_mode);
+  const bool direct = P == 2 || (P > 2 && (!expect_mode || board_path()));
   const uint64_t want3 = P == 1 || !direct ? 2ull * static_cast<uint64_t>(NB) : 0;
   CHECK(s1.bytes_copied - s0.bytes_copied >= want3 && s1.bytes_copied - s0.bytes_copied <= want3 + 4096 &&
             s1.bytes_read - s0.bytes_read == (P > 1 && direct ? static_cast<uint64_t>(NB) : 0),
@@ -1195,6 +1208,18 @@ ERR_ROW("ErrExpectTooSmall_ProgramChecksBspkExpect", "err_expect_small check", p
         has(Re{"(bspk_expect|bsp_sync)\\b[^\\n]*declared"}));
 ERR_ROW("ErrExpectTooSmall_ProgramIgnoresBspkExpect", "err_expect_small ignore", p_list({2, 3, 8}), BOTH,
         msg("bsp_sync", "declared"));
+// The same with the batches as messages (on one host the board superstep
+// checks the declaration against the batches that came; here the count does).
+SCENARIO_ROW({.test = "ErrExpectTooSmall_Messages", .args = "err_expect_small ignore", .procs = p_list({2, 3}),
+              .env = "BSPK_BSPLIB_BOARD=off", .status = fails_before_limit(),
+              .out = {lacks("CHECK FAILED"), lacks("reached past"), msg("bsp_sync", "declared")},
+              .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"});
+// A too large declaration on one host: found by the board superstep at once
+// (on the message path it is the time-out's).
+SCENARIO_ROW({.test = "ErrExpectTooLargeFoundAtOnceOnOneHost", .args = "err_expect_large", .procs = p_list({2, 4}),
+              .status = fails_before_limit(),
+              .out = {lacks("CHECK FAILED"), lacks("reached past"), msg("bsp_sync", "bspk_expect\\(\\d+\\) declared")},
+              .limit_s = kErrLimit, .within_s = 15, .suite = "BSPlib"});
 
 // bsp_abort: the message as given, exactly once, every process non-zero.
 #define ABORT_ROW(Test, name, procs_, provs)                                                                    \
@@ -1475,6 +1500,14 @@ int err(const std::string& name, int argc, char** argv) {
       bsp_sync();
     }
     reached("a sync with a too small bspk_expect");
+  }
+  if (name == "err_expect_large") {
+    // One put to the right neighbour, P - 1 batches declared (P = 2: 1, right).
+    bsp_put(R, &v4, ex, 0, 4);
+    if (P > 2) bspk_expect(P - 1);
+    else bspk_expect(2);
+    bsp_sync();
+    reached("a sync with a too large bspk_expect");
   }
   if (name == "abort_one") {
     bsp_sync();
