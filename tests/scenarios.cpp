@@ -941,7 +941,8 @@ SCENARIO_ROW({.test = "CountsCarriedOrNotUnderEveryExchange_Halving", .args = "c
 //     process's of that gather, each gather exactly one superstep, and the
 //     messages all there. Then blocks of different sizes per process with
 //     a sizes array (no error; each cut to this process's size).
-//   errors: the [call] errors (size above the maximum, NULL block, after a
+//   errors: bspk_withdraw returns and clears a bspk_expect / bspk_will_send
+//     (the superstep then counted); the [call] errors (size above the maximum, NULL block, after a
 //     bspk_expect, after a message) end no superstep; sizes that differ
 //     without a sizes array are BSPK_ERR_ARG on every process (p >= 2) after
 //     the superstep ended, and the job goes on.
@@ -1077,6 +1078,31 @@ int gather(int argc, char** argv) {
       CHECK(bspk_is_null(bspk_recv()), "a message after allgatherv %d", round);
     }
   } else if (mode == "errors") {
+    // bspk_withdraw: a declaration taken back and returned, the superstep
+    // undeclared again: declared anew (every process does; counted, a
+    // process could meet another's count exchange at its bspk_expect).
+    {
+      int64_t m = -1;
+      std::vector<int> v(static_cast<size_t>(P), -1), w(static_cast<size_t>(P));
+      OK(bspk_expect(3));
+      CHECK(bspk_withdraw(&m, v.data()) == 1 && m == 3 && bspk_declared() == 0,
+            "withdrawing bspk_expect(3): m = %lld, declared %d", static_cast<long long>(m), bspk_declared());
+      for (int j = 0; j < P; ++j) CHECK(v[static_cast<size_t>(j)] == 0, "withdrawn bspk_expect: v[%d] = %d", j, v[static_cast<size_t>(j)]);
+      for (int j = 0; j < P; ++j) w[static_cast<size_t>(j)] = j + 1;
+      OK(bspk_will_send(w.data()));
+      CHECK(bspk_withdraw(&m, v.data()) == 2 && m == 0 && bspk_declared() == 0, "withdrawing bspk_will_send: m = %lld",
+            static_cast<long long>(m));
+      for (int j = 0; j < P; ++j) CHECK(v[static_cast<size_t>(j)] == j + 1, "withdrawn bspk_will_send: v[%d] = %d", j, v[static_cast<size_t>(j)]);
+      CHECK(bspk_withdraw(nullptr, nullptr) == 0, "withdrawing nothing");
+      OK(bspk_expect(1));
+      bspk_ptr r = bspk_malloc("", 0, 1, sizeof(int));
+      OK(bspk_send(me, r, 1));
+      OK(bspk_sync());
+      bspk_ptr got = bspk_recv();
+      CHECK(!bspk_is_null(got), "the message of a superstep declared after a withdrawal is lost");
+      OK(bspk_free(got));
+      OK(bspk_free(r));
+    }
     const uint64_t s0 = supersteps();
     CHECK(bspk_sync_allgather(mine.data(), BSPK_SYNC_BLOCK_MAX + 1, all.data(), nullptr) == BSPK_ERR_ARG,
           "a block above the maximum: %s", bspk_error_string());
