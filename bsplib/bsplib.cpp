@@ -27,8 +27,9 @@
 //            of the next superstep is built.
 // Operations on the process itself go through a local batch, never the wire.
 //
-// On one host (bspk_sync_allgather_shared(); BSPK_BSPLIB_BOARD not off), a
-// counted phase 1 sends no messages: the batches of up to kBoardBatchMax
+// On one host (bspk_sync_allgather_shared(); BSPK_BSPLIB_BOARD not off),
+// phase 1 sends no messages (a program's declaration is taken back with
+// bspk_withdraw and checked against the batches, check_declaration): the batches of up to kBoardBatchMax
 // bytes ride in ONE bspk_sync_allgatherv superstep through the shared-memory
 // board (each process's block: a BoardHead, an entry per batch, the small
 // batches; every process copies out the batches addressed to it), and the
@@ -527,7 +528,7 @@ struct State {
   uint32_t qtaken = 0;            // messages already taken from it
   int64_t qmsgs = 0, qbytes = 0;  // messages left and their payload bytes
 
-  // the board superstep (counted syncs on one host; see the top of the file)
+  // the board superstep (every sync on one host; see the top of the file)
   bool board = false;                       // in use in this job (the same on every process)
   std::vector<std::vector<char>> board_in;  // per source: its batch to this process, copied from the board
   std::vector<char> big_from;               // per source: its batch comes as a message
@@ -1842,9 +1843,10 @@ void superstep(const char* fn, bool ending) {
     S.zc_any = false;
   }
   // Phase 2 runs when some process has gets to have answered: under a
-  // declaration (bspk_expect) always, as no process knows the others' gets;
-  // counted, when a process with remote gets said so to every process
-  // (kGetsFlag), so supersteps without gets cost one BSPk superstep.
+  // declaration (bspk_expect, message path) always, as no process knows the
+  // others' gets; counted, when a process with remote gets said so to every
+  // process (kGetsFlag; on the board, its block's head), so supersteps
+  // without gets cost one BSPk superstep.
   bool declared = bspk_declared() != 0;
   // On one host phase 1 goes through the board (see the top of the file),
   // whose superstep needs no counts: a declaration is taken back and checked
@@ -2007,7 +2009,7 @@ void superstep(const char* fn, bool ending) {
 [[noreturn]] void park() {
   for (;;) {
     bool end = false, gets = false;
-    if (S.board) {  // the active processes' counted syncs go through the board
+    if (S.board) {  // the active processes' syncs go through the board
       for (auto& b : S.in) b.clear();
       board_exchange("bsp_begin", false, false);
       for (int j = 0; j < S.nprocs_all; ++j)
