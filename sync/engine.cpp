@@ -139,11 +139,12 @@ void Engine::sync(bool finalizing) {
     }
     // Shared-memory count exchange: the others usually join within a few
     // hundred nanoseconds; look at the board that long before the general
-    // wait with its clock reads. Once the board has the total, the messages
-    // still due are in the rings (each sender pushed them before it joined):
-    // take them in here too.
+    // wait with its clock reads (when processes outnumber CPUs, twice: the
+    // others need this CPU to join). Once the board has the total, the
+    // messages still due are in the rings (each sender pushed them before it
+    // joined): take them in here too.
     if (board_ && pending_code_ == 0)
-      for (int i = 0; i < 64; ++i) {
+      for (int i = 0, looks = opt_.spin_s > 0 ? 64 : 2; i < looks; ++i) {
         if (counts_complete(s)) {
           finish_step(s);
           return;

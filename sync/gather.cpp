@@ -61,7 +61,7 @@ void Engine::gather_wait() {
   // general wait, whose fabric polls add to the reaction time; when
   // processes outnumber CPUs, a few looks only (the others need the CPU).
   bool done = false;
-  const int looks = opt_.spin_s > 0 ? 4096 : 64;
+  const int looks = opt_.spin_s > 0 ? 4096 : 2;
   for (int i = 0; i < looks && !(done = ready()); ++i) __builtin_ia32_pause();
   if (!done) {
     try {
