@@ -532,7 +532,6 @@ struct State {
   bool board = false;                       // in use in this job (the same on every process)
   std::vector<std::vector<char>> board_in;  // per source: its batch to this process, copied from the board
   std::vector<char> big_from;               // per source: its batch comes as a message
-  int big_in = 0;                           // how many do
   bool board_gets = false;                  // some process has remote gets: phase 2 runs
   bool board_big = false;                   // some process sends a batch as a message
   std::string board_err;                    // a malformed block (reported after the superstep)
@@ -1367,7 +1366,6 @@ void board_read(int j, const void* block, size_t n, void*) {
     const size_t src = static_cast<size_t>(j);
     if (e.big) {
       S.big_from[src] = 1;
-      ++S.big_in;
       continue;
     }
     if (size_t{e.off} + e.len > n || e.off % kAlign != 0 || S.in[src].present) {
@@ -1420,14 +1418,13 @@ void board_exchange(const char* fn, bool ending, bool gets) {
   std::memcpy(S.board_block.data(), &h, sizeof h);
   S.board_gets = gets;
   S.board_big = (flags & kBoardBig) != 0;
-  S.big_in = 0;
   std::fill(S.big_from.begin(), S.big_from.end(), 0);
   S.board_err.clear();
   check(fn, bspk_sync_allgatherv(S.board_iov.data(), static_cast<int>(S.board_iov.size()), board_read, nullptr));
   if (!S.board_err.empty()) fatal(fn, "%s", S.board_err.c_str());
   if (!S.board_big) return;
   for (int j : S.big_to) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
-  check(fn, bspk_expect(S.big_in));
+  check(fn, bspk_expect(static_cast<int>(std::count(S.big_from.begin(), S.big_from.end(), 1))));
   check(fn, bspk_sync());
   for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
     const int src = bspk_sender_id(region);
