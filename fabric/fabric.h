@@ -164,6 +164,12 @@ class Transport {
   // Wake every process of this host napping in nap(): for news that is no
   // message (the engine's shared-memory count board). Default: nothing.
   virtual void wake_local() {}
+  // Called by a process that waits with nothing to poll (and a CPU of its
+  // own): do part of a transfer a peer is working on that this process can
+  // do as well. LocalTransport: copy chunks of a pulled message of ours into
+  // its receiver's buffer while the receiver copies the rest (local.h,
+  // "Assisted pulls"). True when it did some work. Default: nothing.
+  virtual bool assist() { return false; }
 
   // Remote address of byte `offset` of a peer's region whose base (as the peer
   // reported it) is remote_base: base + offset under FI_MR_VIRT_ADDR, else offset.

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -39,6 +40,23 @@ void scatter(const iovec* src, size_t n, const iovec* dst) {
       if (joff == dst[j].iov_len) ++j, joff = 0;
     }
 }
+// Copy bytes [from, from + len) of the stream src[0..n) to dst.
+void copy_range(const iovec* src, size_t n, size_t from, size_t len, unsigned char* dst) {
+  for (size_t i = 0; i < n && len > 0; ++i) {
+    if (from >= src[i].iov_len) {
+      from -= src[i].iov_len;
+      continue;
+    }
+    const size_t m = std::min(src[i].iov_len - from, len);
+    std::memcpy(dst, static_cast<const unsigned char*>(src[i].iov_base) + from, m);
+    dst += m;
+    len -= m;
+    from = 0;
+  }
+}
+// An assist slot's state word: the message (seq + 1, mod 2^32) and the next chunk.
+constexpr uint64_t assist_state(uint64_t seq, uint64_t chunk) { return ((seq + 1) & 0xffffffffu) << 32 | chunk; }
+constexpr uint64_t chunks_of(uint64_t len, size_t chunk) { return (len + chunk - 1) / chunk; }
 }  // namespace
 
 // Segment layout: the rings (p^2 x kCells cells), the pull rings (p^2 x
@@ -100,6 +118,7 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
   pending_.resize(static_cast<size_t>(nprocs));
   pull_off_.assign(static_cast<size_t>(nprocs), 0);
   mapped_.resize(static_cast<size_t>(nprocs));
+  mapped_rw_.resize(static_cast<size_t>(nprocs));
   share_ = pull;
   // Published before this process's first descriptor, whose release store
   // orders it for the reader.
@@ -107,9 +126,10 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
 }
 
 LocalTransport::~LocalTransport() {
-  for (auto& per_src : mapped_)
-    for (Mapped& m : per_src)
-      if (m.base) munmap(const_cast<unsigned char*>(m.base), m.len);
+  for (auto* maps : {&mapped_, &mapped_rw_})
+    for (auto& per_peer : *maps)
+      for (Mapped& m : per_peer)
+        if (m.base) munmap(m.base, m.len);
   // Slabs still ours here belong to pools that outlive us (not the runtime's
   // order): leave their mappings, close only the descriptors.
   for (auto& [base, s] : own_slabs_) close(s.fd);
@@ -160,26 +180,30 @@ int64_t LocalTransport::slab_of(uintptr_t a, size_t len) const {
   return a - it->first < it->second.len && len <= it->second.len - (a - it->first) ? it->second.index : -1;
 }
 
-// Where [addr, addr + len) of src's shared slab `slab` is mapped here (mapping
-// it on first use), or nullptr when it cannot be mapped.
-const unsigned char* LocalTransport::source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab) {
+// Where [addr, addr + len) of pid's shared slab `slab` is mapped here
+// (mapping it on first use: read-only into mapped_, for pulls from it, or
+// writable into mapped_rw_, for assisted pulls into it), or nullptr when it
+// cannot be mapped.
+unsigned char* LocalTransport::in_slab(std::vector<std::vector<Mapped>>& maps, bool writable, int pid, uint64_t addr,
+                                       uint64_t len, int64_t slab) {
   if (slab < 0 || static_cast<uint64_t>(slab) >= kMaxSlabs) return nullptr;
-  std::vector<Mapped>& v = mapped_[static_cast<size_t>(src)];
+  std::vector<Mapped>& v = maps[static_cast<size_t>(pid)];
   if (static_cast<size_t>(slab) >= v.size()) v.resize(static_cast<size_t>(slab) + 1);
   Mapped& m = v[static_cast<size_t>(slab)];
   if (!m.base && !m.failed) {
-    const SlabEntry& e = slab_table(src)[slab];  // written before the descriptor that names it
+    const SlabEntry& e = slab_table(pid)[slab];  // written before the descriptor (or assist slot) that names it
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld",
-                  static_cast<long long>(peer(src).os_pid.load(std::memory_order_acquire)),
+                  static_cast<long long>(peer(pid).os_pid.load(std::memory_order_acquire)),
                   static_cast<long long>(e.fd));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    void* b = fd >= 0 ? mmap(nullptr, e.len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    void* b = fd >= 0 ? mmap(nullptr, e.len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
     if (fd >= 0) close(fd);
     if (b == MAP_FAILED) {
       m.failed = true;
     } else {
-      m.base = static_cast<const unsigned char*>(b);
+      m.base = static_cast<unsigned char*>(b);
       m.len = e.len;
       m.remote_base = e.base;
     }
@@ -413,7 +437,10 @@ bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* 
   }
   *got = static_cast<size_t>(c.len);
   if (src == pid_ || mapped) {
-    scatter(remote, c.count, r.iov);
+    size_t prefix = 0;
+    int64_t slab = -1;
+    if (src != pid_ && assistable(c, r, &prefix, &slab)) copy_assisted(src, c, remote, r, prefix, slab);
+    else scatter(remote, c.count, r.iov);
     return true;
   }
   for (size_t i = 0; i < c.count; ++i)  // back to the sender's addresses
@@ -431,6 +458,95 @@ bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* 
          static_cast<unsigned long long>(c.len), src, static_cast<int>(os_pid),
          n < 0 ? std::strerror(errno) : "short read");
   return true;
+}
+
+bool LocalTransport::assistable(const PullCell& c, const Recv& r, size_t* prefix, int64_t* slab) const {
+  if (r.count == 0) return false;
+  size_t before = 0;
+  for (size_t j = 0; j + 1 < r.count; ++j) before += r.iov[j].iov_len;
+  if (c.len < before + kAssistMin) return false;
+  const iovec& last = r.iov[r.count - 1];
+  *slab = slab_of(reinterpret_cast<uintptr_t>(last.iov_base), static_cast<size_t>(c.len) - before);
+  *prefix = before;
+  return *slab >= 0;
+}
+
+// copy_in's memcpy with the sender's help: publish r's last iovec in the
+// pair's Assist slot, copy what lands before it, then claim and copy chunks
+// until none is left, and wait for the ones the sender claimed.
+void LocalTransport::copy_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix,
+                                   int64_t slab) {
+  Assist& a = pair_state(src, pid_).assist;
+  const uint64_t len = c.len - prefix, n = chunks_of(len, kAssistChunk);
+  unsigned char* dst = static_cast<unsigned char*>(r.iov[r.count - 1].iov_base);
+  a.dst_addr.store(reinterpret_cast<uintptr_t>(dst), std::memory_order_relaxed);
+  a.dst_slab.store(slab, std::memory_order_relaxed);
+  a.off.store(prefix, std::memory_order_relaxed);
+  a.len.store(len, std::memory_order_relaxed);
+  a.chunks_done.store(0, std::memory_order_relaxed);
+  a.state.store(assist_state(c.seq, 0), std::memory_order_release);  // publishes the fields above
+  if (hold_for_test_) {
+    const double until = now_s() + 10;
+    while ((a.state.load(std::memory_order_acquire) & 0xffffffffu) < hold_for_test_ && now_s() < until) sched_yield();
+    hold_for_test_ = 0;
+  }
+  size_t pos = 0;
+  for (size_t j = 0; j + 1 < r.count; ++j) {
+    copy_range(remote, c.count, pos, r.iov[j].iov_len, static_cast<unsigned char*>(r.iov[j].iov_base));
+    pos += r.iov[j].iov_len;
+  }
+  uint64_t mine = 0, s = assist_state(c.seq, 0);
+  for (;;) {
+    const uint64_t i = s & 0xffffffffu;
+    if (i >= n) break;
+    if (!a.state.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) continue;  // s: the sender's claim
+    const uint64_t at = i * kAssistChunk;
+    copy_range(remote, c.count, prefix + at, std::min<uint64_t>(kAssistChunk, len - at), dst + at);
+    ++mine;
+    ++s;
+  }
+  // The sender's chunks: at most one in progress (it claims the next only
+  // after finishing one), a few microseconds.
+  for (unsigned spins = 0; a.chunks_done.load(std::memory_order_acquire) != n - mine; ++spins)
+    if (spins >= 256) sched_yield();
+}
+
+bool LocalTransport::assist() {
+  if (npending_ == 0) return false;
+  bool did = false;
+  for (int d = 0; d < nprocs_; ++d) {
+    std::deque<Pending>& q = pending_[static_cast<size_t>(d)];
+    if (q.empty()) continue;
+    Assist& a = pair_state(pid_, d).assist;
+    uint64_t s = a.state.load(std::memory_order_acquire);
+    const uint64_t tag = s >> 32;
+    if (tag == 0) continue;
+    const Pending* pd = nullptr;  // the send the receiver is copying, if ours is still pending
+    for (const Pending& e : q)
+      if (((e.seq + 1) & 0xffffffffu) == tag) {
+        pd = &e;
+        break;
+      }
+    if (!pd) continue;
+    for (;;) {
+      // The slot's fields, read after a state naming our message (acquire)
+      // and before claiming: a successful claim means the receiver had not
+      // finished with this message, so they were this message's.
+      const uint64_t i = s & 0xffffffffu;
+      const uint64_t off = a.off.load(std::memory_order_relaxed), len = a.len.load(std::memory_order_relaxed);
+      if ((s >> 32) != tag || i >= chunks_of(len, kAssistChunk)) break;
+      unsigned char* dst = in_slab(mapped_rw_, true, d, a.dst_addr.load(std::memory_order_relaxed), len,
+                                   a.dst_slab.load(std::memory_order_relaxed));
+      if (!dst) break;  // cannot be written from here: the receiver copies it all
+      if (!a.state.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) continue;  // s: reloaded
+      const uint64_t at = i * kAssistChunk;
+      copy_range(pd->iov, pd->count, off + at, std::min<uint64_t>(kAssistChunk, len - at), dst + at);
+      a.chunks_done.fetch_add(1, std::memory_order_release);
+      did = true;
+      s = a.state.load(std::memory_order_acquire);
+    }
+  }
+  return did;
 }
 
 // The kernel refused cross-memory access: no more pulls to this process. The

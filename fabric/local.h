@@ -60,6 +60,25 @@
 // with pulls off or refused by the receiver does it go to the provider,
 // which is why part of each tag's receives stays posted there.
 //
+// Assisted pulls: a pulled message whose payload lands in one receive
+// buffer of a shared slab of the receiver (a frame) and is at least
+// kAssistMin bytes is copied by both processes at once. The receiver,
+// having chosen the receive, publishes its buffer in the pair's Assist slot
+// (address and slab in its own address space, where the payload starts in
+// the message and its length), copies the header itself and then claims
+// chunks of kAssistChunk bytes one by one from the slot's state word, as does
+// the sender from its wait loop (assist(), which the engine calls only when
+// every process of the host has a CPU): a compare-and-swap on (message
+// number, next chunk), so a chunk is claimed once and a claim can only name
+// the message the slot holds. The sender copies from its own send buffers
+// into the receiver's slab, mapped writable on first use (like a read-only
+// mapping of the receiver's, by /proc/<pid>/fd/<n>); each chunk it finishes
+// bumps `chunks_done`. The receiver completes the receive (and so the
+// send) once every chunk is claimed and the sender's are done. A sender
+// waiting for its sends, idle while the receiver copied the whole message,
+// halves the copy's time: shm, p = 2, bspk_broadcast of 1 MiB (16 frames)
+// 59-72 -> see README "Performance".
+//
 // Polling the provider: every poll() reads the rings, but calls the
 // provider's completion queue (fi_cq_read: its own locks and queues, about a
 // third of a spinning wait's time on shm here) only when something can be
@@ -108,6 +127,8 @@ class LocalTransport final : public Transport {
   static constexpr size_t kPullIov = 4;                // iovecs a pulled message may have
   static constexpr size_t kLocalPullRecvs = 16;        // receives of each other tag kept for pulls
   static constexpr size_t kMaxSlabs = 512;             // shared slabs listed per process
+  static constexpr size_t kAssistChunk = 16384;        // bytes of an assisted pull claimed at a time
+  static constexpr size_t kAssistMin = 2 * kAssistChunk;  // smallest payload whose pull is assisted
   static constexpr unsigned kPollEvery = 8;            // poll the provider at least every kPollEvery-th poll()
   static constexpr unsigned kInjectPolls = 64;         // ... and on every poll() this long after an inject into it
 
@@ -154,6 +175,9 @@ class LocalTransport final : public Transport {
   // cheap): then the nap lasts its full time, as a plain sleep would.
   void nap(double seconds) override;
   void wake_local() override;
+  // Copies chunks of the pulled messages of ours that their receivers are
+  // copying now (see "Assisted pulls"). True when it copied some.
+  bool assist() override;
 
   // With pulls: map every shared slab the other processes have listed so
   // far (what the first pull from each would otherwise do: an open of
@@ -165,6 +189,9 @@ class LocalTransport final : public Transport {
   bool pulling() const { return pull_; }
   // Tests: act as if the kernel refused this process's next cross-memory read.
   void refuse_next_pull_for_test() { refuse_for_test_ = true; }
+  // Tests: in its next assisted pull, wait (up to 10 s) until the sender has
+  // claimed `chunks` chunks before copying any.
+  void hold_next_assisted_pull_for_test(unsigned chunks) { hold_for_test_ = chunks; }
 
  private:
   struct alignas(64) Cell {
@@ -191,11 +218,22 @@ class LocalTransport final : public Transport {
     uint64_t base, len;
     uint64_t reserved;
   };
+  // The pull dst is copying from src, when src may help (see "Assisted
+  // pulls"): written by dst before it publishes `state` (release), read by
+  // src after it claimed a chunk (stable until dst has seen that chunk done).
+  struct alignas(64) Assist {
+    std::atomic<uint64_t> state;        // (seq + 1) mod 2^32 << 32 | next unclaimed chunk; 0 before the first
+    std::atomic<uint64_t> chunks_done;  // chunks src has copied
+    std::atomic<uint64_t> dst_addr;     // the receive buffer (dst's address) the payload goes to
+    std::atomic<int64_t> dst_slab;      // dst's shared slab holding it
+    std::atomic<uint64_t> off, len;     // where the payload starts in the message, its bytes
+  };
   // Per ordered pair (src -> dst), written by dst, read by src.
   struct alignas(64) PairState {
     std::atomic<uint64_t> done;     // descriptors consumed (pulled or refused)
     std::atomic<uint64_t> refused;  // 0, or 1 + the first refused descriptor's seq
     std::atomic<uint64_t> ring_done;  // ring cells consumed (freed)
+    Assist assist;                  // its own cache line: both processes write it
   };
   struct alignas(64) PeerInfo {
     std::atomic<int64_t> os_pid;    // getpid() of the process (0 until it has started)
@@ -209,8 +247,8 @@ class LocalTransport final : public Transport {
     int64_t index;
     int fd;
   };
-  struct Mapped {  // a peer's slab, mapped here read-only
-    const unsigned char* base = nullptr;
+  struct Mapped {  // a peer's slab, mapped here read-only (mapped_) or writable (mapped_rw_)
+    unsigned char* base = nullptr;
     size_t len = 0;
     uint64_t remote_base = 0;
     bool failed = false;  // could not be mapped: read by process_vm_readv instead
@@ -238,7 +276,16 @@ class LocalTransport final : public Transport {
   PeerInfo& peer(int pid) const;
   SlabEntry* slab_table(int pid) const;
   int64_t slab_of(uintptr_t a, size_t len) const;
-  const unsigned char* source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab);
+  const unsigned char* source_in_slab(int src, uint64_t addr, uint64_t len, int64_t slab) {
+    return in_slab(mapped_, false, src, addr, len, slab);
+  }
+  unsigned char* in_slab(std::vector<std::vector<Mapped>>& maps, bool writable, int pid, uint64_t addr, uint64_t len,
+                         int64_t slab);
+  // The payload of a pull into r, when its sender may help copy it: true with
+  // *prefix the bytes before it (landing in r's other iovecs) and *slab the
+  // slab of ours holding r's last iovec.
+  bool assistable(const PullCell& c, const Recv& r, size_t* prefix, int64_t* slab) const;
+  void copy_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix, int64_t slab);
   static size_t cells_for(size_t len);  // cells a ring message of len bytes takes
   bool push(int dest, const iovec* iov, size_t count, uint64_t tag);
   // Whether a message of `count` iovecs to dest can be pulled (pulls on, not refused by dest).
@@ -303,6 +350,7 @@ class LocalTransport final : public Transport {
   // Pulls.
   bool pull_ = false;               // on for this process (cleared when the kernel refuses CMA)
   bool refuse_for_test_ = false;
+  unsigned hold_for_test_ = 0;
   std::vector<uint64_t> pull_tail_; // per destination: next descriptor cell (producer side)
   std::vector<std::deque<Pending>> pending_;  // per destination: pulled sends not yet done
   std::vector<char> pull_off_;      // per destination: refused by it, send through the provider
@@ -313,6 +361,7 @@ class LocalTransport final : public Transport {
   bool share_ = false;                          // alloc_memory hands out shared slabs
   std::map<uintptr_t, OwnSlab> own_slabs_;      // by base address
   std::vector<std::vector<Mapped>> mapped_;     // per source, per slab index
+  std::vector<std::vector<Mapped>> mapped_rw_;  // per destination, per slab index: assisted pulls write there
 };
 
 }  // namespace bspk::fabric

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <set>
+#include <atomic>
 #include <thread>
 #include <chrono>
 #include <vector>
@@ -593,6 +594,56 @@ TEST(LocalPulls, MessagesFromSharedSlabsAreCopiedWithoutCrossMemoryReads) {
   EXPECT_EQ(drain(*p.t[0]).size(), 1u);
   EXPECT_TRUE(p.net.delivered().empty());
   p.t[0]->free_memory(slab, len);
+}
+
+// Assisted pulls (local.h): a payload of 8 chunks and a bit into a receive
+// in the receiver's own slab. The receiver holds its copy (test hook) until
+// the sender, calling assist() from another thread as a waiting engine does,
+// has claimed 3 chunks; then both copy. Every byte arrives once, where it
+// belongs; the send completes; the sender finds nothing left to do for a
+// message that is done, nor with nothing pending.
+TEST(LocalPulls, SenderCopiesPartOfALargePullIntoTheReceiversSlab) {
+  Pair p(two(), true, true);
+  const size_t slab_len = size_t{1} << 20, payload = 8 * LocalTransport::kAssistChunk + 1000;
+  auto* src = static_cast<unsigned char*>(p.t[0]->alloc_memory(slab_len, slab_len));
+  auto* dst = static_cast<unsigned char*>(p.t[1]->alloc_memory(slab_len, slab_len));
+  ASSERT_NE(src, nullptr);
+  ASSERT_NE(dst, nullptr);
+  EXPECT_FALSE(p.t[0]->assist()) << "nothing pending";
+  for (size_t i = 0; i < 64 + payload; ++i) src[i] = static_cast<unsigned char>(i * 131 + i / 4096 + 7);
+  std::memset(dst, 0, payload + 64);
+  unsigned char hdr[64] = {};
+  OpContext rctx{}, sctx{};
+  iovec riov[2] = {{hdr, sizeof hdr}, {dst, payload + 64}};  // room to spare past the payload
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[1]->post_recv(riov, desc, 2, &rctx, kOtherTag));
+  iovec siov[2] = {{src, 64}, {src + 64, payload}};
+  ASSERT_TRUE(p.t[0]->post_send(1, siov, desc, 2, &sctx, kOtherTag));
+  p.t[1]->hold_next_assisted_pull_for_test(3);
+  std::atomic<bool> stop{false};
+  std::atomic<int> helped{0};
+  std::thread sender([&] {
+    while (!stop.load()) helped += p.t[0]->assist() ? 1 : 0;
+  });
+  auto r = drain(*p.t[1]);
+  stop = true;
+  sender.join();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].context, &rctx);
+  EXPECT_EQ(r[0].len, 64 + payload);
+  EXPECT_GE(helped.load(), 1) << "the sender copied no chunk";
+  EXPECT_EQ(std::memcmp(hdr, src, 64), 0);
+  EXPECT_EQ(std::memcmp(dst, src + 64, payload), 0) << "payload differs";
+  for (size_t i = payload; i < payload + 64; ++i) ASSERT_EQ(dst[i], 0) << "written past the payload at " << i;
+  EXPECT_FALSE(p.t[0]->assist()) << "a message already copied";
+  auto s = drain(*p.t[0]);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].context, &sctx);
+  EXPECT_EQ(s[0].kind, CompletionKind::Sent);
+  EXPECT_FALSE(p.t[0]->assist()) << "nothing pending";
+  EXPECT_TRUE(p.net.delivered().empty());
+  p.t[0]->free_memory(src, slab_len);
+  p.t[1]->free_memory(dst, slab_len);
 }
 
 // Without pulls alloc_memory is private memory, as before; with them a memfd.
