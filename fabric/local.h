@@ -77,7 +77,9 @@
 // send) once every chunk is claimed and the sender's are done. A sender
 // waiting for its sends, idle while the receiver copied the whole message,
 // halves the copy's time: shm, p = 2, bspk_broadcast of 1 MiB (16 frames)
-// 59-72 -> see README "Performance".
+// 61-64 -> 32-36 us. Oversubscribed, the sender does not assist (its CPU
+// time is the other processes'); a receiver whose sender does not help
+// claims every chunk itself.
 //
 // Polling the provider: every poll() reads the rings, but calls the
 // provider's completion queue (fi_cq_read: its own locks and queues, about a
