@@ -529,6 +529,9 @@ bool LocalTransport::assist() {
       }
     if (!pd) continue;
     for (;;) {
+      // A pull to this process comes first: it is ours alone to copy (and
+      // its sender may be the one we would help), so between chunks look.
+      if (pull_waiting()) return did;
       // The slot's fields, read after a state naming our message (acquire)
       // and before claiming: a successful claim means the receiver had not
       // finished with this message, so they were this message's.
