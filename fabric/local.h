@@ -77,9 +77,10 @@
 // finishes bumps `chunks_done`. The receiver completes the receive (and so
 // the send) once every chunk is claimed and the sender's are done. A sender
 // waiting for its sends, idle while the receiver copied the whole message,
-// halves the copy's time: shm, p = 2, old and new library alternated,
-// bspk_broadcast of 1 MiB (16 frames) 61-64 -> 32-36 us, a one-way 512 KiB
-// message 19.1 -> 14.6 us (medians of 5); exchanges in both directions, where
+// halves the copy's time: shm, p = 2, old and new library alternated 5
+// times (medians), bspk_broadcast of 1 MiB (16 frames) 67.5 -> 38.5 us, a
+// one-way 512 KiB message 22.0 -> 14.6 us; a one-way 128 KiB message (two
+// frames, in cache) 5.70 -> 5.93 us and exchanges in both directions, where
 // each process has its own copying to do, stay within the noise (128 KiB,
 // 1 MiB: medians of 9 and 5). Claiming half of what is left in one piece
 // instead (fewer compare-and-swaps) gave the broadcast 72 -> 50 us only: a
