@@ -139,8 +139,9 @@ void Engine::sync(bool finalizing) {
     }
     // Shared-memory count exchange: the others usually join within a few
     // hundred nanoseconds; look at the board that long before the general
-    // wait with its clock reads (when processes outnumber CPUs, twice: the
-    // others need this CPU to join). Once the board has the total, the
+    // wait with its clock reads (without a spin phase -- BSPK_SPIN_US 0, the
+    // default when processes outnumber CPUs -- twice: the others may need
+    // this CPU to join). Once the board has the total, the
     // messages still due are in the rings (each sender pushed them before it
     // joined): take them in here too.
     if (board_ && pending_code_ == 0)

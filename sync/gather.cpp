@@ -59,7 +59,8 @@ void Engine::gather_wait() {
   // with a CPU per process, watch the slots for up to a few microseconds
   // (polling a line nobody writes costs nothing but this core) before the
   // general wait, whose fabric polls add to the reaction time; when
-  // processes outnumber CPUs, a few looks only (the others need the CPU).
+  // there is no spin phase (BSPK_SPIN_US 0, the default when processes outnumber
+  // CPUs), two looks only (the others may need the CPU).
   bool done = false;
   const int looks = opt_.spin_s > 0 ? 4096 : 2;
   for (int i = 0; i < looks && !(done = ready()); ++i) __builtin_ia32_pause();
