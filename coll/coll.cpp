@@ -103,6 +103,25 @@ const ShortLimit& short_setting() {
 }
 size_t short_limit() { return short_setting().bytes; }
 
+// Whether a job without the shared board (bspk_sync_allgather_shared() == 0:
+// across hosts, or BSPK_COUNT_EXCHANGE set) takes the header superstep as
+// rounds (Ctx::gather_rounds) rather than one direct exchange
+// (Ctx::tagged_step): BSPK_COLL_HEADER = auto (rounds at p >= 4), direct
+// (never), rounds (at p >= 2). It must be set alike on every process: the
+// two take different message counts.
+// Measured (bench/collectives.sh, tcp, counts by messages, 4 and 8
+// processes on 2 cores): an 8-byte bspk_allreduce in rounds costs 2 and 3
+// messages per process instead of 3 and 7; see bspk_coll.h "Cost".
+bool header_rounds(int p) {
+  static const int mode = [] {
+    const char* e = std::getenv("BSPK_COLL_HEADER");
+    if (e && std::strcmp(e, "direct") == 0) return 0;
+    if (e && std::strcmp(e, "rounds") == 0) return 2;
+    return 4;
+  }();
+  return mode != 0 && p >= mode;
+}
+
 // ---- walking comem ranges byte by byte ----------------------------------------
 
 // The bytes of n elements from p, in the contiguous runs bspk_span gives.
@@ -260,6 +279,8 @@ struct Scratch {
   std::vector<unsigned char> buf;  // header_step's message
   std::vector<unsigned char> block, all;  // board_step's block and everyone's
   std::vector<size_t> sizes;
+  std::vector<unsigned char> wire;  // gather_rounds' blocks
+  std::vector<size_t> wire_at;
 };
 // At namespace scope, not a function-local static: no initialisation guard
 // to test on each of a call's several uses (constant-initialised vectors).
@@ -295,7 +316,8 @@ struct Ctx {
   bspk_ptr checked{};          // check_ptr's first valid pointer, its first run (bspk_span) in this superstep
   void* checked_base = nullptr;
   size_t checked_span = 0;
-  bool board = false;   // bspk_sync_allgather_shared(): the header superstep is board_step
+  bool board = false;   // the header superstep is board_step: bspk_sync_allgather_shared(), or rounds
+  bool rounds = false;  // board_step's allgather is gather_rounds (header_rounds), not the board
   size_t bstride = 0;   // board_step: bytes per process in blocks
 
   explicit Ctx(Kind k) : kind(k), call(kCall[k]), hdr(scratch().hdr), hmsg(scratch().hmsg) {}
@@ -328,6 +350,7 @@ struct Ctx {
                   "called after bspk_expect or bspk_will_send in this superstep: a collective makes its own "
                   "declarations (call bspk_sync first)");
     board = bspk_sync_allgather_shared() != 0;
+    if (!board && header_rounds(p)) board = rounds = true;
     return BSPK_OK;
   }
 
@@ -596,12 +619,20 @@ struct Ctx {
   // superstep is a shared-memory barrier (sync/board.h), so short
   // collectives cost one barrier and long ones one barrier more than
   // elsewhere.
+  //
+  // In rounds (Ctx::rounds, a job without the board) the allgather is
+  // gather_rounds, and a broadcast's data come from the root alone: the
+  // other processes send their digests only.
   int board_step(const bspk_ptr& src, size_t cnt) {
     Scratch& sc = scratch();
     size_t bytes = own_code != 0 ? 0 : cnt * es;
+    const int only = rounds && kind == BCAST ? root : -1;  // the one process whose data count (-1: all)
+    const bool mine = only < 0 || only == me;
     // (The scratch vectors only grow: a short collective resizes nothing.)
     if (sc.block.size() < kDigest + bytes) sc.block.resize(kDigest + bytes);
-    if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
+    if (!mine) {
+      // (no data of this process travels)
+    } else if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
       std::memcpy(sc.block.data() + kDigest, checked_base, bytes);  // checked in this superstep: one run
     } else if (bytes) {
       Cur c(src, cnt);
@@ -616,16 +647,85 @@ struct Ctx {
     bstride = kDigest + bytes;
     if (sc.all.size() < static_cast<size_t>(p) * bstride) sc.all.resize(static_cast<size_t>(p) * bstride);
     if (sc.sizes.size() < static_cast<size_t>(p)) sc.sizes.resize(static_cast<size_t>(p));
-    // (bspk_sync_allgather sets every process's size.)
-    const int rc = bspk_sync_allgather(sc.block.data(), bstride, sc.all.data(), sc.sizes.data());
-    if (rc != BSPK_OK) return nested(rc, "bspk_sync_allgather");
+    // (bspk_sync_allgather and gather_rounds set every process's size.)
+    if (rounds) {
+      if (const int rc = gather_rounds(sc.block.data(), mine ? bstride : kDigest)) return rc;
+    } else if (const int rc = bspk_sync_allgather(sc.block.data(), bstride, sc.all.data(), sc.sizes.data())) {
+      return nested(rc, "bspk_sync_allgather");
+    }
     bool differ = false;
     for (int j = 0; j < p && !differ; j++)
-      differ = sc.sizes[static_cast<size_t>(j)] != bstride ||
+      differ = sc.sizes[static_cast<size_t>(j)] != (only < 0 || j == only ? bstride : kDigest) ||
                std::memcmp(sc.all.data() + static_cast<size_t>(j) * bstride, &tag, sizeof tag) != 0;
     if (!differ) return own_code != 0 ? check_all() : BSPK_OK;
     return bare_headers();
   }
+  // board_step's allgather in a job without the board: this process's block
+  // (len bytes) and every other's into scratch().all (stride bstride; a
+  // longer block is cut, a shorter one leaves the rest untouched) and their
+  // sizes into scratch().sizes, in ceil(log2 p) supersteps of ONE message
+  // per process with bspk_expect(1) -- Bruck et al.'s concatenation: in
+  // round k (d = 2^k) process i sends the blocks of i .. i+c-1 (mod p),
+  // c = min(d, p - d), to i - d and receives those of i+d .. i+d+c-1 from
+  // i + d. The counts depend on p alone, so they are exact whatever the
+  // arguments (the header superstep's rule), and after the last round every
+  // process holds every block: cost ceil(log2 p) l + (p - 1) b g for blocks
+  // of b bytes, against one superstep of p - 1 messages for the direct
+  // exchange. A block travels as its length (8 bytes) and its bytes,
+  // padded to 8.
+  int gather_rounds(const unsigned char* block, size_t len) {
+    Scratch& sc = scratch();
+    std::vector<unsigned char>& w = sc.wire;  // blocks me, me+1, ... in wire form
+    std::vector<size_t>& at_blk = sc.wire_at;  // where the k-th of them starts (and one past the last)
+    auto padded = [](size_t b) { return (b + 7) & ~size_t{7}; };
+    w.resize(8 + padded(len));
+    const uint64_t l64 = len;
+    std::memcpy(w.data(), &l64, 8);
+    std::memcpy(w.data() + 8, block, len);
+    at_blk.assign(1, 0);
+    at_blk.push_back(w.size());
+    for (int d = 1; d < p; d *= 2) {
+      const int c = std::min(d, p - d), from = (me + d) % p;
+      int rc = bspk_send_buf((me - d + p) % p, w.data(), at_blk[static_cast<size_t>(c)]);
+      if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
+      if ((rc = sync_expect(1))) return rc;
+      const bspk_ptr m = bspk_recv();
+      if (m.region == 0) return internal("no message from pid " + std::to_string(from) + " in a header round");
+      const int s = bspk_sender_id(m);
+      const size_t bytes = bspk_nelems(m) * bspk_elem_size(m), base = w.size();
+      bool ok = s == from && bytes > 0;
+      if (ok) {
+        w.resize(base + bytes);
+        Cur cur(m, bspk_nelems(m));
+        ok = to_mem(cur, w.data() + base, bytes);
+      }
+      // c blocks, exactly
+      size_t o = base;
+      for (int k = 0; ok && k < c; k++) {
+        uint64_t b = 0;
+        ok = w.size() - o >= 8;
+        if (ok) std::memcpy(&b, w.data() + o, 8);
+        ok = ok && b <= w.size() - o - 8 && padded(b) <= w.size() - o - 8;
+        if (ok) at_blk.push_back(o += 8 + padded(b));
+      }
+      if (!ok || o != w.size()) {
+        w.resize(base);
+        return not_a_header(m, s);
+      }
+      (void)bspk_free(m);
+      const bspk_ptr extra = bspk_recv();
+      if (extra.region != 0) return not_a_header(extra, bspk_sender_id(extra));
+    }
+    for (int k = 0; k < p; k++) {
+      const size_t j = static_cast<size_t>((me + k) % p), o = at_blk[static_cast<size_t>(k)];
+      uint64_t b = 0;
+      std::memcpy(&b, w.data() + o, 8);
+      sc.sizes[j] = b;
+      std::memcpy(sc.all.data() + j * bstride, w.data() + o + 8, std::min<size_t>(b, bstride));
+    }
+    return BSPK_OK;
+  }
+
   // After board_step: process j's data (aligned for its elements: the stride
   // is 16 bytes plus whole elements).
   const unsigned char* data(int j) const {
