@@ -463,6 +463,13 @@ int bspk_sync(void) {
 
 int bspk_sync_allgather_shared(void) { return rt && rt->engine && rt->engine->board() ? 1 : 0; }
 
+int bspk_sync_exchange(void) {
+  if (!rt || !rt->engine) return 0;
+  if (rt->engine->board()) return BSPK_EXCHANGE_BOARD;
+  return rt->engine->options().count_exchange == bspk::sync::Options::Exchange::Direct ? BSPK_EXCHANGE_DIRECT
+                                                                                       : BSPK_EXCHANGE_ROUNDS;
+}
+
 
 int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* sizes) {
   return guarded("bspk_sync_allgather", [&] {

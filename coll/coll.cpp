@@ -105,21 +105,23 @@ size_t short_limit() { return short_setting().bytes; }
 
 // Whether a job without the shared board (bspk_sync_allgather_shared() == 0:
 // across hosts, or BSPK_COUNT_EXCHANGE set) takes the header superstep as
-// rounds (Ctx::gather_rounds) rather than one direct exchange
-// (Ctx::tagged_step): BSPK_COLL_HEADER = auto (rounds at p >= 4), direct
-// (never), rounds (at p >= 2). It must be set alike on every process: the
-// two take different message counts.
-// Measured (bench/collectives.sh, tcp, counts by messages, 4 and 8
-// processes on 2 cores): an 8-byte bspk_allreduce in rounds costs 2 and 3
-// messages per process instead of 3 and 7; see bspk_coll.h "Cost".
+// rounds (Ctx::gather_rounds, broadcast_rounds) rather than one direct
+// exchange (Ctx::tagged_step): BSPK_COLL_HEADER = auto (as the runtime's own
+// count exchange: bspk_sync_exchange() == BSPK_EXCHANGE_ROUNDS, i.e. more
+// processes than CPUs on some host, or p > 16), direct (never), rounds (at
+// p >= 2). It must be set alike on every process: the two take different
+// message counts. Measured (bench/collectives.sh, tcp, counts by messages, 4
+// and 8 processes on 2 cores): an 8-byte bspk_allreduce in rounds costs 2
+// and 3 messages per process instead of 3 and 7; see bspk_coll.h "Cost".
 bool header_rounds(int p) {
   static const int mode = [] {
     const char* e = std::getenv("BSPK_COLL_HEADER");
     if (e && std::strcmp(e, "direct") == 0) return 0;
     if (e && std::strcmp(e, "rounds") == 0) return 2;
-    return 4;
+    return 1;
   }();
-  return mode != 0 && p >= mode;
+  if (mode == 1) return p >= 2 && bspk_sync_exchange() == BSPK_EXCHANGE_ROUNDS;
+  return mode == 2 && p >= 2;
 }
 
 // ---- walking comem ranges byte by byte ----------------------------------------
@@ -293,6 +295,29 @@ struct ResolvedOp {
   Op op;
 };
 ResolvedOp g_builtin;
+
+struct Ctx;
+
+// The agreement of the header rounds (Ctx::gather_rounds, broadcast_rounds):
+// every round's message carries its sender's summary -- the sender's digest
+// (header_tag) while every digest it has heard of equals its own, kDiffer
+// after a difference -- in its tag (a data message) or in its first 8 bytes
+// (a bspk_send_buf message, tag 0). A receiver whose digest differs from the
+// summary it gets turns its own to kDiffer. In the dissemination pattern
+// (round k: from i + 2^k) process i has heard, after round k, of i .. i +
+// 2^(k+1) - 1, so after ceil(log2 p) rounds every process knows whether all
+// p digests equal its own, and all of them know alike.
+struct Rounds {
+  static constexpr uint64_t kDiffer = 0xB5C2ull << 48;
+  uint64_t own, summary;
+  explicit Rounds(uint64_t tag) : own(tag), summary(tag) {}
+  bool differ() const { return summary != own; }
+  // Round d's one message, from me + d (BSPK_NULL if none came: a
+  // difference): its summary taken in; returned for the caller to read and
+  // free. A second message, or one from another process, is a difference.
+  template <class C>
+  bspk_ptr take(C& c, int d);
+};
 
 struct Ctx {
   Kind kind;
@@ -648,12 +673,12 @@ struct Ctx {
     if (sc.all.size() < static_cast<size_t>(p) * bstride) sc.all.resize(static_cast<size_t>(p) * bstride);
     if (sc.sizes.size() < static_cast<size_t>(p)) sc.sizes.resize(static_cast<size_t>(p));
     // (bspk_sync_allgather and gather_rounds set every process's size.)
+    bool differ = false;
     if (rounds) {
-      if (const int rc = gather_rounds(sc.block.data(), mine ? bstride : kDigest)) return rc;
+      if (const int rc = gather_rounds(sc.block.data(), mine ? bstride : kDigest, tag, &differ)) return rc;
     } else if (const int rc = bspk_sync_allgather(sc.block.data(), bstride, sc.all.data(), sc.sizes.data())) {
       return nested(rc, "bspk_sync_allgather");
     }
-    bool differ = false;
     for (int j = 0; j < p && !differ; j++)
       differ = sc.sizes[static_cast<size_t>(j)] != (only < 0 || j == only ? bstride : kDigest) ||
                std::memcmp(sc.all.data() + static_cast<size_t>(j) * bstride, &tag, sizeof tag) != 0;
@@ -661,46 +686,52 @@ struct Ctx {
     return bare_headers();
   }
   // board_step's allgather in a job without the board: this process's block
-  // (len bytes) and every other's into scratch().all (stride bstride; a
-  // longer block is cut, a shorter one leaves the rest untouched) and their
-  // sizes into scratch().sizes, in ceil(log2 p) supersteps of ONE message
-  // per process with bspk_expect(1) -- Bruck et al.'s concatenation: in
-  // round k (d = 2^k) process i sends the blocks of i .. i+c-1 (mod p),
-  // c = min(d, p - d), to i - d and receives those of i+d .. i+d+c-1 from
-  // i + d. The counts depend on p alone, so they are exact whatever the
-  // arguments (the header superstep's rule), and after the last round every
-  // process holds every block: cost ceil(log2 p) l + (p - 1) b g for blocks
-  // of b bytes, against one superstep of p - 1 messages for the direct
-  // exchange. A block travels as its length (8 bytes) and its bytes,
-  // padded to 8.
-  int gather_rounds(const unsigned char* block, size_t len) {
+  // (len bytes, starting with its digest `tag`) and every other's into
+  // scratch().all (stride bstride; a longer block is cut, a shorter one
+  // leaves the rest untouched) and their sizes into scratch().sizes, in
+  // ceil(log2 p) supersteps of ONE message per process with bspk_expect(1)
+  // -- Bruck et al.'s concatenation: in round k (d = 2^k) process i sends
+  // the blocks of i .. i+c-1 (mod p), c = min(d, p - d), to i - d and
+  // receives those of i+d .. i+d+c-1 from i + d. The counts depend on p
+  // alone, so they are exact whatever the arguments (the header superstep's
+  // rule), and after the last round every process holds every block: cost
+  // ceil(log2 p) l + (p - 1) b g for blocks of b bytes, against one
+  // superstep of p - 1 messages for the direct exchange. A message is a
+  // round summary (Rounds) and the blocks, each as its length (8 bytes) and
+  // its bytes, padded to 8. *differ: some process's digest differs from
+  // `tag` (then the blocks are not all there).
+  int gather_rounds(const unsigned char* block, size_t len, uint64_t tag, bool* differ) {
     Scratch& sc = scratch();
-    std::vector<unsigned char>& w = sc.wire;  // blocks me, me+1, ... in wire form
+    std::vector<unsigned char>& w = sc.wire;   // summary, then blocks me, me+1, ... in wire form
     std::vector<size_t>& at_blk = sc.wire_at;  // where the k-th of them starts (and one past the last)
     auto padded = [](size_t b) { return (b + 7) & ~size_t{7}; };
-    w.resize(8 + padded(len));
+    Rounds r(tag);
+    w.resize(16 + padded(len));
     const uint64_t l64 = len;
-    std::memcpy(w.data(), &l64, 8);
-    std::memcpy(w.data() + 8, block, len);
-    at_blk.assign(1, 0);
+    std::memcpy(w.data() + 8, &l64, 8);
+    std::memcpy(w.data() + 16, block, len);
+    at_blk.assign(1, 8);
     at_blk.push_back(w.size());
     for (int d = 1; d < p; d *= 2) {
-      const int c = std::min(d, p - d), from = (me + d) % p;
-      int rc = bspk_send_buf((me - d + p) % p, w.data(), at_blk[static_cast<size_t>(c)]);
+      const int c = std::min(d, p - d);
+      std::memcpy(w.data(), &r.summary, 8);
+      // (after a difference, the summary alone: the blocks no longer matter)
+      const size_t out = r.differ() ? 8 : at_blk[static_cast<size_t>(c)];
+      int rc = bspk_send_buf((me - d + p) % p, w.data(), out);
       if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
       if ((rc = sync_expect(1))) return rc;
-      const bspk_ptr m = bspk_recv();
-      if (m.region == 0) return internal("no message from pid " + std::to_string(from) + " in a header round");
-      const int s = bspk_sender_id(m);
-      const size_t bytes = bspk_nelems(m) * bspk_elem_size(m), base = w.size();
-      bool ok = s == from && bytes > 0;
-      if (ok) {
-        w.resize(base + bytes);
-        Cur cur(m, bspk_nelems(m));
-        ok = to_mem(cur, w.data() + base, bytes);
+      const bspk_ptr m = r.take(*this, d);
+      if (r.differ()) {
+        if (m.region != 0) (void)bspk_free(m);
+        continue;
       }
-      // c blocks, exactly
-      size_t o = base;
+      // c blocks after the summary, exactly
+      const size_t bytes = bspk_nelems(m) * bspk_elem_size(m), base = w.size();
+      w.resize(base + bytes);
+      Cur cur(m, bspk_nelems(m));
+      bool ok = to_mem(cur, w.data() + base, bytes) && bytes >= 8;
+      (void)bspk_free(m);
+      size_t o = base + 8;
       for (int k = 0; ok && k < c; k++) {
         uint64_t b = 0;
         ok = w.size() - o >= 8;
@@ -708,14 +739,16 @@ struct Ctx {
         ok = ok && b <= w.size() - o - 8 && padded(b) <= w.size() - o - 8;
         if (ok) at_blk.push_back(o += 8 + padded(b));
       }
-      if (!ok || o != w.size()) {
-        w.resize(base);
-        return not_a_header(m, s);
+      if (ok && o == w.size()) {
+        std::memmove(w.data() + base, w.data() + base + 8, bytes - 8);  // drop the summary
+        w.resize(w.size() - 8);
+        for (int k = 0; k < c; k++) at_blk[at_blk.size() - 1 - static_cast<size_t>(k)] -= 8;
+      } else {
+        r.summary = Rounds::kDiffer;  // not a header round's message: the arguments differ
       }
-      (void)bspk_free(m);
-      const bspk_ptr extra = bspk_recv();
-      if (extra.region != 0) return not_a_header(extra, bspk_sender_id(extra));
     }
+    *differ = r.differ();
+    if (*differ) return BSPK_OK;
     for (int k = 0; k < p; k++) {
       const size_t j = static_cast<size_t>((me + k) % p), o = at_blk[static_cast<size_t>(k)];
       uint64_t b = 0;
@@ -824,6 +857,28 @@ struct Ctx {
     return BSPK_OK;
   }
 };
+
+template <class C>
+bspk_ptr Rounds::take(C& c, int d) {
+  const int from = (c.me + d) % c.p;
+  bspk_ptr m = bspk_recv();
+  for (bspk_ptr extra = bspk_recv(); extra.region != 0; extra = bspk_recv()) {
+    (void)bspk_free(extra);
+    summary = kDiffer;
+  }
+  if (m.region == 0 || bspk_sender_id(m) != from) {
+    if (m.region != 0) (void)bspk_free(m);
+    summary = kDiffer;
+    return bspk_ptr();
+  }
+  uint64_t s = bspk_tag(m);
+  if (s == 0) {  // a bspk_send_buf message: the summary leads it
+    Cur cur(m, bspk_nelems(m) * bspk_elem_size(m) >= 8 && bspk_elem_size(m) == 1 ? 8 : 0);
+    if (!to_mem(cur, &s, 8)) s = kDiffer;
+  }
+  if (s != own) summary = kDiffer;
+  return m;
+}
 
 bool append_cm(std::vector<unsigned char>& buf, const bspk_ptr& p, size_t nelem, size_t es) {
   const size_t old = buf.size();
@@ -1025,7 +1080,57 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
   return c.finish();
 }
 
+// Broadcast in rounds (Ctx::rounds) at p <= 8, or of short data (N <= S):
+// the header rounds carry the root's data themselves, along a binomial
+// tree in their dissemination pattern. In round k (d = 2^k) a process at
+// distance r < d behind the root (r = (root - i) mod p) sends the data to
+// i - d when r + d < p, zero copy: the root its region, the others the
+// message they received, forwarded as it is; every other message of the
+// rounds is an 8-byte summary (Rounds). The data message carries the
+// summary in its tag. ceil(log2 p) supersteps and no more: (p - 1) N g in
+// all, N g + l per round on the critical path (scatter + allgather after
+// the rounds would take two supersteps more). At larger p long data take
+// the rounds of digests, then scatter + allgather.
+int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
+  const int p = c.p, me = c.me;
+  const bool data = c.own_code == 0 && c.n > 0;
+  const int dist = data ? (c.root - me + p) % p : p;
+  Rounds r(c.own_tag(4));
+  bspk_ptr held = data && me == c.root ? ptr : bspk_ptr();
+  bspk_ptr got{};
+  auto drop = [&](int rc) {
+    if (got.region != 0) (void)bspk_free(got);
+    return rc;
+  };
+  for (int d = 1; d < p; d *= 2) {
+    const int dest = (me - d + p) % p;
+    int rc;
+    if (!r.differ() && held.region != 0 && dist < d && dist + d < p) {
+      if ((rc = bspk_send_tag(dest, held, c.n, r.summary))) return drop(c.nested(rc, "bspk_send_tag"));
+    } else if ((rc = bspk_send_buf(dest, &r.summary, sizeof r.summary))) {
+      return drop(c.nested(rc, "bspk_send_buf"));
+    }
+    if ((rc = c.sync_expect(1))) return drop(rc);
+    const bspk_ptr m = r.take(c, d);
+    if (m.region == 0) continue;
+    if (!r.differ() && dist >= d && dist < 2 * d && bspk_tag(m) != 0 && bspk_nelems(m) == c.n &&
+        bspk_elem_size(m) == c.es) {
+      got = held = m;  // (forwarded in the later rounds, moved into ptr after the last)
+    } else {
+      (void)bspk_free(m);
+    }
+  }
+  if (r.differ()) return drop(c.bare_headers());
+  if (c.own_code != 0) return c.check_all();  // every process passed the same invalid arguments
+  if (data && me != c.root) {
+    if (got.region == 0) return c.internal("broadcast data missing");
+    if (bspk_move(ptr, got, c.n) != BSPK_OK) return drop(c.internal("moving the data"));
+  }
+  return c.finish();
+}
+
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
+  if (c.rounds && (c.p <= 8 || c.n * c.es <= short_limit())) return broadcast_rounds(c, ptr);
   // short: the root's data comes with the header superstep (every process sends its own)
   auto place = [&] {
     if (c.me == c.root) return BSPK_OK;

@@ -433,6 +433,24 @@ BSPK_API int bspk_sync_allgatherv(const struct iovec *iov, int iovcnt, bspk_bloc
  * same on every process; 0 before bspk_init. Never fails. */
 BSPK_API int bspk_sync_allgather_shared(void);
 
+/* How a counted bspk_sync (no declaration) exchanges its counts in this job,
+ * chosen job-wide at bspk_init from BSPK_COUNT_EXCHANGE (auto: the board when
+ * every process is on one host; else one direct exchange up to 16 processes
+ * where every process has a CPU of its own; else rounds):
+ *   BSPK_EXCHANGE_BOARD  the shared-memory count board
+ *                        (bspk_sync_allgather_shared() == 1);
+ *   BSPK_EXCHANGE_DIRECT one round of p - 1 messages per process;
+ *   BSPK_EXCHANGE_ROUNDS ceil(log2 p) or more rounds of one or two messages
+ *                        per process (a tree, or recursive halving): chosen
+ *                        with more processes than CPUs on some host, or
+ *                        p > 16, where a message costs more than a round.
+ * The same on every process; 0 before bspk_init. Layers that exchange
+ * their own headers follow it (bspk_coll.h "Mismatches"). Never fails. */
+#define BSPK_EXCHANGE_BOARD  1
+#define BSPK_EXCHANGE_DIRECT 2
+#define BSPK_EXCHANGE_ROUNDS 3
+BSPK_API int bspk_sync_exchange(void);
+
 /* ---- Message passing [BSPk §6.1, Fig. 4] -------------------------------------- */
 
 /* Send the n elements starting at local pointer p to process dest (itself

@@ -53,15 +53,27 @@
  *     collective is that one superstep. Otherwise the algorithms below
  *     follow, one superstep later (their own header check then finds
  *     nothing new).
- *   - Elsewhere at p >= 4 (BSPK_COLL_HEADER=auto; =rounds: p >= 2,
- *     =direct: never; to be set alike on every process) it is the same
- *     all-gather of digests and short data as on one host, made of
- *     messages: ceil(log2 p) supersteps of ONE message per process with
- *     bspk_expect(1) (Bruck's concatenation; a broadcast's data come from
- *     the root alone). Its counts depend on p alone, so the rule below
- *     holds. With more processes than cores a message costs more than a
- *     round: tcp, 2 cores, an 8-byte bspk_allreduce in 53 instead of 73 us
- *     at p = 4, 232 instead of 347 us at p = 8 (README "Collectives").
+ *   - Elsewhere, where the runtime's own count exchange goes in rounds
+ *     (bspk_sync_exchange() == BSPK_EXCHANGE_ROUNDS, bspk.h: more processes
+ *     than CPUs on some host, or p > 16, where a message costs more than a
+ *     round; BSPK_COLL_HEADER=rounds: any p >= 2, =direct: never, to be set
+ *     alike on every process), it is the same all-gather of digests and
+ *     short data as on one host, made of messages: ceil(log2 p) supersteps
+ *     of ONE message per process with bspk_expect(1), process i sending to
+ *     i - 2^k in round k (Bruck's concatenation). Every message also
+ *     carries its sender's summary -- its digest while all the digests it
+ *     has heard of equal it, else "differ" -- so that after the rounds
+ *     every process knows whether all p digests equal its own, whatever
+ *     each one called. A broadcast at p <= 8 or of short data carries the
+ *     root's data itself in those rounds (a binomial tree, zero copy; the
+ *     summary in the data message's tag) and needs no superstep more. The
+ *     counts depend on p alone, so the rule below holds. Measured on tcp
+ *     with 2 cores (counts by messages, medians of 7 alternated runs):
+ *     bspk_allreduce of 8 B 48 against 51 us (direct) at p = 4 and 178
+ *     against 256 us at p = 8; bspk_broadcast of 1 MiB 584 against 603 us
+ *     at p = 4 and 1400 against 2123 us at p = 8, of 4 KiB 43 against 82 us
+ *     at p = 4; long allreduce pays the rounds (p = 4: 32 KiB 171 against
+ *     159 us, 1 MiB 1621 against 1574 us).
  *   - Elsewhere every process sends exactly one message to every other
  *     process and declares bspk_expect(p - 1). Those counts do not depend
  *     on any argument, so the declaration is exact even when the arguments
@@ -131,13 +143,12 @@
  * of the data (every process passes its own, the root's included for a
  * broadcast): (p-1) N g + l with l the board's; n == 0 is one superstep too;
  * any other collective takes the supersteps counted below plus that one
- * (bspk_alltoallv: 3). In rounds (p >= 4 without the board, see
- * "Mismatches") the same with ceil(log2 p) supersteps in place of that one:
- * ceil(log2 p) l + (p-1)(16 + N) g for the short collectives (16 + p N for
- * alltoall; only the root's N for a broadcast), and ceil(log2 p) more
- * supersteps of 16-byte digests before the long algorithms. The numbers
- * below are for a job across hosts at p <= 3 (BSPK_COLL_HEADER=direct:
- * any p).
+ * (bspk_alltoallv: 3). In rounds (see "Mismatches") the same with
+ * R = ceil(log2 p) supersteps in place of that one: R l + (p-1)(16 + N) g
+ * for the short collectives (16 + p N for alltoall), and R more supersteps
+ * of 16-byte digests before the long algorithms; a broadcast at p <= 8 or
+ * of short data is the R rounds alone, R (l + N g) on the critical path,
+ * (p-1) N g in all. The numbers below are for the direct header superstep.
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and

@@ -164,13 +164,16 @@ static uint64_t supersteps_now(void) {
  * A collective whose data fit is that one superstep; any other takes its
  * algorithm's supersteps after it. */
 /* Elsewhere (BSPK_COUNT_EXCHANGE set, or across hosts) the same header
- * superstep is ceil(log2 p) supersteps of one message per process at p >= 4
- * (BSPK_COLL_HEADER=rounds: p >= 2; direct: never), and one direct
- * exchange otherwise. */
+ * superstep is ceil(log2 p) supersteps of one message per process where the
+ * runtime's own count exchange goes in rounds (bspk_sync_exchange();
+ * BSPK_COLL_HEADER=rounds: p >= 2; direct: never), and one direct exchange
+ * otherwise. A broadcast in rounds at p <= 8 or of short data is those
+ * rounds alone. */
 static int header_rounds(void) {
   const char *e = getenv("BSPK_COLL_HEADER");
   if (e && !strcmp(e, "direct")) return 0;
-  return P >= (e && !strcmp(e, "rounds") ? 2 : 4);
+  if (e && !strcmp(e, "rounds")) return P >= 2;
+  return P >= 2 && !bspk_sync_allgather_shared() && bspk_sync_exchange() == BSPK_EXCHANGE_ROUNDS;
 }
 static int board(void) { return bspk_sync_allgather_shared() || header_rounds(); }
 static uint64_t header_steps(void) {
@@ -192,6 +195,8 @@ static uint64_t after_board(size_t bytes, uint64_t steps, int move) {
  * es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the
  * tags of the first data superstep); plus the board's. */
 static uint64_t rooted_steps(size_t n, size_t es, int move) {
+  if (move && header_rounds() && !bspk_sync_allgather_shared() && (P <= 8 || n * es <= short_bytes()))
+    return header_steps(); /* a broadcast: the rounds carry the data */
   return after_board(n * es, n * es <= short_bytes() || P <= 2 ? 1 : 2, move);
 }
 /* The collective started at superstep s0 took `want` supersteps. */
@@ -453,6 +458,9 @@ static int run_mismatch(const char *what) {
   else if (!strcmp(what, "op")) rc = bspk_reduce(0, x, 4, odd ? (BSPK_MAX | BSPK_INT64) : (BSPK_SUM | BSPK_INT64));
   else if (!strcmp(what, "kind")) rc = odd ? bspk_reduce(0, x, 4, BSPK_SUM | BSPK_INT64) : bspk_allreduce(x, 4, BSPK_SUM | BSPK_INT64);
   else if (!strcmp(what, "root-long")) rc = bspk_gather(odd ? 1 : 0, y, x, 16);
+  /* a broadcast (8 KiB from the odd process, its data messages going out)
+   * against the others' allreduce */
+  else if (!strcmp(what, "kind-bcast")) rc = odd ? bspk_broadcast(P - 1, z, 1024) : bspk_allreduce(x, 4, BSPK_SUM | BSPK_INT64);
   /* long broadcasts (8 KiB): the headers ride in the data messages' tags */
   else if (!strcmp(what, "bcast-root-long")) rc = bspk_broadcast(odd ? 1 : 0, z, 1024);
   else if (!strcmp(what, "gather-root-long")) {
@@ -501,6 +509,15 @@ int main(int argc, char **argv) {
   bspk_get_stats(&st);
   frame_elems8 = st.frame_size / 8;
   int status = 0;
+  { /* bspk_sync_exchange (bspk.h), which the header superstep follows */
+    const char *ce = getenv("BSPK_COUNT_EXCHANGE");
+    const int x = bspk_sync_exchange();
+    if (bspk_sync_allgather_shared()) CHECK(x == BSPK_EXCHANGE_BOARD, "bspk_sync_exchange %d with the board", x);
+    else if (ce && !strcmp(ce, "direct")) CHECK(x == BSPK_EXCHANGE_DIRECT, "bspk_sync_exchange %d, direct set", x);
+    else if (ce && (!strcmp(ce, "tree") || !strcmp(ce, "halving")))
+      CHECK(x == BSPK_EXCHANGE_ROUNDS, "bspk_sync_exchange %d, %s set", x, ce);
+    else CHECK(x == BSPK_EXCHANGE_DIRECT || x == BSPK_EXCHANGE_ROUNDS, "bspk_sync_exchange %d", x);
+  }
   if (!strcmp(mode, "all")) run_all(0);
   else if (!strcmp(mode, "quick")) run_all(1);
   else if (!strcmp(mode, "skew")) run_skew();
