@@ -3,8 +3,9 @@
 # top-level CMakeLists.txt and .ci/sanitize.sh): `ctest -L sanitize` runs
 #   address,undefined: every unit-test binary whole, the multi-process
 #     suite at p = 4 on shm and p = 3 on tcp (every process of every job --
-#     bspkrun, the scenarios -- is instrumented too), and the BSPlib layer's
-#     randomized test at p = 3 on shm;
+#     bspkrun, the scenarios -- is instrumented too), the BSPlib layer's
+#     randomized test at p = 3 on shm, and the collectives' test (quick) on
+#     shm and tcp;
 #   thread: the job hub, its watchdog threads and the launcher's tests.
 # A report fails its test: ASan and UBSan (-fno-sanitize-recover) end the
 # process with a non-zero status, LeakSanitizer at exit too, TSan through
@@ -37,11 +38,28 @@ else()
                      $<TARGET_FILE:bsplib_random> 5 8 24 ${_mode})
     list(APPEND _san_tests sanitize_bsplib_random_${_mode}_shm_p3)
   endforeach()
+  # The collectives (tests/coll/coll_test.c, quick): the board's header
+  # superstep (shm), the direct one and the rounds (tcp, counts by messages),
+  # and the long algorithms after the rounds.
+  foreach(_run "shm_p3;shm;3;" "tcp_direct_p3;tcp;3;BSPK_COUNT_EXCHANGE=messages BSPK_COLL_HEADER=direct"
+               "tcp_rounds_p4;tcp;4;BSPK_COUNT_EXCHANGE=messages"
+               "tcp_rounds_long_p5;tcp;5;BSPK_COUNT_EXCHANGE=messages BSPK_COLL_SHORT=0")
+    list(GET _run 0 _tag)
+    list(GET _run 1 _prov)
+    list(GET _run 2 _np)
+    list(GET _run 3 _extra)
+    separate_arguments(_extra)
+    add_test(NAME sanitize_coll_${_tag}
+             COMMAND ${CMAKE_COMMAND} -E env ${_extra} $<TARGET_FILE:bspkrun> -n ${_np} --provider ${_prov}
+                     $<TARGET_FILE:coll_test> --mode quick)
+    list(APPEND _san_tests sanitize_coll_${_tag})
+  endforeach()
 endif()
 set_tests_properties(${_san_tests} PROPERTIES LABELS sanitize TIMEOUT 1800 ENVIRONMENT "${_san_env}")
 # tcp is libfabric's net provider, which leaks inside libfabric
 # (tests/lsan_libfabric.supp says what and why).
 if(NOT BSPK_SANITIZE MATCHES "thread")
-  set_tests_properties(sanitize_multiproc_tcp_p3 PROPERTIES ENVIRONMENT
+  set_tests_properties(sanitize_multiproc_tcp_p3 sanitize_coll_tcp_direct_p3 sanitize_coll_tcp_rounds_p4
+                       sanitize_coll_tcp_rounds_long_p5 PROPERTIES ENVIRONMENT
     "${_san_env};LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan_libfabric.supp:print_suppressions=0")
 endif()
