@@ -136,7 +136,7 @@
  * exchange of the results); gather, allgather and alltoall always one.
  * On one host, where the header superstep is a bspk_sync_allgather: a
  * collective whose data per process fit in B bytes -- 8192 for
- * reduce/allreduce/scan/exscan; for broadcast, gather, allgather and
+ * reduce/allreduce/scan/exscan (16384 in rounds, see below); for broadcast, gather, allgather and
  * alltoall (all p blocks, p N) 2048 at p <= 2 and 4096 above, where their
  * zero-copy messages start to win; min(S, B) when BSPK_COLL_SHORT is set --
  * is that one superstep, which costs a shared-memory barrier plus p copies
