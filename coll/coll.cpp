@@ -986,9 +986,11 @@ int fold_direct(Ctx& c, const bspk_ptr& ptr, int upto, Msgs& got) {
 // (bspk_allreduce, tcp, counts by messages, 2 cores, medians of 7 alternated
 // runs, rounds with the data against rounds then reduce-scatter + allgather:
 // p = 4, 16 KiB 130 against 256 us, 32 KiB 166 against 182, 128 KiB 634
-// against 320; p = 8, 16 KiB 560 against 678, 32 KiB 830 against 662).
+// against 320; p = 8, 16 KiB 560 against 678, 32 KiB 830 against 662), and
+// the others 8 KiB (bspk_allgather of 8 KiB per process: p = 4 68 against
+// 105 us, p = 8 408 against 419; 32 KiB at p = 4: 169 against 150).
 size_t board_limit(int p, bool move, bool rounds) {
-  const size_t cap = !move ? (rounds ? 16384 : 8192) : p <= 2 ? 2048 : 4096;
+  const size_t cap = rounds ? (move ? 8192 : 16384) : !move ? 8192 : p <= 2 ? 2048 : 4096;
   return short_setting().set ? std::min(short_limit(), cap) : cap;
 }
 

@@ -136,7 +136,7 @@
  * exchange of the results); gather, allgather and alltoall always one.
  * On one host, where the header superstep is a bspk_sync_allgather: a
  * collective whose data per process fit in B bytes -- 8192 for
- * reduce/allreduce/scan/exscan (16384 in rounds, see below); for broadcast, gather, allgather and
+ * reduce/allreduce/scan/exscan; for broadcast, gather, allgather and
  * alltoall (all p blocks, p N) 2048 at p <= 2 and 4096 above, where their
  * zero-copy messages start to win; min(S, B) when BSPK_COLL_SHORT is set --
  * is that one superstep, which costs a shared-memory barrier plus p copies
@@ -144,7 +144,8 @@
  * broadcast): (p-1) N g + l with l the board's; n == 0 is one superstep too;
  * any other collective takes the supersteps counted below plus that one
  * (bspk_alltoallv: 3). In rounds (see "Mismatches") the same with
- * R = ceil(log2 p) supersteps in place of that one: R l + (p-1)(16 + N) g
+ * R = ceil(log2 p) supersteps in place of that one, and B = 16384 for the
+ * reductions, 8192 for the others: R l + (p-1)(16 + N) g
  * for the short collectives (16 + p N for alltoall), and R more supersteps
  * of 16-byte digests before the long algorithms; a broadcast at p <= 8 or
  * of short data is the R rounds alone, R (l + N g) on the critical path,

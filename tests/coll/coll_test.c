@@ -184,7 +184,8 @@ static uint64_t header_steps(void) {
 }
 static size_t board_bytes(int move) {
   const char *e = getenv("BSPK_COLL_SHORT");
-  size_t cap = !move ? (bspk_sync_allgather_shared() ? 8192 : 16384) : P <= 2 ? 2048 : 4096; /* rounds: 16 KiB */
+  size_t cap = !bspk_sync_allgather_shared() ? (move ? 8192 : 16384) /* in rounds */
+               : !move ? 8192 : P <= 2 ? 2048 : 4096;
   return e && *e && short_bytes() < cap ? short_bytes() : cap;
 }
 static uint64_t after_board(size_t bytes, uint64_t steps, int move) {
