@@ -725,13 +725,17 @@ struct Ctx {
         if (m.region != 0) (void)bspk_free(m);
         continue;
       }
-      // c blocks after the summary, exactly
+      // c blocks after the summary (which take() read), exactly
       const size_t bytes = bspk_nelems(m) * bspk_elem_size(m), base = w.size();
-      w.resize(base + bytes);
-      Cur cur(m, bspk_nelems(m));
-      bool ok = to_mem(cur, w.data() + base, bytes) && bytes >= 8;
+      bool ok = bytes >= 8 && bspk_elem_size(m) == 1;
+      if (ok) {
+        w.resize(base + bytes - 8);
+        Cur cur(m, bytes);
+        uint64_t skip;
+        ok = to_mem(cur, &skip, 8) && to_mem(cur, w.data() + base, bytes - 8);
+      }
       (void)bspk_free(m);
-      size_t o = base + 8;
+      size_t o = base;
       for (int k = 0; ok && k < c; k++) {
         uint64_t b = 0;
         ok = w.size() - o >= 8;
@@ -739,13 +743,7 @@ struct Ctx {
         ok = ok && b <= w.size() - o - 8 && padded(b) <= w.size() - o - 8;
         if (ok) at_blk.push_back(o += 8 + padded(b));
       }
-      if (ok && o == w.size()) {
-        std::memmove(w.data() + base, w.data() + base + 8, bytes - 8);  // drop the summary
-        w.resize(w.size() - 8);
-        for (int k = 0; k < c; k++) at_blk[at_blk.size() - 1 - static_cast<size_t>(k)] -= 8;
-      } else {
-        r.summary = Rounds::kDiffer;  // not a header round's message: the arguments differ
-      }
+      if (!ok || o != w.size()) r.summary = Rounds::kDiffer;  // not a header round's message: a difference
     }
     *differ = r.differ();
     if (*differ) return BSPK_OK;
