@@ -296,8 +296,6 @@ struct ResolvedOp {
 };
 ResolvedOp g_builtin;
 
-struct Ctx;
-
 // The agreement of the header rounds (Ctx::gather_rounds, broadcast_rounds):
 // every round's message carries its sender's summary -- the sender's digest
 // (header_tag) while every digest it has heard of equals its own, kDiffer
@@ -312,12 +310,14 @@ struct Rounds {
   uint64_t own, summary;
   explicit Rounds(uint64_t tag) : own(tag), summary(tag) {}
   bool differ() const { return summary != own; }
-  // Round d's one message, from me + d (BSPK_NULL if none came: a
+  // A round's one message, from pid `from` (BSPK_NULL if none came: a
   // difference): its summary taken in; returned for the caller to read and
   // free. A second message, or one from another process, is a difference.
-  template <class C>
-  bspk_ptr take(C& c, int d);
+  bspk_ptr take(int from);
 };
+// A round message of gather_rounds: the summary and the first block's length
+// before the block.
+constexpr size_t kRoundHead = 16;
 
 struct Ctx {
   Kind kind;
@@ -646,47 +646,47 @@ struct Ctx {
   // elsewhere.
   //
   // In rounds (Ctx::rounds, a job without the board) the allgather is
-  // gather_rounds, and a broadcast's data come from the root alone: the
-  // other processes send their digests only.
+  // gather_rounds, and the block is built where its first message sends it
+  // from (scratch().wire, after the round summary and the block's length).
   int board_step(const bspk_ptr& src, size_t cnt) {
     Scratch& sc = scratch();
     size_t bytes = own_code != 0 ? 0 : cnt * es;
-    const int only = rounds && kind == BCAST ? root : -1;  // the one process whose data count (-1: all)
-    const bool mine = only < 0 || only == me;
     // (The scratch vectors only grow: a short collective resizes nothing.)
-    if (sc.block.size() < kDigest + bytes) sc.block.resize(kDigest + bytes);
-    if (!mine) {
-      // (no data of this process travels)
-    } else if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
-      std::memcpy(sc.block.data() + kDigest, checked_base, bytes);  // checked in this superstep: one run
+    std::vector<unsigned char>& buf = rounds ? sc.wire : sc.block;
+    const size_t at = rounds ? kRoundHead : 0;  // where the block starts in buf
+    if (buf.size() < at + kDigest + bytes + 8) buf.resize(at + kDigest + bytes + 8);
+    unsigned char* const blk = buf.data() + at;
+    if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
+      std::memcpy(blk + kDigest, checked_base, bytes);  // checked in this superstep: one run
     } else if (bytes) {
       Cur c(src, cnt);
-      if (!to_mem(c, sc.block.data() + kDigest, bytes)) {
+      if (!to_mem(c, blk + kDigest, bytes)) {
         bad(BSPK_ERR_PTR, "the data could not be read from the region");
         bytes = 0;
       }
     }
     const uint64_t tag = own_tag(static_cast<uint32_t>(bytes != 0) + 2);
-    std::memcpy(sc.block.data(), &tag, sizeof tag);
-    std::memset(sc.block.data() + sizeof tag, 0, kDigest - sizeof tag);
+    std::memcpy(blk, &tag, sizeof tag);
+    std::memset(blk + sizeof tag, 0, kDigest - sizeof tag);
     bstride = kDigest + bytes;
     if (sc.all.size() < static_cast<size_t>(p) * bstride) sc.all.resize(static_cast<size_t>(p) * bstride);
     if (sc.sizes.size() < static_cast<size_t>(p)) sc.sizes.resize(static_cast<size_t>(p));
     // (bspk_sync_allgather and gather_rounds set every process's size.)
     bool differ = false;
     if (rounds) {
-      if (const int rc = gather_rounds(sc.block.data(), mine ? bstride : kDigest, tag, &differ)) return rc;
-    } else if (const int rc = bspk_sync_allgather(sc.block.data(), bstride, sc.all.data(), sc.sizes.data())) {
+      if (const int rc = gather_rounds(bstride, tag, &differ)) return rc;
+    } else if (const int rc = bspk_sync_allgather(blk, bstride, sc.all.data(), sc.sizes.data())) {
       return nested(rc, "bspk_sync_allgather");
     }
     for (int j = 0; j < p && !differ; j++)
-      differ = sc.sizes[static_cast<size_t>(j)] != (only < 0 || j == only ? bstride : kDigest) ||
+      differ = sc.sizes[static_cast<size_t>(j)] != bstride ||
                std::memcmp(sc.all.data() + static_cast<size_t>(j) * bstride, &tag, sizeof tag) != 0;
     if (!differ) return own_code != 0 ? check_all() : BSPK_OK;
     return bare_headers();
   }
   // board_step's allgather in a job without the board: this process's block
-  // (len bytes, starting with its digest `tag`) and every other's into
+  // (len bytes, starting with its digest `tag`, which board_step put at
+  // kRoundHead in scratch().wire) and every other's into
   // scratch().all (stride bstride; a longer block is cut, a shorter one
   // leaves the rest untouched) and their sizes into scratch().sizes, in
   // ceil(log2 p) supersteps of ONE message per process with bspk_expect(1)
@@ -700,16 +700,15 @@ struct Ctx {
   // round summary (Rounds) and the blocks, each as its length (8 bytes) and
   // its bytes, padded to 8. *differ: some process's digest differs from
   // `tag` (then the blocks are not all there).
-  int gather_rounds(const unsigned char* block, size_t len, uint64_t tag, bool* differ) {
+  int gather_rounds(size_t len, uint64_t tag, bool* differ) {
     Scratch& sc = scratch();
     std::vector<unsigned char>& w = sc.wire;   // summary, then blocks me, me+1, ... in wire form
     std::vector<size_t>& at_blk = sc.wire_at;  // where the k-th of them starts (and one past the last)
     auto padded = [](size_t b) { return (b + 7) & ~size_t{7}; };
     Rounds r(tag);
-    w.resize(16 + padded(len));
+    w.resize(kRoundHead + padded(len));  // (board_step wrote the block)
     const uint64_t l64 = len;
     std::memcpy(w.data() + 8, &l64, 8);
-    std::memcpy(w.data() + 16, block, len);
     at_blk.assign(1, 8);
     at_blk.push_back(w.size());
     for (int d = 1; d < p; d *= 2) {
@@ -720,7 +719,7 @@ struct Ctx {
       int rc = bspk_send_buf((me - d + p) % p, w.data(), out);
       if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
       if ((rc = sync_expect(1))) return rc;
-      const bspk_ptr m = r.take(*this, d);
+      const bspk_ptr m = r.take((me + d) % p);
       if (r.differ()) {
         if (m.region != 0) (void)bspk_free(m);
         continue;
@@ -856,9 +855,7 @@ struct Ctx {
   }
 };
 
-template <class C>
-bspk_ptr Rounds::take(C& c, int d) {
-  const int from = (c.me + d) % c.p;
+bspk_ptr Rounds::take(int from) {
   bspk_ptr m = bspk_recv();
   for (bspk_ptr extra = bspk_recv(); extra.region != 0; extra = bspk_recv()) {
     (void)bspk_free(extra);
@@ -1086,7 +1083,8 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
   return c.finish();
 }
 
-// Broadcast in rounds (Ctx::rounds) at p <= 8, or of short data (N <= S):
+// Broadcast in rounds (Ctx::rounds) at p <= 8, or of data that fit in the
+// rounds (board_limit):
 // the header rounds carry the root's data themselves, along a binomial
 // tree in their dissemination pattern. In round k (d = 2^k) a process at
 // distance r < d behind the root (r = (root - i) mod p) sends the data to
@@ -1117,7 +1115,7 @@ int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
       return drop(c.nested(rc, "bspk_send_buf"));
     }
     if ((rc = c.sync_expect(1))) return drop(rc);
-    const bspk_ptr m = r.take(c, d);
+    const bspk_ptr m = r.take((me + d) % p);
     if (m.region == 0) continue;
     if (!r.differ() && dist >= d && dist < 2 * d && bspk_tag(m) != 0 && bspk_nelems(m) == c.n &&
         bspk_elem_size(m) == c.es) {
@@ -1136,7 +1134,7 @@ int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
 }
 
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
-  if (c.rounds && (c.p <= 8 || c.n * c.es <= short_limit())) return broadcast_rounds(c, ptr);
+  if (c.rounds && (c.p <= 8 || c.n * c.es <= board_limit(c.p, true, true))) return broadcast_rounds(c, ptr);
   // short: the root's data comes with the header superstep (every process sends its own)
   auto place = [&] {
     if (c.me == c.root) return BSPK_OK;

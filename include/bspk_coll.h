@@ -64,12 +64,12 @@
  *     carries its sender's summary -- its digest while all the digests it
  *     has heard of equal it, else "differ" -- so that after the rounds
  *     every process knows whether all p digests equal its own, whatever
- *     each one called. A broadcast at p <= 8 or of short data carries the
- *     root's data itself in those rounds (a binomial tree, zero copy; the
- *     summary in the data message's tag) and needs no superstep more. The
- *     counts depend on p alone, so the rule below holds. Measured on tcp
- *     with 2 cores (counts by messages, medians of 7 alternated runs):
- *     bspk_allreduce of 8 B 48 against 51 us (direct) at p = 4 and 178
+ *     each one called. A broadcast at p <= 8 or of up to B bytes (Cost)
+ *     carries the root's data itself in those rounds (a binomial tree,
+ *     zero copy; the summary in the data message's tag) and needs no
+ *     superstep more. The counts depend on p alone, so the rule below
+ *     holds. Measured on tcp with 2 cores (counts by messages, medians of
+ *     7 alternated runs): bspk_allreduce of 8 B 48 against 51 us (direct) at p = 4 and 178
  *     against 256 us at p = 8; bspk_broadcast of 1 MiB 584 against 603 us
  *     at p = 4 and 1400 against 2123 us at p = 8, of 4 KiB 43 against 82 us
  *     at p = 4; long allreduce pays the rounds (p = 4: 32 KiB 171 against
@@ -148,7 +148,7 @@
  * reductions, 8192 for the others: R l + (p-1)(16 + N) g
  * for the short collectives (16 + p N for alltoall), and R more supersteps
  * of 16-byte digests before the long algorithms; a broadcast at p <= 8 or
- * of short data is the R rounds alone, R (l + N g) on the critical path,
+ * of up to B bytes is the R rounds alone, R (l + N g) on the critical path,
  * (p-1) N g in all. The numbers below are for the direct header superstep.
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a

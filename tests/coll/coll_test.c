@@ -167,8 +167,8 @@ static uint64_t supersteps_now(void) {
  * superstep is ceil(log2 p) supersteps of one message per process where the
  * runtime's own count exchange goes in rounds (bspk_sync_exchange();
  * BSPK_COLL_HEADER=rounds: p >= 2; direct: never), and one direct exchange
- * otherwise. A broadcast in rounds at p <= 8 or of short data is those
- * rounds alone. */
+ * otherwise. A broadcast in rounds at p <= 8 or of data that fit in them
+ * (board_bytes) is those rounds alone. */
 static int header_rounds(void) {
   const char *e = getenv("BSPK_COLL_HEADER");
   if (e && !strcmp(e, "direct")) return 0;
@@ -196,7 +196,7 @@ static uint64_t after_board(size_t bytes, uint64_t steps, int move) {
  * es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the
  * tags of the first data superstep); plus the board's. */
 static uint64_t rooted_steps(size_t n, size_t es, int move) {
-  if (move && header_rounds() && !bspk_sync_allgather_shared() && (P <= 8 || n * es <= short_bytes()))
+  if (move && header_rounds() && !bspk_sync_allgather_shared() && (P <= 8 || n * es <= board_bytes(1)))
     return header_steps(); /* a broadcast: the rounds carry the data */
   return after_board(n * es, n * es <= short_bytes() || P <= 2 ? 1 : 2, move);
 }
