@@ -3,9 +3,10 @@
  * BSPk against raw libfabric on the same provider, same processes, same
  * invocation (bench/pingpong measures one direction at a time).
  *
- *   bspkrun -n 2 [--provider NAME] exchange [--max BYTES] [--reps R]
+ *   bspkrun -n 2 [--provider NAME] exchange [--min BYTES] [--max BYTES] [--reps R]
  *
- * For each size (64 KiB .. max, factors of 4):
+ * For each size (min .. max, factors of 4; default 64 KiB .. 4 MiB; --min 8
+ * for the latency of small exchanges, a counted superstep's cost):
  *   bspk one way   pid 0 bspk_send's the region to pid 1; bspk_expect(0) /
  *                  bspk_expect(1); bspk_sync. One superstep per repetition.
  *   bspk both      both processes bspk_send to each other; bspk_expect(1).
@@ -90,6 +91,7 @@ static double raw_run(size_t bytes, int nmsg, int both, int reps) {
 
 int main(int argc, char **argv) {
     size_t maxb = (size_t)4 << 20;
+    size_t minb = 65536;
     int reps = 50;
     if (bspk_init(&argc, &argv) != BSPK_OK) {
         fprintf(stderr, "exchange: bspk_init: %s\n", bspk_error_string());
@@ -97,8 +99,9 @@ int main(int argc, char **argv) {
     }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max") && i + 1 < argc) maxb = (size_t)strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--min") && i + 1 < argc) minb = (size_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else bspk_abort("exchange: usage: bspkrun -n 2 exchange [--max BYTES] [--reps R]");
+        else bspk_abort("exchange: usage: bspkrun -n 2 exchange [--min BYTES] [--max BYTES] [--reps R]");
     }
     me = bspk_pid();
     if (bspk_nprocs() != 2) bspk_abort("exchange: run it with 2 processes (bspkrun -n 2)");
@@ -106,7 +109,8 @@ int main(int argc, char **argv) {
     bspk_stats st;
     if (bspk_get_stats(&st) != BSPK_OK) bspk_abort("exchange: bspk_get_stats: %s", bspk_error_string());
     const size_t frame = st.frame_size;
-    if (maxb < 65536) maxb = 65536;
+    if (minb < 1) minb = 1;
+    if (maxb < minb) maxb = minb;
     if (maxb / frame > MAXMSG) maxb = frame * MAXMSG;
     rawfab_open(&raw, maxb);
     bspk_ptr r = bspk_malloc("", 0, maxb, 1);
@@ -116,7 +120,7 @@ int main(int argc, char **argv) {
         printf("| bytes | bspk one way | bspk both | both/one | raw one way | raw both | raw both, %zu KiB msgs | "
                "both/one | bspk both / raw both |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", frame >> 10);
     }
-    for (size_t b = 65536; b <= maxb; b *= 4) {
+    for (size_t b = minb; b <= maxb; b *= 4) {
         double t[5][CHUNKS];
         const int nf = (int)((b + frame - 1) / frame);
         for (int c = 0; c < CHUNKS; c++) {

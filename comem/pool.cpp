@@ -61,7 +61,7 @@ void touch_pages(void* base, size_t len) {
 }
 }  // namespace
 
-void FramePool::grow() {
+void FramePool::grow(bool touch) {
   if (limit_ && bytes() + slab_size_ > limit_)
     fail(BSPK_ERR_NOMEM,
          "frame pool limit reached: %zu frames of %zu bytes in use, %zu bytes of slabs "
@@ -80,7 +80,8 @@ void FramePool::grow() {
   // Before first touch: the slab's pages come from this process's NUMA node(s)
   // (no-op on one node, or before bspk_init placed the process).
   placement::bind_memory(base, slab_size_);
-  if (prefault_) touch_pages(base, slab_size_);
+  touch = touch || prefault_;
+  if (touch) touch_pages(base, slab_size_);
   Slab s{base, {}};
   if (ep_) {
     try {
@@ -93,22 +94,26 @@ void FramePool::grow() {
   by_base_[reinterpret_cast<uintptr_t>(base) >> slab_shift_] = slabs_.size();
   slabs_.push_back(s);
   size_t n = slab_size_ / frame_size_;
+  // Untouched frames stay the bottom of the stack: a slab made with free_
+  // empty is all untouched; one made over free frames (reserve) is touched.
+  if (free_.empty()) untouched_ = touch ? 0 : n;
   free_.reserve(free_.size() + n);
   // Push in reverse so frames are handed out in ascending address order.
   uintptr_t b = reinterpret_cast<uintptr_t>(base);
   for (size_t i = n; i-- > 0;) free_.push_back(b + i * frame_size_);
 }
 
+void FramePool::touch(uintptr_t f) const { touch_pages(reinterpret_cast<void*>(f), frame_size_); }
+
 void FramePool::prefault() {
   if (prefault_) return;
   prefault_ = true;
   for (const Slab& s : slabs_) touch_pages(s.base, slab_size_);
+  untouched_ = 0;
 }
 
 void FramePool::reserve(size_t bytes) {
-  const size_t first = slabs_.size();
-  while (slabs_.size() * slab_size_ < bytes) grow();
-  for (size_t i = first; i < slabs_.size(); ++i) touch_pages(slabs_[i].base, slab_size_);
+  while (slabs_.size() * slab_size_ < bytes) grow(true);
 }
 
 // A run: one slab of exactly k frames, aligned to a frame, registered on the

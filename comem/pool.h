@@ -39,17 +39,26 @@ class FramePool {
 
   // A free frame's address. Adds (and registers) a slab when none is free.
   // Throws bspk::Error(BSPK_ERR_NOMEM) when the limit is reached.
-  uintptr_t alloc() {
+  // first_use (optional): set to whether the frame is handed out for the
+  // first time since its slab was made unprefaulted, i.e. its pages may never
+  // have been touched and the first write to each costs a page fault (the
+  // engine touches such frames before posting them for arrivals).
+  uintptr_t alloc(bool* first_use = nullptr) {
     if (free_.empty()) grow();
     uintptr_t f = free_.back();
     free_.pop_back();
+    // Frames never handed out stay at the bottom of the stack (a slab is made
+    // when the stack is empty; freed frames go on top), as free_[0, untouched_).
+    const bool first = free_.size() < untouched_;
+    if (first) untouched_ = free_.size();
+    if (first_use) *first_use = first;
     if (++in_use_ > peak_) peak_ = in_use_;
     return f;
   }
 
   // alloc() that returns 0 instead of throwing when the pool cannot grow
   // (the limit, or memory or registration failing).
-  uintptr_t try_alloc() {
+  uintptr_t try_alloc(bool* first_use = nullptr) {
     if (free_.empty()) {
       try {
         grow();
@@ -57,8 +66,12 @@ class FramePool {
         return 0;
       }
     }
-    return alloc();
+    return alloc(first_use);
   }
+
+  // Write every page of frame f, keeping its bytes: its page faults are
+  // taken now rather than by the first write into it.
+  void touch(uintptr_t f) const;
 
   // Return a frame obtained from alloc().
   void free(uintptr_t f) {
@@ -104,7 +117,8 @@ class FramePool {
   size_t nfree() const { return free_.size(); }
 
  private:
-  void grow();
+  // Add a slab; touch: write its pages now (reserve, prefault).
+  void grow(bool touch = false);
   fabric::Transport* ep_;
   size_t frame_size_, slab_size_, limit_;
   unsigned slab_shift_;
@@ -120,6 +134,7 @@ class FramePool {
   mutable uintptr_t last_key_ = ~uintptr_t{0};
   mutable size_t last_slab_ = 0;
   std::vector<uintptr_t> free_;
+  size_t untouched_ = 0;  // free_[0, untouched_): frames never handed out, pages never touched
   size_t in_use_ = 0, peak_ = 0;
   bool prefault_ = false;  // prefault(): touch each new slab's pages when it is made
   // Runs by start address (not slab-aligned: found by an ordered search when

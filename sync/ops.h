@@ -46,6 +46,7 @@ struct RecvSlot {
   uintptr_t frame = 0;
   bool small = false;  // a small buffer for messages tagged kTagSmall
   bool body = false;   // a body slot
+  bool untouched = false;  // frame fresh from its slab: touched before it is posted (post_slot)
   // Body slots only.
   struct Part {
     wire::Header h;

@@ -39,6 +39,42 @@ TEST(FramePool, AllocFreeAreO1AndReuseFrames) {
   EXPECT_EQ(pool.peak(), 5000u);
 }
 
+// first_use: set exactly for frames handed out for the first time from a slab
+// made unprefaulted (the engine touches those before posting them for
+// arrivals); recycled, reserved and prefaulted frames are not first use.
+TEST(FramePool, FirstUseMarksOnlyFramesNeverHandedOut) {
+  comem::FramePool pool(nullptr, 4096);
+  const size_t per_slab = pool.slab_size() / 4096;
+  std::vector<uintptr_t> got;
+  bool first = false;
+  for (size_t i = 0; i < per_slab; ++i) {
+    got.push_back(pool.alloc(&first));
+    EXPECT_TRUE(first) << "frame " << i << " of a fresh slab";
+  }
+  pool.free(got[3]);
+  pool.free(got[7]);
+  EXPECT_EQ(pool.alloc(&first), got[7]);
+  EXPECT_FALSE(first) << "a recycled frame";
+  EXPECT_EQ(pool.try_alloc(&first), got[3]);
+  EXPECT_FALSE(first) << "a recycled frame (try_alloc)";
+  pool.alloc(&first);  // the stack is empty: a new slab
+  EXPECT_TRUE(first) << "first frame of the second slab";
+  pool.free(got[0]);  // a recycled frame on top of untouched ones
+  EXPECT_FALSE((pool.alloc(&first), first));
+  EXPECT_TRUE((pool.alloc(&first), first)) << "untouched frames below a recycled one stay untouched";
+
+  comem::FramePool reserved(nullptr, 4096);
+  reserved.reserve(reserved.slab_size());  // touched as it is made
+  for (size_t i = 0; i < per_slab; ++i) EXPECT_FALSE((reserved.alloc(&first), first)) << "reserved frame " << i;
+  EXPECT_TRUE((reserved.alloc(&first), first)) << "past the reserve";
+
+  comem::FramePool pre(nullptr, 4096);
+  pre.alloc();
+  pre.prefault();
+  EXPECT_FALSE((pre.alloc(&first), first)) << "prefaulted slab";
+  for (size_t i = 0; i < per_slab; ++i) EXPECT_FALSE((pre.alloc(&first), first)) << "prefaulted new slab";
+}
+
 TEST(FramePool, RejectsBadFrameSizesAndHonoursTheLimit) {
   EXPECT_THROW(comem::FramePool(nullptr, 3000), Error);
   EXPECT_THROW(comem::FramePool(nullptr, 32), Error);
