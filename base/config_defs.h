@@ -120,6 +120,10 @@ BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|of
                 "`on`: each process keeps at most min(tx, rx queue) / (16 P) sends in flight and injects "
                 "none; `auto`: on for net (what tcp runs where offered) and for providers without a tuning row "
                 "(any but tcp;ofi_rxm, shm, verbs)")
+BSPK_CONFIG_VAR(DMABUF_PROBE, "BSPK_DMABUF_PROBE", Bool, User, false, 0, 0, nullptr, "off",
+                "`on`: let libfabric's verbs provider read /proc/kallsyms at its initialization (whether "
+                "dma-buf memory can be registered; 70-110 ms per process here, BSPk registers none); `off`: "
+                "that open fails during BSPk's fi_getinfo calls (fabric/getinfo.h)")
 BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, nullptr, nullptr,
                 "4 KiB receive buffers kept posted (for messages of up to 4 KiB)")
 BSPK_CONFIG_VAR(IFACE, "BSPK_IFACE", String, User, kNoDefault, 0, 0, nullptr,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "fabric/getinfo.h"
 
 namespace bspk::fabric::caps {
 
@@ -98,7 +99,7 @@ fi_info* offered(const std::string& prov_name, uint64_t modes, int* rc) {
   h->domain_attr->mr_mode = ~0 & ~FI_MR_BASIC & ~FI_MR_SCALABLE;
   h->fabric_attr->prov_name = strdup(prov_name.c_str());
   fi_info* list = nullptr;
-  *rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, h, &list);
+  *rc = getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, h, &list);
   fi_freeinfo(h);
   return *rc ? nullptr : list;
 }

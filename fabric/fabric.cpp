@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "base/random.h"
 #include "fabric/caps.h"
+#include "fabric/getinfo.h"
 
 namespace bspk::fabric {
 
@@ -81,8 +82,8 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   auto getinfo = [&](uint64_t extra_caps, size_t iov) {
     hints->caps |= extra_caps;
     hints->tx_attr->iov_limit = hints->rx_attr->iov_limit = std::max(iov, caps::kMinIov);
-    int r = fi_getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr, named ? FI_SOURCE : 0,
-                       hints, &list);
+    int r = fabric::getinfo(FI_VERSION(1, 17), named ? cfg.node_name.c_str() : nullptr, nullptr,
+                            named ? FI_SOURCE : 0, hints, &list);
     hints->caps &= ~extra_caps;
     if (r) list = nullptr;
     return r;

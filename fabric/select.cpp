@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "fabric/caps.h"
+#include "fabric/getinfo.h"
 
 namespace bspk::fabric {
 
@@ -93,7 +94,7 @@ bool provider_available(const std::string& name, bool remote) {
   fi_info* hints = caps::hints(name, remote);
   if (!hints) return false;
   fi_info* list = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list);
+  int rc = getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list);
   fi_freeinfo(hints);
   bool found = false;
   for (fi_info* i = list; i && !found; i = i->next)
