@@ -50,12 +50,25 @@ FramePool::~FramePool() {
 }
 
 namespace {
-// Write every page of [base, base + len) without changing a byte (frames of
-// an existing slab may hold data), so that none faults on first use later.
+// Make every page of [base, base + len) present and writable without
+// changing a byte (frames of an existing slab may hold data), so that none
+// faults on first use later. One madvise(MADV_POPULATE_WRITE) (Linux 5.14)
+// does it in the kernel, page tables filled in one pass: the 32 receive
+// frames bspk_init touches on tcp (8 MiB, 2048 pages) cost a minor fault
+// each when written one by one, about 5 ms of a 20-35 ms bspk_init here.
+// The range is widened to whole pages (frames smaller than a page share
+// pages of their slab, which is page-aligned). Elsewhere (an older kernel:
+// EINVAL), each page is written.
 void touch_pages(void* base, size_t len) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (size_t off = 0; off < len; off += page) {
-    volatile unsigned char* q = static_cast<unsigned char*>(base) + off;
+  if (len == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(base) & ~(page - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(base) + len + page - 1) & ~(page - 1);
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  for (uintptr_t a = lo; a < hi; a += page) {
+    volatile unsigned char* q = reinterpret_cast<unsigned char*>(a);
     *q = *q;
   }
 }
