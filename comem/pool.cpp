@@ -55,7 +55,7 @@ namespace {
 // faults on first use later. One madvise(MADV_POPULATE_WRITE) (Linux 5.14)
 // does it in the kernel, page tables filled in one pass: the 32 receive
 // frames bspk_init touches on tcp (8 MiB, 2048 pages) cost a minor fault
-// each when written one by one, about 5 ms of a 20-35 ms bspk_init here.
+// each when written one by one, about 8 ms of a 19-27 ms bspk_init here.
 // The range is widened to whole pages (frames smaller than a page share
 // pages of their slab, which is page-aligned). Elsewhere (an older kernel:
 // EINVAL), each page is written.

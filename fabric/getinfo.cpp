@@ -11,23 +11,14 @@ namespace bspk::fabric {
 
 namespace {
 std::atomic<int> g_hiding{0};
-std::atomic<uint64_t> g_refused{0}, g_passed{0};
 }  // namespace
 
 namespace detail {
 bool kallsyms_hidden() { return g_hiding.load(std::memory_order_acquire) > 0; }
-void kallsyms_opened(bool refused) { (refused ? g_refused : g_passed).fetch_add(1, std::memory_order_relaxed); }
 }  // namespace detail
 
 HideKallsyms::HideKallsyms() { g_hiding.fetch_add(1, std::memory_order_acq_rel); }
 HideKallsyms::~HideKallsyms() { g_hiding.fetch_sub(1, std::memory_order_acq_rel); }
-
-KallsymsOpens kallsyms_opens() {
-  KallsymsOpens o;
-  o.refused = g_refused.load(std::memory_order_relaxed);
-  o.passed = g_passed.load(std::memory_order_relaxed);
-  return o;
-}
 
 int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags, const fi_info* hints,
             fi_info** info) {

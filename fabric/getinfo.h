@@ -49,11 +49,4 @@ class HideKallsyms {
   HideKallsyms& operator=(const HideKallsyms&) = delete;
 };
 
-// What the fopen guard has seen in this process (tests, `bspkrun --info`):
-// opens of /proc/kallsyms it refused, and ones it let through.
-struct KallsymsOpens {
-  uint64_t refused = 0, passed = 0;
-};
-KallsymsOpens kallsyms_opens();
-
 }  // namespace bspk::fabric

@@ -27,13 +27,9 @@ FopenFn next_fopen() {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) FILE* fopen(const char* path, const char* mode) {
-  if (path && std::strcmp(path, "/proc/kallsyms") == 0) {
-    const bool refuse = bspk::fabric::detail::kallsyms_hidden();
-    bspk::fabric::detail::kallsyms_opened(refuse);
-    if (refuse) {
-      errno = ENOENT;
-      return nullptr;
-    }
+  if (path && std::strcmp(path, "/proc/kallsyms") == 0 && bspk::fabric::detail::kallsyms_hidden()) {
+    errno = ENOENT;
+    return nullptr;
   }
   const FopenFn next = next_fopen();
   if (!next) {  // (no fopen after this one: cannot happen with glibc)

@@ -6,7 +6,5 @@ namespace bspk::fabric::detail {
 
 // Whether a HideKallsyms guard is up (fabric/getinfo.h).
 bool kallsyms_hidden();
-// Counts an fopen of /proc/kallsyms seen by the guard's fopen.
-void kallsyms_opened(bool refused);
 
 }  // namespace bspk::fabric::detail
