@@ -1,31 +1,26 @@
-// fabric/getinfo.cpp -- fi_getinfo under HideKallsyms (see getinfo.h); the
-// guard's state, read by the fopen of fabric/kallsyms.cpp (libbspk.so only).
+// fabric/getinfo.cpp -- fi_getinfo with the /proc/kallsyms guard up (see
+// getinfo.h); the guard's state, read by the fopen of fabric/kallsyms.cpp.
 #include "fabric/getinfo.h"
 
 #include <atomic>
 
 #include "base/config.h"
-#include "fabric/kallsyms.h"
 
 namespace bspk::fabric {
 
 namespace {
-std::atomic<int> g_hiding{0};
+std::atomic<int> g_hiding{0};  // getinfo() calls holding the guard up
 }  // namespace
 
-namespace detail {
-bool kallsyms_hidden() { return g_hiding.load(std::memory_order_acquire) > 0; }
-}  // namespace detail
-
-HideKallsyms::HideKallsyms() { g_hiding.fetch_add(1, std::memory_order_acq_rel); }
-HideKallsyms::~HideKallsyms() { g_hiding.fetch_sub(1, std::memory_order_acq_rel); }
+bool detail::kallsyms_hidden() { return g_hiding.load(std::memory_order_acquire) > 0; }
 
 int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags, const fi_info* hints,
             fi_info** info) {
-  static const bool probe = config::get_bool(config::Var::DMABUF_PROBE);
-  if (probe) return fi_getinfo(version, node, service, flags, hints, info);
-  HideKallsyms hide;
-  return fi_getinfo(version, node, service, flags, hints, info);
+  static const bool hide = !config::get_bool(config::Var::DMABUF_PROBE);
+  if (hide) g_hiding.fetch_add(1, std::memory_order_acq_rel);
+  const int rc = fi_getinfo(version, node, service, flags, hints, info);
+  if (hide) g_hiding.fetch_sub(1, std::memory_order_acq_rel);
+  return rc;
 }
 
 }  // namespace bspk::fabric

@@ -14,7 +14,7 @@
 // fi_getinfo takes 1-2 ms.
 //
 // BSPk never registers dma-buf memory (it asks for no FI_HMEM), so by default
-// every fi_getinfo it makes runs with a scoped guard (HideKallsyms): while it
+// every fi_getinfo it makes runs with a guard up: while it
 // is up, an fopen of exactly "/proc/kallsyms" in this process fails with
 // ENOENT, as on a kernel that hides the file, and libfabric's verbs provider
 // takes dma-buf registration as unsupported; nothing else changes. The
@@ -33,20 +33,17 @@
 
 namespace bspk::fabric {
 
-// fi_getinfo(version, node, service, flags, hints, info) with HideKallsyms up
-// unless BSPK_DMABUF_PROBE is on. Returns what fi_getinfo returns (0 or a
-// negative FI_* error; fi_getinfo(3)).
+// fi_getinfo(version, node, service, flags, hints, info) with the guard up
+// unless BSPK_DMABUF_PROBE is on: while any such call runs (in any thread),
+// fopen("/proc/kallsyms") in this process fails with ENOENT (see above).
+// Returns what fi_getinfo returns (0 or a negative FI_* error; fi_getinfo(3)).
 int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags, const fi_info* hints,
             fi_info** info);
 
-// While one of these lives (in any thread), fopen("/proc/kallsyms") in this
-// process fails with ENOENT (see above). Nests.
-class HideKallsyms {
- public:
-  HideKallsyms();
-  ~HideKallsyms();
-  HideKallsyms(const HideKallsyms&) = delete;
-  HideKallsyms& operator=(const HideKallsyms&) = delete;
-};
+namespace detail {
+// Whether a getinfo() call holds the guard up: read by the fopen of
+// fabric/kallsyms.cpp (libbspk.so only).
+bool kallsyms_hidden();
+}  // namespace detail
 
 }  // namespace bspk::fabric

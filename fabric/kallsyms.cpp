@@ -1,5 +1,5 @@
 // fabric/kallsyms.cpp -- the fopen of libbspk.so: fopen(3) of libc, except
-// that while a HideKallsyms guard is up (fabric/getinfo.h) an fopen of
+// that while fabric::getinfo holds its guard up (fabric/getinfo.h) an fopen of
 // exactly "/proc/kallsyms" fails with ENOENT. Built into the shared library
 // only: a static libbspk.a must not define a libc symbol (a fully static link
 // would see it twice).
@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "fabric/kallsyms.h"
+#include "fabric/getinfo.h"
 
 namespace {
 using FopenFn = FILE* (*)(const char*, const char*);
