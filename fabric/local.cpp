@@ -585,13 +585,17 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
       } else {
         std::deque<Recv>* q = local_recvs(c.tag);
         if (!q || q->empty()) break;  // wait for a receive of this tag
+        // The most recently posted receive of a pull tag (frames): its frame
+        // was freed last and is likeliest still in this core's cache.
+        const bool lifo = c.tag != ring_tag_;
+        Recv& rv = lifo ? q->back() : q->front();
         size_t got = 0;
-        if (!copy_in(src, c, q->front(), &got)) {
+        if (!copy_in(src, c, rv, &got)) {
           stop_pulling();
           continue;  // the same cell again, now refused
         }
-        out[k++] = Completion{q->front().ctx, CompletionKind::Received, got};
-        q->pop_front();
+        out[k++] = Completion{rv.ctx, CompletionKind::Received, got};
+        if (lifo) q->pop_back(); else q->pop_front();
       }
       c.full.store(0, std::memory_order_relaxed);
       ++h;
