@@ -585,9 +585,9 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
       } else {
         std::deque<Recv>* q = local_recvs(c.tag);
         if (!q || q->empty()) break;  // wait for a receive of this tag
-        // The most recently posted receive of a pull tag (frames): its frame
-        // was freed last and is likeliest still in this core's cache.
-        const bool lifo = c.tag != ring_tag_;
+        // A frame receive: the one posted last, whose frame the pool freed
+        // last and is likeliest still in this core's cache (local.h, Pulls).
+        const bool lifo = q != &recvs_;
         Recv& rv = lifo ? q->back() : q->front();
         size_t got = 0;
         if (!copy_in(src, c, rv, &got)) {

@@ -39,8 +39,9 @@
 // frames stay in the receiver's cache; FIFO cycled the 16 kept receives (1 MiB
 // of 64 KiB frames per tag) and made every pull write cold lines (shm p = 2,
 // stores of 256 KiB per pair: 25-31 -> 18.5-22 us per superstep, old and new
-// library alternated 3x; Open MPI's put + fence 17-18 us). A full pull ring makes post_send
-// return false (the engine keeps the send in its backlog). Where the kernel
+// library alternated 3x; Open MPI's put + fence 17-18 us). Ring-tag receives
+// stay FIFO (LIFO measured no different there). A full pull ring makes
+// post_send return false (the engine keeps the send in its backlog). Where the kernel
 // refuses cross-memory access (Yama ptrace_scope, a container without ptrace
 // permission), the receiver marks the pair refused and hands its receives to
 // the provider; the sender then re-sends the refused messages and all later
