@@ -1397,8 +1397,10 @@ void board_exchange(const char* fn, bool ending, bool gets) {
   const int me = S.pid;
   size_t nent = 0;
   for (int j : S.touched) nent += j != me && S.out[static_cast<size_t>(j)].used != 0;
-  // (the head and entries, padded so that the first batch starts 16-aligned)
-  S.board_block.assign(pad16(sizeof(BoardHead) + nent * sizeof(BoardEntry)), 0);
+  // (the head and entries, padded with zeros so that the first batch starts 16-aligned)
+  const size_t head_bytes = sizeof(BoardHead) + nent * sizeof(BoardEntry);
+  S.board_block.resize(pad16(head_bytes));
+  if (head_bytes % kAlign) std::memset(S.board_block.data() + head_bytes, 0, kAlign - head_bytes % kAlign);
   S.board_iov.assign(1, iovec{S.board_block.data(), S.board_block.size()});
   static const char zeros[kAlign] = {};
   size_t at = S.board_block.size(), k = 0;
