@@ -762,7 +762,11 @@ Outbox& outbox(int dest) {
   Outbox& o = S.out[static_cast<size_t>(dest)];
   if (o.used == 0) {
     S.touched.push_back(dest);
-    put_record(o, Header{kHead, 0, 0, 0, 0}, nullptr, 0, nullptr, 0);
+    static constexpr Header kHeadRecord{kHead, 0, 0, 0, 0};
+    if (char* p = o.room_for(sizeof kHeadRecord))  // (the batch's memory is there but for its first sync)
+      std::memcpy(p, &kHeadRecord, sizeof kHeadRecord);
+    else
+      put_record(o, kHeadRecord, nullptr, 0, nullptr, 0);
   }
   return o;
 }
@@ -2304,16 +2308,16 @@ void bsp_pop_reg(const void* addr) {
 }
 
 // The common put, without a call per check: the registration is the last
-// one looked up, the batch to pid is started, and the record fits in the
-// current frame. Returns false when the full path must run (it checks again).
+// one looked up and the record fits in the current frame. Returns false when
+// the full path must run (it checks again; the batch to pid may have been
+// started by then, which the full path would do first anyway).
 static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst, bsp_size_t offset, bsp_size_t nbytes) {
   if (S.phase != Phase::Spmd || !dst || dst != S.cache_addr || !S.cache_id || !src || pid < 0 || pid >= S.P || offset < 0 ||
       nbytes <= 0 || S.cache_id > UINT32_MAX || nbytes > static_cast<bsp_size_t>(kSmallPutMax) ||
       static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
     return false;
-  Outbox& o = S.out[static_cast<size_t>(pid)];
-  if (o.used == 0 || !small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes)))
-    return false;
+  Outbox& o = outbox(pid);  // (the superstep's first operation to pid starts its batch)
+  if (!small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes))) return false;
   S.copied += static_cast<uint64_t>(nbytes);
   return true;
 }
