@@ -14,7 +14,9 @@ median over repetitions; g and l: least-squares fit of T(h) = g h + l, from
 the programs' fit lines; when one side has none because its run ended early
 (bsplib_bench.sh's time limit: Open MPI's osc pt2pt over TCP with 4
 processes on 2 cores has taken minutes at h = 2048 here), both sides are
-fitted over the h they both measured, and the row says so ("[fit h <= H]").
+fitted over the h they both measured, and the row says so ("[fit h <= H]");
+and when some round of a side did not measure everything (a failure or a
+time-out), a line under its table says how many rounds did.
 Flop figures use one r per provider and p (the median of every r measured
 there, by both programs), so their ratios are the microsecond ratios.
 """
@@ -157,6 +159,16 @@ def main():
             md.append(f"Flop figures at r = {rate * 1e-6:,.0f} Mflop/s (median of both programs' r).")
         md.append("Goals to read off the ratio column: empty bsp_sync <= 1.0 x MPI_Barrier; "
                   "g per bsp_put <= 1.0 x MPI_Put; h = p with bspk_expect <= 0.5 x puts + fence.")
+        for lib, who in (("bsplib", "BSPk"), ("mpi", "Open MPI")):  # runs that failed or timed out
+            per_round = collections.defaultdict(set)  # round -> its measurements
+            for r in rows:
+                if r["provider"] == prov and r["p"] == p and r["library"] == lib:
+                    per_round[r["round"]].add((r["kind"], r["variant"], r["h"]))
+            every = set().union(*per_round.values()) if per_round else set()
+            done = sum(1 for m in per_round.values() if m == every)
+            if rounds > 1 and done < rounds:
+                md.append(f"{who}: {done} of the {rounds} rounds measured everything here (the others failed or "
+                          f"timed out, bsplib_bench.sh said which); its cells are the medians of what was measured.")
         md.append("")
 
         hs = sorted({k[5] for k in cell if k[0] == prov and k[1] == p and k[3] == "time"
