@@ -124,8 +124,9 @@ def main():
             return (lsq(hs, [B("time", bv, h) for h in hs]), lsq(hs, [M("time", mv, h) for h in hs]),
                     f" [fit h <= {hs[-1]}]")
 
+        put_fit = fits("put", "put")  # (g rows and the l row)
         for v, name in (("put", "bsp_put"), ("hpput", "bsp_hpput"), ("send", "bsp_send")):
-            (gb, _), (gm, _), note = fits(v, "put")
+            (gb, _), (gm, _), note = put_fit if v == "put" else fits(v, "put")
             both(f"g per {name} vs per MPI_Put (+ fence){note}", "us/word", gb, gm, 1e6)
             if rate:
                 both(f"g per {name} vs per MPI_Put, flops{note}", "flop/word",
@@ -135,7 +136,7 @@ def main():
         if rate:
             both(f"g per bsp_get vs per MPI_Get, flops{note}", "flop/word",
                  gb * rate if gb is not None else None, gm * rate if gm is not None else None, 1)
-        (_, lb), (_, lm), note = fits("put", "put")
+        (_, lb), (_, lm), note = put_fit
         both(f"l (put fit) vs l (put + fence fit){note}", "us", lb, lm, 1e6)
         if rate:
             both(f"l (put fit) vs l (put + fence fit), flops{note}", "flop",
