@@ -130,6 +130,7 @@ struct BoardEntry {
   uint16_t off;       // inline: where in the block (< BSPK_SYNC_BLOCK_MAX)
   uint16_t len;       // inline: bytes of the batch (<= kBoardBatchMax)
 };
+constexpr BoardEntry kNoEntry{0, 0, 0};  // zeros: the head's padding to 16 bytes
 static_assert(sizeof(BoardHead) == 8 && sizeof(BoardEntry) == 8);
 // A batch rides inline if it has at most this many bytes (and lies in one
 // frame) and the block stays within BSPK_SYNC_BLOCK_MAX; larger ones, whose
@@ -1407,7 +1408,8 @@ void board_exchange(const char* fn, bool ending, bool gets) {
   // (the head and entries, padded with zeros so that the first batch starts 16-aligned)
   const size_t head_bytes = sizeof(BoardHead) + nent * sizeof(BoardEntry);
   S.board_block.resize(pad16(head_bytes));
-  if (head_bytes % kAlign) std::memset(S.board_block.data() + head_bytes, 0, kAlign - head_bytes % kAlign);
+  static_assert(kAlign - sizeof(BoardHead) == sizeof(BoardEntry), "the padding is at most one entry");
+  if (head_bytes % kAlign) std::memcpy(S.board_block.data() + head_bytes, &kNoEntry, sizeof kNoEntry);
   S.board_iov.assign(1, iovec{S.board_block.data(), S.board_block.size()});
   static const char zeros[kAlign] = {};
   size_t at = S.board_block.size(), k = 0;
@@ -1876,14 +1878,16 @@ void superstep(const char* fn, bool ending) {
   }
   const bool board = S.board;
   bool remote_gets = S.zc_any;  // (zero-copy ops: their reads and acknowledgements need phase 2 too)
-  for (int j = 0; j < S.P; ++j) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
+  // (a get from pid j started j's batch: j is in S.touched)
+  for (int j : S.touched) remote_gets |= j != me && !S.gets[static_cast<size_t>(j)].empty();
   if (remote_gets && !declared && !ending && !board)  // (on the board, its block's head says so)
     for (int j = 0; j < S.nprocs_all; ++j)
       if (j != me) outbox(j).set_head_flag(kHeadGets);
   if (S.zc_any) announce_zc(declared);
 
   // ---- phase 1: every batch (the local one too), by source pid
-  for (auto& b : S.in) b.clear();
+  for (auto& b : S.in)
+    if (b.present) b.clear();  // (only a batch that came fills its Inbound)
   if (board) {
     board_exchange(fn, ending, remote_gets && !ending);
     if (withdrawn) check_declaration(fn, withdrawn, declared_m);
