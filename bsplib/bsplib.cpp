@@ -2343,12 +2343,10 @@ void bsp_pop_reg(const void* addr) {
 // one looked up and the record fits in the current frame. Returns false when
 // the full path must run (it checks again; the batch to pid may have been
 // started by then, which the full path would do first anyway).
-// Below BSPK_PUT_ZEROCOPY_MIN only (bsp_put's staged path goes first).
 __attribute__((always_inline)) static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst,
                                                           bsp_size_t offset, bsp_size_t nbytes) {
   if (S.phase != Phase::Spmd || !dst || dst != S.cache_addr || !S.cache_id || !src || pid < 0 || pid >= S.P || offset < 0 ||
       nbytes <= 0 || S.cache_id > UINT32_MAX || nbytes > static_cast<bsp_size_t>(kSmallPutMax) ||
-      static_cast<size_t>(nbytes) >= S.put_zc_min ||
       static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
     return false;
   Outbox& o = S.out[static_cast<size_t>(pid)].used ? S.out[static_cast<size_t>(pid)]
@@ -2369,7 +2367,8 @@ static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst
 }
 
 void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
-  if (put_fast(pid, src, dst, offset, nbytes)) return;
+  // (from BSPK_PUT_ZEROCOPY_MIN bytes on, the staged path goes first)
+  if (static_cast<size_t>(nbytes) < S.put_zc_min && put_fast(pid, src, dst, offset, nbytes)) return;
   if (nbytes > 0 && static_cast<size_t>(nbytes) >= S.put_zc_min && pid != S.pid && pid >= 0 && pid < S.P &&
       S.phase == Phase::Spmd && S.put_staged_to[static_cast<size_t>(pid)] && put_staged(pid, src, dst, offset, nbytes))
     return;
