@@ -760,17 +760,21 @@ void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const voi
   put_record_bytes(o, &h, sizeof h, d1, n1, d2, n2);
 }
 
+// Start the (empty) batch o for dest with its head record: once per
+// superstep and destination, so out of line.
+void start_batch(Outbox& o, int dest) {
+  S.touched.push_back(dest);
+  static constexpr Header kHeadRecord{kHead, 0, 0, 0, 0};
+  if (char* p = o.room_for(sizeof kHeadRecord))  // (the batch's memory is there but for its first sync)
+    std::memcpy(p, &kHeadRecord, sizeof kHeadRecord);
+  else
+    put_record(o, kHeadRecord, nullptr, 0, nullptr, 0);
+}
+
 // The batch for dest, started with its head record if new.
-Outbox& outbox(int dest) {
+inline Outbox& outbox(int dest) {
   Outbox& o = S.out[static_cast<size_t>(dest)];
-  if (o.used == 0) {
-    S.touched.push_back(dest);
-    static constexpr Header kHeadRecord{kHead, 0, 0, 0, 0};
-    if (char* p = o.room_for(sizeof kHeadRecord))  // (the batch's memory is there but for its first sync)
-      std::memcpy(p, &kHeadRecord, sizeof kHeadRecord);
-    else
-      put_record(o, kHeadRecord, nullptr, 0, nullptr, 0);
-  }
+  if (o.used == 0) start_batch(o, dest);
   return o;
 }
 
@@ -1849,6 +1853,21 @@ void note_copied() {
   S.copied = 0;
 }
 
+// The end of every bsp_sync (once its puts and registration changes are
+// applied): the tag size requested takes effect; the BSMP queue of the next
+// superstep is put in reading order -- highest source pid first, and within
+// one source the last sent first (as BSPonMPI): its records were queued in
+// ascending source pid and sending order (queue_messages), and a run's
+// messages are taken last first; the bytes copied are counted; staging
+// buffers no sync used go.
+void finish_superstep() {
+  S.tag_now = S.tag_next;
+  std::reverse(S.queue.begin(), S.queue.end());
+  note_copied();
+  if (!S.stage.empty()) stage_trim(false);
+  ++S.step;
+}
+
 // The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
 void superstep(const char* fn, bool ending) {
   release_previous();
@@ -1908,13 +1927,15 @@ void superstep(const char* fn, bool ending) {
     S.readers[static_cast<size_t>(me)].assign(S.local_in.data(), nself);
     S.in[static_cast<size_t>(me)].present = true;
   }
-  // The common small superstep on one host: the block heads say that no
-  // process has gets to answer (so no phase 2), made collective calls or is
-  // ending, and no batch came as a message. Then the batches hold puts and
-  // BSMP messages only: parse them in ascending source pid, writing puts
-  // while parsing, and skip the checks and loops below, which would find
-  // nothing (callgrind: ~300 instructions per superstep at p = 2).
-  if (board && !ending && !remote_gets && !S.board_gets && !S.board_big && !S.board_ops && S.ops.empty() &&
+  // The common superstep on one host: the block heads say that no process
+  // has gets to answer (so no phase 2), made collective calls or is ending.
+  // Then the batches (inline or, when too large for the board, as messages)
+  // hold puts and BSMP messages only: parse them in ascending source pid,
+  // writing puts while parsing, and skip the checks and loops below, which
+  // would find nothing (callgrind: ~300 instructions per superstep at p = 2).
+  // A superstep in which nothing happened (a program's pure barrier) ends
+  // here too.
+  if (board && !ending && !remote_gets && !S.board_gets && !S.board_ops && S.ops.empty() &&
       S.gets[static_cast<size_t>(me)].empty()) {
     for (int j = 0; j < S.nprocs_all; ++j) {
       Inbound& b = S.in[static_cast<size_t>(j)];
@@ -1925,25 +1946,17 @@ void superstep(const char* fn, bool ending) {
     }
     for (int j : S.touched) S.out[static_cast<size_t>(j)].reset();
     S.touched.clear();
-    S.tag_now = S.tag_next;
-    if (!S.queue.empty()) std::reverse(S.queue.begin(), S.queue.end());
-    note_copied();
-    if (!S.stage.empty()) stage_trim(false);
-    ++S.step;
+    finish_superstep();
     return;
   }
-  // A counted superstep in which nothing happened (a program's pure barrier):
-  // no batch came, so no process ended, made collective calls, put, sent or
-  // asked this one for data, and this process has nothing of its own to
-  // apply. What follows would loop over every process and find nothing.
-  bool none_in = S.held.empty();
-  for (int j = 0; j < S.nprocs_all && none_in && board; ++j) none_in = !S.in[static_cast<size_t>(j)].present;
-  if (!declared && !ending && !remote_gets && none_in && !S.in[static_cast<size_t>(me)].present &&
-      !(board && S.board_gets) && S.ops.empty() && S.gets[static_cast<size_t>(me)].empty() && S.touched.empty()) {
-    S.tag_now = S.tag_next;
-    note_copied();
-    if (!S.stage.empty()) stage_trim(false);
-    ++S.step;
+  // On the message path, a counted superstep in which nothing happened (a
+  // program's pure barrier): no batch came, so no process ended, made
+  // collective calls, put, sent or asked this one for data, and this process
+  // has nothing of its own to apply. What follows would loop over every
+  // process and find nothing.
+  if (!board && !declared && !ending && !remote_gets && S.held.empty() && !S.in[static_cast<size_t>(me)].present &&
+      S.ops.empty() && S.gets[static_cast<size_t>(me)].empty() && S.touched.empty()) {
+    finish_superstep();
     return;
   }
   // Does some process have gets to be answered (the heads say)? If not, and
@@ -2037,16 +2050,7 @@ void superstep(const char* fn, bool ending) {
 
   // ---- registrations and tag size change
   if (any_ops) apply_ops(all_ops);
-  S.tag_now = S.tag_next;
-
-  // ---- the BSMP queue of the next superstep: highest source pid first, and
-  // within one source the last sent first (as BSPonMPI); its records were
-  // queued in ascending source pid and sending order (queue_messages), and
-  // a run's messages are taken last first
-  std::reverse(S.queue.begin(), S.queue.end());
-  note_copied();
-  if (!S.stage.empty()) stage_trim(false);
-  ++S.step;
+  finish_superstep();
 }
 
 // A process with pid >= P: take part in the BSPk supersteps (sending
@@ -2349,8 +2353,7 @@ __attribute__((always_inline)) static inline bool put_fast(bsp_pid_t pid, const 
       nbytes <= 0 || S.cache_id > UINT32_MAX || nbytes > static_cast<bsp_size_t>(kSmallPutMax) ||
       static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
     return false;
-  Outbox& o = S.out[static_cast<size_t>(pid)].used ? S.out[static_cast<size_t>(pid)]
-                                                   : outbox(pid);  // (the superstep's first operation to pid starts its batch)
+  Outbox& o = outbox(pid);  // (the superstep's first operation to pid starts its batch)
   if (!small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes))) return false;
   S.copied += static_cast<uint64_t>(nbytes);
   return true;
