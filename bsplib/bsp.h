@@ -114,6 +114,8 @@ BSPK_BSP_API double bsp_time(void);
  * called anywhere, also outside the SPMD section. */
 BSPK_BSP_API void bsp_abort(const char *format, ...) BSPK_BSP_PRINTF(1, 2) BSPK_BSP_NORETURN;
 BSPK_BSP_API void bsp_abort_va(const char *format, va_list ap) BSPK_BSP_NORETURN;
+/* MulticoreBSP for C's name for bsp_abort_va. */
+BSPK_BSP_API void bsp_vabort(const char *format, va_list ap) BSPK_BSP_NORETURN;
 
 /* End the superstep: every put, get, send and registration of the superstep
  * takes effect, in this order on each process: (1) every get source is read
@@ -202,6 +204,26 @@ BSPK_BSP_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t 
 BSPK_BSP_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 BSPK_BSP_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
 BSPK_BSP_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
+
+/* bsp_direct_get (MulticoreBSP for C 1.x/2.0, beyond BSPlib 1998): copy nbytes
+ * at byte offset of pid's part of the registered variable src into dst NOW,
+ * blocking, not at the next bsp_sync: the bytes are whatever pid's memory
+ * holds while the read runs. Meant, as in MulticoreBSP, for data that no one
+ * changes in the current superstep (e.g. values the owner set before the
+ * last bsp_sync): a put into those bytes of this superstep lands only at the
+ * sync, and an owner writing them meanwhile races with the read (undefined
+ * bytes, as in MulticoreBSP). Counted nowhere: no batch, no message, no
+ * effect on bspk_expect's m. Same checks at the call as bsp_get (pid, offset,
+ * size, NULL dst, the registration in force, the range on pid); 0 bytes do
+ * nothing and check nothing. From this process: one memmove. From another:
+ * one fabric read of the owner's memory straight into dst (zero copy; the
+ * kernel's cross-memory copy on one host, the owner's provider over tcp,
+ * where the read completes when the owner's runtime next polls -- at once
+ * when it waits in a bsp call, else at its next one; the NIC on verbs). It
+ * needs the variable registered with the fabric, which bsp_push_reg does
+ * unless both BSPK_HP_ZEROCOPY_MIN and BSPK_PUT_ZEROCOPY_MIN are off (an
+ * error names the cause). */
+BSPK_BSP_API void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
 
 /* ---- BSMP -----------------------------------------------------------------------
  * bsp_set_tagsize(&t): collective (same number of calls and values on every

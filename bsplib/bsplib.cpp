@@ -51,10 +51,12 @@
 #include "bsplib/bsp.h"
 
 #include <bspk.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstddef>
@@ -522,6 +524,15 @@ struct State {
   std::vector<char> read_by;                  // per pid: it reads this process's memory (its ack is awaited)
   bool zc_gets_maybe = false;                 // this sync's zero-copy hpgets are conditional (declared sync)
   std::vector<char> sent_to;                  // per pid: this process sent it a phase-1 batch in this sync
+  // bsp_direct_get: each process's count of completed bsp_syncs (`step`,
+  // published after the sync's last write), readable by a fabric read; the
+  // others' keys (exchanged at bsp_begin; len 0: not readable), the largest
+  // count seen per pid, and a registered word to read it into.
+  alignas(64) std::atomic<uint64_t> applied{0};
+  uint64_t peek = 0;
+  bspk_memreg applied_mr{}, peek_mr{};
+  std::vector<bspk_memkey> applied_keys;
+  std::vector<uint64_t> applied_seen;
   std::vector<Staged> stage;                  // staging buffers of large bsp_puts (put_staged)
   uint64_t read_by_bytes = 0;                 // bytes peers read from this process in this sync (profile)
   bool staged_in = false;                     // this sync brought kZcBuf records (plan_staged)
@@ -1866,6 +1877,7 @@ void finish_superstep() {
   note_copied();
   if (!S.stage.empty()) stage_trim(false);
   ++S.step;
+  S.applied.store(S.step, std::memory_order_release);  // every write of the sync is in (bsp_direct_get)
 }
 
 // The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
@@ -2229,6 +2241,24 @@ void bsp_begin(bsp_pid_t maxprocs) {
     S.big_from.assign(static_cast<size_t>(S.nprocs_all), 0);
     S.decl_v.assign(static_cast<size_t>(S.nprocs_all), 0);
   }
+  // bsp_direct_get reads another process's memory at once, but only after
+  // that process has written what the last bsp_sync delivered to it: each
+  // process publishes its count of completed syncs in a registered word
+  // (finish_superstep), whose keys every process learns here, in one
+  // all-gather superstep (idle processes take part, then park).
+  {
+    bspk_memkey mine{0, 0, 0};
+    const bool zc_on = S.zc_min != SIZE_MAX || S.put_zc_min != SIZE_MAX;
+    if (zc_on && bspk_mem_register(&S.applied, sizeof S.applied, &S.applied_mr) == BSPK_OK) {
+      if (bspk_mem_register(&S.peek, sizeof S.peek, &S.peek_mr) == BSPK_OK)
+        mine = S.applied_mr.remote;
+      else
+        check("bsp_begin", bspk_mem_deregister(&S.applied_mr));
+    }
+    S.applied_keys.assign(static_cast<size_t>(S.nprocs_all), bspk_memkey{0, 0, 0});
+    S.applied_seen.assign(static_cast<size_t>(S.nprocs_all), 0);
+    check("bsp_begin", bspk_sync_allgather(&mine, sizeof mine, S.applied_keys.data(), nullptr));
+  }
   if (S.pid >= S.P) park();
   S.phase = Phase::Spmd;
   S.t0 = bspk_time();
@@ -2279,6 +2309,8 @@ void bsp_abort_va(const char* format, va_list ap) {
   std::fflush(stdout);
   bspk_abort_text(msg.c_str());
 }
+
+void bsp_vabort(const char* format, va_list ap) { bsp_abort_va(format, ap); }
 
 void bsp_abort(const char* format, ...) {
   va_list ap;
@@ -2455,6 +2487,53 @@ void bsp_get(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_s
 
 void bsp_hpget(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
   get_common("bsp_hpget", pid, src, offset, dst, nbytes, true);
+}
+
+void bsp_direct_get(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes) {
+  const char* fn = "bsp_direct_get";
+  need_spmd(fn);
+  if (nbytes == 0) return;
+  const uint64_t id = drma_reg(fn, pid, offset, nbytes, dst, "the destination", src, "reads");
+  const Reg& r = S.regs.at(id);
+  const size_t n = static_cast<size_t>(nbytes);
+  if (pid == S.pid) {
+    std::memmove(dst, static_cast<const char*>(r.addr) + offset, n);
+    S.copied += n;
+    return;
+  }
+  const bspk_memkey& k = r.keys[static_cast<size_t>(pid)];
+  const bspk_memkey& progress = S.applied_keys[static_cast<size_t>(pid)];
+  if (k.len == 0 || progress.len == 0)
+    fatal(fn, "pid %d's part of the variable at %p is not registered with the fabric, so it cannot be read at once (%s)",
+          pid, src,
+          S.zc_min == SIZE_MAX && S.put_zc_min == SIZE_MAX
+              ? "BSPK_HP_ZEROCOPY_MIN and BSPK_PUT_ZEROCOPY_MIN are both off: leave one of them on"
+              : "the provider refused to register it there");
+  // First read of pid in this superstep: wait until pid has left the last
+  // bsp_sync (a barrier lets this process out once every process entered
+  // it, while pid may still be writing what that sync delivered to it).
+  if (S.applied_seen[static_cast<size_t>(pid)] < S.step) {
+    const double t0 = bsp_time();
+    for (;;) {
+      check(fn, bspk_mem_read(pid, &progress, 0, &S.peek_mr, &S.peek, sizeof S.peek));
+      check(fn, bspk_mem_wait());
+      S.applied_seen[static_cast<size_t>(pid)] = S.peek;
+      if (S.peek >= S.step) break;
+      if (bsp_time() - t0 > 60)
+        fatal(fn, "pid %d has not finished bsp_sync %llu after 60 s (it completed %llu)", pid,
+              (unsigned long long)S.step, (unsigned long long)S.peek);
+      sched_yield();
+    }
+  }
+  // The destination is registered for the one read only (a program's dst is
+  // usually a scalar or a small array; one fi_mr_reg on shm and tcp is cheap).
+  bspk_memreg into{};
+  check(fn, bspk_mem_register(dst, n, &into));
+  int rc = bspk_mem_read(pid, &k, static_cast<size_t>(offset), &into, dst, n);
+  if (rc == BSPK_OK) rc = bspk_mem_wait();
+  const std::string why = rc == BSPK_OK ? std::string() : std::string(bspk_error_string());
+  check(fn, bspk_mem_deregister(&into));
+  if (rc != BSPK_OK) fatal(fn, "%s", why.c_str());
 }
 
 // Integers in the caller's variable, 4 or 8 bytes wide (bsp.h, "Integer
