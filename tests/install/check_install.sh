@@ -35,6 +35,10 @@ test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/
 cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
 "$prefix/bin/bspcxx" -O2 -o "$work/bsp_app_cxx" "$work/bsp_app.cpp"
 "$prefix/bin/bsprun" -n 2 "$work/bsp_app_cxx" | grep -c ': bsp ok$' | grep -qx 2
+# MulticoreBSP's C++ wrapper from the installed headers (bsp.hpp, mcbsp.hpp)
+test -f "$prefix/include/bspk/bsp.hpp" && test -f "$prefix/include/bspk/mcbsp.hpp" && test -f "$prefix/include/bspk/mcbsp.h"
+"$prefix/bin/bspcxx" -O2 -o "$work/mcbsp_program" "$src/tests/bsplib/mcbsp_program.cpp"
+"$prefix/bin/bsprun" -n 2 "$work/mcbsp_program" | grep -c '^after begin total=1001 destroyed=0$' | grep -qx 1
 cc -std=c99 -o "$work/bsp_app_pc" "$src/tests/install/bsp_app.c" $(pkg-config --cflags --libs bspk-bsplib)
 "$prefix/bin/bsprun" -n 2 "$work/bsp_app_pc" | grep -c ': bsp ok$' | grep -qx 2
 "$prefix/bin/bsprun" -n 2 "$work/cmake/bsp_app" | grep -c ': bsp ok$' | grep -qx 2
