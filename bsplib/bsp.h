@@ -207,10 +207,13 @@ BSPK_BSP_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, v
 
 /* bsp_direct_get (MulticoreBSP for C 1.x/2.0, beyond BSPlib 1998): copy nbytes
  * at byte offset of pid's part of the registered variable src into dst NOW,
- * blocking, not at the next bsp_sync: the bytes are whatever pid's memory
- * holds while the read runs. Meant, as in MulticoreBSP, for data that no one
- * changes in the current superstep (e.g. values the owner set before the
- * last bsp_sync): a put into those bytes of this superstep lands only at the
+ * blocking, not at the next bsp_sync. As in MulticoreBSP, it sees everything
+ * the last bsp_sync wrote on pid (the first direct read of pid in a
+ * superstep waits until pid has finished that sync: a sync lets a process
+ * out once every process entered it, while pid may still be writing what it
+ * delivered); beyond that the bytes are whatever pid's memory holds while
+ * the read runs. Meant for data that no one changes in the current
+ * superstep: a put into those bytes of this superstep lands only at the
  * sync, and an owner writing them meanwhile races with the read (undefined
  * bytes, as in MulticoreBSP). Counted nowhere: no batch, no message, no
  * effect on bspk_expect's m. Same checks at the call as bsp_get (pid, offset,
