@@ -28,6 +28,7 @@ test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/
 "$prefix/bin/bspcc" -O2 -Wall -o "$work/bsp_app" "$src/tests/install/bsp_app.c" -lm
 # -show prints the command (as BSPonMPI's and MPI's wrappers), running nothing
 "$prefix/bin/bspcc" -show -O2 prog.c | grep -q -- "-lbspk-bsplib" || { echo "bspcc -show: no link line"; exit 1; }
+"$prefix/bin/bspcc" --show -O2 prog.c | grep -q -- "-lbspk-bsplib" || { echo "bspcc --show: no link line"; exit 1; }
 # ... wherever it stands, the other arguments in their order
 "$prefix/bin/bspcc" -O2 -show 'my prog.c' -o out | grep -q -- "-O2 my prog.c -o out .*-lbspk-bsplib" ||
   { echo "bspcc -O2 -show: not the command"; exit 1; }
