@@ -26,6 +26,12 @@
 
 namespace bspk::fabric {
 
+namespace {
+// net: messages of up to this many frames travel whole, one message per
+// frame; larger ones split (see Endpoint::Endpoint).
+constexpr uint32_t kNetWholeFramesMax = 4;
+}  // namespace
+
 std::string errstr(ssize_t rc) {
   int e = static_cast<int>(rc < 0 ? -rc : rc);
   return strprintf("%s (%d)", fi_strerror(e), e);
@@ -170,11 +176,16 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // 256 KiB) took 2.3-7.8x raw libfabric's time in half the runs (every send
   // complete while the data was still on its way, 16-20 ms receive waits), and 0.7-1.1x
   // when split as on rxm (header, then one body of up to BSPK_SPLIT_FRAMES
-  // frames into a directed receive). A message of one frame stays whole: split,
-  // a 256 KiB one took 1.3x raw's time against 1.1x whole.
+  // frames into a directed receive). A message of up to kNetWholeFramesMax
+  // frames stays whole, one message per frame: split, a 256 KiB one took 1.3x
+  // raw's time against 1.1x whole, and a body of 2-4 frames was the slow part
+  // of the long collectives: tcp p = 2, 1 MiB (coll_bspk, 5 alternated runs
+  // of each), broadcast 146-198 -> 132-160 us, allreduce 510-579 -> 358-363,
+  // alltoall 292-332 -> 194-217 with messages of up to 4 frames whole; at 2
+  // MiB (8 frames) whole was slower (pingpong 540-660 against 384-422 us).
   if (policy == SplitPolicy::SeveralFrames && directed) {
     eager_limit_ = 16384;
-    split_one_frame_ = false;
+    split_min_frames_ = kNetWholeFramesMax + 1;
   }
   max_msg_size_ = info_->ep_attr->max_msg_size;
   cq_data_size_ = info_->domain_attr->cq_data_size;

@@ -184,9 +184,9 @@ class Transport {
   // engine sends a large message's header as a message of its own and the
   // payload as one iovec (sync/wire.h, kFlagBodyFollows). 0: never split.
   size_t eager_limit() const { return eager_limit_; }
-  // With eager_limit() > 0: whether a message of one frame is split too
-  // (rxm: yes; net: only messages of several frames are).
-  bool split_one_frame() const { return split_one_frame_; }
+  // With eager_limit() > 0: the fewest frames of a message that is split
+  // (rxm: 1, every message; net: kNetWholeFramesMax + 1, fabric.cpp).
+  uint32_t split_min_frames() const { return split_min_frames_; }
   // Most iovecs one send or receive may carry (the provider's tx and rx
   // iov_limit, the smaller): a split body of several frames uses up to this many.
   size_t iov_limit() const { return iov_limit_; }
@@ -196,7 +196,7 @@ class Transport {
   size_t inject_size_ = 0;   // largest inject() (header + payload)
   bool can_block_ = true;    // wait() blocks on a file descriptor
   size_t eager_limit_ = 0;   // see eager_limit()
-  bool split_one_frame_ = true;  // see split_one_frame()
+  uint32_t split_min_frames_ = 1;  // see split_min_frames()
   size_t iov_limit_ = 1;     // see iov_limit()
 };
 
@@ -208,8 +208,9 @@ class Transport {
 //   PastRxmEagerLimit every payload past rxm's eager limit (FI_OFI_RXM_EAGER_LIMIT,
 //                    16 KiB): one rendezvous read instead of one per iovec
 //                    (tcp;ofi_rxm, verbs;ofi_rxm, any ;ofi_rxm);
-//   SeveralFrames    only messages of several frames (net: sent one message per
-//                    frame they stalled; a one-frame message is faster whole).
+//   SeveralFrames    only messages of more than a few frames (net: sent one
+//                    message per frame they stalled; up to 4 frames, 1 MiB,
+//                    are faster whole).
 enum class SplitPolicy { None, PastRxmEagerLimit, SeveralFrames };
 
 struct Config {
@@ -221,7 +222,7 @@ struct Config {
   int nprocs = 1;        // size of the address vector
   bool off_host = false; // peers on other hosts: never pick a loopback interface by default
   SplitPolicy split = SplitPolicy::None;  // which large messages travel as header + directed-receive
-                                          // body (eager_limit(), split_one_frame()); the provider's,
+                                          // body (eager_limit(), split_min_frames()); the provider's,
                                           // from fabric/select.cpp's table (split_policy())
   bool split_header = true;  // BSPK_SPLIT_HEADER: false turns `split` off
   size_t split_iov = 2;  // with split_header: ask for this many iovecs per send and receive (a body of that

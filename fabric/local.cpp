@@ -106,7 +106,7 @@ LocalTransport::LocalTransport(Transport& ep, SharedSegment seg, int pid, int np
   can_block_ = false;
   // Without pulls, large messages cross the provider: split them as it asks.
   eager_limit_ = pull ? 0 : ep.eager_limit();
-  split_one_frame_ = ep.split_one_frame();
+  split_min_frames_ = ep.split_min_frames();
   iov_limit_ = ep.iov_limit();
   tail_.assign(static_cast<size_t>(nprocs), 0);
   ring_done_seen_.assign(static_cast<size_t>(nprocs), 0);

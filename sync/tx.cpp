@@ -81,7 +81,7 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   // second read it saves (bench/pingpong, tcp, 16 KiB: 16.9 us split against
   // 12.7 us whole; 64 KiB: 47 against 52 us).
   if (tag == wire::kTagLarge && ep_.eager_limit() && len > ep_.eager_limit() &&
-      (ep_.split_one_frame() || hh.nframes > 1))
+      hh.nframes >= ep_.split_min_frames())
     return send_split(dest, hh, payload, len, desc, region);
   SendOp* op = data_op(dest, region, tag);
   op->hdr = new_header();
