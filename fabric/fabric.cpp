@@ -562,6 +562,11 @@ std::string Endpoint::describe() const {
                    rma_event_ ? " rma_event" : "", delivery_complete_ ? " delivery_complete" : "",
                    can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)") +
          (eager_limit_ ? strprintf(", header split above %zu bytes", eager_limit_) : std::string()) +
+         (eager_limit_ && split_min_frames_ > 1
+              ? strprintf(" (messages of up to %u frames whole while a peer's whole frames in the superstep stay "
+                          "within %u)",
+                          split_min_frames_ - 1, split_min_frames_ - 1)
+              : std::string()) +
          strprintf(", job token %s", tag_key_ ? strprintf("in %d tag bits", token_bits()).c_str() : "not set") +
          (inflight_limit_ ? strprintf(", sends in flight bounded to %zu, no injection", inflight_limit_) : "");
 }

@@ -44,6 +44,7 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
   notify_set_.assign(p, 0);
   blocked_.resize(p);
   split_next_.assign(p, 0);
+  whole_frames_.assign(p, 0);
   body_next_.assign(p, 0);
   body_early_.resize(p);
   body_open_.assign(p, nullptr);
@@ -199,6 +200,8 @@ void Engine::advance() {
   suspect_since_ = 0;
   for (int d : sent_used_) sent_[static_cast<size_t>(d)] = 0;  // O(destinations used), not O(p)
   sent_used_.clear();
+  for (int d : whole_used_) whole_frames_[static_cast<size_t>(d)] = 0;
+  whole_used_.clear();
   boot_.set_state(step_, boot::ProcState::Running);
   if (board_) board_->set_step(step_);
   if (!waiters_.empty()) notify_waiters();

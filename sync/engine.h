@@ -340,6 +340,7 @@ class Engine {
   void post_body(RecvSlot* slot);
   void release_body(RecvSlot* slot);
   bool send_split(int dest, const wire::Header& hh, void* payload, size_t len, void* desc, uint32_t region);
+  void decide_split(int dest, uint32_t nframes);
   void send_self(const wire::Header& h, const void* payload, size_t len, uint64_t tag);
   bool deliver_self();
   // flow.cpp
@@ -444,6 +445,12 @@ class Engine {
   // reserved, 16 bits), and bodies are posted for in that order: the next
   // number expected from each sender, and the headers that came early.
   std::vector<uint16_t> split_next_;  // per destination: number of the next split header sent
+  // Where the provider splits only messages of split_min_frames() or more
+  // frames (net), a shorter one travels whole while the frames sent whole to
+  // its destination in the superstep stay below that many (decide_split):
+  bool split_cur_ = false;               // the decision for the message being sent
+  std::vector<uint32_t> whole_frames_;   // per destination: frames of messages sent whole this superstep
+  std::vector<int> whole_used_;          // destinations with whole_frames_ != 0
   std::vector<uint16_t> body_next_;   // per source: number of the next split header to post for
   std::vector<std::vector<wire::Header>> body_early_;  // per source: headers that arrived ahead of their turn
   std::vector<RecvSlot*> body_open_;  // per source: the body group whose headers are coming in (or null)
