@@ -219,10 +219,11 @@ BSPK_BSP_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, v
  * effect on bspk_expect's m. Same checks at the call as bsp_get (pid, offset,
  * size, NULL dst, the registration in force, the range on pid); 0 bytes do
  * nothing and check nothing. From this process: one memmove. From another:
- * one fabric read of the owner's memory straight into dst (zero copy; the
- * kernel's cross-memory copy on one host, the owner's provider over tcp,
- * where the read completes when the owner's runtime next polls -- at once
- * when it waits in a bsp call, else at its next one; the NIC on verbs). It
+ * one fabric read of the owner's memory straight into dst (zero copy; with
+ * the shm provider the kernel's cross-memory copy, one-sided; over tcp, on
+ * one host too, the owner's provider answers it when the owner's runtime
+ * next polls -- at once when it waits in a bsp call, else at its next one
+ * (an owner computing for 0.5 s delays the read 0.5 s); the NIC on verbs). It
  * needs the variable registered with the fabric, which bsp_push_reg does
  * unless both BSPK_HP_ZEROCOPY_MIN and BSPK_PUT_ZEROCOPY_MIN are off (an
  * error names the cause). */
