@@ -198,10 +198,8 @@ void Engine::advance() {
   mode_ = Mode::None;
   declared_expect_ = 0;
   suspect_since_ = 0;
-  for (int d : sent_used_) sent_[static_cast<size_t>(d)] = 0;  // O(destinations used), not O(p)
+  for (int d : sent_used_) sent_[static_cast<size_t>(d)] = whole_frames_[static_cast<size_t>(d)] = 0;  // O(destinations used)
   sent_used_.clear();
-  for (int d : whole_used_) whole_frames_[static_cast<size_t>(d)] = 0;
-  whole_used_.clear();
   boot_.set_state(step_, boot::ProcState::Running);
   if (board_) board_->set_step(step_);
   if (!waiters_.empty()) notify_waiters();

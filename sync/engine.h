@@ -450,7 +450,6 @@ class Engine {
   // its destination in the superstep stay below that many (decide_split):
   bool split_cur_ = false;               // the decision for the message being sent
   std::vector<uint32_t> whole_frames_;   // per destination: frames of messages sent whole this superstep
-  std::vector<int> whole_used_;          // destinations with whole_frames_ != 0
   std::vector<uint16_t> body_next_;   // per source: number of the next split header to post for
   std::vector<std::vector<wire::Header>> body_early_;  // per source: headers that arrived ahead of their turn
   std::vector<RecvSlot*> body_open_;  // per source: the body group whose headers are coming in (or null)

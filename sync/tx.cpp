@@ -63,36 +63,35 @@ void Engine::retry_backlog() {
 // A message's first frame decides for all of its frames (the layers send
 // them in order, from frame 0, before any other message): split when the
 // provider splits messages of this many frames, and, where it sends shorter
-// ones whole (net: up to 4 frames, fabric.cpp), also when the frames already
-// sent whole to dest in this superstep would pass that many. A few whole
+// ones whole (net: up to 4 frames, fabric.cpp), also when the frames of
+// several-frame messages already sent whole to dest in this superstep would
+// pass that many (one-frame messages stay whole, as before, and uncounted). A few whole
 // frames in flight to a peer beat header + body (tcp p = 2, 1 MiB: broadcast
 // 165-281 -> 132-144 us, allreduce 529-627 -> 344-482), many stall
 // (bench/burst, 4 messages of 1 MiB per superstep to one peer, ~10% slower
 // whole than split).
+// (whole_frames_ is reset with sent_ in advance(): a message's layer counts
+// it with count_sent, so its destination is in sent_used_.)
 void Engine::decide_split(int dest, uint32_t nframes) {
-  const uint32_t whole_max = ep_.split_min_frames() - 1;
   uint32_t& used = whole_frames_[static_cast<size_t>(dest)];
-  split_cur_ = nframes > whole_max || used + nframes > whole_max;
-  if (!split_cur_ && nframes > 0) {
-    if (used == 0) whole_used_.push_back(dest);
-    used += nframes;
-  }
+  split_cur_ = used + nframes >= ep_.split_min_frames();
+  if (!split_cur_) used += nframes;
 }
 
 bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payload, size_t len, void* desc,
                         uint32_t region, uint64_t tag) {
-  if (h.frame == 0 && ep_.eager_limit()) {  // (a one-frame message at most eager_limit() long is never split)
-    if (h.nframes > 1 || (tag == wire::kTagLarge && len > ep_.eager_limit()))
-      decide_split(dest, h.nframes);
-    else
-      split_cur_ = false;
-  }
   Header hh = h;
   stamp(hh, kind, step_);
   hh.payload = static_cast<uint32_t>(len);
   if (dest == pid_) {
     send_self(hh, payload, len, tag);
     return false;
+  }
+  if (h.frame == 0 && ep_.eager_limit()) {
+    if (h.nframes > 1 || ep_.split_min_frames() == 1)
+      decide_split(dest, h.nframes);
+    else
+      split_cur_ = false;  // net: a message of one frame is whole, and outside the budget
   }
   // Held back to carry this superstep's count (carry_counts_on, engine.h).
   const bool hold = carry_now_ && carry_kind_[kind] && tag == wire::kTagSmall && hh.nframes <= 1;
