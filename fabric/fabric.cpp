@@ -563,7 +563,7 @@ std::string Endpoint::describe() const {
                    can_block_ ? " wait=fd" : " wait=backoff (no CQ wait object)") +
          (eager_limit_ ? strprintf(", header split above %zu bytes", eager_limit_) : std::string()) +
          (eager_limit_ && split_min_frames_ > 1
-              ? strprintf(" (messages of up to %u frames whole while a peer's whole frames in the superstep stay "
+              ? strprintf(" (messages of up to %u frames whole while such frames to a peer in the superstep stay "
                           "within %u)",
                           split_min_frames_ - 1, split_min_frames_ - 1)
               : std::string()) +
