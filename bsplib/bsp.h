@@ -276,6 +276,12 @@ BSPK_BSP_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
 BSPK_BSP_API void bspk_bsp_set_tagsize_w(void *tag_nbytes, size_t width);
 BSPK_BSP_API void bspk_bsp_qsize_w(void *nmessages, size_t nmessages_width, void *accum_nbytes, size_t accum_width);
 BSPK_BSP_API void bspk_bsp_get_tag_w(void *status, size_t status_width, void *tag);
+/* mcbsp-templates.hpp: a count of `count` elements of elem_size bytes given
+ * to call fn (negative if `negative`) that is negative or whose bytes exceed
+ * INT_MAX ends the job with a message naming fn, the process and the
+ * superstep. */
+BSPK_BSP_API void bspk_bsp_elements_error(const char *fn, int negative, unsigned long count, size_t elem_size)
+    BSPK_BSP_NORETURN;
 #if !defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
 /* The width of *p; `& 1` rejects pointers to non-integers at compile time.
  * NULL (a void *) gives width 0, so that a call with NULL compiles and is

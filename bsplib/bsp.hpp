@@ -17,8 +17,9 @@
  * at bsp_begin, so main before begin ran once, as with MulticoreBSP's
  * threads; under bsprun every process runs main up to begin (as for any
  * bsp_begin program). Errors: those of bsp_begin, bsp_end and spmd's calls
- * (bsp.h). mcbsp-affinity.h and mcbsp-resiliency.h (thread pinning,
- * checkpoints) are not provided: processes are placed by bsprun --bind. */
+ * (bsp.h). mcbsp-templates.hpp (element counts) and mcbsp-affinity.h
+ * (pinning the processes bsp_begin forks) are next to it; mcbsp-resiliency.h
+ * (checkpoints) is not provided. */
 #ifndef BSPK_BSP_HPP
 #define BSPK_BSP_HPP
 

@@ -58,6 +58,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +69,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "bsplib/affinity.h"
 
 #if __has_include("bsplib/spawn.h")
 #include "bsplib/spawn.h"
@@ -2187,14 +2190,21 @@ void bsp_begin(bsp_pid_t maxprocs) {
     int launched = bspk_launched();
     if (launched == 0) {
       if (maxprocs <= 0) fatal("bsp_begin", "the number of processes must be at least 1, not %d", maxprocs);
+      // MulticoreBSP's affinity settings (mcbsp-affinity.h), checked here,
+      // applied by each process before the runtime starts its threads.
+      std::vector<size_t> cpus;
+      std::string err = bspk_bsplib::affinity_plan(maxprocs, &cpus);
+      if (!err.empty()) fatal("bsp_begin", "%s", err.c_str());
+      int pid = 0;
       if (maxprocs > 1) {
         // Pids 1..P-1 are forks of this process, made here: they return
         // from it (with their pid) and go on from this bsp_begin.
-        std::string err;
-        int rc = bsplib_spawn_self(maxprocs, &err);
-        if (rc < 0) fatal("bsp_begin", "cannot start %d processes: %s", maxprocs, err.c_str());
-        S.forked = rc > 0;
+        pid = bsplib_spawn_self(maxprocs, &err);
+        if (pid < 0) fatal("bsp_begin", "cannot start %d processes: %s", maxprocs, err.c_str());
+        S.forked = pid > 0;
       }
+      if (!cpus.empty() && !(err = bspk_bsplib::affinity_pin(cpus[static_cast<size_t>(pid)])).empty())
+        fatal("bsp_begin", "process %d: %s", pid, err.c_str());
     }
     start_runtime("bsp_begin", nullptr, nullptr);
     runtime_started = true;
@@ -2290,8 +2300,7 @@ bsp_nprocs_t bsp_nprocs(void) {
     runtime_started = true;
     return S.nprocs_all;
   }
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 ? static_cast<int>(cores) : 1;
+  return bspk_bsplib::affinity_nprocs();  // the CPUs online, unless mcbsp-affinity.h's settings say otherwise
 }
 
 bsp_pid_t bsp_pid(void) {
@@ -2311,6 +2320,13 @@ void bsp_abort_va(const char* format, va_list ap) {
 }
 
 void bsp_vabort(const char* format, va_list ap) { bsp_abort_va(format, ap); }
+
+void bspk_bsp_elements_error(const char* fn, int negative, unsigned long count, size_t elem_size) {
+  if (!fn) fn = "mcbsp-templates.hpp";
+  if (negative) fatal(fn, "a negative number of elements or offset (-%lu elements of %zu bytes)", count, elem_size);
+  fatal(fn, "%lu elements of %zu bytes are more than the %d bytes a BSPlib size (int) can hold", count, elem_size,
+        INT_MAX);
+}
 
 void bsp_abort(const char* format, ...) {
   va_list ap;

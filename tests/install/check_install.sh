@@ -40,6 +40,12 @@ cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
 test -f "$prefix/include/bspk/bsp.hpp" && test -f "$prefix/include/bspk/mcbsp.hpp" && test -f "$prefix/include/bspk/mcbsp.h"
 "$prefix/bin/bspcxx" -O2 -o "$work/mcbsp_program" "$src/tests/bsplib/mcbsp_program.cpp"
 "$prefix/bin/bsprun" -n 2 "$work/mcbsp_program" | grep -c '^after begin total=1001 destroyed=0$' | grep -qx 1
+# ... its C++ templates (element counts) and affinity interface, as its programs include them
+test -f "$prefix/include/bspk/mcbsp-templates.hpp" && test -f "$prefix/include/bspk/mcbsp-affinity.h"
+"$prefix/bin/bspcxx" -O2 -o "$work/mcbsp_templates" "$src/tests/bsplib/mcbsp_templates.cpp"
+"$prefix/bin/bsprun" -n 2 "$work/mcbsp_templates" | grep -c '^templates pid=[01] ok$' | grep -qx 2
+"$prefix/bin/bspcc" -O2 -o "$work/mcbsp_affinity" "$src/tests/bsplib/mcbsp_affinity.c"
+"$work/mcbsp_affinity" none 2 | grep -c '^affinity pid=[01] cpus=all$' | grep -qx 2
 cc -std=c99 -o "$work/bsp_app_pc" "$src/tests/install/bsp_app.c" $(pkg-config --cflags --libs bspk-bsplib)
 "$prefix/bin/bsprun" -n 2 "$work/bsp_app_pc" | grep -c ': bsp ok$' | grep -qx 2
 "$prefix/bin/bsprun" -n 2 "$work/cmake/bsp_app" | grep -c ': bsp ok$' | grep -qx 2
