@@ -86,7 +86,8 @@ typedef int bsp_size_t;
  * there with a copy of its memory (what main did and read before bsp_begin
  * is done once; stdin is empty for them; stdout is line-buffered from then
  * on, in every process). Call it while the program has one thread. A second
- * bsp_begin is an error.
+ * bsp_begin is an error, also after bsp_end (one SPMD section per program;
+ * MulticoreBSP allows several in sequence).
  * bsp_end(): end the SPMD section (collective; Err_SYNC if others are in
  * bsp_sync). Every process goes on after it ([choice] BSPonMPI: all run the
  * rest of main), except the forks made by bsp_begin without a launcher: they
@@ -100,9 +101,10 @@ BSPK_BSP_API void bsp_begin(bsp_pid_t maxprocs);
 BSPK_BSP_API void bsp_end(void);
 BSPK_BSP_API void bsp_init(void (*spmd)(void), int argc, char **argv);
 
-/* Before bsp_begin: the processes available (bsprun -n N / srun tasks: N;
- * started directly: the cores of this machine); never fails. Inside: the
- * processes of the SPMD section. */
+/* Before bsp_begin and after bsp_end: the processes available (bsprun -n N /
+ * srun tasks: N; started directly: the cores of this machine, or what
+ * mcbsp-affinity.h's settings say); never fails. Inside: the processes of the
+ * SPMD section. */
 BSPK_BSP_API bsp_nprocs_t bsp_nprocs(void);
 /* This process's id in [0, bsp_nprocs()). */
 BSPK_BSP_API bsp_pid_t bsp_pid(void);

@@ -481,6 +481,7 @@ struct State {
   int P = 1;           // processes of the SPMD section
   int pid = 0;
   bool forked = false;  // a fork of pid 0 made by bsp_begin (started without a launcher): ends at bsp_end
+  bool no_launcher = false;  // started without a launcher: bsp_begin made the job
   uint64_t step = 0;  // BSPlib superstep
   double t0 = 0;
   size_t frame = 65536;  // BSPK_FRAME_SIZE: a power of two
@@ -2190,6 +2191,7 @@ void bsp_begin(bsp_pid_t maxprocs) {
     int launched = bspk_launched();
     if (launched == 0) {
       if (maxprocs <= 0) fatal("bsp_begin", "the number of processes must be at least 1, not %d", maxprocs);
+      S.no_launcher = true;
       // MulticoreBSP's affinity settings (mcbsp-affinity.h), checked here,
       // applied by each process before the runtime starts its threads.
       std::vector<size_t> cpus;
@@ -2291,7 +2293,9 @@ void bsp_end(void) {
 
 bsp_nprocs_t bsp_nprocs(void) {
   if (S.phase == Phase::Spmd) return S.P;
-  if (S.phase == Phase::Ended) return S.P;
+  // After bsp_end, as before bsp_begin: the processes available (the job's
+  // under a launcher; without one, the CPUs, as MulticoreBSP says).
+  if (S.phase == Phase::Ended) return S.no_launcher ? bspk_bsplib::affinity_nprocs() : S.nprocs_all;
   if (runtime_started) return S.nprocs_all;
   int n = bspk_launched();
   if (n > 0) return n;

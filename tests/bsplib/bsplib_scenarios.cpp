@@ -1290,6 +1290,8 @@ ERR_ROW("ErrSyncAfterEnd", "err_after_end bsp_sync", p_list({2}), SHM, msg("bsp_
 ERR_ROW("ErrPidAfterEnd", "err_after_end bsp_pid", p_list({3}), TCP, msg("bsp_pid", "outside|after bsp_end"));
 ERR_ROW("ErrSendAfterEnd", "err_after_end bsp_send", p_list({2}), SHM, msg("bsp_send", "outside|after bsp_end"));
 ERR_ROW("ErrQsizeAfterEnd", "err_after_end bsp_qsize", p_list({2}), SHM, msg("bsp_qsize", "outside|after bsp_end"));
+// One SPMD section per program: a bsp_begin after bsp_end is the second one.
+ERR_ROW("ErrBeginAfterEnd", "err_after_end bsp_begin", p_list({2}), TCP, msg("bsp_begin", "twice"));
 // A wrong (too small) bspk_expect: an error, not a hang or silent corruption.
 // The declaration may be refused by bspk_expect itself (the batches are in
 // already) or found wrong by bsp_sync; a program that ignores bspk_expect's
@@ -1586,6 +1588,7 @@ int err(const std::string& name, int argc, char** argv) {
       if (arg == "bsp_pid") std::printf("%d\n", bsp_pid());
       if (arg == "bsp_send") bsp_send(0, nullptr, src, 4);
       if (arg == "bsp_qsize") bsp_qsize(&n, &b);
+      if (arg == "bsp_begin") bsp_begin(P);
       std::printf("reached past a call after bsp_end on pid 1\n");
       std::fflush(stdout);
     }

@@ -79,5 +79,6 @@ int main(int argc, char **argv) {
   }
   printf("before begin nprocs=%d\n", (int)bsp_nprocs());
   spmd();
+  printf("after end nprocs=%d\n", (int)bsp_nprocs());  /* pid 0 only: the forks exit in bsp_end */
   return 0;
 }
