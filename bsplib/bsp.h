@@ -259,6 +259,13 @@ BSPK_BSP_API void bsp_get_tag(bsp_size_t *status, void *tag);
 BSPK_BSP_API void bsp_move(void *payload, bsp_size_t reception_nbytes);
 BSPK_BSP_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
 
+/* The Oxford BSP toolset's older names, which its programs (and code ported
+ * from it) still use: the same calls, with the same checks and errors (named
+ * by the standard call). bsp_set_tag_size takes an int *. */
+BSPK_BSP_API void bsp_pushregister(const void *addr, bsp_size_t size);     /* = bsp_push_reg */
+BSPK_BSP_API void bsp_popregister(const void *addr);                       /* = bsp_pop_reg */
+BSPK_BSP_API void bsp_set_tag_size(bsp_size_t *tag_nbytes);                /* = bsp_set_tagsize */
+
 /* ---- Integer arguments of any width ----------------------------------------------
  * bsp_set_tagsize, bsp_qsize and bsp_get_tag take pointers to bsp_size_t /
  * bsp_nprocs_t (int). Programs written for MulticoreBSP for C 2.0, whose

@@ -2599,6 +2599,11 @@ void bspk_bsp_set_tagsize_w(void* tag_nbytes, size_t width) {
 
 void bsp_set_tagsize(bsp_size_t* tag_nbytes) { bspk_bsp_set_tagsize_w(tag_nbytes, sizeof *tag_nbytes); }
 
+// The Oxford BSP toolset's older names (bsp.h).
+void bsp_pushregister(const void* addr, bsp_size_t size) { bsp_push_reg(addr, size); }
+void bsp_popregister(const void* addr) { bsp_pop_reg(addr); }
+void bsp_set_tag_size(bsp_size_t* tag_nbytes) { bspk_bsp_set_tagsize_w(tag_nbytes, sizeof *tag_nbytes); }
+
 static void send_common(const char* fn, bsp_pid_t pid, const void* tag, const void* payload, bsp_size_t nbytes) {
   need_spmd(fn);
   if (pid < 0 || pid >= S.P) fatal(fn, "pid %d is out of range [0, %d)", pid, S.P);

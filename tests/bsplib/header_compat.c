@@ -6,7 +6,9 @@
  * - a program's own macros T, N, B defined before the include (C++ builds
  *   of bsp.h's templates must not use those names);
  * - BSPonMPI's get_tag_status_null passes NULL to bsp_get_tag and bsp_qsize
- *   (reported at run time, so it must compile). */
+ *   (reported at run time, so it must compile);
+ * - the Oxford toolset's older names bsp_pushregister, bsp_popregister and
+ *   bsp_set_tag_size. */
 #define T double
 #define N 1000
 #define B 3
@@ -20,5 +22,8 @@ int compat(void) {
   printf("%d %d\n", (int)strlen("bsp"), (int)x[0]);
   bsp_get_tag(NULL, &tag);
   bsp_qsize(NULL, NULL);
+  bsp_pushregister(x, (int)sizeof x);
+  bsp_set_tag_size(&tag);
+  bsp_popregister(x);
   return tag;
 }
