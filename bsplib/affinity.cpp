@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -22,8 +20,9 @@ enum mcbsp_thread_numbering MCBSP_DEFAULT_THREAD_NUMBERING = CONSECUTIVE;
 namespace {
 
 struct Settings {
-  bool chosen = false;  // some mcbsp_set_* other than maximum threads was called
-  bool max_set = false, cores_set = false, tpc_set = false, mode_set = false, numbering_set = false;
+  // Which setters were called (mcbsp_set_pinning sets mode_set).
+  bool max_set = false, cores_set = false, tpc_set = false, mode_set = false, numbering_set = false,
+       reserved_set = false;
   size_t max_threads = 0, cores = 0, tpc = 1;
   mcbsp_affinity_mode mode = SCATTER;
   mcbsp_thread_numbering numbering = CONSECUTIVE;
@@ -44,19 +43,11 @@ size_t* copy_of(const std::vector<size_t>& v, size_t len) {
   return a;
 }
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
-
-// Whether the program chose a placement: a setter, or a default changed.
+// Whether the program chose a placement: a setter other than maximum threads,
+// or a default changed.
 bool chosen() {
-  return g.chosen || MCBSP_DEFAULT_AFFINITY != SCATTER || MCBSP_DEFAULT_THREADS_PER_CORE != 1 ||
+  return g.mode_set || g.cores_set || g.tpc_set || g.numbering_set || g.reserved_set ||
+         MCBSP_DEFAULT_AFFINITY != SCATTER || MCBSP_DEFAULT_THREADS_PER_CORE != 1 ||
          MCBSP_DEFAULT_THREAD_NUMBERING != CONSECUTIVE;
 }
 
@@ -69,28 +60,28 @@ void mcbsp_set_maximum_threads(const size_t max) {
   g.max_threads = max;
 }
 void mcbsp_set_affinity_mode(const enum mcbsp_affinity_mode mode) {
-  g.chosen = g.mode_set = true;
+  g.mode_set = true;
   g.mode = mode;
 }
 void mcbsp_set_available_cores(const size_t num_cores) {
-  g.chosen = g.cores_set = true;
+  g.cores_set = true;
   g.cores = num_cores;
 }
 void mcbsp_set_threads_per_core(const size_t threads_per_core) {
-  g.chosen = g.tpc_set = true;
+  g.tpc_set = true;
   g.tpc = threads_per_core;
 }
 void mcbsp_set_thread_numbering(const enum mcbsp_thread_numbering numbering) {
-  g.chosen = g.numbering_set = true;
+  g.numbering_set = true;
   g.numbering = numbering;
 }
 void mcbsp_set_pinning(const size_t* const pinning, const size_t length) {
-  g.chosen = g.mode_set = true;
+  g.mode_set = true;
   g.mode = MANUAL;
   g.pinning.assign(pinning, pinning ? pinning + length : pinning);
 }
 void mcbsp_set_reserved_cores(const size_t* const reserved, const size_t length) {
-  g.chosen = true;
+  g.reserved_set = true;
   g.reserved.assign(reserved, reserved ? reserved + length : reserved);
 }
 
@@ -119,41 +110,40 @@ std::string affinity_plan(int nprocs, std::vector<size_t>* cpus) {
   cpus->clear();
   if (!chosen() || nprocs <= 0) return "";
   const size_t P = static_cast<size_t>(nprocs);
+  const mcbsp_affinity_mode mode = mcbsp_get_affinity_mode();
   std::vector<size_t> plan(P);
-  if (mcbsp_get_affinity_mode() == MANUAL) {
+  if (mode == MANUAL) {
+    if (g.pinning.empty())
+      return "MANUAL affinity without a pinning: call mcbsp_set_pinning with a CPU for each of the " +
+             std::to_string(P) + " processes";
     if (g.pinning.size() < P)
-      return g.pinning.empty()
-                 ? fmt("MANUAL affinity without a pinning: call mcbsp_set_pinning with a CPU for each of the %zu "
-                       "processes",
-                       P)
-                 : fmt("the MANUAL pinning (mcbsp_set_pinning) names %zu CPUs, %zu processes need one each",
-                       g.pinning.size(), P);
+      return "the MANUAL pinning (mcbsp_set_pinning) names " + std::to_string(g.pinning.size()) + " CPUs, " +
+             std::to_string(P) + " processes need one each";
     std::copy(g.pinning.begin(), g.pinning.begin() + static_cast<long>(P), plan.begin());
   } else {
     const size_t C = mcbsp_get_available_cores(), t = mcbsp_get_threads_per_core();
     std::vector<size_t> cores;
     for (size_t c = 0; c < C; ++c)
       if (std::find(g.reserved.begin(), g.reserved.end(), c) == g.reserved.end()) cores.push_back(c);
-    if (cores.empty()) return fmt("every one of the %zu available cores is reserved (mcbsp_set_reserved_cores)", C);
+    if (cores.empty())
+      return "every one of the " + std::to_string(C) + " available cores is reserved (mcbsp_set_reserved_cores)";
     const size_t n = cores.size();
-    const bool compact = mcbsp_get_affinity_mode() == COMPACT;
     for (size_t s = 0; s < P; ++s) {
-      const size_t core = cores[compact || P > n ? s % n : s * n / P];
+      const size_t core = cores[mode == COMPACT || P > n ? s % n : s * n / P];
       plan[s] = mcbsp_get_thread_numbering() == CONSECUTIVE ? core * t : core;
     }
   }
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return fmt("sched_getaffinity: %s", std::strerror(errno));
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::string("sched_getaffinity: ") + std::strerror(errno);
   for (size_t s = 0; s < P; ++s)
     if (plan[s] >= CPU_SETSIZE || !CPU_ISSET(plan[s], &allowed)) {
       std::string may;
       for (size_t c = 0; c < CPU_SETSIZE; ++c)
         if (CPU_ISSET(c, &allowed)) may += (may.empty() ? "" : ",") + std::to_string(c);
-      return fmt("the %s affinity pins process %zu to CPU %zu, which this process may not run on (its CPUs: %s)",
-                 mcbsp_get_affinity_mode() == MANUAL ? "MANUAL" : mcbsp_get_affinity_mode() == COMPACT ? "COMPACT"
-                                                                                                   : "SCATTER",
-                 s, plan[s], may.c_str());
+      return std::string("the ") + (mode == MANUAL ? "MANUAL" : mode == COMPACT ? "COMPACT" : "SCATTER") +
+             " affinity pins process " + std::to_string(s) + " to CPU " + std::to_string(plan[s]) +
+             ", which this process may not run on (its CPUs: " + may + ")";
     }
   *cpus = plan;
   return "";
@@ -163,7 +153,8 @@ std::string affinity_pin(size_t cpu) {
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0) return fmt("cannot pin to CPU %zu: %s", cpu, std::strerror(errno));
+  if (sched_setaffinity(0, sizeof one, &one) != 0)
+    return "cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(errno);
   return "";
 }
 
