@@ -418,8 +418,11 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
 // Copy a pulled message into the receive r: memcpy out of the sender's shared
 // slabs (or our own memory, for a send to ourselves), else one
 // process_vm_readv from the sender. Returns false when the kernel refuses
-// cross-memory access (EPERM, ENOSYS); other failures are fatal.
-bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* got) {
+// cross-memory access (EPERM, ENOSYS); other failures are fatal. A payload
+// the sender may help with (assistable) is not copied here but published
+// into *as, when given (*published true): finish_assisted() copies it.
+bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* got, Assisted* as, bool* published) {
+  *published = false;
   size_t room = 0;
   for (size_t j = 0; j < r.count; ++j) room += r.iov[j].iov_len;
   if (c.len > room || c.count > kPullIov)
@@ -439,8 +442,12 @@ bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* 
   if (src == pid_ || mapped) {
     size_t prefix = 0;
     int64_t slab = -1;
-    if (src != pid_ && assistable(c, r, &prefix, &slab)) copy_assisted(src, c, remote, r, prefix, slab);
-    else scatter(remote, c.count, r.iov);
+    if (src != pid_ && as && assistable(c, r, &prefix, &slab)) {
+      publish_assisted(src, c, remote, r, prefix, slab, as);
+      *published = true;
+    } else {
+      scatter(remote, c.count, r.iov);
+    }
     return true;
   }
   for (size_t i = 0; i < c.count; ++i)  // back to the sender's addresses
@@ -471,44 +478,63 @@ bool LocalTransport::assistable(const PullCell& c, const Recv& r, size_t* prefix
   return *slab >= 0;
 }
 
-// copy_in's memcpy with the sender's help: publish r's last iovec in the
-// pair's Assist slot, copy what lands before it, then claim and copy chunks
-// until none is left, and wait for the ones the sender claimed.
-void LocalTransport::copy_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix,
-                                   int64_t slab) {
-  Assist& a = pair_state(src, pid_).assist;
-  const uint64_t len = c.len - prefix, n = chunks_of(len, kAssistChunk);
-  unsigned char* dst = static_cast<unsigned char*>(r.iov[r.count - 1].iov_base);
-  a.dst_addr.store(reinterpret_cast<uintptr_t>(dst), std::memory_order_relaxed);
+// The first half of an assisted copy: publish r's last iovec in the pair's
+// Assist slot of c.seq, and copy what lands before it (the header).
+void LocalTransport::publish_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix,
+                                      int64_t slab, Assisted* as) {
+  Assist& a = pair_state(src, pid_).assist[c.seq % kAssistSlots];
+  as->a = &a;
+  as->count = c.count;
+  for (size_t i = 0; i < c.count; ++i) as->remote[i] = remote[i];
+  as->prefix = prefix;
+  as->len = c.len - prefix;
+  as->n = chunks_of(as->len, kAssistChunk);
+  as->mine = 0;
+  as->dst = static_cast<unsigned char*>(r.iov[r.count - 1].iov_base);
+  a.dst_addr.store(reinterpret_cast<uintptr_t>(as->dst), std::memory_order_relaxed);
   a.dst_slab.store(slab, std::memory_order_relaxed);
   a.off.store(prefix, std::memory_order_relaxed);
-  a.len.store(len, std::memory_order_relaxed);
+  a.len.store(as->len, std::memory_order_relaxed);
   a.chunks_done.store(0, std::memory_order_relaxed);
   a.state.store(assist_state(c.seq, 0), std::memory_order_release);  // publishes the fields above
-  if (hold_for_test_) {
-    const double until = now_s() + 10;
-    while ((a.state.load(std::memory_order_acquire) & 0xffffffffu) < hold_for_test_ && now_s() < until) sched_yield();
-    hold_for_test_ = 0;
-  }
   size_t pos = 0;
   for (size_t j = 0; j + 1 < r.count; ++j) {
     copy_range(remote, c.count, pos, r.iov[j].iov_len, static_cast<unsigned char*>(r.iov[j].iov_base));
     pos += r.iov[j].iov_len;
   }
-  uint64_t mine = 0, s = assist_state(c.seq, 0);
-  for (;;) {
-    const uint64_t i = s & 0xffffffffu;
-    if (i >= n) break;
-    if (!a.state.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) continue;  // s: the sender's claim
-    const uint64_t at = i * kAssistChunk;
-    copy_range(remote, c.count, prefix + at, std::min<uint64_t>(kAssistChunk, len - at), dst + at);
-    ++mine;
-    ++s;
+}
+
+// The second half, for `count` copies published in a row (a train: the
+// frames of one message): claim and copy chunks, oldest message first, until
+// none is left, then wait for the ones the sender claimed (at most one in
+// progress: it claims the next only after finishing one). Publishing the
+// whole train first lets the sender copy without a pause between frames,
+// and the receiver waits for it once per train, not once per frame.
+void LocalTransport::finish_assisted(Assisted* as, size_t count) {
+  if (hold_for_test_ && count > 0) {
+    const double until = now_s() + 10;
+    while ((as[0].a->state.load(std::memory_order_acquire) & 0xffffffffu) < hold_for_test_ && now_s() < until)
+      sched_yield();
+    hold_for_test_ = 0;
   }
-  // The sender's chunks: at most one in progress (it claims the next only
-  // after finishing one), a few microseconds.
-  for (unsigned spins = 0; a.chunks_done.load(std::memory_order_acquire) != n - mine; ++spins)
-    if (spins >= 256) sched_yield();
+  for (size_t b = 0; b < count; ++b) {
+    Assisted& e = as[b];
+    uint64_t s = e.a->state.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t i = s & 0xffffffffu;
+      if (i >= e.n) break;
+      if (!e.a->state.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) continue;  // s: the sender's claim
+      const uint64_t at = i * kAssistChunk;
+      copy_range(e.remote, e.count, e.prefix + at, std::min<uint64_t>(kAssistChunk, e.len - at), e.dst + at);
+      ++e.mine;
+      ++s;
+    }
+  }
+  for (size_t b = 0; b < count; ++b)
+    for (unsigned spins = 0; as[b].a->chunks_done.load(std::memory_order_acquire) != as[b].n - as[b].mine; ++spins) {
+      if (spins < kAssistSpins) __builtin_ia32_pause();
+      else sched_yield();
+    }
 }
 
 bool LocalTransport::assist() {
@@ -517,36 +543,37 @@ bool LocalTransport::assist() {
   for (int d = 0; d < nprocs_; ++d) {
     std::deque<Pending>& q = pending_[static_cast<size_t>(d)];
     if (q.empty()) continue;
-    Assist& a = pair_state(pid_, d).assist;
-    uint64_t s = a.state.load(std::memory_order_acquire);
-    const uint64_t tag = s >> 32;
-    if (tag == 0) continue;
-    const Pending* pd = nullptr;  // the send the receiver is copying, if ours is still pending
-    for (const Pending& e : q)
-      if (((e.seq + 1) & 0xffffffffu) == tag) {
-        pd = &e;
-        break;
+    // The receiver publishes messages kAssistSlots at a time at most, from
+    // the oldest it has not consumed (`done`): look at those of ours.
+    PairState& st = pair_state(pid_, d);
+    const uint64_t done = st.done.load(std::memory_order_relaxed);
+    size_t e = 0;
+    while (e < q.size() && q[e].seq < done) ++e;
+    for (const size_t end = std::min(q.size(), e + kAssistSlots); e < end; ++e) {
+      const Pending& pd = q[e];
+      Assist& a = st.assist[pd.seq % kAssistSlots];
+      const uint64_t tag = (pd.seq + 1) & 0xffffffffu;
+      uint64_t s = a.state.load(std::memory_order_acquire);
+      while ((s >> 32) == tag) {
+        // A pull to this process comes first: it is ours alone to copy (and
+        // its sender may be the one we would help), so between chunks look.
+        if (pull_waiting()) return did;
+        // The slot's fields, read after a state naming our message (acquire)
+        // and before claiming: a successful claim means the receiver had not
+        // finished with this message, so they were this message's.
+        const uint64_t i = s & 0xffffffffu;
+        const uint64_t off = a.off.load(std::memory_order_relaxed), len = a.len.load(std::memory_order_relaxed);
+        if (i >= chunks_of(len, kAssistChunk)) break;
+        unsigned char* dst = in_slab(mapped_rw_, true, d, a.dst_addr.load(std::memory_order_relaxed), len,
+                                     a.dst_slab.load(std::memory_order_relaxed));
+        if (!dst) break;  // cannot be written from here: the receiver copies it all
+        if (!a.state.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) continue;  // s: reloaded
+        const uint64_t at = i * kAssistChunk;
+        copy_range(pd.iov, pd.count, off + at, std::min<uint64_t>(kAssistChunk, len - at), dst + at);
+        a.chunks_done.fetch_add(1, std::memory_order_release);
+        did = true;
+        s = a.state.load(std::memory_order_acquire);
       }
-    if (!pd) continue;
-    for (;;) {
-      // A pull to this process comes first: it is ours alone to copy (and
-      // its sender may be the one we would help), so between chunks look.
-      if (pull_waiting()) return did;
-      // The slot's fields, read after a state naming our message (acquire)
-      // and before claiming: a successful claim means the receiver had not
-      // finished with this message, so they were this message's.
-      const uint64_t i = s & 0xffffffffu;
-      const uint64_t off = a.off.load(std::memory_order_relaxed), len = a.len.load(std::memory_order_relaxed);
-      if ((s >> 32) != tag || i >= chunks_of(len, kAssistChunk)) break;
-      unsigned char* dst = in_slab(mapped_rw_, true, d, a.dst_addr.load(std::memory_order_relaxed), len,
-                                   a.dst_slab.load(std::memory_order_relaxed));
-      if (!dst) break;  // cannot be written from here: the receiver copies it all
-      if (!a.state.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) continue;  // s: reloaded
-      const uint64_t at = i * kAssistChunk;
-      copy_range(pd->iov, pd->count, off + at, std::min<uint64_t>(kAssistChunk, len - at), dst + at);
-      a.chunks_done.fetch_add(1, std::memory_order_release);
-      did = true;
-      s = a.state.load(std::memory_order_acquire);
     }
   }
   return did;
@@ -568,7 +595,10 @@ void LocalTransport::stop_pulling() {
   }
 }
 
-// Pull descriptors addressed to us, scanning the sources round-robin.
+// Pull descriptors addressed to us, scanning the sources round-robin. The
+// assisted copies of consecutive descriptors from one source are published
+// together, up to kAssistSlots, then finished together (finish_assisted);
+// their cells are consumed (`done`) only then, in order.
 size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
   size_t k = 0;
   int src = next_pull_src_;
@@ -576,8 +606,21 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
     Inbound& in = in_[static_cast<size_t>(src)];
     PullCell* r = in.pulls;
     uint64_t& h = in.pull_head;
-    while (k < n) {
-      PullCell& c = r[h % kPullCells];
+    Assisted train[kAssistSlots];
+    size_t nt = 0;  // published: the cells h .. h + nt - 1
+    auto finish = [&] {
+      if (nt == 0) return;
+      finish_assisted(train, nt);
+      for (size_t t = 0; t < nt; ++t, ++h) {
+        out[k++] = Completion{train[t].ctx, CompletionKind::Received, train[t].got};
+        r[h % kPullCells].full.store(0, std::memory_order_relaxed);
+      }
+      in.state->done.store(h, std::memory_order_release);
+      nt = 0;
+    };
+    while (k + nt < n) {
+      if (nt == kAssistSlots) finish();
+      PullCell& c = r[(h + nt) % kPullCells];
       if (!c.full.load(std::memory_order_acquire)) break;
       if (!pull_) {  // refused earlier: the sender re-sends through the provider
         if (in.state->refused.load(std::memory_order_relaxed) == 0)
@@ -590,10 +633,20 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
         const bool lifo = q != &recvs_;
         Recv& rv = lifo ? q->back() : q->front();
         size_t got = 0;
-        if (!copy_in(src, c, rv, &got)) {
+        bool published = false;
+        if (!copy_in(src, c, rv, &got, &train[nt], &published)) {
+          finish();         // (those are copies from shared slabs: unaffected)
           stop_pulling();
           continue;  // the same cell again, now refused
         }
+        if (published) {
+          train[nt].ctx = rv.ctx;
+          train[nt].got = got;
+          ++nt;
+          if (lifo) q->pop_back(); else q->pop_front();
+          continue;
+        }
+        finish();  // (the train's cells come first)
         out[k++] = Completion{rv.ctx, CompletionKind::Received, got};
         if (lifo) q->pop_back(); else q->pop_front();
       }
@@ -601,6 +654,7 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
       ++h;
       in.state->done.store(h, std::memory_order_release);  // publishes refused too
     }
+    finish();
   }
   next_pull_src_ = next_pull_src_ + 1 == nprocs_ ? 0 : next_pull_src_ + 1;
   return k;

@@ -70,27 +70,38 @@
 // buffer of a shared slab of the receiver (a frame) and is at least
 // kAssistMin bytes is copied by both processes at once. The receiver,
 // having chosen the receive, publishes its buffer in the pair's Assist slot
-// (address and slab in its own address space, where the payload starts in
-// the message and its length), copies the header itself and then claims
-// chunks of kAssistChunk bytes one at a time from the slot's state word, as
-// does the sender from its wait loop (assist(), which the engine calls only
-// when every process of the host has a CPU, and which gives way as soon as a
+// of the message (seq mod kAssistSlots: address and slab in its own address
+// space, where the payload starts in the message and its length) and copies
+// the header itself. It publishes consecutive such messages of one source --
+// a train: the frames of one MP message -- up to kAssistSlots before
+// copying any payload, then claims chunks of kAssistChunk bytes one at a
+// time from each slot's state word, oldest message first, as does the
+// sender from its wait loop (assist(), which the engine calls only when
+// every process of the host has a CPU, and which gives way as soon as a
 // pull to the sender itself is waiting): a compare-and-swap on (message
 // number, next chunk), so a chunk is claimed once and a claim can only name
 // the message the slot holds. The sender copies from its own send buffers
 // into the receiver's slab, mapped writable on first use (as the receiver
 // maps the sender's read-only, by /proc/<pid>/fd/<n>); each chunk it
-// finishes bumps `chunks_done`. The receiver completes the receive (and so
-// the send) once every chunk is claimed and the sender's are done. A sender
-// waiting for its sends, idle while the receiver copied the whole message,
-// halves the copy's time: shm, p = 2, old and new library alternated 5
-// times (medians), bspk_broadcast of 1 MiB (16 frames) 67.5 -> 38.5 us, a
-// one-way 512 KiB message 22.0 -> 14.6 us; a one-way 128 KiB message (two
-// frames, in cache) 5.70 -> 5.93 us and exchanges in both directions, where
-// each process has its own copying to do, stay within the noise (128 KiB,
-// 1 MiB: medians of 9 and 5). Claiming half of what is left in one piece
-// instead (fewer compare-and-swaps) gave the broadcast 72 -> 50 us only: a
-// sender arrives late and the receiver then waits for its half.
+// finishes bumps the slot's `chunks_done`. Once every chunk of the train is
+// claimed the receiver waits for the sender's (one in progress at most),
+// then completes the receives (and so the sends: `done`) in order. A
+// sender waiting for its sends, idle while the receiver copied the whole
+// message, halves the copy's time: shm, p = 2, old and new library
+// alternated 5 times (medians), bspk_broadcast of 1 MiB (16 frames) 67.5 ->
+// 38.5 us, a one-way 512 KiB message 22.0 -> 14.6 us; a one-way 128 KiB
+// message (two frames, in cache) 5.70 -> 5.93 us and exchanges in both
+// directions, where each process has its own copying to do, stay within the
+// noise (128 KiB, 1 MiB: medians of 9 and 5). Trains instead of one message
+// at a time (the receiver waited for the sender's last chunk of every frame,
+// and the sender came back to the slot late through the engine's wait loop
+// for each next frame): bench/pingpong 256 KiB / 1 MiB / 4 MiB 13.3 / 53.9 /
+// 225 -> 11.4 / 46.5 / 192 us, bspk_broadcast of 1 MiB 43.1 -> 41.2 us
+// (medians of 4 and 10 alternations), total exchanges unchanged. Claiming
+// half of what is left in one piece instead (fewer compare-and-swaps) gave
+// the broadcast 72 -> 50 us only: a sender arrives late and the receiver
+// then waits for its half; the sender claiming from the top down (each
+// process copying the same half every time, for its cache) 42.7 -> 45.2 us.
 // Oversubscribed, the sender does not assist (its CPU time is the other
 // processes'); a receiver whose sender does not help claims every chunk
 // itself.
@@ -145,6 +156,8 @@ class LocalTransport final : public Transport {
   static constexpr size_t kMaxSlabs = 512;             // shared slabs listed per process
   static constexpr size_t kAssistChunk = 16384;        // bytes of an assisted pull claimed at a time
   static constexpr size_t kAssistMin = 2 * kAssistChunk;  // smallest payload whose pull is assisted
+  static constexpr size_t kAssistSlots = 8;            // assisted pulls of one pair published at a time
+  static constexpr unsigned kAssistSpins = 1u << 16;   // polls for the sender's last chunks before yielding
   static constexpr unsigned kPollEvery = 8;            // poll the provider at least every kPollEvery-th poll()
   static constexpr unsigned kInjectPolls = 64;         // ... and on every poll() this long after an inject into it
 
@@ -249,7 +262,7 @@ class LocalTransport final : public Transport {
     std::atomic<uint64_t> done;     // descriptors consumed (pulled or refused)
     std::atomic<uint64_t> refused;  // 0, or 1 + the first refused descriptor's seq
     std::atomic<uint64_t> ring_done;  // ring cells consumed (freed)
-    Assist assist;                  // its own cache line: both processes write it
+    Assist assist[kAssistSlots];    // by seq mod kAssistSlots; own cache lines: both processes write them
   };
   struct alignas(64) PeerInfo {
     std::atomic<int64_t> os_pid;    // getpid() of the process (0 until it has started)
@@ -301,7 +314,18 @@ class LocalTransport final : public Transport {
   // *prefix the bytes before it (landing in r's other iovecs) and *slab the
   // slab of ours holding r's last iovec.
   bool assistable(const PullCell& c, const Recv& r, size_t* prefix, int64_t* slab) const;
-  void copy_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix, int64_t slab);
+  struct Assisted {  // receiver side: a published assisted pull (publish_assisted) until finish_assisted
+    Assist* a;
+    iovec remote[kPullIov];  // the source, as copy_in maps it here
+    size_t count;
+    uint64_t prefix, len, n, mine;  // payload offset and bytes, chunks, chunks this process copied
+    unsigned char* dst;
+    OpContext* ctx;
+    size_t got;
+  };
+  void publish_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix, int64_t slab,
+                        Assisted* as);
+  void finish_assisted(Assisted* as, size_t count);
   static size_t cells_for(size_t len);  // cells a ring message of len bytes takes
   bool push(int dest, const iovec* iov, size_t count, uint64_t tag);
   // Whether a message of `count` iovecs to dest can be pulled (pulls on, not refused by dest).
@@ -310,7 +334,7 @@ class LocalTransport final : public Transport {
   }
   bool push_pull(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);
   std::deque<Recv>* local_recvs(uint64_t tag);
-  bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got);
+  bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got, Assisted* as, bool* published);
   void stop_pulling();
   // Whether some source's next ring cell / pull cell to this process is filled.
   bool ring_waiting() const {

@@ -646,6 +646,73 @@ TEST(LocalPulls, SenderCopiesPartOfALargePullIntoTheReceiversSlab) {
   p.t[1]->free_memory(dst, slab_len);
 }
 
+// A train of pulls (local.h, "Assisted pulls"): 11 messages to one process,
+// more than kAssistSlots, with a small one (not assisted) in the middle, are
+// published kAssistSlots at a time and copied by both processes. Every
+// message arrives whole in its own receive, the receives complete in send
+// order, the sends complete, in order, only after that; the sender copied
+// some chunks.
+TEST(LocalPulls, ATrainOfLargePullsIsCopiedByBothInOrder) {
+  Pair p(two(), true, true);
+  constexpr size_t kMsgs = 11, kSmall = 5, kRoom = 4 * LocalTransport::kAssistChunk;
+  static_assert(kMsgs > LocalTransport::kAssistSlots, "two trains");
+  const size_t slab_len = size_t{1} << 20;
+  auto* src = static_cast<unsigned char*>(p.t[0]->alloc_memory(slab_len, slab_len));
+  auto* dst = static_cast<unsigned char*>(p.t[1]->alloc_memory(slab_len, slab_len));
+  ASSERT_NE(src, nullptr);
+  ASSERT_NE(dst, nullptr);
+  auto payload = [&](size_t m) { return m == kSmall ? size_t{1000} : 3 * LocalTransport::kAssistChunk + 100 * m; };
+  for (size_t i = 0; i < kMsgs * (64 + kRoom); ++i) src[i] = static_cast<unsigned char>(i * 7 + i / 5000 + 3);
+  std::memset(dst, 0, kMsgs * kRoom);
+  unsigned char hdr[kMsgs][64] = {};
+  OpContext rctx[kMsgs] = {}, sctx[kMsgs] = {};
+  void* desc[2] = {nullptr, nullptr};
+  for (size_t m = 0; m < kMsgs; ++m) {
+    iovec riov[2] = {{hdr[m], 64}, {dst + m * kRoom, kRoom}};
+    ASSERT_TRUE(p.t[1]->post_recv(riov, desc, 2, &rctx[m], kOtherTag));
+  }
+  for (size_t m = 0; m < kMsgs; ++m) {
+    unsigned char* at = src + m * (64 + kRoom);
+    iovec siov[2] = {{at, 64}, {at + 64, payload(m)}};
+    ASSERT_TRUE(p.t[0]->post_send(1, siov, desc, 2, &sctx[m], kOtherTag));
+  }
+  p.t[1]->hold_next_assisted_pull_for_test(2);
+  std::atomic<bool> stop{false};
+  std::atomic<int> helped{0};
+  std::thread sender([&] {
+    while (!stop.load()) helped += p.t[0]->assist() ? 1 : 0;
+  });
+  auto r = drain(*p.t[1]);
+  stop = true;
+  sender.join();
+  ASSERT_EQ(r.size(), kMsgs);
+  EXPECT_GE(helped.load(), 1) << "the sender copied no chunk";
+  std::vector<bool> used(kMsgs, false);
+  for (size_t m = 0; m < kMsgs; ++m) {  // the m-th completion is message m, in whichever receive it took
+    EXPECT_EQ(r[m].kind, CompletionKind::Received);
+    EXPECT_EQ(r[m].len, 64 + payload(m)) << "message " << m;
+    const size_t k = static_cast<size_t>(r[m].context - rctx);
+    ASSERT_LT(k, kMsgs) << "message " << m << ": not one of the receives";
+    EXPECT_FALSE(used[k]) << "receive " << k << " completed twice";
+    used[k] = true;
+    const unsigned char* at = src + m * (64 + kRoom);
+    EXPECT_EQ(std::memcmp(hdr[k], at, 64), 0) << "message " << m << ": header";
+    EXPECT_EQ(std::memcmp(dst + k * kRoom, at + 64, payload(m)), 0) << "message " << m << ": payload";
+    for (size_t i = payload(m); i < kRoom; ++i)
+      ASSERT_EQ(dst[k * kRoom + i], 0) << "message " << m << ": written past its payload at " << i;
+  }
+  auto s = drain(*p.t[0]);
+  ASSERT_EQ(s.size(), kMsgs);
+  for (size_t m = 0; m < kMsgs; ++m) {
+    EXPECT_EQ(s[m].context, &sctx[m]) << "send " << m << " out of order";
+    EXPECT_EQ(s[m].kind, CompletionKind::Sent);
+  }
+  EXPECT_FALSE(p.t[0]->assist()) << "nothing pending";
+  EXPECT_TRUE(p.net.delivered().empty());
+  p.t[0]->free_memory(src, slab_len);
+  p.t[1]->free_memory(dst, slab_len);
+}
+
 // Without pulls alloc_memory is private memory, as before; with them a memfd.
 TEST(LocalPulls, SlabsAreSharedMemfdMemoryOnlyWithPulls) {
   Pair priv(two()), shared(two(), true, true);
