@@ -420,8 +420,11 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
 // process_vm_readv from the sender. Returns false when the kernel refuses
 // cross-memory access (EPERM, ENOSYS); other failures are fatal. A payload
 // the sender may help with (assistable) is not copied here but published
-// into *as, when given (*published true): finish_assisted() copies it.
-bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* got, Assisted* as, bool* published) {
+// into *as, when given (*published true), in chunks of kAssistTrainChunk
+// bytes if `train` (more pulls of its sender wait), else kAssistChunk:
+// finish_assisted() copies it.
+bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* got, Assisted* as, bool train,
+                             bool* published) {
   *published = false;
   size_t room = 0;
   for (size_t j = 0; j < r.count; ++j) room += r.iov[j].iov_len;
@@ -443,7 +446,7 @@ bool LocalTransport::copy_in(int src, const PullCell& c, const Recv& r, size_t* 
     size_t prefix = 0;
     int64_t slab = -1;
     if (src != pid_ && as && assistable(c, r, &prefix, &slab)) {
-      publish_assisted(src, c, remote, r, prefix, slab, as);
+      publish_assisted(src, c, remote, r, prefix, slab, train ? kAssistTrainChunk : kAssistChunk, as);
       *published = true;
     } else {
       scatter(remote, c.count, r.iov);
@@ -481,20 +484,22 @@ bool LocalTransport::assistable(const PullCell& c, const Recv& r, size_t* prefix
 // The first half of an assisted copy: publish r's last iovec in the pair's
 // Assist slot of c.seq, and copy what lands before it (the header).
 void LocalTransport::publish_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix,
-                                      int64_t slab, Assisted* as) {
+                                      int64_t slab, size_t chunk, Assisted* as) {
   Assist& a = pair_state(src, pid_).assist[c.seq % kAssistSlots];
   as->a = &a;
   as->count = c.count;
   for (size_t i = 0; i < c.count; ++i) as->remote[i] = remote[i];
   as->prefix = prefix;
   as->len = c.len - prefix;
-  as->n = chunks_of(as->len, kAssistChunk);
+  as->chunk = chunk;
+  as->n = chunks_of(as->len, chunk);
   as->mine = 0;
   as->dst = static_cast<unsigned char*>(r.iov[r.count - 1].iov_base);
   a.dst_addr.store(reinterpret_cast<uintptr_t>(as->dst), std::memory_order_relaxed);
   a.dst_slab.store(slab, std::memory_order_relaxed);
   a.off.store(prefix, std::memory_order_relaxed);
   a.len.store(as->len, std::memory_order_relaxed);
+  a.chunk.store(chunk, std::memory_order_relaxed);
   a.chunks_done.store(0, std::memory_order_relaxed);
   a.state.store(assist_state(c.seq, 0), std::memory_order_release);  // publishes the fields above
   size_t pos = 0;
@@ -524,8 +529,8 @@ void LocalTransport::finish_assisted(Assisted* as, size_t count) {
       const uint64_t i = s & 0xffffffffu;
       if (i >= e.n) break;
       if (!e.a->state.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) continue;  // s: the sender's claim
-      const uint64_t at = i * kAssistChunk;
-      copy_range(e.remote, e.count, e.prefix + at, std::min<uint64_t>(kAssistChunk, e.len - at), e.dst + at);
+      const uint64_t at = i * e.chunk;
+      copy_range(e.remote, e.count, e.prefix + at, std::min<uint64_t>(e.chunk, e.len - at), e.dst + at);
       ++e.mine;
       ++s;
     }
@@ -563,13 +568,14 @@ bool LocalTransport::assist() {
         // finished with this message, so they were this message's.
         const uint64_t i = s & 0xffffffffu;
         const uint64_t off = a.off.load(std::memory_order_relaxed), len = a.len.load(std::memory_order_relaxed);
-        if (i >= chunks_of(len, kAssistChunk)) break;
+        const uint64_t chunk = a.chunk.load(std::memory_order_relaxed);
+        if (i >= chunks_of(len, chunk)) break;
         unsigned char* dst = in_slab(mapped_rw_, true, d, a.dst_addr.load(std::memory_order_relaxed), len,
                                      a.dst_slab.load(std::memory_order_relaxed));
         if (!dst) break;  // cannot be written from here: the receiver copies it all
         if (!a.state.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) continue;  // s: reloaded
-        const uint64_t at = i * kAssistChunk;
-        copy_range(pd.iov, pd.count, off + at, std::min<uint64_t>(kAssistChunk, len - at), dst + at);
+        const uint64_t at = i * chunk;
+        copy_range(pd.iov, pd.count, off + at, std::min<uint64_t>(chunk, len - at), dst + at);
         a.chunks_done.fetch_add(1, std::memory_order_release);
         did = true;
         s = a.state.load(std::memory_order_acquire);
@@ -634,7 +640,9 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
         Recv& rv = lifo ? q->back() : q->front();
         size_t got = 0;
         bool published = false;
-        if (!copy_in(src, c, rv, &got, &train[nt], &published)) {
+        // (a train: another pull from src waits behind this one, or went before it)
+        const bool more = nt > 0 || r[(h + nt + 1) % kPullCells].full.load(std::memory_order_relaxed) != 0;
+        if (!copy_in(src, c, rv, &got, &train[nt], more, &published)) {
           finish();         // (those are copies from shared slabs: unaffected)
           stop_pulling();
           continue;  // the same cell again, now refused

@@ -74,7 +74,8 @@
 // space, where the payload starts in the message and its length) and copies
 // the header itself. It publishes consecutive such messages of one source --
 // a train: the frames of one MP message -- up to kAssistSlots before
-// copying any payload, then claims chunks of kAssistChunk bytes one at a
+// copying any payload, then claims chunks (kAssistChunk bytes, or
+// kAssistTrainChunk when more pulls of the sender wait) one at a
 // time from each slot's state word, oldest message first, as does the
 // sender from its wait loop (assist(), which the engine calls only when
 // every process of the host has a CPU, and which gives way as soon as a
@@ -97,7 +98,13 @@
 // and the sender came back to the slot late through the engine's wait loop
 // for each next frame): bench/pingpong 256 KiB / 1 MiB / 4 MiB 13.3 / 53.9 /
 // 225 -> 11.4 / 46.5 / 192 us, bspk_broadcast of 1 MiB 43.1 -> 41.2 us
-// (medians of 4 and 10 alternations), total exchanges unchanged. Claiming
+// (medians of 4 and 10 alternations), total exchanges unchanged. In a
+// train, chunks of kAssistTrainChunk (32 KiB) instead of kAssistChunk
+// (16 KiB): half the compare-and-swaps on a line both processes touch,
+// broadcast 39.6 -> 37.1 us (6 alternations); a lone message keeps 16 KiB
+// (32 KiB: pingpong of one 64 KiB frame 3.6 -> 4.5 us, the receiver waiting
+// for the sender's half). Non-temporal stores for the sender's chunks: 39 ->
+// 66 us. Claiming
 // half of what is left in one piece instead (fewer compare-and-swaps) gave
 // the broadcast 72 -> 50 us only: a sender arrives late and the receiver
 // then waits for its half; the sender claiming from the top down (each
@@ -154,7 +161,8 @@ class LocalTransport final : public Transport {
   static constexpr size_t kPullIov = 4;                // iovecs a pulled message may have
   static constexpr size_t kLocalPullRecvs = 16;        // receives of each other tag kept for pulls
   static constexpr size_t kMaxSlabs = 512;             // shared slabs listed per process
-  static constexpr size_t kAssistChunk = 16384;        // bytes of an assisted pull claimed at a time
+  static constexpr size_t kAssistChunk = 16384;        // bytes of an assisted pull claimed at a time ...
+  static constexpr size_t kAssistTrainChunk = 32768;   // ... or, when more pulls from its sender wait behind it, this many
   static constexpr size_t kAssistMin = 2 * kAssistChunk;  // smallest payload whose pull is assisted
   static constexpr size_t kAssistSlots = 8;            // assisted pulls of one pair published at a time
   static constexpr unsigned kAssistSpins = 1u << 16;   // polls for the sender's last chunks before yielding
@@ -256,6 +264,7 @@ class LocalTransport final : public Transport {
     std::atomic<uint64_t> dst_addr;     // the receive buffer (dst's address) the payload goes to
     std::atomic<int64_t> dst_slab;      // dst's shared slab holding it
     std::atomic<uint64_t> off, len;     // where the payload starts in the message, its bytes
+    std::atomic<uint64_t> chunk;        // bytes per chunk (kAssistChunk or kAssistTrainChunk)
   };
   // Per ordered pair (src -> dst), written by dst, read by src.
   struct alignas(64) PairState {
@@ -318,13 +327,13 @@ class LocalTransport final : public Transport {
     Assist* a;
     iovec remote[kPullIov];  // the source, as copy_in maps it here
     size_t count;
-    uint64_t prefix, len, n, mine;  // payload offset and bytes, chunks, chunks this process copied
+    uint64_t prefix, len, chunk, n, mine;  // payload offset and bytes, bytes per chunk, chunks, chunks this process copied
     unsigned char* dst;
     OpContext* ctx;
     size_t got;
   };
   void publish_assisted(int src, const PullCell& c, const iovec* remote, const Recv& r, size_t prefix, int64_t slab,
-                        Assisted* as);
+                        size_t chunk, Assisted* as);
   void finish_assisted(Assisted* as, size_t count);
   static size_t cells_for(size_t len);  // cells a ring message of len bytes takes
   bool push(int dest, const iovec* iov, size_t count, uint64_t tag);
@@ -334,7 +343,7 @@ class LocalTransport final : public Transport {
   }
   bool push_pull(int dest, const iovec* iov, void** desc, size_t count, OpContext* ctx, uint64_t tag);
   std::deque<Recv>* local_recvs(uint64_t tag);
-  bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got, Assisted* as, bool* published);
+  bool copy_in(int src, const PullCell& c, const Recv& r, size_t* got, Assisted* as, bool train, bool* published);
   void stop_pulling();
   // Whether some source's next ring cell / pull cell to this process is filled.
   bool ring_waiting() const {
