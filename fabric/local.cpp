@@ -54,8 +54,18 @@ void copy_range(const iovec* src, size_t n, size_t from, size_t len, unsigned ch
     from = 0;
   }
 }
-// An assist slot's state word: the message (seq + 1, mod 2^32) and the next chunk.
-constexpr uint64_t assist_state(uint64_t seq, uint64_t chunk) { return ((seq + 1) & 0xffffffffu) << 32 | chunk; }
+// An assist slot's state word: the message (seq + 1, mod 2^32), its number of
+// chunks and the next chunk to claim, 16 bits each. The count is in the word,
+// not only in the slot's fields, so that a claim is checked against the
+// message it names: the receiver rewrites the fields for the slot's next
+// message once every chunk of this one is claimed, and a helper that read
+// the state just before that (naming this message, no chunk left) and the
+// fields just after would otherwise see chunks left and, its compare-and-swap
+// on the unchanged word succeeding, copy into the next message's buffer.
+constexpr uint64_t assist_state(uint64_t seq, uint64_t chunks) { return ((seq + 1) & 0xffffffffu) << 32 | chunks << 16; }
+constexpr uint64_t assist_tag(uint64_t s) { return s >> 32; }
+constexpr uint64_t assist_chunks(uint64_t s) { return (s >> 16) & 0xffffu; }
+constexpr uint64_t assist_next(uint64_t s) { return s & 0xffffu; }
 constexpr uint64_t chunks_of(uint64_t len, size_t chunk) { return (len + chunk - 1) / chunk; }
 }  // namespace
 
@@ -474,7 +484,8 @@ bool LocalTransport::assistable(const PullCell& c, const Recv& r, size_t* prefix
   if (r.count == 0) return false;
   size_t before = 0;
   for (size_t j = 0; j + 1 < r.count; ++j) before += r.iov[j].iov_len;
-  if (c.len < before + kAssistMin) return false;
+  // (at most 2^16 - 1 chunks of the smaller size: the state word's count)
+  if (c.len < before + kAssistMin || chunks_of(c.len - before, kAssistChunk) > 0xffffu) return false;
   const iovec& last = r.iov[r.count - 1];
   *slab = slab_of(reinterpret_cast<uintptr_t>(last.iov_base), static_cast<size_t>(c.len) - before);
   *prefix = before;
@@ -501,7 +512,7 @@ void LocalTransport::publish_assisted(int src, const PullCell& c, const iovec* r
   a.len.store(as->len, std::memory_order_relaxed);
   a.chunk.store(chunk, std::memory_order_relaxed);
   a.chunks_done.store(0, std::memory_order_relaxed);
-  a.state.store(assist_state(c.seq, 0), std::memory_order_release);  // publishes the fields above
+  a.state.store(assist_state(c.seq, as->n), std::memory_order_release);  // publishes the fields above
   size_t pos = 0;
   for (size_t j = 0; j + 1 < r.count; ++j) {
     copy_range(remote, c.count, pos, r.iov[j].iov_len, static_cast<unsigned char*>(r.iov[j].iov_base));
@@ -518,7 +529,7 @@ void LocalTransport::publish_assisted(int src, const PullCell& c, const iovec* r
 void LocalTransport::finish_assisted(Assisted* as, size_t count) {
   if (hold_for_test_ && count > 0) {
     const double until = now_s() + 10;
-    while ((as[0].a->state.load(std::memory_order_acquire) & 0xffffffffu) < hold_for_test_ && now_s() < until)
+    while (assist_next(as[0].a->state.load(std::memory_order_acquire)) < hold_for_test_ && now_s() < until)
       sched_yield();
     hold_for_test_ = 0;
   }
@@ -526,7 +537,7 @@ void LocalTransport::finish_assisted(Assisted* as, size_t count) {
     Assisted& e = as[b];
     uint64_t s = e.a->state.load(std::memory_order_relaxed);
     for (;;) {
-      const uint64_t i = s & 0xffffffffu;
+      const uint64_t i = assist_next(s);
       if (i >= e.n) break;
       if (!e.a->state.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) continue;  // s: the sender's claim
       const uint64_t at = i * e.chunk;
@@ -559,17 +570,17 @@ bool LocalTransport::assist() {
       Assist& a = st.assist[pd.seq % kAssistSlots];
       const uint64_t tag = (pd.seq + 1) & 0xffffffffu;
       uint64_t s = a.state.load(std::memory_order_acquire);
-      while ((s >> 32) == tag) {
+      while (assist_tag(s) == tag) {
         // A pull to this process comes first: it is ours alone to copy (and
         // its sender may be the one we would help), so between chunks look.
         if (pull_waiting()) return did;
         // The slot's fields, read after a state naming our message (acquire)
         // and before claiming: a successful claim means the receiver had not
         // finished with this message, so they were this message's.
-        const uint64_t i = s & 0xffffffffu;
+        const uint64_t i = assist_next(s);
+        if (i >= assist_chunks(s)) break;
         const uint64_t off = a.off.load(std::memory_order_relaxed), len = a.len.load(std::memory_order_relaxed);
         const uint64_t chunk = a.chunk.load(std::memory_order_relaxed);
-        if (i >= chunks_of(len, chunk)) break;
         unsigned char* dst = in_slab(mapped_rw_, true, d, a.dst_addr.load(std::memory_order_relaxed), len,
                                      a.dst_slab.load(std::memory_order_relaxed));
         if (!dst) break;  // cannot be written from here: the receiver copies it all

@@ -80,8 +80,10 @@
 // sender from its wait loop (assist(), which the engine calls only when
 // every process of the host has a CPU, and which gives way as soon as a
 // pull to the sender itself is waiting): a compare-and-swap on (message
-// number, next chunk), so a chunk is claimed once and a claim can only name
-// the message the slot holds. The sender copies from its own send buffers
+// number, its chunk count, next chunk), so a chunk is claimed once and a
+// claim can only name a chunk of the message the slot holds (the count is
+// in the word because the slot's other fields may already be the next
+// message's). The sender copies from its own send buffers
 // into the receiver's slab, mapped writable on first use (as the receiver
 // maps the sender's read-only, by /proc/<pid>/fd/<n>); each chunk it
 // finishes bumps the slot's `chunks_done`. Once every chunk of the train is
@@ -259,7 +261,7 @@ class LocalTransport final : public Transport {
   // pulls"): written by dst before it publishes `state` (release), read by
   // src after it claimed a chunk (stable until dst has seen that chunk done).
   struct alignas(64) Assist {
-    std::atomic<uint64_t> state;        // (seq + 1) mod 2^32 << 32 | next unclaimed chunk; 0 before the first
+    std::atomic<uint64_t> state;        // (seq + 1) mod 2^32 << 32 | chunks << 16 | next unclaimed chunk; 0 before the first
     std::atomic<uint64_t> chunks_done;  // chunks src has copied
     std::atomic<uint64_t> dst_addr;     // the receive buffer (dst's address) the payload goes to
     std::atomic<int64_t> dst_slab;      // dst's shared slab holding it
