@@ -60,7 +60,10 @@
  *     alike on every process), it is the same all-gather of digests and
  *     short data as on one host, made of messages: ceil(log2 p) supersteps
  *     of ONE message per process with bspk_expect(1), process i sending to
- *     i - 2^k in round k (Bruck's concatenation). Every message also
+ *     i - 2^k in round k (Bruck's concatenation), or, when p is a power of
+ *     two, exchanging with i XOR 2^k (recursive doubling: pairs that wait
+ *     only for each other; an 8-byte bspk_allreduce at p = 4 on 2 cores
+ *     38.7 -> 27.2 us, at p = 8 133 -> 95 us). Every message also
  *     carries its sender's summary -- its digest while all the digests it
  *     has heard of equal it, else "differ" -- so that after the rounds
  *     every process knows whether all p digests equal its own, whatever
