@@ -307,6 +307,13 @@ ResolvedOp g_builtin;
 // the 2^(k+1) processes that agree with i above bit k, so after
 // ceil(log2 p) rounds every process knows whether all p digests equal its
 // own, and all of them know alike.
+// The header rounds' partners in round d = 2^k: paired (recursive doubling,
+// p a power of two: i exchanges with i XOR d) or Bruck's ring (i sends to
+// i - d and hears from i + d).
+bool rounds_paired(int p) { return (p & (p - 1)) == 0; }
+int round_dest(int me, int p, int d) { return rounds_paired(p) ? me ^ d : (me - d + p) % p; }
+int round_src(int me, int p, int d) { return rounds_paired(p) ? me ^ d : (me + d) % p; }
+
 struct Rounds {
   static constexpr uint64_t kDiffer = 0xB5C2ull << 48;
   uint64_t own, summary;
@@ -719,16 +726,16 @@ struct Ctx {
     std::memcpy(w.data() + 8, &l64, 8);
     at_blk.assign(1, 8);
     at_blk.push_back(w.size());
-    const bool paired = (p & (p - 1)) == 0;  // recursive doubling (p a power of two), else Bruck
+    const bool paired = rounds_paired(p);
     for (int d = 1; d < p; d *= 2) {
       const int c = paired ? d : std::min(d, p - d);
       std::memcpy(w.data(), &r.summary, 8);
       // (after a difference, the summary alone: the blocks no longer matter)
       const size_t out = r.differ() ? 8 : at_blk[static_cast<size_t>(c)];
-      int rc = bspk_send_buf(paired ? me ^ d : (me - d + p) % p, w.data(), out);
+      int rc = bspk_send_buf(round_dest(me, p, d), w.data(), out);
       if (rc != BSPK_OK) return nested(rc, "bspk_send_buf");
       if ((rc = sync_expect(1))) return rc;
-      const bspk_ptr m = r.take(paired ? me ^ d : (me + d) % p);
+      const bspk_ptr m = r.take(round_src(me, p, d));
       if (r.differ()) {
         if (m.region != 0) (void)bspk_free(m);
         continue;
@@ -1110,8 +1117,7 @@ int broadcast_tagged(Ctx& c, const bspk_ptr& ptr, bool direct) {
 int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
   const int p = c.p, me = c.me;
   const bool data = c.own_code == 0 && c.n > 0;
-  const bool paired = (p & (p - 1)) == 0;
-  const int dist = data ? (paired ? me ^ c.root : (c.root - me + p) % p) : p;
+  const int dist = data ? (rounds_paired(p) ? me ^ c.root : (c.root - me + p) % p) : p;
   Rounds r(c.own_tag(4));
   bspk_ptr held = data && me == c.root ? ptr : bspk_ptr();
   bspk_ptr got{};
@@ -1120,7 +1126,7 @@ int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
     return rc;
   };
   for (int d = 1; d < p; d *= 2) {
-    const int dest = paired ? me ^ d : (me - d + p) % p;
+    const int dest = round_dest(me, p, d);
     int rc;
     if (!r.differ() && held.region != 0 && dist < d && dist + d < p) {
       if ((rc = bspk_send_tag(dest, held, c.n, r.summary))) return drop(c.nested(rc, "bspk_send_tag"));
@@ -1128,7 +1134,7 @@ int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
       return drop(c.nested(rc, "bspk_send_buf"));
     }
     if ((rc = c.sync_expect(1))) return drop(rc);
-    const bspk_ptr m = r.take(paired ? me ^ d : (me + d) % p);
+    const bspk_ptr m = r.take(round_src(me, p, d));
     if (m.region == 0) continue;
     if (!r.differ() && dist >= d && dist < 2 * d && bspk_tag(m) != 0 && bspk_nelems(m) == c.n &&
         bspk_elem_size(m) == c.es) {

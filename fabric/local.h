@@ -106,10 +106,10 @@
 // broadcast 39.6 -> 37.1 us (6 alternations); a lone message keeps 16 KiB
 // (32 KiB: pingpong of one 64 KiB frame 3.6 -> 4.5 us, the receiver waiting
 // for the sender's half). Non-temporal stores for the sender's chunks: 39 ->
-// 66 us. Claiming
-// half of what is left in one piece instead (fewer compare-and-swaps) gave
-// the broadcast 72 -> 50 us only: a sender arrives late and the receiver
-// then waits for its half; the sender claiming from the top down (each
+// 66 us. Claiming half of what is left in one piece instead (fewer
+// compare-and-swaps) gave the broadcast 72 -> 50 us only: a sender arrives
+// late and the receiver then waits for its half; the sender claiming from
+// the top down (each
 // process copying the same half every time, for its cache) 42.7 -> 45.2 us.
 // Oversubscribed, the sender does not assist (its CPU time is the other
 // processes'); a receiver whose sender does not help claims every chunk

@@ -596,6 +596,21 @@ TEST(LocalPulls, MessagesFromSharedSlabsAreCopiedWithoutCrossMemoryReads) {
   p.t[0]->free_memory(slab, len);
 }
 
+// Drains process 1's completions while process 0 calls assist() from another
+// thread, as a waiting engine does; *helped: the calls that copied a chunk.
+std::vector<Completion> drain_while_helping(Pair& p, int* helped) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> n{0};
+  std::thread sender([&] {
+    while (!stop.load()) n += p.t[0]->assist() ? 1 : 0;
+  });
+  auto r = drain(*p.t[1]);
+  stop = true;
+  sender.join();
+  *helped = n.load();
+  return r;
+}
+
 // Assisted pulls (local.h): a payload of 8 chunks and a bit into a receive
 // in the receiver's own slab. The receiver holds its copy (test hook) until
 // the sender, calling assist() from another thread as a waiting engine does,
@@ -620,18 +635,12 @@ TEST(LocalPulls, SenderCopiesPartOfALargePullIntoTheReceiversSlab) {
   iovec siov[2] = {{src, 64}, {src + 64, payload}};
   ASSERT_TRUE(p.t[0]->post_send(1, siov, desc, 2, &sctx, kOtherTag));
   p.t[1]->hold_next_assisted_pull_for_test(3);
-  std::atomic<bool> stop{false};
-  std::atomic<int> helped{0};
-  std::thread sender([&] {
-    while (!stop.load()) helped += p.t[0]->assist() ? 1 : 0;
-  });
-  auto r = drain(*p.t[1]);
-  stop = true;
-  sender.join();
+  int helped = 0;
+  auto r = drain_while_helping(p, &helped);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].context, &rctx);
   EXPECT_EQ(r[0].len, 64 + payload);
-  EXPECT_GE(helped.load(), 1) << "the sender copied no chunk";
+  EXPECT_GE(helped, 1) << "the sender copied no chunk";
   EXPECT_EQ(std::memcmp(hdr, src, 64), 0);
   EXPECT_EQ(std::memcmp(dst, src + 64, payload), 0) << "payload differs";
   for (size_t i = payload; i < payload + 64; ++i) ASSERT_EQ(dst[i], 0) << "written past the payload at " << i;
@@ -677,16 +686,10 @@ TEST(LocalPulls, ATrainOfLargePullsIsCopiedByBothInOrder) {
     ASSERT_TRUE(p.t[0]->post_send(1, siov, desc, 2, &sctx[m], kOtherTag));
   }
   p.t[1]->hold_next_assisted_pull_for_test(2);
-  std::atomic<bool> stop{false};
-  std::atomic<int> helped{0};
-  std::thread sender([&] {
-    while (!stop.load()) helped += p.t[0]->assist() ? 1 : 0;
-  });
-  auto r = drain(*p.t[1]);
-  stop = true;
-  sender.join();
+  int helped = 0;
+  auto r = drain_while_helping(p, &helped);
   ASSERT_EQ(r.size(), kMsgs);
-  EXPECT_GE(helped.load(), 1) << "the sender copied no chunk";
+  EXPECT_GE(helped, 1) << "the sender copied no chunk";
   std::vector<bool> used(kMsgs, false);
   for (size_t m = 0; m < kMsgs; ++m) {  // the m-th completion is message m, in whichever receive it took
     EXPECT_EQ(r[m].kind, CompletionKind::Received);
