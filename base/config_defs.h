@@ -110,7 +110,8 @@ BSPK_CONFIG_VAR(SHM_PULL, "BSPK_SHM_PULL", Enum, User, "auto", 0, 0, "auto|on|of
                 "`auto` with the shm provider, `on` with any, `off` never; where the kernel refuses "
                 "cross-memory access the provider carries them")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,
-                "receive frames kept posted")
+                "most receive frames kept posted; unset: 2 at first, twice as many whenever an arrival takes the "
+                "last posted one (a burst), up to 32; set: that many from the start")
 BSPK_CONFIG_VAR(COUNT_CARRY, "BSPK_COUNT_CARRY", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "counted supersteps with the `direct` count exchange: a process's count for a peer travels in "
                 "the superstep's last small message to it (held back until the next send to that peer or "

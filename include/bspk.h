@@ -766,6 +766,10 @@ typedef struct bspk_stats {
                               * nbytes > 0; BSPlib's zero-copy bsp_hpput / bsp_hpget) */
     uint64_t bytes_read;     /* their bytes (a read from this process itself is one
                               * memcpy, also in bytes_copied)                       */
+    uint64_t rx_frames;      /* frames kept posted for receiving now: 2 at first,
+                              * twice as many whenever an arrival takes the last
+                              * posted one, up to BSPK_RX_DEPTH (32); that many
+                              * from the start when BSPK_RX_DEPTH is set         */
 } bspk_stats;
 
 /* Fill *out with this process's counters.

@@ -155,6 +155,9 @@ class Engine {
   // Bytes of the frames and small buffers posted for receiving now (held by
   // the engine, no data in them yet): O(receive slots); for BSPK_PROFILE.
   uint64_t posted_bytes() const;
+  // Frame receive slots in use (posted or about to be): BSPK_RX_DEPTH's
+  // adaptive depth (sync/rx.cpp).
+  uint32_t rx_frames() const { return large_active_; }
   // A control message of `kind` tagged with the current superstep carrying
   // `len` bytes (copied into a buffer of its own). Not counted, not flow
   // controlled (control messages are handled whatever the receiver's superstep).
@@ -328,6 +331,7 @@ class Engine {
   void complete_op(SendOp* op);
   // rx.cpp
   void post_slot(RecvSlot* slot);
+  void activate_large(uint32_t n);
   void flush_reposts();
   void dispatch(const fabric::Completion& c);
   void dispatch_one(const fabric::Completion& c);
@@ -431,6 +435,10 @@ class Engine {
   std::vector<RecvSlot> slots_;
   std::vector<RecvSlot*> repost_;  // consumed slots to post again before the next wait
   std::vector<RecvSlot*> starved_; // consumed slots with no buffer (pool at its limit), see flush_reposts
+  // Frame slots in use (slots_[0, large_active_): posted, to repost or
+  // starved; the rest wait unallocated) and posted now (see start()).
+  uint32_t large_active_ = 0;
+  uint32_t large_posted_ = 0;
   // Split large messages (sync/wire.h, kTagBody): body slots (stable
   // addresses: they are contexts), the free ones, and those announced but not
   // posted yet (no free frame), in arrival order: bodies are posted in the

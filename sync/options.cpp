@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -33,6 +34,7 @@ Options Options::from_env(int local_procs, int host_cpus, int nprocs, double ove
   o.spin_s = 1e-6 * static_cast<double>(config::get_int(Var::SPIN_US, static_cast<int64_t>(o.spin_s * 1e6)));
   o.yield_s = 1e-3 * static_cast<double>(config::get_int(Var::YIELD_MS, static_cast<int64_t>(o.yield_s * 1e3)));
   o.rx_depth = static_cast<uint32_t>(config::get_int(Var::RX_DEPTH));
+  o.rx_depth_start = config::is_set(Var::RX_DEPTH) ? o.rx_depth : std::min<uint32_t>(kRxDepthStart, o.rx_depth);
   o.small_rx_depth = static_cast<uint32_t>(config::get_int(Var::SMALL_RX_DEPTH));
   o.split_frames = static_cast<uint32_t>(config::get_int(Var::SPLIT_FRAMES));
   o.first_step = static_cast<uint32_t>(config::get_int(Var::TEST_FIRST_SUPERSTEP));

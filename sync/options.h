@@ -12,6 +12,14 @@
 constexpr int kDirectMaxProcs = 16;
 // ... and at most this many processes per CPU on every host (BSPK_COUNT_EXCHANGE=auto).
 constexpr double kDirectMaxOversubscription = 1.0;
+// Frame receive slots posted at first when BSPK_RX_DEPTH is not set (then
+// doubling up to its default as bursts need them, sync/rx.cpp). Few posted
+// frames stay warm in the cache: the provider fills posted receives in order,
+// so with 32 posted each arrival wrote the frame posted 32 arrivals ago.
+// bench/pingpong, tcp p = 2, rings off, BSPK_RX_DEPTH alternated (% of raw
+// libfabric's bandwidth, 2026-11-30): 64 KiB 85-86 with 32, 91-95 with 2;
+// 256 KiB 90-91 with 32, 92-94 with 2 (the bar: 90).
+constexpr uint32_t kRxDepthStart = 2;
 
 namespace bspk::sync {
 
@@ -22,7 +30,11 @@ struct Options {
   bool oversubscribed = false;   // more processes on this host than CPUs it may use
   int host_cpus = 1;             // the CPUs this host's processes may use (the profile's cpus column)
   double yield_s = 0.1;          // then poll and sched_yield this long before sleeping (2 ms oversubscribed)
-  uint32_t rx_depth = 32;        // receive slots (whole frames) kept posted
+  // Receive slots for whole frames: at most rx_depth kept posted, starting
+  // with rx_depth_start and doubling whenever an arrival finds no other frame
+  // posted (sync/rx.cpp); BSPK_RX_DEPTH set: that many from the start.
+  uint32_t rx_depth = 32;
+  uint32_t rx_depth_start = 2;
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
   uint32_t split_frames = 4;     // split messages: most frames of one message per body (sync/wire.h)
   // Message-based count exchange (when there is no shared-memory board):

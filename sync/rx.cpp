@@ -12,14 +12,33 @@ namespace bspk::sync {
 
 using wire::Header;
 
+// Frame slots: slots_[0, rx_depth), of which the first large_active_ are in
+// use (posted, waiting to be reposted, or starved); the others have no frame
+// until activate_large() takes them in. Small slots follow, all posted.
 void Engine::start() {
   slots_.resize(opt_.rx_depth + opt_.small_rx_depth);  // never resized again: slots are contexts
   for (size_t i = 0; i < slots_.size(); ++i) {
     RecvSlot& s = slots_[i];
     s.small = i >= opt_.rx_depth;
     s.hdr = new_header();
-    s.frame = (s.small ? small_ : frames_).alloc(&s.untouched);
+    if (!s.small) continue;
+    s.frame = small_.alloc(&s.untouched);
     post_slot(&s);
+  }
+  large_active_ = 0;
+  activate_large(std::max<uint32_t>(1, std::min(opt_.rx_depth_start, opt_.rx_depth)));
+  flush_reposts();
+}
+
+// Take frame slots into use up to n (at most rx_depth): each gets a frame
+// and is posted before this process next waits (flush_reposts), or waits
+// starved like any slot when the pool is at its limit.
+void Engine::activate_large(uint32_t n) {
+  n = std::min(n, opt_.rx_depth);
+  for (; large_active_ < n; ++large_active_) {
+    RecvSlot* s = &slots_[large_active_];
+    s->frame = frames_.try_alloc(&s->untouched);
+    (s->frame ? repost_ : starved_).push_back(s);
   }
 }
 
@@ -39,6 +58,7 @@ void Engine::post_slot(RecvSlot* slot) {
                   {reinterpret_cast<void*>(slot->frame), slot->small ? wire::kSmallPayload : pool.frame_size()}};
   void* desc[2] = {headers_.desc(reinterpret_cast<uintptr_t>(slot->hdr)), pool.desc(slot->frame)};
   uint64_t tag = slot->small ? wire::kTagSmall : wire::kTagLarge;
+  if (!slot->small) ++large_posted_;
   while (!ep_.post_recv(iov, desc, 2, &slot->ctx, tag)) {
     // Receive queue full: cannot happen with rx_depth <= rx_size, but be safe.
     fabric::Completion c[8];
@@ -112,6 +132,10 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
     on_body(slot, len);
     return;
   }
+  // An arrival that took the last posted frame: a burst may be coming (the
+  // provider would hold or copy what finds no receive), so post twice as many
+  // frames from now on (up to BSPK_RX_DEPTH).
+  if (!slot->small && --large_posted_ == 0 && large_active_ < opt_.rx_depth) activate_large(2 * large_active_);
   // The slot (and its header) is reposted only before this process next waits.
   const Header& h = *slot->hdr;
   const bool announces = h.magic == wire::magic_word() && (h.flags & wire::kFlagBodyFollows);

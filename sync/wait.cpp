@@ -40,6 +40,7 @@ void Engine::handle_error(const fabric::CompletionError& err) {
   for (auto& s : slots_)
     if (&s.ctx == err.context) {
       raise_async(BSPK_ERR_FABRIC, "a receive failed: " + err.message);
+      if (!s.small) --large_posted_;
       post_slot(&s);
       return;
     }
@@ -165,11 +166,11 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
         flush_reposts();
         size_t large = 0;
         for (RecvSlot* s : starved_) large += !s->small;
-        if (large == opt_.rx_depth || starved_.size() - large == opt_.small_rx_depth || !body_waiting_.empty())
+        if (large == large_active_ || starved_.size() - large == opt_.small_rx_depth || !body_waiting_.empty())
           fail(BSPK_ERR_NOMEM,
                "superstep %u cannot receive: every %s receive slot waits for a free buffer (BSPK_POOL_LIMIT "
                "reached) while %s; free regions (received messages included) and call bspk_sync again",
-               step_, large == opt_.rx_depth || !body_waiting_.empty() ? "frame" : "4 KiB", what().c_str());
+               step_, large == large_active_ || !body_waiting_.empty() ? "frame" : "4 KiB", what().c_str());
       }
     }
   }
