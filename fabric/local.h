@@ -109,8 +109,8 @@
 // 66 us. Claiming half of what is left in one piece instead (fewer
 // compare-and-swaps) gave the broadcast 72 -> 50 us only: a sender arrives
 // late and the receiver then waits for its half; the sender claiming from
-// the top down (each
-// process copying the same half every time, for its cache) 42.7 -> 45.2 us.
+// the top down (each process copying the same half every time, for its
+// cache) 42.7 -> 45.2 us.
 // Oversubscribed, the sender does not assist (its CPU time is the other
 // processes'); a receiver whose sender does not help claims every chunk
 // itself.

@@ -26,7 +26,7 @@ void Engine::start() {
     post_slot(&s);
   }
   large_active_ = 0;
-  activate_large(std::max<uint32_t>(1, std::min(opt_.rx_depth_start, opt_.rx_depth)));
+  activate_large(opt_.rx_depth_start);  // (at least 2: BSPK_RX_DEPTH's range)
   flush_reposts();
 }
 
