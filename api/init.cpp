@@ -59,6 +59,7 @@ struct JobLayout {
   int local_procs = 0, local_rank = 0;
   int nhosts = 0;
   double oversubscription = 0;  // the most processes per CPU on any host of the job
+  int local_cpus = 0;           // CPUs in the union of this host's processes' affinity masks
 };
 
 JobLayout job_layout(boot::Bootstrap& boot, int pid) {
@@ -110,6 +111,7 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
     int cpus = 0;
     for (unsigned d : any) cpus += __builtin_popcount(d);
     l.oversubscription = std::max(l.oversubscription, static_cast<double>(procs) / std::max(cpus, 1));
+    if (h == host) l.local_cpus = cpus;
   }
   l.nhosts = static_cast<int>(seen.size());
   return l;
@@ -269,8 +271,16 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                  (int)getpid(), layout.hosts[static_cast<size_t>(r.pid)].c_str(),
                  placed.bound ? "bound to" : "not bound, runs on", placed.cpus.c_str(), placed.numa.c_str(),
                  placed.how.c_str());
-  sync::Options opt = sync::Options::from_env(r.local_procs, placed.host_pus, r.nprocs,
-                                                   layout.oversubscription);
+  // The CPUs this host's processes may use: those of their affinity masks
+  // together, within what the machine (or its cgroup) allows. A launcher's
+  // mask counts (`taskset -c 0 bspkrun -n 2`, an affinity-only Slurm step):
+  // two processes confined to one CPU are oversubscribed even on a machine
+  // of many, and must yield at once instead of spinning for their peer
+  // (spinning there cost a superstep 400 us instead of 2-5: the peer only
+  // runs when the spinner's time slice ends).
+  int host_cpus = placed.host_pus;
+  if (layout.local_cpus > 0 && (host_cpus <= 0 || layout.local_cpus < host_cpus)) host_cpus = layout.local_cpus;
+  sync::Options opt = sync::Options::from_env(r.local_procs, host_cpus, r.nprocs, layout.oversubscription);
   {
     // If the job fails, remove our shared-memory regions and those of a dead
     // peer on this host (bspkrun, or the job hub's failure path, calls this).
@@ -392,6 +402,10 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                                                            "per payload message", r.engine->body_frames(),
                                                            r.engine->body_frames() > 1 ? "s" : "").c_str()
                                                : "through the provider");
+  if (verbose)
+    std::fprintf(stderr, "bspk: waiting: %d process%s on %d CPU%s here%s: spin %.0f us, then yield %.0f ms\n",
+                 r.local_procs, r.local_procs == 1 ? "" : "es", opt.host_cpus, opt.host_cpus == 1 ? "" : "s",
+                 opt.oversubscribed ? " (oversubscribed)" : "", opt.spin_s * 1e6, opt.yield_s * 1e3);
   if (r.profile) r.profile->start(r.stats);  // superstep 0 starts now
 }
 

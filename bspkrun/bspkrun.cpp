@@ -186,6 +186,7 @@ class Launcher {
   int exit_status_ = 0;
   double kill_deadline_ = 0;
   hwloc_topology_t topo_ = nullptr;
+  hwloc_bitmap_t avail_ = nullptr;  // the CPUs bspkrun may run on (--bind core binds within them)
   bool abort_printed_ = false;  // the job's abort message was printed
   int adopt_pidfd_ = -1;  // pidfd of the adopted pid 0 (-1: none; then getppid() tells)
   std::string children_msg_;  // the record each adopted child gets on children_fd
@@ -240,13 +241,19 @@ std::vector<std::pair<std::string, std::string>> Launcher::job_env(int rank) con
   return env;
 }
 
-// The PU pid `rank` is bound to with --bind core (nullptr: not bound).
+// The PU pid `rank` is bound to with --bind core (nullptr: not bound):
+// round-robin over the cores of the CPUs bspkrun itself may run on (its own
+// affinity, as `taskset`, `numactl` or a Slurm step left it; the whole
+// machine, or its cgroup, otherwise), so that binding never moves a process
+// outside the CPUs the user gave the job.
 hwloc_bitmap_t Launcher::core_set(int rank) const {
-  if (bind_mode != "core" || !topo_) return nullptr;
-  int ncores = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
-  hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, rank % ncores) : nullptr;
+  if (bind_mode != "core" || !topo_ || !avail_) return nullptr;
+  int ncores = hwloc_get_nbobjs_inside_cpuset_by_type(topo_, avail_, HWLOC_OBJ_CORE);
+  hwloc_obj_t core =
+      ncores > 0 ? hwloc_get_obj_inside_cpuset_by_type(topo_, avail_, HWLOC_OBJ_CORE, rank % ncores) : nullptr;
   if (!core) return nullptr;
-  hwloc_bitmap_t set = hwloc_bitmap_dup(core->cpuset);
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  hwloc_bitmap_and(set, core->cpuset, avail_);
   hwloc_bitmap_singlify(set);
   return set;
 }
@@ -715,6 +722,13 @@ int Launcher::run() {
     hwloc_topology_destroy(topo_);
     topo_ = nullptr;
   }
+  if (topo_) {
+    avail_ = hwloc_bitmap_alloc();
+    if (hwloc_get_cpubind(topo_, avail_, HWLOC_CPUBIND_PROCESS) != 0 || hwloc_bitmap_iszero(avail_))
+      hwloc_bitmap_copy(avail_, hwloc_topology_get_allowed_cpuset(topo_));
+    else
+      hwloc_bitmap_and(avail_, avail_, hwloc_topology_get_allowed_cpuset(topo_));
+  }
   if (bind_mode == "core" && !topo_) std::fprintf(stderr, "bspkrun: warning: hwloc unavailable; not binding\n");
   setup_rendezvous();
   procs_.resize(static_cast<size_t>(nprocs));
@@ -823,6 +837,7 @@ int Launcher::run() {
   unlink(status_path_.c_str());
   unlink((dir_ + "/abort.printed").c_str());  // api/bspk.cpp: the first abort message was printed
   rmdir(dir_.c_str());
+  if (avail_) hwloc_bitmap_free(avail_);
   if (topo_) hwloc_topology_destroy(topo_);
   if (adopt_fd >= 0) close(adopt_fd);
   if (children_fd >= 0) close(children_fd);

@@ -1,0 +1,61 @@
+#!/bin/bash
+# tests/launcher/affinity.sh BSPKRUN SCENARIOS CASE -- a job started with its
+# CPUs restricted from outside (`taskset -c C bspkrun ...`, as `numactl`, a
+# job script or an affinity-only Slurm step do) stays on them, and its
+# processes know how many CPUs they share (tests/scenarios.cpp `hello` runs).
+#   bind_within   taskset -c C bspkrun -n 2 --bind core: both processes bound
+#                 to C (round-robin over the cores bspkrun may use), none
+#                 moved to another CPU
+#   wait_policy   taskset -c C bspkrun -n 2 --bind none, BSPK_VERBOSE=1: "2
+#                 processes on 1 CPU here (oversubscribed): spin 0 us" (they
+#                 yield at once instead of spinning for a peer that needs the
+#                 same CPU); without taskset on a machine of >= 2 CPUs, not
+#                 oversubscribed
+# C is the last CPU this script may use (so the test also holds when ctest
+# itself runs under a restricted mask).
+set -u
+bspkrun=${1:?usage: affinity.sh BSPKRUN SCENARIOS CASE} prog=${2:?} case_=${3:?}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out=$dir/out err=$dir/err
+unset BSPK_BOOT_SOCKET BSPK_JOBID BSPK_RANK BSPK_NPROCS BSPK_STATUS_FILE BSPK_BOOTSTRAP BSPK_VERBOSE
+command -v taskset >/dev/null || { echo "affinity.sh: taskset not found (util-linux)"; exit 1; }
+cpu=$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' | tail -1 | sed 's/.*-//')
+ncpu=$(nproc)
+
+rc=0
+run() {  # [VAR=value...] -- taskset/bspkrun command...
+  timeout --preserve-status -s KILL 60 env "$@" >"$out" 2>"$err"
+  rc=$?
+}
+fail() {
+  echo "FAIL ($case_): $*; exit status $rc"
+  echo "--- stdout"; cat "$out"
+  echo "--- stderr"; cat "$err"
+  exit 1
+}
+expect_rc() { [ "$rc" = 137 ] && fail "the job hung (killed at 60 s)"; [ "$rc" = "$1" ] || fail "expected exit status $1"; }
+expect_err() { grep -Eq -- "$1" "$err" || fail "stderr lacks /$1/"; }
+reject_err() { grep -Eq -- "$1" "$err" && fail "stderr has /$1/"; }
+
+case $case_ in
+  bind_within)
+    run taskset -c "$cpu" "$bspkrun" -n 2 --bind core --report-bindings "$prog" hello
+    expect_rc 0
+    expect_err "^bspkrun: pid 0 bound to cpu $cpu$"
+    expect_err "^bspkrun: pid 1 bound to cpu $cpu$"
+    ;;
+  wait_policy)
+    run BSPK_VERBOSE=1 taskset -c "$cpu" "$bspkrun" -n 2 --bind none "$prog" hello
+    expect_rc 0
+    expect_err "^bspk: waiting: 2 processes on 1 CPU here \(oversubscribed\): spin 0 us"
+    if [ "$ncpu" -ge 2 ]; then
+      run BSPK_VERBOSE=1 "$bspkrun" -n 2 --bind none "$prog" hello
+      expect_rc 0
+      expect_err "^bspk: waiting: 2 processes on [0-9]+ CPUs here: spin [1-9]"
+      reject_err "oversubscribed"
+    fi
+    ;;
+  *) echo "affinity.sh: unknown case $case_"; exit 2 ;;
+esac
+echo "ok ($case_)"
