@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <chrono>
 #include <condition_variable>
@@ -342,10 +343,17 @@ void start_runtime(Runtime& r, StartWatch& watch) {
 
   uintptr_t probe = r.frames->alloc();
   *reinterpret_cast<uint64_t*>(probe) = kProbeMagic | static_cast<uint64_t>(r.pid);
-  if (auto path = config::get_string(config::Var::PROFILE); path && !path->empty())
-    // (before the exchange: pid 0's header comes first; CPU times only where
-    // processes share CPUs, as reading the clock costs a system call)
-    r.profile = std::make_unique<Profile>(*path, r.pid, opt.host_cpus, opt.oversubscribed);
+  if (auto path = config::get_string(config::Var::PROFILE); path && !path->empty()) {
+    // A switch rather than a file name: off/0/no/false profile nothing,
+    // on/1/yes/true into bspk-profile.csv (not into files named "1" or "off").
+    std::string v = *path;
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (v == "1" || v == "on" || v == "yes" || v == "true") *path = "bspk-profile.csv";
+    if (!(v == "0" || v == "off" || v == "no" || v == "false"))
+      // (before the exchange: pid 0's header comes first; CPU times only
+      // where processes share CPUs, as reading the clock costs a system call)
+      r.profile = std::make_unique<Profile>(*path, r.pid, opt.host_cpus, opt.oversubscribed);
+  }
   watch.phase("the endpoint-address exchange");
   std::vector<PeerRecord> peers = exchange_records(r, probe);
   std::vector<std::vector<uint8_t>> addrs;

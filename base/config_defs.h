@@ -42,7 +42,8 @@ BSPK_CONFIG_VAR(STATS, "BSPK_STATS", Bool, User, false, 0, 0, nullptr, nullptr,
                 "sync_wait_s=...` line per process at finalize (stdout)")
 BSPK_CONFIG_VAR(PROFILE, "BSPK_PROFILE", String, User, kNoDefault, 0, 0, nullptr, "off",
                 "per-superstep profile: one CSV row per process and superstep (w, bytes and messages in and "
-                "out, sync wait, wall time) into this file (`%p` in the name: one file per pid); see "
+                "out, sync wait, wall time) into this file (`%p` in the name: one file per pid; `1`, `on`, `yes` "
+                "or `true`: `bspk-profile.csv`; `0`, `off`, `no` or `false`: no profile); see "
                 "\"Profiling and the cost model\"")
 BSPK_CONFIG_VAR(ERRORS, "BSPK_ERRORS", Enum, User, "print", 0, 0, "print|quiet|abort", nullptr,
                 "`print` errors to stderr too, `quiet`, or `abort` the job on the first error")
