@@ -40,7 +40,11 @@
  *   contig-expect       mp-combined-expect with a contiguous send region
  *                       (bspk_malloc_contiguous), as a user who needs a plain
  *                       array writes it now: the count sort writes straight
- *                       into the region that is sent (no copy into frames).
+ *                       into the region that is sent (no copy into frames),
+ *                       and the keys a process keeps are copied from there
+ *                       straight into its next input (nothing is sent to
+ *                       oneself: a message to oneself would be copied twice,
+ *                       at bspk_send and out of the message).
  *                       (Storing each piece into a contiguous "rdx_in" instead,
  *                       so that the receiver needs no copy either, measured
  *                       slower: 256 stores per destination, and stores into a
@@ -284,16 +288,17 @@ static void one_pass(int v, int pass) {
                 if (!comb) expected++; /* every piece, kept ones included (rule 5) */
             }
         }
-        if (comb && any && !(inplace && q == me)) expected++;
+        if (comb && any && !(contig && q == me)) expected++;
     }
     int dest = 0;
     uint64_t off = 0;                  /* offset in sendbuf */
     uint64_t cstart = 0, clen = 0;     /* combined: the range for `dest` */
+    const uint32_t *obase = contig ? base_of(out) : NULL; /* contig: the send region as an array */
     for (int d = 0; d < R; d++) {
         uint64_t g = pos[(size_t)me * R + d], left = cnt[d];
         while (left) {
             while (g >= blo[dest + 1]) {
-                if (comb && clen && !(inplace && dest == me))
+                if (comb && clen && !(contig && dest == me))
                     CK(bspk_send(dest, bspk_incr(contig ? out : sendbuf, (ptrdiff_t)cstart), clen));
                 clen = 0;
                 dest++;
@@ -301,6 +306,7 @@ static void one_pass(int v, int pass) {
             uint64_t len = blo[dest + 1] - g < left ? blo[dest + 1] - g : left;
             bspk_ptr src = bspk_incr(sendbuf, (ptrdiff_t)off);
             if (inplace && dest == me) seg[(size_t)me * R + d] = bspk_incr(out, (ptrdiff_t)off); /* kept */
+            else if (contig && dest == me) memcpy(keys + (g - lo), obase + off, len * sizeof *keys); /* kept */
             if (comb) {
                 if (!clen) cstart = off;
                 clen += len;
@@ -313,7 +319,7 @@ static void one_pass(int v, int pass) {
             left -= len;
         }
     }
-    if (comb && clen && !(inplace && dest == me))
+    if (comb && clen && !(contig && dest == me))
         CK(bspk_send(dest, bspk_incr(contig ? out : sendbuf, (ptrdiff_t)cstart), clen));
     if (expect) CK(bspk_expect(expected));
     CK(bspk_sync());
