@@ -45,7 +45,7 @@ Result place(int local_rank, int local_procs, bool launcher_binds) {
   if (hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) != 0) hwloc_bitmap_copy(cur, allowed);
   if (launcher_binds) {
     r.bound = !hwloc_bitmap_isequal(cur, allowed);
-    r.how = r.bound ? "bound by bspkrun" : "not bound (bspkrun --bind none)";
+    r.how = r.bound ? "bound by bspkrun" : "not bound by bspkrun (--bind none, or auto with a core for each)";
   } else if (!hwloc_bitmap_isequal(cur, allowed) && !hwloc_bitmap_iszero(cur)) {
     r.bound = true;
     r.how = "bound by the launcher";
@@ -65,14 +65,15 @@ Result place(int local_rank, int local_procs, bool launcher_binds) {
       for (auto s : sets) hwloc_bitmap_free(s);
       r.how = strprintf("bound by bspk: %d process%s on %d core%s here", local_procs, local_procs > 1 ? "es" : "",
                         ncores, ncores > 1 ? "s" : "");
-    } else if (mode == "core") {
+    } else {
+      // core, and auto: more processes than cores bound round-robin (left to
+      // the kernel they ran in two speeds by where it put them; see
+      // bspkrun.cpp core_set).
       hwloc_obj_t core = hwloc_get_obj_inside_cpuset_by_type(topo, allowed, HWLOC_OBJ_CORE, local_rank % ncores);
       if (!core) core = hwloc_get_obj_inside_cpuset_by_type(topo, allowed, HWLOC_OBJ_PU, local_rank % ncores);
       if (core) hwloc_bitmap_and(set, core->cpuset, allowed);
-      r.how = strprintf("bound by bspk (BSPK_BIND=core): %d processes share %d cores here", local_procs, ncores);
-    } else {
-      r.how = strprintf("not bound: %d processes share %d core%s here (BSPK_BIND=core binds them round-robin)",
-                        local_procs, ncores, ncores > 1 ? "s" : "");
+      r.how = strprintf("bound by bspk (BSPK_BIND=%s): %d processes share %d cores here, round-robin", mode.c_str(),
+                        local_procs, ncores);
     }
     if (!hwloc_bitmap_iszero(set)) {
       if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {

@@ -17,7 +17,8 @@
 #               BSPK_SHM_RINGS=off and BSPK_COUNT_EXCHANGE=messages (what auto
 #               picks across hosts), as bench/suite.sh.
 #   --procs     process counts (default 2,4); p above the cores is
-#               oversubscribed (both sides unbound then)
+#               oversubscribed (Open MPI unbound then, BSPk with its
+#               default --bind auto: round-robin over the cores)
 #   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
 #               the median over rounds
 #   --quick     h = 0,1,2,4,...,2048 and a shorter time per measurement (under
@@ -71,7 +72,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # run_bspk PROVIDER P PROGRAM ARGS...
 run_bspk() {
   prov=$1 p=$2; shift 2
-  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
+  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=auto; fi  # auto: round-robin, BSPk's default
   exch=auto rings=auto
   if [ "$prov" = tcp ]; then
     rings=off

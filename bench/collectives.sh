@@ -14,7 +14,8 @@
 #               with BSPK_COUNT_EXCHANGE=messages -- what auto picks across
 #               hosts -- and BSPK_SHM_RINGS=off; see bench/suite.sh)
 #   --procs     process counts (default 2,4,8; above the core count both
-#               sides run unbound and oversubscribed)
+#               sides run oversubscribed: Open MPI unbound, BSPk with
+#               bspkrun's default --bind auto, round-robin over the cores)
 #   --quick     sizes 8 B .. 4 KiB and 5 repetitions: checks that it runs
 #   --rounds    alternating rounds (default 3, 1 with --quick): BSPk first in
 #               odd rounds, MPI first in even ones; a cell is the median over

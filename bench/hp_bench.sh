@@ -71,7 +71,7 @@ for prov in $(echo "$PROVIDERS" | tr , ' '); do
   esac
   for round in $(seq 1 "$ROUNDS"); do
     for p in $(echo "$PROCS" | tr , ' '); do
-      if [ "$p" -le "$NCORES" ]; then bind=core mbind="--bind-to core"; else bind=none mbind="--bind-to none --oversubscribe"; fi
+      if [ "$p" -le "$NCORES" ]; then bind=core mbind="--bind-to core"; else bind=auto mbind="--bind-to none --oversubscribe"; fi
       # shellcheck disable=SC2086
       one "$prov" "$round" "$p" zc env $env BSPK_PUT_ZEROCOPY_MIN=64K "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$BIN/hp_bench" --min "$MIN" --max "$MAX"
       # shellcheck disable=SC2086

@@ -29,7 +29,8 @@
 # Each program prints lines "csv,suite,test,library,variant,p,h,n,max_median_s,
 # avg_s,reps,ok" (bench/suite/kernels.h); this script prefixes provider and
 # round and bench/suite/report.py turns them into the tables and plots.
-# p above the number of cores is oversubscribed (both sides unbound then).
+# p above the number of cores is oversubscribed (Open MPI unbound then, BSPk
+# with its default --bind auto: round-robin over the cores).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROVIDERS=shm,tcp
@@ -72,7 +73,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # run_bspk PROVIDER P PROGRAM ARGS...
 run_bspk() {
   prov=$1 p=$2; shift 2
-  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=none; fi
+  if [ "$p" -le "$NCORES" ]; then bind=core; else bind=auto; fi  # auto: round-robin, BSPk's default
   exch=auto rings=auto
   if [ "$prov" = tcp ]; then
     rings=off

@@ -10,8 +10,8 @@
 #
 # shm: libfabric shm against the vader BTL; tcp: libfabric tcp with rings off
 # and counts by messages (what auto picks across hosts; see bench/suite.sh)
-# against the TCP BTL. Above the core count both run unbound and
-# oversubscribed, else bound to cores.
+# against the TCP BTL. Above the core count both run oversubscribed (Open MPI
+# unbound, BSPk with its default --bind auto: round-robin), else bound to cores.
 
 twins_build() {
   _tool=$1 BUILD=$2 BIN=$3
@@ -28,7 +28,7 @@ twins_build() {
 twins_run_bspk() {
   _prov=$1 _p=$2
   shift 2
-  if [ "$_p" -le "$NCORES" ]; then _bind=core; else _bind=none; fi
+  if [ "$_p" -le "$NCORES" ]; then _bind=core; else _bind=auto; fi  # auto: round-robin, BSPk's default
   _exch=auto _rings=auto
   if [ "$_prov" = tcp ]; then _rings=off; _exch=messages; fi
   BSPK_COUNT_EXCHANGE=$_exch BSPK_SHM_RINGS=$_rings timeout 900 "$BUILD/bspkrun" -n "$_p" --provider "$_prov" \

@@ -41,7 +41,10 @@ expect_rc 0
 pus=$(sed -n 's/^bspk: pid [01] .*: bound to PUs \([0-9,-]*\),.*/\1/p' <<<"$OUT" | sort -u | wc -l)
 if [[ $pus == 2 ]]; then pass "bindings: two processes, two different cores"; else bad "bindings: expected 2 distinct core sets, got $pus"; fi
 run "bindings oversubscribed" 60 srun --immediate=10 -n 4 --mpi=pmix env BSPK_REPORT_BINDINGS=1 "$SCEN" hello
-expect_rc 0; expect_count 4 "not bound, runs on PUs .*4 processes share 2 cores"
+# (more processes than cores: bound round-robin, two per core)
+expect_rc 0; expect_count 4 "bound to PUs [0-9]+, .*4 processes share 2 cores here, round-robin"
+pus=$(sed -n 's/^bspk: pid [0-3] .*: bound to PUs \([0-9,-]*\),.*/\1/p' <<<"$OUT" | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+if [[ $pus == "2 " ]]; then pass "bindings oversubscribed: two processes per core"; else bad "bindings oversubscribed: processes per core set: $pus"; fi
 
 # ---- sbatch: the deployment example, as a user submits it -----------------
 out=$BUILD/slurm-radix-test.out

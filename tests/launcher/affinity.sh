@@ -6,6 +6,9 @@
 #   bind_within   taskset -c C bspkrun -n 2 --bind core: both processes bound
 #                 to C (round-robin over the cores bspkrun may use), none
 #                 moved to another CPU
+#   auto_binds    taskset -c C bspkrun -n 2 (--bind auto, the default): more
+#                 processes than cores are bound round-robin (both to C);
+#                 -n 1 fits and is left unbound
 #   wait_policy   taskset -c C bspkrun -n 2 --bind none, BSPK_VERBOSE=1: "2
 #                 processes on 1 CPU here (oversubscribed): spin 0 us" (they
 #                 yield at once instead of spinning for a peer that needs the
@@ -44,6 +47,15 @@ case $case_ in
     expect_rc 0
     expect_err "^bspkrun: pid 0 bound to cpu $cpu$"
     expect_err "^bspkrun: pid 1 bound to cpu $cpu$"
+    ;;
+  auto_binds)
+    run taskset -c "$cpu" "$bspkrun" -n 2 --report-bindings "$prog" hello
+    expect_rc 0
+    expect_err "^bspkrun: pid 0 bound to cpu $cpu$"
+    expect_err "^bspkrun: pid 1 bound to cpu $cpu$"
+    run taskset -c "$cpu" "$bspkrun" -n 1 --report-bindings "$prog" hello
+    expect_rc 0
+    expect_err "^bspkrun: pid 0 not bound \(--bind auto\)$"
     ;;
   wait_policy)
     run BSPK_VERBOSE=1 taskset -c "$cpu" "$bspkrun" -n 2 --bind none "$prog" hello
