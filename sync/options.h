@@ -34,7 +34,7 @@ struct Options {
   // with rx_depth_start and doubling whenever an arrival finds no other frame
   // posted (sync/rx.cpp); BSPK_RX_DEPTH set: that many from the start.
   uint32_t rx_depth = 32;
-  uint32_t rx_depth_start = 2;
+  uint32_t rx_depth_start = kRxDepthStart;
   uint32_t small_rx_depth = 64;  // receive slots for small messages (4 KiB buffers)
   uint32_t split_frames = 4;     // split messages: most frames of one message per body (sync/wire.h)
   // Message-based count exchange (when there is no shared-memory board):

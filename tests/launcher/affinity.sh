@@ -18,28 +18,13 @@
 # itself runs under a restricted mask).
 set -u
 bspkrun=${1:?usage: affinity.sh BSPKRUN SCENARIOS CASE} prog=${2:?} case_=${3:?}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-out=$dir/out err=$dir/err
-unset BSPK_BOOT_SOCKET BSPK_JOBID BSPK_RANK BSPK_NPROCS BSPK_STATUS_FILE BSPK_BOOTSTRAP BSPK_VERBOSE
+# shellcheck source=tests/launcher/lib.sh
+. "$(dirname "$0")/lib.sh"
+unset BSPK_VERBOSE
 command -v taskset >/dev/null || { echo "affinity.sh: taskset not found (util-linux)"; exit 1; }
 cpu=$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' | tail -1 | sed 's/.*-//')
 ncpu=$(nproc)
-
-rc=0
-run() {  # [VAR=value...] -- taskset/bspkrun command...
-  timeout --preserve-status -s KILL 60 env "$@" >"$out" 2>"$err"
-  rc=$?
-}
-fail() {
-  echo "FAIL ($case_): $*; exit status $rc"
-  echo "--- stdout"; cat "$out"
-  echo "--- stderr"; cat "$err"
-  exit 1
-}
-expect_rc() { [ "$rc" = 137 ] && fail "the job hung (killed at 60 s)"; [ "$rc" = "$1" ] || fail "expected exit status $1"; }
-expect_err() { grep -Eq -- "$1" "$err" || fail "stderr lacks /$1/"; }
-reject_err() { grep -Eq -- "$1" "$err" && fail "stderr has /$1/"; }
+run() { run_job 60 env "$@"; }  # [VAR=value...] command...
 
 case $case_ in
   bind_within)

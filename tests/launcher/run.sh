@@ -22,28 +22,9 @@
 # A job still running after LIMIT seconds is killed (status 137): a hang fails.
 set -u
 bspkrun=${1:?usage: run.sh BSPKRUN PEER CASE} peer=${2:?} case_=${3:?}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-out=$dir/out err=$dir/err
-# No launcher around this one (ctest might run under one).
-unset BSPK_BOOT_SOCKET BSPK_JOBID BSPK_RANK BSPK_NPROCS BSPK_STATUS_FILE BSPK_BOOTSTRAP
-
-rc=0 secs=0
-run() {  # LIMIT bspkrun-args...
-  local limit=$1 t0=$SECONDS
-  shift
-  timeout --preserve-status -s KILL "$limit" "$bspkrun" "$@" >"$out" 2>"$err"
-  rc=$? secs=$((SECONDS - t0))
-}
-fail() {
-  echo "FAIL ($case_): $*; exit status $rc after ~${secs} s"
-  echo "--- stdout"; cat "$out"
-  echo "--- stderr"; cat "$err"
-  exit 1
-}
-expect_rc() { [ "$rc" = 137 ] && fail "bspkrun hung (killed at the test's limit)"; [ "$rc" = "$1" ] || fail "expected exit status $1"; }
-expect_out() { grep -Eq -- "$1" "$out" || fail "stdout lacks /$1/"; }
-expect_err() { grep -Eq -- "$1" "$err" || fail "stderr lacks /$1/"; }
+# shellcheck source=tests/launcher/lib.sh
+. "$(dirname "$0")/lib.sh"
+run() { run_job "$1" "$bspkrun" "${@:2}"; }  # LIMIT bspkrun-args...
 
 case $case_ in
   strangers)
