@@ -10,7 +10,11 @@ Output (--out DIR), per provider and p:
   bsplib_bench.csv   the summary rows of those tables;
   raw.csv            every measurement, with a header line.
 A cell is the median over rounds. Times: per repetition the slowest process,
-median over repetitions; g and l: least-squares fit of T(h) = g h + l, from
+median over repetitions; rows marked "loop average": the timed loop's time
+per repetition, slowest process (what a program of such supersteps takes per
+superstep: under bspk_expect, and with more processes than cores, processes
+are not in lock-step and one repetition's slowest process is not the loop's,
+as bench/suite.sh reports both); g and l: least-squares fit of T(h) = g h + l, from
 the programs' fit lines; when one side has none because its run ended early
 (bsplib_bench.sh's time limit: Open MPI's osc pt2pt over TCP with 4
 processes on 2 cores has taken minutes at h = 2048 here), both sides are
@@ -109,6 +113,8 @@ def main():
         both("r, DAXPY (machine-state check)", "Mflop/s", B("rate", "daxpy", 0), M("rate", "daxpy", 0), 1e-6)
         both("empty bsp_sync vs MPI_Barrier", "us", B("time", "sync", 0), M("time", "barrier", 0), 1e6)
         both("empty bsp_sync vs empty MPI_Win_fence", "us", B("time", "sync", 0), M("time", "fence", 0), 1e6)
+        both("empty bsp_sync vs MPI_Barrier, loop average", "us", B("time", "sync", 0, which=1),
+             M("time", "barrier", 0, which=1), 1e6)
         def fits(bv, mv):
             """(g, l) of both sides, from the programs' fit lines; when a side
             has none (its run ended early: a time-out, e.g. Open MPI's osc
@@ -145,6 +151,8 @@ def main():
              B("time", "put-expect", p), M("time", "put", p), 1e6)
         both(f"h = p = {p}: puts + bsp_sync (no declaration) vs puts + fence", "us",
              B("time", "put", p), M("time", "put", p), 1e6)
+        both(f"h = p = {p}: puts + bspk_expect + bsp_sync vs puts + fence, loop average", "us",
+             B("time", "put-expect", p, which=1), M("time", "put", p, which=1), 1e6)
 
         md.append(f"### {prov}, p = {p}" + (f" ({rounds} rounds, median)" if rounds > 1 else ""))
         md.append("")
@@ -158,8 +166,9 @@ def main():
         md.append("")
         if rate:
             md.append(f"Flop figures at r = {rate * 1e-6:,.0f} Mflop/s (median of both programs' r).")
-        md.append("Goals to read off the ratio column: empty bsp_sync <= 1.0 x MPI_Barrier; "
-                  "g per bsp_put <= 1.0 x MPI_Put; h = p with bspk_expect <= 0.5 x puts + fence.")
+        md.append("Goals to read off the ratio column (median rows): empty bsp_sync <= 1.0 x MPI_Barrier; "
+                  "g per bsp_put <= 1.0 x MPI_Put; h = p with bspk_expect <= 0.5 x puts + fence. "
+                  "Loop average: the timed loop's time per superstep (slowest process).")
         for lib, who in (("bsplib", "BSPk"), ("mpi", "Open MPI")):  # runs that failed or timed out
             per_round = collections.defaultdict(set)  # round -> its measurements
             for r in rows:
