@@ -930,7 +930,17 @@ void put_put(Outbox& o, uint64_t regid, uint64_t offset, const void* src, size_t
     o.write(&h, sizeof h);
     o.write(src, n);
     o.zeros(pad8(n) - n);
-    o.note_small(kSmallPut, o.at(at), static_cast<uint32_t>(regid), offset, n);
+    // Open for combining only when the record lies in one frame: a later put
+    // extends it at open_hdr + its length, which is the batch's next byte
+    // only within one frame. A record larger than a frame straddles frames
+    // that need not be adjacent in memory (frames recycled from superstep to
+    // superstep); extending it there wrote the next put's bytes past its
+    // first frame, into whatever memory followed (a put lost, another
+    // frame's bytes overwritten).
+    if (at / S.frame == (o.used - 1) / S.frame || !o.remote)
+      o.note_small(kSmallPut, o.at(at), static_cast<uint32_t>(regid), offset, n);
+    else
+      o.open_end = 0;
   }
 }
 
