@@ -6,14 +6,21 @@
  * gets reading values from before the puts). Sizes straddle frames (run it
  * with a small BSPK_FRAME_SIZE), puts of 1..N bytes and a few larger than a
  * frame, 0-byte messages, messages larger than a frame, operations on the
- * process itself. Usage: bsplib_random SEED STEPS OPS [nogets|runs|getruns] (without
+ * process itself. Usage: bsplib_random SEED STEPS OPS [nogets|runs|getruns|hp] (without
  * gets a superstep is one BSPk superstep and puts are written while the
  * batches are read: the other path of the layer; runs: mostly messages, of a
  * few sizes, often several in a row to one destination, with the tag size
  * changing every superstep (0, 4, 8, 12 bytes), so that consecutive messages
  * of one shape travel as one record; getruns: mostly gets, often reading on
  * where the last get from the same process ended, into memory right after
- * its destination, so that they are combined, some larger than a frame).
+ * its destination, so that they are combined, some larger than a frame;
+ * hp: bsp_hpput and bsp_hpget next to puts and gets in a larger area, the
+ * hpputs from every source back to back in its own slice of the upper half
+ * and the puts in the lower half (zero-copy hpputs of the same bytes, or an
+ * hpput and a put of them, land in no order the test could check), the
+ * hpgets from the lower half (an hpget of bytes a zero-copy hpput writes in
+ * the same superstep may or may not see it); run it with a small
+ * BSPK_HP_ZEROCOPY_MIN to take the zero-copy paths at these sizes).
  * Prints "random ok". */
 #include <bsp.h>
 #include <stdint.h>
@@ -21,7 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AREA 200000 /* bytes of the registered array */
+#define AREA 200000    /* bytes of the registered array */
+#define HP_AREA 800000 /* the same in the hp mode */
 
 static uint64_t rng_state;
 static uint64_t rnd(void) { /* splitmix64 */
@@ -36,7 +44,7 @@ static unsigned char byte_of(int src, int step, int op, size_t k) {
 
 typedef struct { int kind, dest; size_t off, n; } Op; /* 0 put, 1 send, 2 get */
 
-static int nogets, runs, getruns;
+static int nogets, runs, getruns, hp;
 /* The tag size in force in superstep `step`. */
 static int tagsize_at(int step) {
     static const int cycle[4] = {4, 8, 12, 0};
@@ -46,8 +54,27 @@ static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
     rng_state = seed * 1000003u + (uint64_t)src * 7919u + (uint64_t)step * 104729u;
     int k = (int)(rnd() % (uint64_t)(nops + 1));
     int dest = (int)(rnd() % (uint64_t)p);
+    size_t hp_used = 0; /* bytes of src's hpput slice taken in this superstep */
     for (int i = 0; i < k; i++) {
         Op o;
+        if (hp) { /* kinds: 0 put, 2 get, 3 hpput, 4 hpget */
+            static const size_t sizes[8] = {1, 8, 100, 3000, 9000, 40000, 70000, 150000};
+            const size_t half = HP_AREA / 2, slice = half / (size_t)p;
+            uint64_t r = rnd() % 100;
+            o.kind = r < 20 ? 0 : r < 35 ? 2 : r < 70 ? 3 : 4;
+            o.dest = (int)(rnd() % (uint64_t)p);
+            o.n = sizes[rnd() % 8];
+            if (o.kind == 3 && hp_used + o.n > slice) o.n = slice - hp_used;
+            if (o.kind == 3 && o.n == 0) o.kind = 0, o.n = 8; /* the slice is full: a put instead */
+            if (o.kind == 3) {
+                o.off = half + (size_t)src * slice + hp_used;
+                hp_used += o.n;
+            } else {
+                o.off = rnd() % ((o.kind == 2 ? HP_AREA : half) - o.n);
+            }
+            ops[i] = o;
+            continue;
+        }
         if (getruns) {
             static const size_t sizes[9] = {1, 4, 8, 8, 8, 16, 100, 3000, 9000};
             o.kind = rnd() % 5 == 0 ? 0 : 2;
@@ -89,12 +116,14 @@ int main(int argc, char **argv) {
     nogets = argc > 4 && (strcmp(argv[4], "nogets") == 0 || strcmp(argv[4], "runs") == 0);
     runs = argc > 4 && strcmp(argv[4], "runs") == 0;
     getruns = argc > 4 && strcmp(argv[4], "getruns") == 0;
+    hp = argc > 4 && strcmp(argv[4], "hp") == 0;
+    const size_t area_n = hp ? HP_AREA : AREA;
     int p = bsp_nprocs(), s = bsp_pid();
-    unsigned char *area = calloc(AREA, 1), *expect = calloc(AREA, 1), *before = malloc(AREA);
-    unsigned char *buf = malloc(AREA), *gotbuf = malloc(AREA);
+    unsigned char *area = calloc(area_n, 1), *expect = calloc(area_n, 1), *before = malloc(area_n);
+    unsigned char *buf = malloc(area_n), *gotbuf = malloc(area_n);
     Op *ops = malloc(sizeof(Op) * (size_t)(nops + 1));
     int tag = tagsize_at(0);
-    bsp_push_reg(area, AREA);
+    bsp_push_reg(area, (bsp_size_t)area_n);
     bsp_set_tagsize(&tag);
     bsp_sync();
     /* every process's area starts zero; expectations are replayed per target */
@@ -105,9 +134,12 @@ int main(int argc, char **argv) {
         if (runs) bsp_set_tagsize(&next_ts); /* (in force from the next superstep) */
         unsigned char **getdst = malloc(sizeof(unsigned char *) * (size_t)(k + 1));
         /* the gets' destinations back to back in one buffer (combinable) */
-        size_t gtotal = 0;
-        for (int i = 0; i < k; i++) gtotal += ops[i].kind == 2 ? ops[i].n : 0;
+        size_t gtotal = 0, htotal = 0;
+        for (int i = 0; i < k; i++) gtotal += ops[i].kind == 2 || ops[i].kind == 4 ? ops[i].n : 0;
+        for (int i = 0; i < k; i++) htotal += ops[i].kind == 3 ? ops[i].n : 0;
         unsigned char *gbuf = malloc(gtotal + 1), *gnext = gbuf;
+        /* the hpputs' sources: unbuffered, untouched until the sync returns */
+        unsigned char *hbuf = malloc(htotal + 1), *hnext = hbuf;
         for (int i = 0; i < k; i++) {
             Op o = ops[i];
             for (size_t b = 0; b < o.n; b++) buf[b] = byte_of(s, step, i, b);
@@ -119,23 +151,30 @@ int main(int argc, char **argv) {
                 for (int b = (int)sizeof i; b < 16; b++) t[b] = (unsigned char)(i * 3 + b);
                 bsp_send(o.dest, ts ? t : NULL, buf, (int)o.n);
             }
+            else if (o.kind == 3) {
+                for (size_t b = 0; b < o.n; b++) hnext[b] = byte_of(s, step, i, b);
+                bsp_hpput(o.dest, hnext, area, (int)o.off, (int)o.n);
+                hnext += o.n;
+            }
             else if (o.n > 0) {
                 getdst[i] = gnext;
                 gnext += o.n;
-                bsp_get(o.dest, area, (int)o.off, getdst[i], (int)o.n);
+                if (o.kind == 4) bsp_hpget(o.dest, area, (int)o.off, getdst[i], (int)o.n);
+                else bsp_get(o.dest, area, (int)o.off, getdst[i], (int)o.n);
             }
             memset(buf, 0xEE, o.n); /* buffered: changing the source now must not matter */
         }
-        memcpy(before, expect, AREA);
+        memcpy(before, expect, area_n);
         bsp_sync();
-        /* expected area: puts from every source in ascending pid, call order */
+        /* expected area: puts from every source in ascending pid, call order
+         * (hpputs: bytes no other write of the superstep touches) */
         for (int src = 0; src < p; src++) {
             int ks = gen(seed, src, step, nops, p, ops);
             for (int i = 0; i < ks; i++)
-                if (ops[i].kind == 0 && ops[i].dest == s)
+                if ((ops[i].kind == 0 || ops[i].kind == 3) && ops[i].dest == s)
                     for (size_t b = 0; b < ops[i].n; b++) expect[ops[i].off + b] = byte_of(src, step, i, b);
         }
-        if (memcmp(area, expect, AREA) != 0) {
+        if (memcmp(area, expect, area_n) != 0) {
             size_t b = 0;
             while (area[b] == expect[b]) b++;
             bsp_abort("random: seed %llu step %d pid %d: area byte %zu is %d, expected %d\n",
@@ -147,14 +186,14 @@ int main(int argc, char **argv) {
         Op *mine = malloc(sizeof(Op) * (size_t)(k + 1));
         memcpy(mine, ops, sizeof(Op) * (size_t)k);
         for (int i = 0; i < k; i++) {
-            if (mine[i].kind != 2 || mine[i].n == 0) continue;
-            /* owner's area before this step = all puts to it in steps < step */
-            memset(gotbuf, 0, AREA);
+            if ((mine[i].kind != 2 && mine[i].kind != 4) || mine[i].n == 0) continue;
+            /* owner's area before this step = all puts (and hpputs) to it in steps < step */
+            memset(gotbuf, 0, area_n);
             for (int st = 0; st < step; st++)
                 for (int src = 0; src < p; src++) {
                     int ks = gen(seed, src, st, nops, p, ops);
                     for (int j = 0; j < ks; j++)
-                        if (ops[j].kind == 0 && ops[j].dest == mine[i].dest)
+                        if ((ops[j].kind == 0 || ops[j].kind == 3) && ops[j].dest == mine[i].dest)
                             for (size_t b = 0; b < ops[j].n; b++) gotbuf[ops[j].off + b] = byte_of(src, st, j, b);
                 }
             if (memcmp(getdst[i], gotbuf + mine[i].off, mine[i].n) != 0)
@@ -164,6 +203,7 @@ int main(int argc, char **argv) {
         free(mine);
         free(getdst);
         free(gbuf);
+        free(hbuf);
         /* expected queue: highest source first, within a source last sent first */
         int want_n = 0, want_bytes = 0, got_n = -1, got_bytes = -1;
         for (int src = 0; src < p; src++) {
