@@ -21,8 +21,13 @@
  * hpgets from the lower half (an hpget of bytes a zero-copy hpput writes in
  * the same superstep may or may not see it); run it with a small
  * BSPK_HP_ZEROCOPY_MIN to take the zero-copy paths at these sizes).
+ * A fifth argument "declare": every process calls bspk_expect(m) before each
+ * bsp_sync, m = the other processes that send it a batch in that superstep
+ * (a put, hpput or message to it, a get or hpget from it; p - 1 where the
+ * tag size changes), from the replay: the lazy barrier under random traffic.
  * Prints "random ok". */
 #include <bsp.h>
+#include <bspk.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +122,7 @@ int main(int argc, char **argv) {
     runs = argc > 4 && strcmp(argv[4], "runs") == 0;
     getruns = argc > 4 && strcmp(argv[4], "getruns") == 0;
     hp = argc > 4 && strcmp(argv[4], "hp") == 0;
+    const int declare = argc > 5 && strcmp(argv[5], "declare") == 0;
     const size_t area_n = hp ? HP_AREA : AREA;
     int p = bsp_nprocs(), s = bsp_pid();
     unsigned char *area = calloc(area_n, 1), *expect = calloc(area_n, 1), *before = malloc(area_n);
@@ -165,6 +171,18 @@ int main(int argc, char **argv) {
             memset(buf, 0xEE, o.n); /* buffered: changing the source now must not matter */
         }
         memcpy(before, expect, area_n);
+        if (declare) {
+            /* the other processes that send this one a batch in this superstep */
+            int m = 0;
+            for (int src = 0; src < p; src++) {
+                if (src == s) continue;
+                int ks = gen(seed, src, step, nops, p, ops), sends = runs; /* runs: the tag size changes */
+                for (int i = 0; i < ks; i++)
+                    sends |= ops[i].dest == s && (ops[i].n > 0 || ops[i].kind == 1);
+                m += sends;
+            }
+            if (bspk_expect(m) != BSPK_OK) bsp_abort("random: bspk_expect(%d): %s\n", m, bspk_error_string());
+        }
         bsp_sync();
         /* expected area: puts from every source in ascending pid, call order
          * (hpputs: bytes no other write of the superstep touches) */
