@@ -25,6 +25,9 @@
  * bsp_sync, m = the other processes that send it a batch in that superstep
  * (a put, hpput or message to it, a get or hpget from it; p - 1 where the
  * tag size changes), from the replay: the lazy barrier under random traffic.
+ * And "skew": in superstep t process t mod p sleeps 2 ms before its
+ * bsp_sync, and process (t + 1) mod p before its operations (the others race
+ * ahead into the next superstep; with "declare" they do not wait for it).
  * Prints "random ok". */
 #include <bsp.h>
 #include <bspk.h>
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define AREA 200000    /* bytes of the registered array */
 #define HP_AREA 800000 /* the same in the hp mode */
@@ -122,7 +126,12 @@ int main(int argc, char **argv) {
     runs = argc > 4 && strcmp(argv[4], "runs") == 0;
     getruns = argc > 4 && strcmp(argv[4], "getruns") == 0;
     hp = argc > 4 && strcmp(argv[4], "hp") == 0;
-    const int declare = argc > 5 && strcmp(argv[5], "declare") == 0;
+    int declare = 0, skew = 0;
+    for (int a = 5; a < argc; a++) {
+        declare |= strcmp(argv[a], "declare") == 0;
+        skew |= strcmp(argv[a], "skew") == 0;
+    }
+    const struct timespec two_ms = {0, 2000000};
     const size_t area_n = hp ? HP_AREA : AREA;
     int p = bsp_nprocs(), s = bsp_pid();
     unsigned char *area = calloc(area_n, 1), *expect = calloc(area_n, 1), *before = malloc(area_n);
@@ -135,6 +144,7 @@ int main(int argc, char **argv) {
     /* every process's area starts zero; expectations are replayed per target */
     for (int step = 0; step < steps; step++) {
         /* my operations */
+        if (skew && s == (step + 1) % p) nanosleep(&two_ms, NULL);
         int k = gen(seed, s, step, nops, p, ops);
         int ts = tagsize_at(step), next_ts = tagsize_at(step + 1);
         if (runs) bsp_set_tagsize(&next_ts); /* (in force from the next superstep) */
@@ -183,6 +193,7 @@ int main(int argc, char **argv) {
             }
             if (bspk_expect(m) != BSPK_OK) bsp_abort("random: bspk_expect(%d): %s\n", m, bspk_error_string());
         }
+        if (skew && s == step % p) nanosleep(&two_ms, NULL);
         bsp_sync();
         /* expected area: puts from every source in ascending pid, call order
          * (hpputs: bytes no other write of the superstep touches) */
