@@ -199,6 +199,14 @@ Dsm::Entry* Dsm::entry_of(const std::pair<std::string, int>& key, int owner, uin
   return nullptr;
 }
 
+bool Dsm::held_registration(const std::pair<std::string, int>& key, uint32_t s) const {
+  auto c = contested_.find(key);
+  if (c == contested_.end()) return false;
+  for (const DirRec& reg : c->second.regs)
+    if (!wire::step_after(reg.step, s)) return true;
+  return false;
+}
+
 void Dsm::ask_holder(const std::pair<std::string, int>& key, const Entry& e, uint32_t step) {
   DirRec q = dir_rec(DirOp::OwnerQuery, key.first);
   q.idx = key.second;
@@ -226,6 +234,12 @@ void Dsm::home_lookup(const Unresolved& u) {
   }
   if (live < 0) {
     ask_holder(key, *e, u.step);
+    contested_[key].lookups.push_back(u);
+    return;
+  }
+  if (held_registration(key, u.step)) {
+    // A registration of the pair made by u.step waits for its former
+    // holder's answer: it may be the one that names the pair in u.step.
     contested_[key].lookups.push_back(u);
     return;
   }
@@ -368,7 +382,15 @@ void Dsm::home_try_resolve() {
         Unresolved v = std::move(u);
         unresolved_[i] = std::move(unresolved_.back());
         unresolved_.pop_back();
-        if (live >= 0) {
+        if (live == 0 && held_registration(key, v.step)) {
+          // Every registration sent by the end of v.step has arrived, but
+          // one of them is held for its pair's former holder (contested_):
+          // "unknown" now would be wrong when the holder says it had freed
+          // the pair. Decided when that answer comes (soak finding: a pair
+          // freed and registered again by another process, looked up in
+          // the second registration's superstep, answered "unknown").
+          contested_[key].lookups.push_back(std::move(v));
+        } else if (live >= 0) {
           answer_lookup(v, live ? e : nullptr);
         } else {
           ask_holder(key, *e, v.step);

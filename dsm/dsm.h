@@ -276,6 +276,9 @@ class Dsm {
   void answer_progress();
   void home_register(const DirRec& reg);
   void home_lookup(const Unresolved& u);
+  // Is a registration of `key` made in superstep s or before held in
+  // contested_ (waiting for the pair's former holder to answer)?
+  bool held_registration(const std::pair<std::string, int>& key, uint32_t s) const;
   // Ask the holder of `key`'s entry whether its region was live in `step`.
   void ask_holder(const std::pair<std::string, int>& key, const Entry& e, uint32_t step);
   void answer_owner_queries();

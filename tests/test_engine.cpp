@@ -1573,6 +1573,91 @@ TEST(DsmDirectory, RegistrationOvertakenByTheLookupIsStillFound) {
   EXPECT_EQ(c.net.count_delivered(dir_op(dsm::DirOp::LookupReply)), 1u);
 }
 
+// A pair freed by one process and registered again by another, looked up in
+// the second registration's superstep (soak finding, seed 920150 p = 8: 4 of
+// 60 replays). The home hears pid A's Register (superstep 0), then pid B's
+// (superstep 1) while A's Unregister is still held: it cannot tell whether
+// A's region was live in superstep 1, so it asks A and holds B's
+// registration (contested). A's Unregister then arrives, and pid C's lookup
+// of superstep 1 finds only A's entry, freed: the lookup waits for the
+// progress round of superstep 1. A's answer (OwnerReply) is held until every
+// progress report has arrived, so the round completes while B's registration
+// is still held: the home used to answer "unknown" there; the lookup must
+// wait for A's answer (no round is needed) and get B's region.
+TEST(DsmDirectory, LookupOfAPairRegisteredAgainWaitsForTheFormerHolder) {
+  Layers su;
+  su.frame_size = 4096;
+  su.dsm = true;
+  Cluster c(config(4, Order::Fifo), su);
+  auto dir_op = [](dsm::DirOp op) {
+    return [op](const MsgInfo& m) { return m.hdr.kind == dsm::kDir && m.word0 == static_cast<uint32_t>(op); };
+  };
+  // A name whose home is pid 0 (dsm.cpp's hash: FNV-1a over name and index);
+  // A, B and C are the other three.
+  auto home_of = [](const std::string& name, int idx) {
+    uint64_t x = 1469598103934665603ull;
+    for (unsigned char ch : name) x = (x ^ ch) * 1099511628211ull;
+    for (int b = 0; b < 4; ++b) x = (x ^ ((static_cast<uint32_t>(idx) >> (8 * b)) & 0xff)) * 1099511628211ull;
+    return static_cast<int>(x % 4);
+  };
+  std::string name = "R";
+  for (int k = 0; home_of(name, 0) != 0; ++k) name = "R" + std::to_string(k);
+  const int A = 1, B = 2, C = 3;
+  int unreg = c.net.hold(dir_op(dsm::DirOp::Unregister));
+  int reply = c.net.hold(dir_op(dsm::DirOp::OwnerReply));
+  bspk_ptr Y{};
+  c.run(
+      [&](Proc& me) {
+        if (me.pid == A) {  // registered and freed in superstep 0 (its Unregister goes at the sync)
+          bspk_ptr X = me.comem.create(name.c_str(), 0, 10, 8);
+          me.dsm->registered(X, name.c_str(), 0);
+          me.dsm->freeing(X.region, X.gen);
+          me.comem.release(X.region);
+        }
+        me.sync();
+        if (me.pid == B) {
+          Y = me.comem.create(name.c_str(), 0, 20, 8);
+          me.dsm->registered(Y, name.c_str(), 0);
+        }
+        bspk_ptr h{};
+        if (me.pid == C) {
+          // After the home has A's Unregister (released by the controller
+          // once B's registration is held for A's answer).
+          me.check(FakeNetwork::wait_for([&] { return c.net.count_delivered(dir_op(dsm::DirOp::Unregister)) == 1; }, 10),
+                   "A's Unregister was not delivered");
+          h = me.dsm->lookup(name.c_str(), 0);
+          me.check(dsm::Dsm::is_handle(h), "the lookup was answered at once");
+        }
+        me.sync();
+        if (me.pid == C) {
+          bspk_ptr r = me.dsm->resolve(h);
+          me.check(!dsm::Dsm::is_handle(r) && r.owner == B && r.nelems == 20,
+                   strprintf("the lookup of superstep 1 resolved to owner %d, %llu elements (B = pid %d, 20)", r.owner,
+                             (unsigned long long)r.nelems, B));
+        }
+        me.sync();
+      },
+      [&] {
+        // B's Register has reached the home and the home has asked A.
+        EXPECT_TRUE(FakeNetwork::wait_for(
+            [&] {
+              return c.net.count_delivered(dir_op(dsm::DirOp::Register)) == 2 &&
+                     c.net.count_delivered(dir_op(dsm::DirOp::OwnerQuery)) == 1;
+            },
+            10));
+        c.net.release(unreg);
+        // C's lookup has reached the home; if the home starts a progress
+        // round for it (the lookup finds only A's freed entry), every
+        // process reports entering the sync ending superstep 1 (which the
+        // old code took as "unknown"); a home that holds the lookup with B's
+        // registration starts none. Then A's answer goes.
+        EXPECT_TRUE(FakeNetwork::wait_for([&] { return c.net.count_delivered(dir_op(dsm::DirOp::Lookup)) == 1; }, 10));
+        FakeNetwork::wait_for([&] { return c.net.count_delivered(dir_op(dsm::DirOp::ProgReply)) == 4; }, 1);
+        c.net.release(reply);
+      });
+  c.expect_clean();
+}
+
 // A lookup of a pair nobody registers: the copy through it is dropped and the
 // looking-up process's bspk_sync returns BSPK_ERR_NAME naming the pair, after
 // the superstep has ended everywhere (the others are not left waiting).
