@@ -20,19 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "splitmix.h"
+
 #define NVAR 4
 #define VAR 50000    /* bytes of each variable */
 #define MAXSLOTS 12  /* registrations in force at most */
 
 static size_t var_size(int pid) { return VAR - 1000 * (size_t)(pid % 3); }
 
-static uint64_t rng_state;
-static uint64_t rnd(void) { /* splitmix64 */
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 static unsigned char byte_of(int src, int step, int op, size_t k) {
     return (unsigned char)(src * 131 + step * 31 + op * 7 + k * 13 + (k >> 8) + 1);
 }
