@@ -411,6 +411,102 @@ struct Gen {
     }
   }
 
+  // ---- A superstep ended by a collective (feature coll) ----
+  // Elements per process (per block for alltoall): 0, a few, around the
+  // collectives' size thresholds (bspk_coll.h "Cost": the short limit 4032 B,
+  // the board and rounds limits 2-16 KiB) or around frame multiples; bytes
+  // per process at most max(4 frames, 20 KiB), 256 KiB.
+  uint64_t coll_n(uint64_t es, uint64_t blocks) {
+    const uint64_t cap = std::min<uint64_t>(std::max<uint64_t>(4 * frame, 20480), 262144) / es / blocks;
+    static const std::vector<uint64_t> lims = {2048, 4032, 4096, 8192, 16384};
+    int64_t v;
+    switch (rng.below(20)) {
+      case 0: v = 0; break;
+      case 1: case 2: case 3: case 4: case 5: case 6: v = 1 + static_cast<int64_t>(rng.below(16)); break;
+      case 7: case 8: case 9: case 10: case 11:
+        v = static_cast<int64_t>(rng.pick(lims) / es / blocks) + static_cast<int64_t>(rng.below(3)) - 1;
+        break;
+      case 12: case 13: case 14: case 15: case 16:
+        v = static_cast<int64_t>((1 + rng.below(3)) * frame / es / blocks) + static_cast<int64_t>(rng.below(3)) - 1;
+        break;
+      default: v = static_cast<int64_t>(rng.below(cap + 1));
+    }
+    return std::min<uint64_t>(v < 0 ? 0 : static_cast<uint64_t>(v), cap);
+  }
+
+  // A region of q for n elements of es bytes (from element off): an own live
+  // region that fits, or a fresh anonymous one (sometimes contiguous).
+  bool coll_region(int q, uint64_t es, uint64_t n, int avoid, bool fresh, int* rid, uint64_t* off) {
+    std::vector<int> fit;
+    for (int r : m.live_owned(q)) {
+      const MRegion* mr = m.region(r);
+      if (r != avoid && mr->es == es && mr->n >= n) fit.push_back(r);
+    }
+    if (!fresh && !fit.empty() && rng.chance(60)) {
+      *rid = rng.pick(fit);
+      *off = rng.below(m.region(*rid)->n - n + 1);
+      if (rng.chance(50)) *off = 0;
+      return true;
+    }
+    Op op;
+    op.k = K::Malloc;
+    op.rid = next_rid;
+    op.es = es;
+    op.n = n + (rng.chance(50) ? 0 : rng.below(frame / es + 2));
+    op.pat = rng.next();
+    op.contig = f("contig") && rng.chance(15);
+    if (!add(q, op)) return false;
+    ++next_rid;
+    *rid = op.rid;
+    *off = rng.chance(60) ? 0 : rng.below(op.n - n + 1);
+    return true;
+  }
+
+  void coll_step() {
+    for (int q = 0; q < p; ++q)  // some messages claimed; the rest the collective discards
+      if (rng.chance(60)) recvs(q);
+    if (f("delays") && rng.chance(50)) delay(static_cast<int>(rng.below(p)), rng.chance(50));
+    for (int q = 0; q < p; ++q)
+      if (rng.chance(30)) gen_write(q);
+    Op c;
+    c.k = K::Coll;
+    c.idx = static_cast<int>(rng.below(kNumColl));
+    c.es = rng.chance(50) ? 4 : 8;
+    c.to = coll_rooted(c.idx) ? static_cast<int>(rng.below(p)) : -1;
+    const bool reducing = c.idx == kReduce || c.idx == kAllreduce || c.idx == kScan || c.idx == kExscan;
+    if (reducing && rng.chance(80)) {
+      static const std::vector<int> opers = {BSPK_SUM, BSPK_PROD, BSPK_MIN, BSPK_MAX, BSPK_LAND, BSPK_LOR, BSPK_BAND, BSPK_BOR, BSPK_BXOR};
+      int oper = rng.pick(opers);
+      if ((oper == BSPK_LAND || oper == BSPK_LOR) && (c.idx == kScan || c.idx == kExscan || p == 1)) oper = BSPK_BXOR;
+      const bool sgn = rng.chance(50);
+      c.pat = static_cast<uint64_t>(oper | (c.es == 4 ? (sgn ? BSPK_INT32 : BSPK_UINT32) : (sgn ? BSPK_INT64 : BSPK_UINT64)));
+    }  // else 0: the user op
+    const uint64_t P = static_cast<uint64_t>(p);
+    c.n = coll_n(c.es, c.idx == kAlltoall || c.idx == kAllgather || c.idx == kGather ? P : 1);
+    for (int q = 0; q < p; ++q) {
+      Op o = c;
+      const uint64_t sn = c.idx == kAlltoall ? c.n * P : c.n;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt == 4) {
+          std::fprintf(stderr, "bspk_model: internal: no region for `%s` on pid %d\n", op_str(c).c_str(), q);
+          std::abort();
+        }
+        int srid;
+        uint64_t soff;
+        if (!coll_region(q, c.es, sn, -1, attempt >= 2, &srid, &soff)) continue;
+        o.rid = srid, o.off = soff, o.dst = Ref{};
+        const bool has_dst = c.idx == kAllgather || c.idx == kAlltoall || (c.idx == kGather && q == c.to);
+        if (has_dst) {
+          int drid;
+          uint64_t doff;
+          if (!coll_region(q, c.es, c.n * P, srid, attempt >= 2, &drid, &doff)) continue;
+          o.dst = Ref{'r', drid, doff};
+        }
+        if (add(q, o)) break;
+      }
+    }
+  }
+
   static Op recv_end() {
     Op op;
     op.k = K::RecvEnd;
@@ -455,6 +551,20 @@ Program generate(uint64_t seed, int p, uint64_t frame, const Features& f) {
   for (int i = 0; i < 2; ++i) g.names.push_back(pr.prefix + "_" + std::string(1, static_cast<char>('a' + i)));
   int nsteps = 3 + static_cast<int>(g.rng.below(6));
   for (int s = 0; s < nsteps; ++s) {
+    // (Feature coll off: no draw here, so the seeds make the programs they made before it.)
+    if (f("coll") && g.rng.chance(25)) {
+      pr.steps.push_back(Step{});
+      Step& st = pr.steps.back();
+      g.st = &st;
+      st.mode = Mode::Counted;
+      st.ops.resize(p);
+      g.m.begin_step(nullptr);
+      g.prov_tgt.clear();
+      g.coll_step();
+      st.decl_at.resize(p);
+      for (int q = 0; q < p; ++q) st.decl_at[q] = static_cast<int>(st.ops[q].size());
+      g.m.end_step();
+    }
     pr.steps.push_back(Step{});
     Step& st = pr.steps.back();
     g.st = &st;

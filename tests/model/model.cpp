@@ -3,9 +3,11 @@
 #include "model.h"
 
 #include <bspk.h>
+#include <bspk_coll.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace model {
 
@@ -98,6 +100,8 @@ void Model::begin_step(const Step* whole) {
   lookups_.clear();
   cnt_.assign(p_, 0);
   will_.assign(p_, std::vector<int>(p_, 0));
+  nonlocal_.assign(p_, 0);
+  coll_.assign(p_, Op{});
   if (!whole) return;
   // bspk_lookup: "the pair may be registered in this very superstep" -- by any
   // process, so announce this step's named regions before anyone's operations.
@@ -179,7 +183,11 @@ bool Model::fsrc_ok(int rid, uint64_t a, uint64_t b, std::string* why) {
 bool Model::check(int pid, const Op& op, int* code, std::string* why) {
   *code = BSPK_OK;
   why->clear();
+  if (coll_[pid].k == K::Coll) return *why = "operation after the superstep's collective", false;
   switch (op.k) {
+    case K::Coll:
+      return coll_ok(pid, op, why);
+
     case K::Delay:
       return true;
 
@@ -354,11 +362,24 @@ OpResult Model::exec(int pid, const Op& op) {
     err_ = "superstep " + std::to_string(step_) + " pid " + std::to_string(pid) + " `" + op_str(op) + "`: " + why;
     return res;
   }
+  // Communication (or an attempt at it: a failed call too) rules out a
+  // collective later in the superstep (bspk_coll.h: BSPK_ERR_STATE).
+  switch (op.k) {
+    case K::Send: case K::SendBuf: case K::Copy: case K::Put: case K::Lookup: case K::Free: nonlocal_[pid] = 1; break;
+    case K::Malloc: if (!op.name.empty()) nonlocal_[pid] = 1; break;
+    default: break;
+  }
   if (res.code != BSPK_OK) {  // an error return: [call], no effect
     return res;
   }
   switch (op.k) {
     case K::Delay:
+      break;
+
+    case K::Coll:
+      coll_[pid] = op;
+      rs_[op.rid].used = true;
+      if (op.dst.kind == 'r') rs_[op.dst.id].used = true;
       break;
 
     case K::Malloc: {
@@ -511,6 +532,16 @@ OpResult Model::exec(int pid, const Op& op) {
 
 void Model::end_step() {
   if (!err_.empty()) return;
+  // A collective: on every process alike (then no copy is pending).
+  for (int q = 0; q < p_; ++q) {
+    const Op &a = coll_[q], &b = coll_[0];
+    if ((a.k == K::Coll) != (b.k == K::Coll) ||
+        (a.k == K::Coll && (a.idx != b.idx || a.n != b.n || a.pat != b.pat || a.es != b.es || a.to != b.to))) {
+      err_ = "superstep " + std::to_string(step_) + ": the collective is not called alike (pid 0 `" + op_str(b) + "`, pid " +
+             std::to_string(q) + " `" + op_str(a) + "`)";
+      return;
+    }
+  }
   auto target = [&](int rid) -> MRegion* {
     auto it = regions_.find(rid);
     return it == regions_.end() || !it->second.live ? nullptr : &it->second;
@@ -550,12 +581,172 @@ void Model::end_step() {
       freed_at_[pr] = step_;
       freed_by_[pr] = regions_[rid].owner;
     }
+  if (coll_[0].k == K::Coll) apply_coll();
   // Lookups of this superstep are resolved by its end.
   for (auto& [pid, pr] : lookups_)
     if (reg_.count(pr)) resolved_[pid][pr] = reg_[pr];
   for (auto& sl : slots_)
     for (auto& [k, s] : sl)
       if (s.from_lookup && s.step == step_) (void)s;  // the value stays what it was (provisional or not)
+}
+
+// ---------------------------------------------------------------- collectives
+
+namespace {
+// The element ranges a collective reads (src) and writes (dst) on pid `me`,
+// relative to the regions' starts, in elements.
+struct CollRanges {
+  int srid = -1, drid = -1;
+  uint64_t soff = 0, sn = 0, doff = 0, dn = 0;
+};
+CollRanges coll_ranges(const Op& op, int me, int p) {
+  CollRanges r;
+  r.srid = op.rid, r.soff = op.off;
+  switch (op.idx) {
+    case kGather:
+      r.sn = op.n;
+      if (me == op.to) r.drid = op.dst.id, r.doff = op.dst.off, r.dn = op.n * static_cast<uint64_t>(p);
+      break;
+    case kAllgather:
+      r.sn = op.n, r.drid = op.dst.id, r.doff = op.dst.off, r.dn = op.n * static_cast<uint64_t>(p);
+      break;
+    case kAlltoall:
+      r.sn = op.n * static_cast<uint64_t>(p), r.drid = op.dst.id, r.doff = op.dst.off, r.dn = r.sn;
+      break;
+    default:  // in place
+      r.sn = op.n, r.drid = op.rid, r.doff = op.off, r.dn = op.n;
+  }
+  return r;
+}
+
+// acc = acc op next on n elements of es bytes (little-endian bytes).
+void coll_fold(int op, uint64_t es, std::vector<uint8_t>* acc, const uint8_t* next, uint64_t n) {
+  const int oper = op & 0xff, type = (op >> 8) & 0xff;
+  const bool sgn = type == (BSPK_INT32 >> 8) || type == (BSPK_INT64 >> 8);
+  const uint64_t mask = es == 4 ? 0xffffffffull : ~0ull;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t a = 0, b = 0;
+    std::memcpy(&a, acc->data() + i * es, es);
+    std::memcpy(&b, next + i * es, es);
+    auto sv = [&](uint64_t v) { return es == 4 ? static_cast<int64_t>(static_cast<int32_t>(v)) : static_cast<int64_t>(v); };
+    uint64_t r;
+    if (op == 0) {
+      r = a * coll_user_k(es) + b;
+    } else {
+      switch (oper) {
+        case BSPK_SUM: r = a + b; break;
+        case BSPK_PROD: r = a * b; break;
+        case BSPK_MIN: r = sgn ? (sv(b) < sv(a) ? b : a) : (b < a ? b : a); break;
+        case BSPK_MAX: r = sgn ? (sv(b) > sv(a) ? b : a) : (b > a ? b : a); break;
+        case BSPK_LAND: r = (a != 0 && b != 0) ? 1 : 0; break;
+        case BSPK_LOR: r = (a != 0 || b != 0) ? 1 : 0; break;
+        case BSPK_BAND: r = a & b; break;
+        case BSPK_BOR: r = a | b; break;
+        default: r = a ^ b; break;  // BXOR
+      }
+    }
+    r &= mask;
+    std::memcpy(acc->data() + i * es, &r, es);
+  }
+}
+}  // namespace
+
+bool Model::coll_ok(int pid, const Op& op, std::string* why) {
+  if (nonlocal_[pid]) return *why = "collective after communication in its superstep (BSPK_ERR_STATE)", false;
+  if (op.idx < 0 || op.idx >= kNumColl) return *why = "unknown collective", false;
+  if (coll_rooted(op.idx) ? (op.to < 0 || op.to >= p_) : op.to != -1) return *why = "bad root", false;
+  if (op.es != 4 && op.es != 8) return *why = "element size not 4 or 8", false;
+  const bool reducing = op.idx == kReduce || op.idx == kAllreduce || op.idx == kScan || op.idx == kExscan;
+  if (reducing && op.pat != 0) {
+    const int oper = static_cast<int>(op.pat) & 0xff, type = static_cast<int>(op.pat >> 8);
+    if (op.pat >> 16 || oper < BSPK_SUM || oper > BSPK_BXOR || type < 1 || type > 4) return *why = "not an integer op", false;
+    if ((type == 1 || type == 3 ? 4u : 8u) != op.es) return *why = "op type and element size differ", false;
+    // "LAND / LOR give 1 or 0": a result made of x_0 alone is left open by the header.
+    if ((oper == BSPK_LAND || oper == BSPK_LOR) && (op.idx == kScan || op.idx == kExscan || p_ == 1))
+      return *why = "LAND / LOR of one operand", false;
+  } else if (!reducing && op.pat != 0) {
+    return *why = "op on a collective without one", false;
+  }
+  const CollRanges r = coll_ranges(op, pid, p_);
+  auto region_ok = [&](int rid, uint64_t off, uint64_t n, bool read) {
+    const MRegion* m = region(rid);
+    if (!m || m->owner != pid || !m->live) return *why = "collective on a region not owned and live", false;
+    if (!usable(rid, why)) return false;
+    if (m->es != op.es) return *why = "collective element size differs from its region's", false;
+    if (off + n > m->n) return *why = "collective range past the end", false;
+    if (read)
+      for (uint64_t k = off * m->es; k < (off + n) * m->es; ++k)
+        if (m->d.tag[k]) return *why = "collective over pointer bytes (unknown to the model)", false;
+    return true;
+  };
+  if (!region_ok(r.srid, r.soff, r.sn, true)) return false;
+  if (r.drid >= 0) {
+    if (!region_ok(r.drid, r.doff, r.dn, false)) return false;
+    if (op.idx >= kGather && r.drid == r.srid) return *why = "source and destination in one region", false;
+  } else if (op.dst.kind) {
+    return *why = "destination given where the collective takes none", false;
+  }
+  return true;
+}
+
+// The collective of this superstep (every process called it alike), applied
+// to the regions as they are after the local work: the sequential
+// definitions of bspk_coll.h, combinations in pid order.
+void Model::apply_coll() {
+  const Op& c = coll_[0];
+  const uint64_t es = c.es, nb = c.n * es;
+  std::vector<std::vector<uint8_t>> in(p_);  // each process's source range, as bytes
+  for (int q = 0; q < p_; ++q) {
+    const CollRanges r = coll_ranges(coll_[q], q, p_);
+    const MRegion& m = regions_.at(r.srid);
+    in[q].assign(m.d.b.begin() + r.soff * es, m.d.b.begin() + (r.soff + r.sn) * es);
+  }
+  auto put = [&](int q, uint64_t at_elem, const uint8_t* b, uint64_t nbytes) {
+    const CollRanges r = coll_ranges(coll_[q], q, p_);
+    MRegion& m = regions_.at(r.drid);
+    uint64_t at = (r.doff + at_elem) * es;
+    std::copy(b, b + nbytes, m.d.b.begin() + at);
+    std::fill(m.d.tag.begin() + at, m.d.tag.begin() + at + nbytes, 0u);
+  };
+  auto fold_upto = [&](int upto) {  // x_0 op ... op x_{upto-1}
+    std::vector<uint8_t> acc = in[0];
+    for (int j = 1; j < upto; ++j) coll_fold(static_cast<int>(c.pat), es, &acc, in[j].data(), c.n);
+    return acc;
+  };
+  switch (c.idx) {
+    case kBroadcast:
+      for (int q = 0; q < p_; ++q)
+        if (q != c.to) put(q, 0, in[c.to].data(), nb);
+      break;
+    case kReduce: {
+      auto acc = fold_upto(p_);
+      put(c.to, 0, acc.data(), nb);
+      break;
+    }
+    case kAllreduce: {
+      auto acc = fold_upto(p_);
+      for (int q = 0; q < p_; ++q) put(q, 0, acc.data(), nb);
+      break;
+    }
+    case kScan:
+    case kExscan:
+      for (int q = c.idx == kScan ? 0 : 1; q < p_; ++q) {
+        auto acc = fold_upto(c.idx == kScan ? q + 1 : q);
+        put(q, 0, acc.data(), nb);
+      }
+      break;
+    case kGather:
+      for (int j = 0; j < p_; ++j) put(c.to, j * c.n, in[j].data(), nb);
+      break;
+    case kAllgather:
+      for (int q = 0; q < p_; ++q)
+        for (int j = 0; j < p_; ++j) put(q, j * c.n, in[j].data(), nb);
+      break;
+    case kAlltoall:
+      for (int q = 0; q < p_; ++q)
+        for (int j = 0; j < p_; ++j) put(q, j * c.n, in[j].data() + q * nb, nb);
+      break;
+  }
 }
 
 std::string validate(const Program& pr, Where* where) {
@@ -573,6 +764,10 @@ std::string validate(const Program& pr, Where* where) {
         }
       }
     m.end_step();
+    if (!m.error().empty()) {
+      if (where) *where = Where{static_cast<int>(s), -1, -1};
+      return m.error();
+    }
   }
   return "";
 }

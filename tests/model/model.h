@@ -17,7 +17,11 @@
 //   - registrations, frees (a named pair is unregistered at the next sync),
 //     lookups (exact or provisional, cached per process);
 //   - the count rule 5: what bspk_expect must say on each process, and each
-//     process's bspk_will_send vector.
+//     process's bspk_will_send vector;
+//   - collectives (bspk_coll.h) that end a superstep in place of bspk_sync:
+//     called alike on every process after only local work, they discard
+//     unclaimed messages and leave each process's data as the sequential
+//     definition of each call says (combined in pid order).
 // It also decides whether a program stays within the contract (check()): an
 // operation whose outcome the header leaves open is refused, so that every
 // program the generator keeps has exactly one correct outcome.
@@ -182,6 +186,10 @@ class Model {
   std::vector<std::pair<int, std::string>> lookups_;  // (pid, pair)
   std::vector<int> cnt_;
   std::vector<std::vector<int>> will_;
+  std::vector<char> nonlocal_;  // per pid: communicated (or tried to) in this superstep
+  std::vector<Op> coll_;        // per pid: its collective of this superstep (k == Coll), else k == Delay
+  bool coll_ok(int pid, const Op& op, std::string* why);
+  void apply_coll();
 };
 
 // Run the whole program through a fresh model: "" if it stays within the

@@ -36,6 +36,10 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
       {"errors", "calls the header says must fail ([call] errors: PID, RANGE, ARG, PTR), checked for their code"},
       {"fetch", "fetches (bspk_copy with a remote source)"},
       {"delays", "random per-process sleeps and busy work (processes supersteps apart)"},
+      {"coll",
+       "supersteps ended by a collective of bspk_coll.h (broadcast, reduce, allreduce, scan, exscan, gather, "
+       "allgather, alltoall; built-in integer ops and a non-commutative user op) on existing or fresh regions, "
+       "after local work and claimed or unclaimed messages; off: the programs of the seeds as before it"},
   };
   return l;
 }
@@ -101,9 +105,17 @@ const char* kname(K k) {
     case K::WritePtr: return "writeptr";
     case K::LoadPtr: return "loadptr";
     case K::Delay: return "delay";
+    case K::Coll: return "coll";
   }
   return "?";
 }
+
+const char* coll_name(int kind) {
+  static const char* const n[] = {"broadcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "alltoall"};
+  return kind >= 0 && kind < kNumColl ? n[kind] : "?";
+}
+
+bool coll_rooted(int kind) { return kind == kBroadcast || kind == kReduce || kind == kGather; }
 
 const char* mname(Mode m) {
   switch (m) {
@@ -152,6 +164,12 @@ std::string op_str(const Op& op) {
     case K::WritePtr: kv("rid", op.rid), kv("off", op.off), kv("src", ref_str(op.src)); break;
     case K::LoadPtr: kv("slot", op.slot), kv("rid", op.rid), kv("off", op.off); break;
     case K::Delay: kv("us", op.us), kv("busy", op.busy); break;
+    case K::Coll:
+      kv("what", coll_name(op.idx));
+      if (coll_rooted(op.idx)) kv("root", op.to);
+      kv("n", op.n), kv("op", op.pat), kv("es", op.es), kv("rid", op.rid), kv("off", op.off);
+      if (op.dst.kind) kv("dst", ref_str(op.dst));
+      break;
   }
   return o.str();
 }
@@ -254,7 +272,7 @@ bool parse_program(const std::string& text, Program* pr, std::string* err) {
       if (q < 0 || q >= pr->p) return fail("bad pid");
       Op op;
       bool found = false;
-      for (int k = 0; k <= static_cast<int>(K::Delay); ++k)
+      for (int k = 0; k <= static_cast<int>(K::Coll); ++k)
         if (toks[1] == kname(static_cast<K>(k))) op.k = static_cast<K>(k), found = true;
       if (!found) return fail("unknown op " + toks[1]);
       auto f = fields(2);
@@ -267,6 +285,13 @@ bool parse_program(const std::string& text, Program* pr, std::string* err) {
       op.to = inum("to", -1), op.idx = inum("idx", 0), op.contig = inum("contig", 0);
       op.slot = inum("slot", -1), op.us = inum("us", 0), op.busy = inum("busy", 0);
       op.name = f.count("name") ? f["name"] : "";
+      if (op.k == K::Coll) {
+        op.idx = -1;
+        for (int c = 0; c < kNumColl; ++c)
+          if (f["what"] == coll_name(c)) op.idx = c;
+        if (op.idx < 0) return fail("unknown collective " + f["what"]);
+        op.to = inum("root", -1), op.pat = num("op");
+      }
       if (f.count("dst") && !parse_ref(f["dst"], &op.dst)) return fail("bad dst");
       if (f.count("src") && !parse_ref(f["src"], &op.src)) return fail("bad src");
       pr->steps.back().ops[q].push_back(op);

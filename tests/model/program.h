@@ -81,7 +81,17 @@ enum class K {
   WritePtr, // rid off src              : write the bytes of pointer src (sizeof(bspk_ptr)) at byte off of region rid
   LoadPtr,  // slot rid off             : read sizeof(bspk_ptr) bytes at byte off of region rid as a pointer into slot
   Delay,    // us busy                  : usleep / spin (puts processes supersteps apart)
+  Coll,     // what root n op es rid off dst : a collective of bspk_coll.h on region rid + off (dst: the
+            // gather / allgather / alltoall destination), ending the superstep in place of bspk_sync;
+            // op: a built-in bspk_op, or 0 for the test's non-commutative user op on es-byte integers
 };
+// The collectives a Coll op makes (Op::idx).
+enum CollKind { kBroadcast, kReduce, kAllreduce, kScan, kExscan, kGather, kAllgather, kAlltoall, kNumColl };
+const char* coll_name(int kind);
+bool coll_rooted(int kind);  // broadcast, reduce, gather: Op::to is the root
+// The user op of Coll ops with op 0: acc = acc * K + next on unsigned es-byte
+// integers (wrapping), K an FNV prime: not commutative, so pid order shows.
+inline uint64_t coll_user_k(uint64_t es) { return es == 4 ? 0x01000193ull : 0x100000001b3ull; }
 const char* kname(K k);
 
 // A pointer as the program names it: an own region (kind 'r', id = rid) or a

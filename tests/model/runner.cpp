@@ -17,6 +17,7 @@
 // size, superstep, pid, region and element and the command that replays the
 // case, and ends the job (bspk_abort).
 #include <bspk.h>
+#include <bspk_coll.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -31,6 +32,14 @@
 namespace model {
 
 namespace {
+
+// The user op of Coll ops with op 0 (program.h coll_user_k).
+template <class T>
+void affine(void* acc, const void* next, size_t n) {
+  auto* a = static_cast<T*>(acc);
+  auto* b = static_cast<const T*>(next);
+  for (size_t i = 0; i < n; ++i) a[i] = static_cast<T>(a[i] * static_cast<T>(coll_user_k(sizeof(T))) + b[i]);
+}
 
 struct Runner {
   const Options& o;
@@ -283,6 +292,25 @@ struct Runner {
         if (!sy.provisional) check_ptr(v, sy.rid, sy.off, "`" + op_str(op) + "`");
         break;
       }
+      case K::Coll: {
+        static const bspk_op user4 = bspk_op_create(affine<uint32_t>, 4, 0), user8 = bspk_op_create(affine<uint64_t>, 8, 0);
+        const bspk_op o = op.pat ? static_cast<bspk_op>(op.pat) : op.es == 4 ? user4 : user8;
+        const bspk_ptr src = bspk_incr(handles.at(op.rid), static_cast<ptrdiff_t>(op.off));
+        const bspk_ptr dst = op.dst.kind ? ptr_of(op.dst) : BSPK_NULL;
+        switch (op.idx) {
+          case kBroadcast: rc = bspk_broadcast(op.to, src, op.n); break;
+          case kReduce: rc = bspk_reduce(op.to, src, op.n, o); break;
+          case kAllreduce: rc = bspk_allreduce(src, op.n, o); break;
+          case kScan: rc = bspk_scan(src, op.n, o); break;
+          case kExscan: rc = bspk_exscan(src, op.n, o); break;
+          case kGather: rc = bspk_gather(op.to, dst, src, op.n); break;
+          case kAllgather: rc = bspk_allgather(dst, src, op.n); break;
+          case kAlltoall: rc = bspk_alltoall(dst, src, op.n); break;
+        }
+        if (rc != BSPK_OK)
+          diff("`" + op_str(op) + "` returned " + std::to_string(rc) + ": " + bspk_coll_error_string());
+        break;
+      }
       case K::Delay:
         if (op.busy) {
           double end = bspk_time() + op.us * 1e-6;
@@ -321,13 +349,23 @@ struct Runner {
         bspk_abort("bspk_model: invalid program");
       }
       const auto& ops = st.ops[me];
-      size_t decl = std::min<size_t>(static_cast<size_t>(std::max(0, st.decl_at[me])), ops.size());
-      for (size_t i = 0; i < ops.size(); ++i) {
-        if (i == decl) declare(st.mode);
+      // A superstep ended by a collective (the process's last op) instead of bspk_sync.
+      const bool coll = !ops.empty() && ops.back().k == K::Coll;
+      const size_t nloc = ops.size() - (coll ? 1 : 0);
+      size_t decl = std::min<size_t>(static_cast<size_t>(std::max(0, st.decl_at[me])), nloc);
+      for (size_t i = 0; i < nloc; ++i) {
+        if (i == decl && !coll) declare(st.mode);
         exec(ops[i], mine[i]);
       }
-      if (decl == ops.size()) declare(st.mode);
-      compare_regions("before bspk_sync");
+      if (decl == nloc && !coll) declare(st.mode);
+      compare_regions(coll ? "before the collective" : "before bspk_sync");
+      if (coll) {
+        m.end_step();
+        exec(ops.back(), mine.back());
+        compare_regions("after the collective");
+        if (!bspk_is_null(bspk_recv())) diff("a message is left to bspk_recv after the collective (its inbox must be empty)");
+        continue;
+      }
       std::vector<int> made;
       for (const Op& op : ops)
         if (op.k == K::Lookup) made.push_back(op.slot);
