@@ -211,6 +211,7 @@ struct Gen {
     op.rid = rid;
     const MRegion* r = m.region(rid);
     range_draw(r->n, r->es, &op.off, &op.n);
+    if (f("tags") && rng.chance(35)) op.extra = rng.chance(50) ? rng.next() : 1 + rng.below(1000);
     return add(q, op);
   }
 

@@ -414,7 +414,7 @@ OpResult Model::exec(int pid, const Op& op) {
       rs_[op.rid].used = true;
       rs_[op.rid].zsrc.push_back({op.off, op.off + op.n});
       Msg m;
-      m.from = pid, m.es = r.es, m.n = op.n;
+      m.from = pid, m.es = r.es, m.n = op.n, m.tag = op.extra;
       m.d = slice(r.d, op.off * r.es, op.n * r.es);
       sends_.push_back({op.to, m});
       ++cnt_[op.to];
@@ -475,7 +475,7 @@ OpResult Model::exec(int pid, const Op& op) {
       inbox_[pid].pop_front();
       if (op.rid >= 0) {
         MRegion& r = regions_[op.rid];
-        r.rid = op.rid, r.owner = pid, r.n = res.msg.n, r.es = res.msg.es, r.sender = res.msg.from;
+        r.rid = op.rid, r.owner = pid, r.n = res.msg.n, r.es = res.msg.es, r.sender = res.msg.from, r.tag = res.msg.tag;
         r.created = r.live = true;
         r.made_step = step_;
         r.d = res.msg.d;

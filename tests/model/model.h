@@ -67,6 +67,7 @@ struct MRegion {
   uint64_t n = 0, es = 1;
   int contig = 0;
   int sender = -1;       // a received message kept as a region: its sender
+  uint64_t tag = 0;      // ... and its tag (bspk_tag: 0 for a region the process allocated)
   bool created = false;  // bspk_malloc / bspk_recv executed
   bool live = false;     // created and not freed
   int made_step = -1;
@@ -76,6 +77,7 @@ struct MRegion {
 struct Msg {
   int from = -1;
   uint64_t es = 1, n = 0;
+  uint64_t tag = 0;  // bspk_send_tag's (0: bspk_send, bspk_send_buf)
   Bytes d;
 };
 

@@ -36,6 +36,7 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
       {"errors", "calls the header says must fail ([call] errors: PID, RANGE, ARG, PTR), checked for their code"},
       {"fetch", "fetches (bspk_copy with a remote source)"},
       {"delays", "random per-process sleeps and busy work (processes supersteps apart)"},
+      {"tags", "bspk_send_tag with random 64-bit tags (bspk_tag checked on every message and on every region)"},
       {"coll",
        "supersteps ended by a collective of bspk_coll.h (broadcast, reduce, allreduce, scan, exscan, gather, "
        "allgather, alltoall; built-in integer ops and a non-commutative user op) on existing or fresh regions, "
@@ -151,7 +152,10 @@ std::string op_str(const Op& op) {
       break;
     case K::Free: kv("rid", op.rid); break;
     case K::Write: kv("rid", op.rid), kv("off", op.off), kv("n", op.n), kv("pat", op.pat); break;
-    case K::Send: kv("to", op.to), kv("rid", op.rid), kv("off", op.off), kv("n", op.n); break;
+    case K::Send:
+      kv("to", op.to), kv("rid", op.rid), kv("off", op.off), kv("n", op.n);
+      if (op.extra) kv("tag", op.extra);
+      break;
     case K::SendBuf: kv("to", op.to), kv("n", op.n), kv("pat", op.pat); break;
     case K::Copy: kv("dst", ref_str(op.dst)), kv("src", ref_str(op.src)), kv("n", op.n); break;
     case K::Put:
@@ -285,6 +289,7 @@ bool parse_program(const std::string& text, Program* pr, std::string* err) {
       op.to = inum("to", -1), op.idx = inum("idx", 0), op.contig = inum("contig", 0);
       op.slot = inum("slot", -1), op.us = inum("us", 0), op.busy = inum("busy", 0);
       op.name = f.count("name") ? f["name"] : "";
+      if (op.k == K::Send) op.extra = num("tag");
       if (op.k == K::Coll) {
         op.idx = -1;
         for (int c = 0; c < kNumColl; ++c)

@@ -71,7 +71,7 @@ enum class K {
   Malloc,   // rid n es name idx contig pat : bspk_malloc(_contiguous), then fill all of it with pat
   Free,     // rid (-1: bspk_free(BSPK_NULL), an error case)
   Write,    // rid off n pat            : local write of elements [off, off+n)
-  Send,     // to rid off n             : bspk_send(to, rid+off, n)
+  Send,     // to rid off n [tag]       : bspk_send(to, rid+off, n), or bspk_send_tag with tag (Op::extra) != 0
   SendBuf,  // to n pat                 : bspk_send_buf(to, pattern bytes, n)
   Copy,     // dst src n                : bspk_copy(dst, src, n)
   Put,      // dst n pat                : bspk_put(dst, pattern bytes, n * elem size) (+extra bytes: error case)
@@ -112,7 +112,7 @@ struct Op {
   int idx = 0;
   int contig = 0;
   uint64_t pat = 0;
-  uint64_t extra = 0;  // Put: extra bytes (not a multiple of the element size: BSPK_ERR_ARG case)
+  uint64_t extra = 0;  // Put: extra bytes (not a multiple of the element size: BSPK_ERR_ARG case); Send: the tag
   Ref dst, src;
   int slot = -1;
   int us = 0, busy = 0;

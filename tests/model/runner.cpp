@@ -184,6 +184,9 @@ struct Runner {
         diff(std::string(when) + ": " + rdesc(rid) + ": bspk_nelems/elem_size " + std::to_string(bspk_nelems(h)) + "/" +
              std::to_string(bspk_elem_size(h)));
       compare(std::string(when) + ": " + rdesc(rid), r->d, r->es, read_all(h, r->n * r->es), true);
+      if (r->n > 0 && bspk_tag(h) != r->tag)
+        diff(std::string(when) + ": " + rdesc(rid) + ": bspk_tag " + std::to_string(bspk_tag(h)) + ", the model says " +
+             std::to_string(r->tag) + (r->sender >= 0 ? "" : " (a region this process allocated)"));
     }
   }
 
@@ -211,7 +214,10 @@ struct Runner {
         break;
       }
       case K::Send:
-        rc = bspk_send(op.to, bspk_incr(handles.at(op.rid), static_cast<ptrdiff_t>(op.off)), op.n);
+        if (op.extra)
+          rc = bspk_send_tag(op.to, bspk_incr(handles.at(op.rid), static_cast<ptrdiff_t>(op.off)), op.n, op.extra);
+        else
+          rc = bspk_send(op.to, bspk_incr(handles.at(op.rid), static_cast<ptrdiff_t>(op.off)), op.n);
         expect_rc(rc, want.code, op);
         break;
       case K::SendBuf: {
@@ -253,6 +259,12 @@ struct Runner {
                " es=" + std::to_string(es) + " owner=" + std::to_string(bspk_owner(r)) + ", the model expects a " + what +
                " (order: sender pid, then send order)");
         compare(what, w.d, w.es, read_all(r, w.n * w.es), true);
+        if (n > 0) {  // bspk_tag of the first and the last element
+          uint64_t t0 = bspk_tag(r), t1 = bspk_tag(bspk_incr(r, static_cast<ptrdiff_t>(n - 1)));
+          if (t0 != w.tag || t1 != w.tag)
+            diff(what + ": bspk_tag " + std::to_string(t0) + " (last element " + std::to_string(t1) + "), the model says " +
+                 std::to_string(w.tag));
+        }
         if (op.rid >= 0) {
           handles[op.rid] = r;
         } else if (int f = bspk_free(r); f != BSPK_OK) {
