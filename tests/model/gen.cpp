@@ -483,10 +483,41 @@ struct Gen {
       c.pat = static_cast<uint64_t>(oper | (c.es == 4 ? (sgn ? BSPK_INT32 : BSPK_UINT32) : (sgn ? BSPK_INT64 : BSPK_UINT64)));
     }  // else 0: the user op
     const uint64_t P = static_cast<uint64_t>(p);
-    c.n = coll_n(c.es, c.idx == kAlltoall || c.idx == kAllgather || c.idx == kGather ? P : 1);
+    std::vector<std::vector<uint64_t>> cnt;  // alltoallv: cnt[j][q] elements from j to q
+    if (c.idx == kAlltoallv) {
+      cnt.assign(p, std::vector<uint64_t>(p, 0));
+      for (auto& row : cnt)
+        for (auto& x : row) x = rng.chance(25) ? 0 : coll_n(c.es, P);
+    } else {
+      c.n = coll_n(c.es, c.idx == kAlltoall || c.idx == kAllgather || c.idx == kGather ? P : 1);
+    }
     for (int q = 0; q < p; ++q) {
       Op o = c;
-      const uint64_t sn = c.idx == kAlltoall ? c.n * P : c.n;
+      uint64_t sn = c.idx == kAlltoall ? c.n * P : c.n, dn = c.n * P;
+      if (c.idx == kAlltoallv) {
+        o.sc.assign(p, 0), o.sd.assign(p, 0), o.rc.assign(p, 0), o.rd.assign(p, 0);
+        uint64_t at = 0;
+        for (int j = 0; j < p; ++j) {  // send blocks: packed with gaps, sometimes anywhere (reads may overlap)
+          o.sc[j] = cnt[q][j];
+          at += rng.chance(50) ? 0 : rng.below(4);
+          o.sd[j] = at;
+          at += o.sc[j];
+        }
+        sn = at;
+        for (int j = 0; j < p; ++j)
+          if (rng.chance(15)) o.sd[j] = rng.below(sn - o.sc[j] + 1);
+        std::vector<int> order(p);
+        for (int j = 0; j < p; ++j) order[j] = j;
+        for (int j = p - 1; j > 0; --j) std::swap(order[j], order[rng.below(j + 1)]);
+        at = 0;
+        for (int j : order) {  // receive blocks: disjoint, in a random order, with gaps
+          o.rc[j] = cnt[j][q];
+          at += rng.chance(50) ? 0 : rng.below(4);
+          o.rd[j] = at;
+          at += o.rc[j];
+        }
+        dn = at;
+      }
       for (int attempt = 0;; ++attempt) {
         if (attempt == 4) {
           std::fprintf(stderr, "bspk_model: internal: no region for `%s` on pid %d\n", op_str(c).c_str(), q);
@@ -496,11 +527,11 @@ struct Gen {
         uint64_t soff;
         if (!coll_region(q, c.es, sn, -1, attempt >= 2, &srid, &soff)) continue;
         o.rid = srid, o.off = soff, o.dst = Ref{};
-        const bool has_dst = c.idx == kAllgather || c.idx == kAlltoall || (c.idx == kGather && q == c.to);
+        const bool has_dst = c.idx == kAllgather || c.idx == kAlltoall || c.idx == kAlltoallv || (c.idx == kGather && q == c.to);
         if (has_dst) {
           int drid;
           uint64_t doff;
-          if (!coll_region(q, c.es, c.n * P, srid, attempt >= 2, &drid, &doff)) continue;
+          if (!coll_region(q, c.es, dn, srid, attempt >= 2, &drid, &doff)) continue;
           o.dst = Ref{'r', drid, doff};
         }
         if (add(q, o)) break;

@@ -535,7 +535,13 @@ void Model::end_step() {
   // A collective: on every process alike (then no copy is pending).
   for (int q = 0; q < p_; ++q) {
     const Op &a = coll_[q], &b = coll_[0];
-    if ((a.k == K::Coll) != (b.k == K::Coll) ||
+    bool counts = true;  // alltoallv: what q receives from j is what j sends to q
+    if (a.k == K::Coll && a.idx == kAlltoallv && b.idx == kAlltoallv)
+      for (int j = 0; j < p_; ++j)
+        if (coll_[j].k != K::Coll || coll_[j].sc.size() != static_cast<size_t>(p_) ||
+            a.rc.at(static_cast<size_t>(j)) != coll_[j].sc[static_cast<size_t>(q)])
+          counts = false;
+    if ((a.k == K::Coll) != (b.k == K::Coll) || !counts ||
         (a.k == K::Coll && (a.idx != b.idx || a.n != b.n || a.pat != b.pat || a.es != b.es || a.to != b.to))) {
       err_ = "superstep " + std::to_string(step_) + ": the collective is not called alike (pid 0 `" + op_str(b) + "`, pid " +
              std::to_string(q) + " `" + op_str(a) + "`)";
@@ -613,6 +619,11 @@ CollRanges coll_ranges(const Op& op, int me, int p) {
     case kAlltoall:
       r.sn = op.n * static_cast<uint64_t>(p), r.drid = op.dst.id, r.doff = op.dst.off, r.dn = r.sn;
       break;
+    case kAlltoallv:
+      r.drid = op.dst.id, r.doff = op.dst.off;
+      for (size_t j = 0; j < op.sc.size() && j < op.sd.size(); ++j) r.sn = std::max(r.sn, op.sd[j] + op.sc[j]);
+      for (size_t j = 0; j < op.rc.size() && j < op.rd.size(); ++j) r.dn = std::max(r.dn, op.rd[j] + op.rc[j]);
+      break;
     default:  // in place
       r.sn = op.n, r.drid = op.rid, r.doff = op.off, r.dn = op.n;
   }
@@ -667,6 +678,20 @@ bool Model::coll_ok(int pid, const Op& op, std::string* why) {
   } else if (!reducing && op.pat != 0) {
     return *why = "op on a collective without one", false;
   }
+  if (op.idx == kAlltoallv) {
+    const size_t P = static_cast<size_t>(p_);
+    if (op.sc.size() != P || op.sd.size() != P || op.rc.size() != P || op.rd.size() != P || op.n != 0)
+      return *why = "alltoallv needs p counts and displacements each (and n = 0)", false;
+    for (size_t a = 0; a < P; ++a)  // received blocks land in disjoint places
+      for (size_t b = a + 1; b < P; ++b)
+        if (overlap(op.rd[a], op.rd[a] + op.rc[a], op.rd[b], op.rd[b] + op.rc[b]))
+          return *why = "alltoallv receive blocks overlap", false;
+  } else if (!op.sc.empty() || !op.sd.empty() || !op.rc.empty() || !op.rd.empty()) {
+    return *why = "counts on a collective without them", false;
+  }
+  const bool needs_dst = op.idx == kAllgather || op.idx == kAlltoall || op.idx == kAlltoallv || (op.idx == kGather && pid == op.to);
+  if (needs_dst != (op.dst.kind == 'r') || (op.dst.kind && op.dst.kind != 'r'))
+    return *why = needs_dst ? "no destination region" : "destination given where the collective takes none", false;
   const CollRanges r = coll_ranges(op, pid, p_);
   auto region_ok = [&](int rid, uint64_t off, uint64_t n, bool read) {
     const MRegion* m = region(rid);
@@ -745,6 +770,13 @@ void Model::apply_coll() {
     case kAlltoall:
       for (int q = 0; q < p_; ++q)
         for (int j = 0; j < p_; ++j) put(q, j * c.n, in[j].data() + q * nb, nb);
+      break;
+    case kAlltoallv:
+      for (int q = 0; q < p_; ++q)
+        for (int j = 0; j < p_; ++j) {
+          const Op &rq = coll_[q], &sj = coll_[j];
+          put(q, rq.rd[j], in[j].data() + sj.sd[q] * es, rq.rc[j] * es);
+        }
       break;
   }
 }

@@ -112,7 +112,7 @@ const char* kname(K k) {
 }
 
 const char* coll_name(int kind) {
-  static const char* const n[] = {"broadcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "alltoall"};
+  static const char* const n[] = {"broadcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "alltoall", "alltoallv"};
   return kind >= 0 && kind < kNumColl ? n[kind] : "?";
 }
 
@@ -137,6 +137,24 @@ size_t Program::nops() const {
 static std::string ref_str(const Ref& r) {
   if (!r.kind) return "null";
   return std::string(1, r.kind) + std::to_string(r.id) + "+" + std::to_string(r.off);
+}
+
+static std::string list_str(const std::vector<uint64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s.empty() ? "-" : s;
+}
+
+static std::vector<uint64_t> parse_list(const std::string& s) {
+  std::vector<uint64_t> v;
+  size_t pos = 0;
+  while (!s.empty() && s != "-" && pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    if (c == std::string::npos) c = s.size();
+    v.push_back(std::strtoull(s.substr(pos, c - pos).c_str(), nullptr, 10));
+    pos = c + 1;
+  }
+  return v;
 }
 
 std::string op_str(const Op& op) {
@@ -173,6 +191,7 @@ std::string op_str(const Op& op) {
       if (coll_rooted(op.idx)) kv("root", op.to);
       kv("n", op.n), kv("op", op.pat), kv("es", op.es), kv("rid", op.rid), kv("off", op.off);
       if (op.dst.kind) kv("dst", ref_str(op.dst));
+      if (op.idx == kAlltoallv) kv("sc", list_str(op.sc)), kv("sd", list_str(op.sd)), kv("rc", list_str(op.rc)), kv("rd", list_str(op.rd));
       break;
   }
   return o.str();
@@ -296,6 +315,7 @@ bool parse_program(const std::string& text, Program* pr, std::string* err) {
           if (f["what"] == coll_name(c)) op.idx = c;
         if (op.idx < 0) return fail("unknown collective " + f["what"]);
         op.to = inum("root", -1), op.pat = num("op");
+        op.sc = parse_list(f["sc"]), op.sd = parse_list(f["sd"]), op.rc = parse_list(f["rc"]), op.rd = parse_list(f["rd"]);
       }
       if (f.count("dst") && !parse_ref(f["dst"], &op.dst)) return fail("bad dst");
       if (f.count("src") && !parse_ref(f["src"], &op.src)) return fail("bad src");

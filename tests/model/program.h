@@ -86,7 +86,7 @@ enum class K {
             // op: a built-in bspk_op, or 0 for the test's non-commutative user op on es-byte integers
 };
 // The collectives a Coll op makes (Op::idx).
-enum CollKind { kBroadcast, kReduce, kAllreduce, kScan, kExscan, kGather, kAllgather, kAlltoall, kNumColl };
+enum CollKind { kBroadcast, kReduce, kAllreduce, kScan, kExscan, kGather, kAllgather, kAlltoall, kAlltoallv, kNumColl };
 const char* coll_name(int kind);
 bool coll_rooted(int kind);  // broadcast, reduce, gather: Op::to is the root
 // The user op of Coll ops with op 0: acc = acc * K + next on unsigned es-byte
@@ -116,6 +116,7 @@ struct Op {
   Ref dst, src;
   int slot = -1;
   int us = 0, busy = 0;
+  std::vector<uint64_t> sc, sd, rc, rd;  // Coll alltoallv: sendcounts, sdispls, recvcounts, rdispls (p each)
 };
 
 enum class Mode { Expect, WillSend, Counted };

@@ -318,6 +318,12 @@ struct Runner {
           case kGather: rc = bspk_gather(op.to, dst, src, op.n); break;
           case kAllgather: rc = bspk_allgather(dst, src, op.n); break;
           case kAlltoall: rc = bspk_alltoall(dst, src, op.n); break;
+          case kAlltoallv: {
+            std::vector<size_t> rcv(op.rc.begin(), op.rc.end()), rdv(op.rd.begin(), op.rd.end());
+            std::vector<size_t> scv(op.sc.begin(), op.sc.end()), sdv(op.sd.begin(), op.sd.end());
+            rc = bspk_alltoallv(dst, rcv.data(), rdv.data(), src, scv.data(), sdv.data());
+            break;
+          }
         }
         if (rc != BSPK_OK)
           diff("`" + op_str(op) + "` returned " + std::to_string(rc) + ": " + bspk_coll_error_string());
