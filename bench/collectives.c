@@ -123,8 +123,10 @@ int main(int argc, char **argv) {
         b = blk * 8 * (size_t)P;
       }
       /* Enough repetitions that a measurement lasts milliseconds, not
-       * microseconds (200 calls of 1 us made the small rows swing 2-3x). */
-      int reps = quick ? 5 : (int)(b <= 4096 ? 3000 : b <= 65536 ? 500 : b <= (1u << 20) ? 40 : 8);
+       * microseconds (200 calls of 1 us made the small rows swing 2-3x);
+       * 150 from 64 KiB to 1 MiB (was 40: 20 ms of a 1 MiB broadcast at
+       * tcp p = 4, where one scheduler hiccup moved a cell by 20%). */
+      int reps = quick ? 5 : (int)(b <= 4096 ? 3000 : b <= 65536 ? 500 : b <= (1u << 20) ? 150 : b <= (2u << 20) ? 40 : 8);
       for (int w = 0; w < (quick ? 1 : 20); w++) one(coll, b); /* warm-up */
       double t0 = now();
       for (int r = 0; r < reps; r++) one(coll, b);
