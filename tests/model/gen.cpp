@@ -393,7 +393,39 @@ struct Gen {
     add(q, op);
   }
 
+  // bspk_move: mostly a received message into a longer-lived region, often
+  // frame-aligned on both sides (so that frames flip).
+  bool gen_move(int q) {
+    std::vector<int> msgs, anon, all;
+    for (int rid : m.live_owned(q)) {
+      const MRegion* r = m.region(rid);
+      all.push_back(rid);
+      if (r->name.empty()) (r->sender >= 0 ? msgs : anon).push_back(rid);
+    }
+    if (all.size() < 2 || (msgs.empty() && anon.empty())) return false;
+    int src = !msgs.empty() && (anon.empty() || rng.chance(75)) ? rng.pick(msgs) : rng.pick(anon);
+    const MRegion* s = m.region(src);
+    std::vector<int> dsts;
+    for (int rid : all)
+      if (rid != src && m.region(rid)->es == s->es) dsts.push_back(rid);
+    if (dsts.empty()) return false;
+    Op op;
+    op.k = K::Move;
+    op.src = {'r', src, 0};
+    op.dst = {'r', rng.pick(dsts), 0};
+    const MRegion* d = m.region(op.dst.id);
+    const uint64_t per = std::max<uint64_t>(1, frame / s->es);
+    auto aligned = [&](uint64_t lim) { return std::min(lim, rng.below(lim / per + 1) * per); };
+    op.src.off = rng.chance(60) ? 0 : rng.chance(50) ? aligned(s->n) : rng.below(s->n + 1);
+    op.dst.off = rng.chance(40) ? 0 : rng.chance(60) ? aligned(d->n) : rng.below(d->n + 1);
+    uint64_t room = std::min(s->n - op.src.off, d->n - op.dst.off);
+    op.n = rng.chance(60) ? room : rng.below(room + 1);
+    return add(q, op);
+  }
+
   void gen_op(int q) {
+    // (Feature move off: no draw here, so the seeds make the programs they made before it.)
+    if (f("move") && rng.chance(6) && gen_move(q)) return;
     for (int attempt = 0; attempt < 6; ++attempt) {
       uint64_t w = rng.below(100);
       bool ok;
@@ -467,8 +499,10 @@ struct Gen {
     for (int q = 0; q < p; ++q)  // some messages claimed; the rest the collective discards
       if (rng.chance(60)) recvs(q);
     if (f("delays") && rng.chance(50)) delay(static_cast<int>(rng.below(p)), rng.chance(50));
-    for (int q = 0; q < p; ++q)
+    for (int q = 0; q < p; ++q) {
       if (rng.chance(30)) gen_write(q);
+      if (f("move") && rng.chance(30)) gen_move(q);
+    }
     Op c;
     c.k = K::Coll;
     c.idx = static_cast<int>(rng.below(kNumColl));

@@ -188,6 +188,27 @@ bool Model::check(int pid, const Op& op, int* code, std::string* why) {
     case K::Coll:
       return coll_ok(pid, op, why);
 
+    case K::Move: {
+      if (op.dst.kind != 'r' || op.src.kind != 'r') return *why = "move between pointers other than own regions", false;
+      const MRegion *d = region(op.dst.id), *sr = region(op.src.id);
+      if (!d || !sr || d->owner != pid || sr->owner != pid || !d->created || !sr->created)
+        return *why = "move between regions not owned", false;
+      std::vector<int> errs;
+      if (!d->live || !sr->live) errs.push_back(BSPK_ERR_PTR);
+      if (op.dst.id == op.src.id || d->es != sr->es) errs.push_back(BSPK_ERR_ARG);
+      if (op.dst.off > d->n || op.src.off > sr->n) return *why = "bspk_incr past the end", false;
+      if (op.dst.off + op.n > d->n || op.src.off + op.n > sr->n) errs.push_back(BSPK_ERR_RANGE);
+      if (errs.size() > 1) return *why = "two errors at once", false;
+      if (errs.size() == 1) return *code = errs[0], true;
+      if (!usable(op.dst.id, why) || !usable(op.src.id, why)) return false;
+      // src is freed: as bspk_free, not while used in this superstep (rule 3).
+      if (rs_.count(op.src.id) && rs_[op.src.id].used) return *why = "move from a region used in this superstep", false;
+      // dst is written at once: as a local write, not into a zero-copy source.
+      for (auto& z : rs_[op.dst.id].zsrc)
+        if (overlap(op.dst.off, op.dst.off + op.n, z.a, z.b)) return *why = "move into a zero-copy source (rule 3)", false;
+      return true;
+    }
+
     case K::Delay:
       return true;
 
@@ -367,6 +388,7 @@ OpResult Model::exec(int pid, const Op& op) {
   switch (op.k) {
     case K::Send: case K::SendBuf: case K::Copy: case K::Put: case K::Lookup: case K::Free: nonlocal_[pid] = 1; break;
     case K::Malloc: if (!op.name.empty()) nonlocal_[pid] = 1; break;
+    case K::Move: if (!regions_[op.src.id].name.empty()) nonlocal_[pid] = 1; break;  // a named src is unregistered
     default: break;
   }
   if (res.code != BSPK_OK) {  // an error return: [call], no effect
@@ -375,6 +397,15 @@ OpResult Model::exec(int pid, const Op& op) {
   switch (op.k) {
     case K::Delay:
       break;
+
+    case K::Move: {
+      MRegion &d = regions_[op.dst.id], &sr = regions_[op.src.id];
+      paste(&d.d, op.dst.off * d.es, slice(sr.d, op.src.off * sr.es, op.n * sr.es));
+      sr.live = false;
+      rs_[op.src.id].freed = true;
+      sr.d = Bytes{};
+      break;
+    }
 
     case K::Coll:
       coll_[pid] = op;

@@ -36,6 +36,9 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
       {"errors", "calls the header says must fail ([call] errors: PID, RANGE, ARG, PTR), checked for their code"},
       {"fetch", "fetches (bspk_copy with a remote source)"},
       {"delays", "random per-process sleeps and busy work (processes supersteps apart)"},
+      {"move",
+       "bspk_move of a region's elements (mostly a received message's) into another own region at once, often "
+       "frame-aligned (frame flips), with stores, copies and sends around it in the superstep"},
       {"tags", "bspk_send_tag with random 64-bit tags (bspk_tag checked on every message and on every region)"},
       {"coll",
        "supersteps ended by a collective of bspk_coll.h (broadcast, reduce, allreduce, scan, exscan, gather, "
@@ -106,6 +109,7 @@ const char* kname(K k) {
     case K::WritePtr: return "writeptr";
     case K::LoadPtr: return "loadptr";
     case K::Delay: return "delay";
+    case K::Move: return "move";
     case K::Coll: return "coll";
   }
   return "?";
@@ -186,6 +190,7 @@ std::string op_str(const Op& op) {
     case K::WritePtr: kv("rid", op.rid), kv("off", op.off), kv("src", ref_str(op.src)); break;
     case K::LoadPtr: kv("slot", op.slot), kv("rid", op.rid), kv("off", op.off); break;
     case K::Delay: kv("us", op.us), kv("busy", op.busy); break;
+    case K::Move: kv("dst", ref_str(op.dst)), kv("src", ref_str(op.src)), kv("n", op.n); break;
     case K::Coll:
       kv("what", coll_name(op.idx));
       if (coll_rooted(op.idx)) kv("root", op.to);

@@ -81,6 +81,7 @@ enum class K {
   WritePtr, // rid off src              : write the bytes of pointer src (sizeof(bspk_ptr)) at byte off of region rid
   LoadPtr,  // slot rid off             : read sizeof(bspk_ptr) bytes at byte off of region rid as a pointer into slot
   Delay,    // us busy                  : usleep / spin (puts processes supersteps apart)
+  Move,     // dst src n                : bspk_move(dst, src, n): at once, then src's region is freed
   Coll,     // what root n op es rid off dst : a collective of bspk_coll.h on region rid + off (dst: the
             // gather / allgather / alltoall destination), ending the superstep in place of bspk_sync;
             // op: a built-in bspk_op, or 0 for the test's non-commutative user op on es-byte integers

@@ -304,6 +304,10 @@ struct Runner {
         if (!sy.provisional) check_ptr(v, sy.rid, sy.off, "`" + op_str(op) + "`");
         break;
       }
+      case K::Move:
+        rc = bspk_move(ptr_of(op.dst), ptr_of(op.src), op.n);
+        expect_rc(rc, want.code, op);
+        break;
       case K::Coll: {
         static const bspk_op user4 = bspk_op_create(affine<uint32_t>, 4, 0), user8 = bspk_op_create(affine<uint64_t>, 8, 0);
         const bspk_op o = op.pat ? static_cast<bspk_op>(op.pat) : op.es == 4 ? user4 : user8;
