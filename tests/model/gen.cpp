@@ -512,7 +512,6 @@ struct Gen {
     if (reducing && rng.chance(80)) {
       static const std::vector<int> opers = {BSPK_SUM, BSPK_PROD, BSPK_MIN, BSPK_MAX, BSPK_LAND, BSPK_LOR, BSPK_BAND, BSPK_BOR, BSPK_BXOR};
       int oper = rng.pick(opers);
-      if ((oper == BSPK_LAND || oper == BSPK_LOR) && (c.idx == kScan || c.idx == kExscan || p == 1)) oper = BSPK_BXOR;
       const bool sgn = rng.chance(50);
       c.pat = static_cast<uint64_t>(oper | (c.es == 4 ? (sgn ? BSPK_INT32 : BSPK_UINT32) : (sgn ? BSPK_INT64 : BSPK_UINT64)));
     }  // else 0: the user op

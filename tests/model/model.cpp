@@ -703,9 +703,6 @@ bool Model::coll_ok(int pid, const Op& op, std::string* why) {
     const int oper = static_cast<int>(op.pat) & 0xff, type = static_cast<int>(op.pat >> 8);
     if (op.pat >> 16 || oper < BSPK_SUM || oper > BSPK_BXOR || type < 1 || type > 4) return *why = "not an integer op", false;
     if ((type == 1 || type == 3 ? 4u : 8u) != op.es) return *why = "op type and element size differ", false;
-    // "LAND / LOR give 1 or 0": a result made of x_0 alone is left open by the header.
-    if ((oper == BSPK_LAND || oper == BSPK_LOR) && (op.idx == kScan || op.idx == kExscan || p_ == 1))
-      return *why = "LAND / LOR of one operand", false;
   } else if (!reducing && op.pat != 0) {
     return *why = "op on a collective without one", false;
   }
@@ -766,6 +763,9 @@ void Model::apply_coll() {
   };
   auto fold_upto = [&](int upto) {  // x_0 op ... op x_{upto-1}
     std::vector<uint8_t> acc = in[0];
+    // "LAND / LOR give 1 or 0 (of the type)": x_0 alone too (p = 1, scan on pid 0, exscan on pid 1).
+    const int oper = static_cast<int>(c.pat) & 0xff;
+    if (c.pat != 0 && (oper == BSPK_LAND || oper == BSPK_LOR)) coll_fold(static_cast<int>(c.pat), es, &acc, in[0].data(), c.n);
     for (int j = 1; j < upto; ++j) coll_fold(static_cast<int>(c.pat), es, &acc, in[j].data(), c.n);
     return acc;
   };
