@@ -593,6 +593,7 @@ struct Gen {
       Op op;
       op.k = K::Recv;
       if (msg.n > 0 && ((has_ptr && rng.chance(90)) || rng.chance(20)) && m.live_owned(q).size() < 8) op.rid = next_rid++;
+      if (f("recv-contig") && rng.chance(25)) op.contig = 1;  // (off: no draw, the seeds' programs as before)
       add(q, op);
     }
     if (all && rng.chance(70)) add(q, recv_end());

@@ -507,6 +507,7 @@ OpResult Model::exec(int pid, const Op& op) {
       if (op.rid >= 0) {
         MRegion& r = regions_[op.rid];
         r.rid = op.rid, r.owner = pid, r.n = res.msg.n, r.es = res.msg.es, r.sender = res.msg.from, r.tag = res.msg.tag;
+        r.contig = op.contig;
         r.created = r.live = true;
         r.made_step = step_;
         r.d = res.msg.d;

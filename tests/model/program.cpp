@@ -39,6 +39,9 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
       {"move",
        "bspk_move of a region's elements (mostly a received message's) into another own region at once, often "
        "frame-aligned (frame flips), with stores, copies and sends around it in the superstep"},
+      {"recv-contig",
+       "bspk_recv_contiguous for some messages (mixed with bspk_recv in one queue); contiguous regions checked to stay "
+       "in one piece (bspk_span from element 0 spans all) after copies, moves and collectives"},
       {"tags", "bspk_send_tag with random 64-bit tags (bspk_tag checked on every message and on every region)"},
       {"coll",
        "supersteps ended by a collective of bspk_coll.h (broadcast, reduce, allreduce, scan, exscan, gather, "
@@ -184,7 +187,10 @@ std::string op_str(const Op& op) {
       kv("dst", ref_str(op.dst)), kv("n", op.n), kv("pat", op.pat);
       if (op.extra) kv("extra", op.extra);
       break;
-    case K::Recv: kv("rid", op.rid); break;
+    case K::Recv:
+      kv("rid", op.rid);
+      if (op.contig) kv("contig", op.contig);
+      break;
     case K::RecvEnd: break;
     case K::Lookup: kv("slot", op.slot), kv("name", op.name), kv("idx", op.idx); break;
     case K::WritePtr: kv("rid", op.rid), kv("off", op.off), kv("src", ref_str(op.src)); break;

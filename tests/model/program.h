@@ -75,7 +75,7 @@ enum class K {
   SendBuf,  // to n pat                 : bspk_send_buf(to, pattern bytes, n)
   Copy,     // dst src n                : bspk_copy(dst, src, n)
   Put,      // dst n pat                : bspk_put(dst, pattern bytes, n * elem size) (+extra bytes: error case)
-  Recv,     // rid                      : bspk_recv; keep as region rid, or (rid -1) check and free it
+  Recv,     // rid [contig]             : bspk_recv (contig: bspk_recv_contiguous); keep as region rid, or (rid -1) check and free it
   RecvEnd,  //                          : bspk_recv returns BSPK_NULL (every message claimed)
   Lookup,   // slot name idx            : slot = bspk_lookup(name, idx)
   WritePtr, // rid off src              : write the bytes of pointer src (sizeof(bspk_ptr)) at byte off of region rid

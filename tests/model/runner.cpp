@@ -176,6 +176,16 @@ struct Runner {
     return s.str();
   }
 
+  // A contiguous region (bspk_malloc_contiguous, bspk_recv_contiguous) lies
+  // in one piece: bspk_is_contiguous, and bspk_span from element 0 spans all.
+  void check_contiguous(bspk_ptr h, uint64_t n, const std::string& what) {
+    void* b = nullptr;
+    size_t got = n ? bspk_span(h, &b) : 0;
+    if (!bspk_is_contiguous(h) || got != n)
+      diff(what + ": not in one piece (bspk_is_contiguous " + std::to_string(bspk_is_contiguous(h)) + ", bspk_span " +
+           std::to_string(got) + " of " + std::to_string(n) + " elements)");
+  }
+
   void compare_regions(const char* when) {
     for (int rid : m.live_owned(me)) {
       const MRegion* r = m.region(rid);
@@ -184,6 +194,7 @@ struct Runner {
         diff(std::string(when) + ": " + rdesc(rid) + ": bspk_nelems/elem_size " + std::to_string(bspk_nelems(h)) + "/" +
              std::to_string(bspk_elem_size(h)));
       compare(std::string(when) + ": " + rdesc(rid), r->d, r->es, read_all(h, r->n * r->es), true);
+      if (r->contig) check_contiguous(h, r->n, std::string(when) + ": " + rdesc(rid));
       if (r->n > 0 && bspk_tag(h) != r->tag)
         diff(std::string(when) + ": " + rdesc(rid) + ": bspk_tag " + std::to_string(bspk_tag(h)) + ", the model says " +
              std::to_string(r->tag) + (r->sender >= 0 ? "" : " (a region this process allocated)"));
@@ -241,7 +252,7 @@ struct Runner {
         break;
       }
       case K::Recv: {
-        bspk_ptr r = bspk_recv();
+        bspk_ptr r = op.contig ? bspk_recv_contiguous() : bspk_recv();
         if (!want.has_msg) {
           if (!bspk_is_null(r))
             diff("bspk_recv returned a message (from " + std::to_string(bspk_sender_id(r)) + ", " +
@@ -259,6 +270,7 @@ struct Runner {
                " es=" + std::to_string(es) + " owner=" + std::to_string(bspk_owner(r)) + ", the model expects a " + what +
                " (order: sender pid, then send order)");
         compare(what, w.d, w.es, read_all(r, w.n * w.es), true);
+        if (op.contig) check_contiguous(r, w.n, what + " from bspk_recv_contiguous");
         if (n > 0) {  // bspk_tag of the first and the last element
           uint64_t t0 = bspk_tag(r), t1 = bspk_tag(bspk_incr(r, static_cast<ptrdiff_t>(n - 1)));
           if (t0 != w.tag || t1 != w.tag)
