@@ -737,8 +737,6 @@ bool Model::coll_ok(int pid, const Op& op, std::string* why) {
   if (r.drid >= 0) {
     if (!region_ok(r.drid, r.doff, r.dn, false)) return false;
     if (op.idx >= kGather && r.drid == r.srid) return *why = "source and destination in one region", false;
-  } else if (op.dst.kind) {
-    return *why = "destination given where the collective takes none", false;
   }
   return true;
 }
@@ -749,16 +747,16 @@ bool Model::coll_ok(int pid, const Op& op, std::string* why) {
 void Model::apply_coll() {
   const Op& c = coll_[0];
   const uint64_t es = c.es, nb = c.n * es;
+  std::vector<CollRanges> rg(p_);
   std::vector<std::vector<uint8_t>> in(p_);  // each process's source range, as bytes
   for (int q = 0; q < p_; ++q) {
-    const CollRanges r = coll_ranges(coll_[q], q, p_);
-    const MRegion& m = regions_.at(r.srid);
-    in[q].assign(m.d.b.begin() + r.soff * es, m.d.b.begin() + (r.soff + r.sn) * es);
+    rg[q] = coll_ranges(coll_[q], q, p_);
+    const MRegion& m = regions_.at(rg[q].srid);
+    in[q].assign(m.d.b.begin() + rg[q].soff * es, m.d.b.begin() + (rg[q].soff + rg[q].sn) * es);
   }
   auto put = [&](int q, uint64_t at_elem, const uint8_t* b, uint64_t nbytes) {
-    const CollRanges r = coll_ranges(coll_[q], q, p_);
-    MRegion& m = regions_.at(r.drid);
-    uint64_t at = (r.doff + at_elem) * es;
+    MRegion& m = regions_.at(rg[q].drid);
+    uint64_t at = (rg[q].doff + at_elem) * es;
     std::copy(b, b + nbytes, m.d.b.begin() + at);
     std::fill(m.d.tag.begin() + at, m.d.tag.begin() + at + nbytes, 0u);
   };

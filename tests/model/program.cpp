@@ -152,6 +152,7 @@ static std::string list_str(const std::vector<uint64_t>& v) {
   return s.empty() ? "-" : s;
 }
 
+// "a,b,c" (or "-": empty); the other way round of list_str.
 static std::vector<uint64_t> parse_list(const std::string& s) {
   std::vector<uint64_t> v;
   size_t pos = 0;
@@ -291,14 +292,8 @@ bool parse_program(const std::string& text, Program* pr, std::string* err) {
       else return fail("bad mode " + m);
       st.ops.resize(pr->p);
       st.decl_at.assign(pr->p, 0);
-      std::string d = f["decl"];
-      size_t pos = 0;
-      for (int q = 0; q < pr->p && pos <= d.size(); ++q) {
-        size_t c = d.find(',', pos);
-        if (c == std::string::npos) c = d.size();
-        st.decl_at[q] = std::atoi(d.substr(pos, c - pos).c_str());
-        pos = c + 1;
-      }
+      const std::vector<uint64_t> d = parse_list(f["decl"]);
+      for (size_t q = 0; q < d.size() && q < st.decl_at.size(); ++q) st.decl_at[q] = static_cast<int>(d[q]);
       pr->steps.push_back(st);
     } else if (word == "op") {
       if (pr->steps.empty() || toks.size() < 2) return fail("op outside a step");
