@@ -1152,8 +1152,30 @@ int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
   return c.finish();
 }
 
+// In rounds at 4 <= p <= 8, a broadcast whose blocks of scatter + allgather
+// would reach kSplitBlock bytes (N >= p * kSplitBlock; with BSPK_COLL_SHORT
+// set, p * S, for tests) leaves the binomial tree of broadcast_rounds for
+// the R rounds of digests, then scatter + allgather: the root sends
+// 2 (p-1)/p N (1.5 N at p = 4) instead of R N, and each other process
+// (p-2)/p N instead of the tree's inner nodes N or more each. Measured on tcp, counts by messages, 2
+// cores, us, tree -> split (p = 4: bench/collectives, three alternated runs;
+// p = 3 and 8: loops of broadcasts after 150 of 256 KiB, two runs):
+// p = 4, 256 KiB 68-72 -> 142-157 (hence the threshold), 1 MiB 409-508 ->
+// 339-360, 2 MiB 1065-1167 -> 736-846, 16 MiB 12150-12582 -> 9743-11170;
+// p = 8, 1 MiB 1236-1387 -> 1367-1602, 2 MiB 2889-3150 -> 2191-3058; p = 3
+// (not taken): 2 MiB 572-610 -> 694-989. The choice depends on (p, N, S)
+// alone; processes that passed different n may choose differently, and
+// the rounds of digests and broadcast_rounds then still find the mismatch
+// (their rounds have the same partners and counts).
+constexpr size_t kSplitBlock = size_t{256} << 10;
+bool broadcast_split(const Ctx& c) {
+  const size_t block = short_setting().set ? short_limit() : kSplitBlock;
+  return c.p >= 4 && c.p <= 8 && c.n * c.es >= static_cast<size_t>(c.p) * block;
+}
+
 int do_broadcast(Ctx& c, const bspk_ptr& ptr) {
-  if (c.rounds && (c.p <= 8 || c.n * c.es <= board_limit(c.p, true, true))) return broadcast_rounds(c, ptr);
+  if (c.rounds && !broadcast_split(c) && (c.p <= 8 || c.n * c.es <= board_limit(c.p, true, true)))
+    return broadcast_rounds(c, ptr);
   // short: the root's data comes with the header superstep (every process sends its own)
   auto place = [&] {
     if (c.me == c.root) return BSPK_OK;

@@ -70,13 +70,17 @@
  *     each one called. A broadcast at p <= 8 or of up to B bytes (Cost)
  *     carries the root's data itself in those rounds (a binomial tree,
  *     zero copy; the summary in the data message's tag) and needs no
- *     superstep more. The counts depend on p alone, so the rule below
- *     holds. Measured on tcp with 2 cores (counts by messages, medians of
- *     7 alternated runs): bspk_allreduce of 8 B 48 against 51 us (direct) at p = 4 and 178
- *     against 256 us at p = 8; bspk_broadcast of 1 MiB 584 against 603 us
- *     at p = 4 and 1400 against 2123 us at p = 8, of 4 KiB 43 against 82 us
- *     at p = 4; long allreduce pays the rounds (p = 4: 32 KiB 171 against
- *     159 us, 1 MiB 1621 against 1574 us).
+ *     superstep more -- except at 4 <= p <= 8 from N >= p * 256 KiB, where
+ *     scatter + allgather follows rounds of digests (bspk_broadcast). The
+ *     rounds' counts depend on p alone (one message in, one out, whether
+ *     they carry data or digests), so the rule below holds. Measured on tcp
+ *     with 2 cores (counts by messages, medians of 7 alternated runs):
+ *     bspk_allreduce of 8 B 48 against 51 us (direct) at p = 4 and 178
+ *     against 256 us at p = 8; bspk_broadcast of 1 MiB (all in the tree,
+ *     before the split) 584 against 603 us at p = 4 and 1400 against
+ *     2123 us at p = 8, of 4 KiB 43 against 82 us at p = 4; long
+ *     allreduce pays the rounds (p = 4: 32 KiB 171 against 159 us, 1 MiB
+ *     1621 against 1574 us).
  *   - Elsewhere every process sends exactly one message to every other
  *     process and declares bspk_expect(p - 1). Those counts do not depend
  *     on any argument, so the declaration is exact even when the arguments
@@ -152,7 +156,8 @@
  * for the short collectives (16 + p N for alltoall), and R more supersteps
  * of 16-byte digests before the long algorithms; a broadcast at p <= 8 or
  * of up to B bytes is the R rounds alone, R (l + N g) on the critical path,
- * (p-1) N g in all. The numbers below are for the direct header superstep.
+ * (p-1) N g in all, but at 4 <= p <= 8 with N >= p * 256 KiB (p * S with
+ * BSPK_COLL_SHORT set) it is R rounds of digests and the long algorithm. The numbers below are for the direct header superstep.
  * Every element-wise combination is made in pid order, left to right:
  * x_0 op x_1 op ... op x_{p-1} (for scans up to x_i), exactly as a
  * sequential loop, on every process alike -- so FLOAT / DOUBLE sums and
@@ -243,7 +248,17 @@ BSPK_API const char *bspk_coll_error_string(void);
  * Long, p >= 3: 2 supersteps, scatter + allgather: the root sends block j
  *   (n/p elements, the first n % p blocks one more) to process j; then
  *   each process sends its block to every process but the root:
- *   2 (p-1)/p N g + 2 l. */
+ *   2 (p-1)/p N g + 2 l.
+ * In rounds (Mismatches) at p <= 8 the data ride in the header rounds
+ *   instead (a binomial tree: R (N g + l) on the critical path, the root
+ *   sending R N), unless 4 <= p <= 8 and N >= p * 256 KiB (blocks of at
+ *   least a tcp frame; p * S with BSPK_COLL_SHORT set): then R rounds of
+ *   digests, then scatter + allgather, in which the root sends
+ *   2 (p-1)/p N instead of R N and each other process (p-2)/p N. Measured on tcp, counts by messages, 2 cores
+ *   (bench/collectives, us, tree -> split): p = 4, 256 KiB 68-72 -> 142-157,
+ *   1 MiB 409-508 -> 339-360, 2 MiB 1065-1167 -> 736-846, 16 MiB
+ *   12150-12582 -> 9743-11170; p = 8, 1 MiB 1236-1387 -> 1367-1602, 2 MiB
+ *   2889-3150 -> 2191-3058; p = 3 kept the tree (2 MiB 572-610 -> 694-989). */
 BSPK_API int bspk_broadcast(int root, bspk_ptr ptr, size_t n);
 
 /* Element-wise x_0 op x_1 op ... op x_{p-1} (x_j: pid j's ptr[0..n)) into

@@ -168,7 +168,7 @@ static uint64_t supersteps_now(void) {
  * runtime's own count exchange goes in rounds (bspk_sync_exchange();
  * BSPK_COLL_HEADER=rounds: p >= 2; direct: never), and one direct exchange
  * otherwise. A broadcast in rounds at p <= 8 or of data that fit in them
- * (board_bytes) is those rounds alone. */
+ * (board_bytes) is those rounds alone, unless it splits (bcast_split). */
 static int header_rounds(void) {
   const char *e = getenv("BSPK_COLL_HEADER");
   if (e && !strcmp(e, "direct")) return 0;
@@ -195,8 +195,17 @@ static uint64_t after_board(size_t bytes, uint64_t steps, int move) {
 /* The supersteps of a broadcast (move), reduction or scan of n elements of
  * es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the
  * tags of the first data superstep); plus the board's. */
+/* A broadcast in rounds at 4 <= p <= 8 splits (rounds of digests, then
+ * scatter + allgather) from p blocks of 256 KiB (of S bytes when
+ * BSPK_COLL_SHORT is set). */
+static int bcast_split(size_t bytes) {
+  const char *e = getenv("BSPK_COLL_SHORT");
+  size_t block = e && *e ? short_bytes() : (size_t)256 << 10;
+  return P >= 4 && P <= 8 && bytes >= (size_t)P * block;
+}
 static uint64_t rooted_steps(size_t n, size_t es, int move) {
-  if (move && header_rounds() && !bspk_sync_allgather_shared() && (P <= 8 || n * es <= board_bytes(1)))
+  if (move && header_rounds() && !bspk_sync_allgather_shared() && !bcast_split(n * es) &&
+      (P <= 8 || n * es <= board_bytes(1)))
     return header_steps(); /* a broadcast: the rounds carry the data */
   return after_board(n * es, n * es <= short_bytes() || P <= 2 ? 1 : 2, move);
 }
