@@ -503,6 +503,8 @@ struct Gen {
       if (rng.chance(30)) gen_write(q);
       if (f("move") && rng.chance(30)) gen_move(q);
     }
+    // (Feature sync-allgather off: no draw here, as before it.)
+    if (f("sync-allgather") && rng.chance(25)) return sync_allgather_step();
     Op c;
     c.k = K::Coll;
     c.idx = static_cast<int>(rng.below(kNumColl));
@@ -568,6 +570,37 @@ struct Gen {
           o.dst = Ref{'r', drid, doff};
         }
         if (add(q, o)) break;
+      }
+    }
+  }
+
+  // Bytes of a sync-allgather block: empty, one cache line of the board (48),
+  // a few hundred, around a page, anything up to BSPK_SYNC_BLOCK_MAX.
+  uint64_t sync_n() {
+    switch (rng.below(10)) {
+      case 0: return 0;
+      case 1: case 2: case 3: case 4: return 1 + rng.below(48);
+      case 5: case 6: return 49 + rng.below(200);
+      case 7: return 4095 + rng.below(3);
+      case 8: return rng.below(BSPK_SYNC_BLOCK_MAX + 1);
+      default: return BSPK_SYNC_BLOCK_MAX - rng.below(3);
+    }
+  }
+
+  void sync_allgather_step() {
+    const int kind = rng.chance(50) ? kSyncAllgather : kSyncAllgatherv;
+    const bool alike = rng.chance(60);
+    const uint64_t common = sync_n();
+    for (int q = 0; q < p; ++q) {
+      Op o;
+      o.k = K::Coll;
+      o.idx = kind;
+      o.n = alike ? common : sync_n();
+      o.pat = rng.next();
+      o.extra = kind == kSyncAllgather && rng.chance(60) ? 1 : 0;
+      if (!add(q, o)) {
+        std::fprintf(stderr, "bspk_model: internal: `%s` refused on pid %d\n", op_str(o).c_str(), q);
+        std::abort();
       }
     }
   }

@@ -409,6 +409,7 @@ OpResult Model::exec(int pid, const Op& op) {
 
     case K::Coll:
       coll_[pid] = op;
+      if (coll_sync(op.idx)) break;  // plain memory: no region
       rs_[op.rid].used = true;
       if (op.dst.kind == 'r') rs_[op.dst.id].used = true;
       break;
@@ -574,7 +575,8 @@ void Model::end_step() {
             a.rc.at(static_cast<size_t>(j)) != coll_[j].sc[static_cast<size_t>(q)])
           counts = false;
     if ((a.k == K::Coll) != (b.k == K::Coll) || !counts ||
-        (a.k == K::Coll && (a.idx != b.idx || a.n != b.n || a.pat != b.pat || a.es != b.es || a.to != b.to))) {
+        (a.k == K::Coll && (a.idx != b.idx || (!coll_sync(a.idx) && (a.n != b.n || a.pat != b.pat || a.es != b.es ||
+                                                                       a.to != b.to))))) {
       err_ = "superstep " + std::to_string(step_) + ": the collective is not called alike (pid 0 `" + op_str(b) + "`, pid " +
              std::to_string(q) + " `" + op_str(a) + "`)";
       return;
@@ -619,7 +621,7 @@ void Model::end_step() {
       freed_at_[pr] = step_;
       freed_by_[pr] = regions_[rid].owner;
     }
-  if (coll_[0].k == K::Coll) apply_coll();
+  if (coll_[0].k == K::Coll && !coll_sync(coll_[0].idx)) apply_coll();  // (sync-allgather: the runner checks it)
   // Lookups of this superstep are resolved by its end.
   for (auto& [pid, pr] : lookups_)
     if (reg_.count(pr)) resolved_[pid][pr] = reg_[pr];
@@ -696,7 +698,13 @@ void coll_fold(int op, uint64_t es, std::vector<uint8_t>* acc, const uint8_t* ne
 
 bool Model::coll_ok(int pid, const Op& op, std::string* why) {
   if (nonlocal_[pid]) return *why = "collective after communication in its superstep (BSPK_ERR_STATE)", false;
-  if (op.idx < 0 || op.idx >= kNumColl) return *why = "unknown collective", false;
+  if (op.idx < 0 || op.idx >= kNumCollAll) return *why = "unknown collective", false;
+  if (coll_sync(op.idx)) {
+    if (op.rid != -1 || op.to != -1 || op.es != 0 || op.dst.kind || !op.sc.empty() || op.n > BSPK_SYNC_BLOCK_MAX ||
+        (op.extra & ~1ull) || (op.idx == kSyncAllgatherv && op.extra))
+      return *why = "bad sync-allgather (rid -1, no root, es 0, n <= BSPK_SYNC_BLOCK_MAX, extra: sizes bit)", false;
+    return true;
+  }
   if (coll_rooted(op.idx) ? (op.to < 0 || op.to >= p_) : op.to != -1) return *why = "bad root", false;
   if (op.es != 4 && op.es != 8) return *why = "element size not 4 or 8", false;
   const bool reducing = op.idx == kReduce || op.idx == kAllreduce || op.idx == kScan || op.idx == kExscan;

@@ -21,7 +21,9 @@
 //   - collectives (bspk_coll.h) that end a superstep in place of bspk_sync:
 //     called alike on every process after only local work, they discard
 //     unclaimed messages and leave each process's data as the sequential
-//     definition of each call says (combined in pid order).
+//     definition of each call says (combined in pid order); bspk_sync_allgather
+//     and bspk_sync_allgatherv end a superstep the same way, their blocks
+//     checked by the runner from every process's op (they touch no region).
 // It also decides whether a program stays within the contract (check()): an
 // operation whose outcome the header leaves open is refused, so that every
 // program the generator keeps has exactly one correct outcome.

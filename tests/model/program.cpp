@@ -47,6 +47,10 @@ const std::vector<std::pair<std::string, std::string>>& Features::list() {
        "supersteps ended by a collective of bspk_coll.h (broadcast, reduce, allreduce, scan, exscan, gather, "
        "allgather, alltoall; built-in integer ops and a non-commutative user op) on existing or fresh regions, "
        "after local work and claimed or unclaimed messages; off: the programs of the seeds as before it"},
+      {"sync-allgather",
+       "some of those supersteps end in bspk_sync_allgather (blocks of 0-16384 bytes, alike or different per process, "
+       "with sizes or without: then BSPK_ERR_ARG naming the first differing pid) or bspk_sync_allgatherv (the block in "
+       "pieces, empty ones NULL; read called once per process in pid order); off: the programs of the seeds as before it"},
   };
   return l;
 }
@@ -119,8 +123,11 @@ const char* kname(K k) {
 }
 
 const char* coll_name(int kind) {
-  static const char* const n[] = {"broadcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "alltoall", "alltoallv"};
-  return kind >= 0 && kind < kNumColl ? n[kind] : "?";
+  static const char* const n[] = {"broadcast", "reduce",    "allreduce", "scan",           "exscan",
+                                  "gather",    "allgather", "alltoall",  "alltoallv",      "sync_allgather",
+                                  "sync_allgatherv"};
+  static_assert(sizeof n / sizeof n[0] == kNumCollAll, "a name per collective");
+  return kind >= 0 && kind < kNumCollAll ? n[kind] : "?";
 }
 
 bool coll_rooted(int kind) { return kind == kBroadcast || kind == kReduce || kind == kGather; }
@@ -200,6 +207,10 @@ std::string op_str(const Op& op) {
     case K::Move: kv("dst", ref_str(op.dst)), kv("src", ref_str(op.src)), kv("n", op.n); break;
     case K::Coll:
       kv("what", coll_name(op.idx));
+      if (coll_sync(op.idx)) {
+        kv("n", op.n), kv("pat", op.pat), kv("extra", op.extra);
+        break;
+      }
       if (coll_rooted(op.idx)) kv("root", op.to);
       kv("n", op.n), kv("op", op.pat), kv("es", op.es), kv("rid", op.rid), kv("off", op.off);
       if (op.dst.kind) kv("dst", ref_str(op.dst));
@@ -317,10 +328,10 @@ bool parse_program(const std::string& text, Program* pr, std::string* err) {
       if (op.k == K::Send) op.extra = num("tag");
       if (op.k == K::Coll) {
         op.idx = -1;
-        for (int c = 0; c < kNumColl; ++c)
+        for (int c = 0; c < kNumCollAll; ++c)
           if (f["what"] == coll_name(c)) op.idx = c;
         if (op.idx < 0) return fail("unknown collective " + f["what"]);
-        op.to = inum("root", -1), op.pat = num("op");
+        op.to = inum("root", -1), op.pat = coll_sync(op.idx) ? num("pat") : num("op");
         op.sc = parse_list(f["sc"]), op.sd = parse_list(f["sd"]), op.rc = parse_list(f["rc"]), op.rd = parse_list(f["rd"]);
       }
       if (f.count("dst") && !parse_ref(f["dst"], &op.dst)) return fail("bad dst");

@@ -18,6 +18,7 @@
 // case, and ends the job (bspk_abort).
 #include <bspk.h>
 #include <bspk_coll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -321,6 +322,10 @@ struct Runner {
         expect_rc(rc, want.code, op);
         break;
       case K::Coll: {
+        if (coll_sync(op.idx)) {
+          run_sync_allgather(op);
+          break;
+        }
         static const bspk_op user4 = bspk_op_create(affine<uint32_t>, 4, 0), user8 = bspk_op_create(affine<uint64_t>, 8, 0);
         const bspk_op o = op.pat ? static_cast<bspk_op>(op.pat) : op.es == 4 ? user4 : user8;
         const bspk_ptr src = bspk_incr(handles.at(op.rid), static_cast<ptrdiff_t>(op.off));
@@ -356,6 +361,96 @@ struct Runner {
         break;
     }
     ++ops_done;
+  }
+
+  // A superstep ended by bspk_sync_allgather(v) (program.h kSyncAllgather):
+  // this process's block of op.n bytes (seed op.pat), every process's block
+  // and size from the step's ops; the results are checked against bspk.h's
+  // definition: block j cut to this process's nbytes at all + j * nbytes (the
+  // rest of its place untouched), sizes[j] its nbytes, BSPK_ERR_ARG naming
+  // the first pid whose nbytes differs when sizes is NULL (the blocks still
+  // copied); for bspk_sync_allgatherv, read called once per process in pid
+  // order with its whole block.
+  struct Seen {
+    std::vector<int> pids;
+    std::vector<std::vector<uint8_t>> blocks;
+  };
+  static void sync_read(int pid, const void* block, size_t nbytes, void* arg) {
+    auto* s = static_cast<Seen*>(arg);
+    s->pids.push_back(pid);
+    const auto* b = static_cast<const uint8_t*>(block);
+    s->blocks.emplace_back(b, b + nbytes);
+  }
+  static uint8_t canary(uint64_t i) { return static_cast<uint8_t>(0xA5 ^ (i * 7)); }
+
+  void run_sync_allgather(const Op& op) {
+    const Step& st = pr.steps.at(static_cast<size_t>(cur_step));
+    std::vector<uint64_t> n(p), pat(p);
+    for (int j = 0; j < p; ++j) n[j] = st.ops[j].back().n, pat[j] = st.ops[j].back().pat;
+    std::vector<uint8_t> mine(op.n);
+    for (uint64_t k = 0; k < op.n; ++k) mine[k] = sync_block_byte(op.pat, k);
+    auto block_diff = [&](int j, const uint8_t* got, uint64_t len, uint64_t cut, const uint8_t* all0, uint64_t at) {
+      for (uint64_t k = 0; k < len; ++k) {
+        const uint8_t want = k < cut ? sync_block_byte(pat[j], k) : canary(at + k);
+        if (got[k] != want)
+          diff("`" + op_str(op) + "`: pid " + std::to_string(j) + "'s block (" + std::to_string(n[j]) + " bytes), byte " +
+               std::to_string(k) + ": expected " + std::to_string(want) + ", got " + std::to_string(got[k]) +
+               (all0 ? "" : " (in read)"));
+      }
+    };
+    if (op.idx == kSyncAllgather) {
+      const bool with_sizes = op.extra & 1;
+      std::vector<uint8_t> all(static_cast<size_t>(p) * op.n);
+      for (size_t i = 0; i < all.size(); ++i) all[i] = canary(i);
+      std::vector<size_t> sizes(static_cast<size_t>(p), 777777);
+      const int rc = bspk_sync_allgather(op.n ? mine.data() : nullptr, op.n, op.n ? all.data() : nullptr,
+                                         with_sizes ? sizes.data() : nullptr);
+      int differs = -1;
+      for (int j = 0; j < p && differs < 0; ++j)
+        if (n[j] != op.n) differs = j;
+      const int want = !with_sizes && differs >= 0 ? BSPK_ERR_ARG : BSPK_OK;
+      if (rc != want)
+        diff("`" + op_str(op) + "` returned " + std::to_string(rc) + ", expected " + std::to_string(want) + ": " +
+             bspk_error_string());
+      if (want != BSPK_OK) {
+        const std::string names = "pid " + std::to_string(differs) + " passed nbytes = " + std::to_string(n[differs]);
+        if (std::strstr(bspk_error_string(), names.c_str()) == nullptr)
+          diff("`" + op_str(op) + "`: the error does not say \"" + names + "\": " + bspk_error_string());
+      }
+      for (int j = 0; j < p; ++j) {
+        const uint64_t at = static_cast<uint64_t>(j) * op.n;
+        block_diff(j, all.data() + at, op.n, std::min(n[j], op.n), all.data(), at);
+        if (with_sizes && sizes[j] != n[j])
+          diff("`" + op_str(op) + "`: sizes[" + std::to_string(j) + "] = " + std::to_string(sizes[j]) + ", expected " +
+               std::to_string(n[j]));
+      }
+      return;
+    }
+    // allgatherv: the block in 1-4 pieces cut where the seed says, empty ones NULL
+    std::vector<iovec> iov;
+    uint64_t x = op.pat, at = 0;
+    const int pieces = 1 + static_cast<int>(x % 4);
+    for (int i = 0; i < pieces; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t len = i == pieces - 1 ? op.n - at : (x >> 33) % (op.n - at + 1);
+      iov.push_back(iovec{len ? mine.data() + at : nullptr, len});
+      at += len;
+    }
+    Seen seen;
+    const int rc = bspk_sync_allgatherv(iov.data(), static_cast<int>(iov.size()), sync_read, &seen);
+    if (rc != BSPK_OK)
+      diff("`" + op_str(op) + "` returned " + std::to_string(rc) + ": " + bspk_error_string());
+    if (seen.pids.size() != static_cast<size_t>(p))
+      diff("`" + op_str(op) + "`: read called " + std::to_string(seen.pids.size()) + " times, not once per process");
+    for (int j = 0; j < p; ++j) {
+      if (seen.pids[j] != j)
+        diff("`" + op_str(op) + "`: read's call " + std::to_string(j) + " was for pid " + std::to_string(seen.pids[j]) +
+             " (pid order expected)");
+      if (seen.blocks[j].size() != n[j])
+        diff("`" + op_str(op) + "`: read got " + std::to_string(seen.blocks[j].size()) + " bytes for pid " +
+             std::to_string(j) + ", which passed " + std::to_string(n[j]));
+      block_diff(j, seen.blocks[j].data(), n[j], n[j], nullptr, 0);
+    }
   }
 
   void declare(Mode mode) {
