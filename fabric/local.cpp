@@ -249,8 +249,13 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   if (k > kMaxMessageCells) return false;
   uint64_t& seen = ring_done_seen_[static_cast<size_t>(dest)];
   if (t + k - seen > kCells) {
-    seen = pair_state(pid_, dest).ring_done.load(std::memory_order_acquire);  // orders the consumer's reads before our writes
-    if (t + k - seen > kCells) return false;  // not freed yet
+    PairState& ps = pair_state(pid_, dest);
+    seen = ps.ring_done.load(std::memory_order_acquire);  // orders the consumer's reads before our writes
+    if (t + k - seen > kCells) {  // not freed yet: ask to be woken when it is (Napping), then look once more
+      ps.want_room.store(1, std::memory_order_relaxed);
+      seen = ps.ring_done.load(std::memory_order_acquire);
+      if (t + k - seen > kCells) return false;
+    }
   }
   if (k == 1) {  // the common case: the pieces back to back in one cell
     Cell& c = r[t % kCells];
@@ -312,8 +317,13 @@ bool LocalTransport::push_pull(int dest, const iovec* iov, void** desc, size_t c
   PullCell& c = pull_ring(pid_, dest)[t % kPullCells];
   uint64_t& seen = pull_done_seen_[static_cast<size_t>(dest)];
   if (t - seen >= kPullCells) {
-    seen = pair_state(pid_, dest).done.load(std::memory_order_acquire);
-    if (t - seen >= kPullCells) return false;  // the receiver has not taken it yet
+    PairState& ps = pair_state(pid_, dest);
+    seen = ps.done.load(std::memory_order_acquire);
+    if (t - seen >= kPullCells) {  // the receiver has not taken it yet: ask to be woken (as push)
+      ps.want_room.store(1, std::memory_order_relaxed);
+      seen = ps.done.load(std::memory_order_acquire);
+      if (t - seen >= kPullCells) return false;
+    }
   }
   Pending pd{};
   pd.dest = dest;
@@ -393,6 +403,7 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
     Inbound& in = in_[static_cast<size_t>(src)];
     Cell* r = in.ring;
     uint64_t& h = in.head;
+    const uint64_t h0 = h;
     while (k < n && !recvs_.empty()) {
       Cell& c = r[h % kCells];
       if (c.full.load(std::memory_order_acquire) != 1) break;
@@ -419,6 +430,7 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
       in.state->ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
       out[k++] = Completion{rv.ctx, CompletionKind::Received, len};
     }
+    if (h != h0) room_made(*in.state, src);
   }
   next_src_ = next_src_ + 1 == nprocs_ ? 0 : next_src_ + 1;
   return k;
@@ -623,6 +635,7 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
     Inbound& in = in_[static_cast<size_t>(src)];
     PullCell* r = in.pulls;
     uint64_t& h = in.pull_head;
+    const uint64_t h0 = h;
     Assisted train[kAssistSlots];
     size_t nt = 0;  // published: the cells h .. h + nt - 1
     auto finish = [&] {
@@ -674,6 +687,7 @@ size_t LocalTransport::deliver_pulls(Completion* out, size_t n) {
       in.state->done.store(h, std::memory_order_release);  // publishes refused too
     }
     finish();
+    if (h != h0) room_made(*in.state, src);  // (a message of more than kPullCells frames waits for them)
   }
   next_pull_src_ = next_pull_src_ + 1 == nprocs_ ? 0 : next_pull_src_ + 1;
   return k;

@@ -268,11 +268,13 @@ class LocalTransport final : public Transport {
     std::atomic<uint64_t> off, len;     // where the payload starts in the message, its bytes
     std::atomic<uint64_t> chunk;        // bytes per chunk (kAssistChunk or kAssistTrainChunk)
   };
-  // Per ordered pair (src -> dst), written by dst, read by src.
+  // Per ordered pair (src -> dst), written by dst, read by src (want_room:
+  // set by src, cleared by dst).
   struct alignas(64) PairState {
     std::atomic<uint64_t> done;     // descriptors consumed (pulled or refused)
     std::atomic<uint64_t> refused;  // 0, or 1 + the first refused descriptor's seq
     std::atomic<uint64_t> ring_done;  // ring cells consumed (freed)
+    std::atomic<uint32_t> want_room;  // 1: src found the ring or pull queue full (dst wakes it on freeing cells)
     Assist assist[kAssistSlots];    // by seq mod kAssistSlots; own cache lines: both processes write them
   };
   struct alignas(64) PeerInfo {
@@ -370,6 +372,14 @@ class LocalTransport final : public Transport {
     if (peer(dest).napping.load(std::memory_order_relaxed) != 0) ring_doorbell(dest);
   }
   void ring_doorbell(int dest);
+  // After this process freed cells of src's ring or pull queue: wake src if
+  // it found them full (want_room; the flag is on the pair's line that the
+  // frees just wrote, so a sender with room costs nothing more).
+  void room_made(PairState& st, int src) {
+    if (st.want_room.load(std::memory_order_relaxed) == 0) return;
+    st.want_room.store(0, std::memory_order_relaxed);
+    wake(src);
+  }
   bool provider_may_have_work();
 
   Transport& ep_;
