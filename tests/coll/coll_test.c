@@ -207,7 +207,11 @@ static uint64_t rooted_steps(size_t n, size_t es, int move) {
   if (move && header_rounds() && !bspk_sync_allgather_shared() && !bcast_split(n * es) &&
       (P <= 8 || n * es <= board_bytes(1)))
     return header_steps(); /* a broadcast: the rounds carry the data */
-  return after_board(n * es, n * es <= short_bytes() || P <= 2 ? 1 : 2, move);
+  /* a broadcast on one host is direct up to 4 MiB unless BSPK_COLL_SHORT is set */
+  const char *e = getenv("BSPK_COLL_SHORT");
+  const int direct = n * es <= short_bytes() || P <= 2 ||
+                     (move && bspk_sync_allgather_shared() && !(e && *e) && n * es <= ((size_t)4 << 20));
+  return after_board(n * es, direct ? 1 : 2, move);
 }
 /* The collective started at superstep s0 took `want` supersteps. */
 #define CHECK_STEPS(s0, want, fmt, ...)                                                            \
@@ -480,8 +484,9 @@ static int run_mismatch(const char *what) {
   } else if (!strcmp(what, "bcast-n-mixed")) rc = bspk_broadcast(0, z, odd ? 4 : 1024); /* short against long */
   else if (!strcmp(what, "bcast-limit")) {
     /* the same arguments, but the odd process's short limit (read at its
-     * first collective) makes it take the short algorithm */
-    if (odd) setenv("BSPK_COLL_SHORT", "1000000", 1);
+     * first collective) makes it take scatter + allgather, while the others
+     * broadcast 8 KiB directly (one host: direct up to 4 MiB) */
+    if (odd) setenv("BSPK_COLL_SHORT", "4096", 1);
     rc = bspk_broadcast(0, z, 1024);
   }
   else if (!strcmp(what, "invalid")) { rc = bspk_allreduce(x, 4, odd ? BSPK_SUM : (BSPK_SUM | BSPK_INT64)); }
