@@ -1166,9 +1166,10 @@ int broadcast_rounds(Ctx& c, const bspk_ptr& ptr) {
 // set, p * S, for tests) leaves the binomial tree of broadcast_rounds for
 // the R rounds of digests, then scatter + allgather: the root sends
 // 2 (p-1)/p N (1.5 N at p = 4) instead of R N, and each other process
-// (p-2)/p N instead of the tree's inner nodes N or more each. Measured on tcp, counts by messages, 2
-// cores, us, tree -> split (p = 4: bench/collectives, three alternated runs;
-// p = 3 and 8: loops of broadcasts after 150 of 256 KiB, two runs):
+// (p-2)/p N instead of the tree's inner nodes N or more each. Measured on
+// tcp, counts by messages, 2 cores, us, tree -> split (p = 4:
+// bench/collectives, three alternated runs; p = 3 and 8: loops of
+// broadcasts after 150 of 256 KiB, two runs):
 // p = 4, 256 KiB 68-72 -> 142-157 (hence the threshold), 1 MiB 409-508 ->
 // 339-360, 2 MiB 1065-1167 -> 736-846, 16 MiB 12150-12582 -> 9743-11170;
 // p = 8, 1 MiB 1236-1387 -> 1367-1602, 2 MiB 2889-3150 -> 2191-3058; p = 3
