@@ -146,11 +146,13 @@ static void must(int rc, const char *what) {
   }
 }
 
-/* The short limit in force (bspk_coll.h: 4032 bytes unless BSPK_COLL_SHORT). */
-static size_t short_bytes(void) {
+/* Whether BSPK_COLL_SHORT is set, and the short limit in force
+ * (bspk_coll.h: 4032 bytes unless it is). */
+static int short_set(void) {
   const char *e = getenv("BSPK_COLL_SHORT");
-  return e && *e ? (size_t)strtoull(e, NULL, 10) : 4032;
+  return e && *e;
 }
+static size_t short_bytes(void) { return short_set() ? (size_t)strtoull(getenv("BSPK_COLL_SHORT"), NULL, 10) : 4032; }
 static uint64_t supersteps_now(void) {
   bspk_stats s;
   bspk_get_stats(&s);
@@ -183,34 +185,31 @@ static uint64_t header_steps(void) {
   return k;
 }
 static size_t board_bytes(int move) {
-  const char *e = getenv("BSPK_COLL_SHORT");
   size_t cap = !bspk_sync_allgather_shared() ? (move ? 8192 : 16384) /* in rounds */
                : !move ? 8192 : P <= 2 ? 2048 : 4096;
-  return e && *e && short_bytes() < cap ? short_bytes() : cap;
+  return short_set() && short_bytes() < cap ? short_bytes() : cap;
 }
 static uint64_t after_board(size_t bytes, uint64_t steps, int move) {
   if (!board()) return steps;
   return bytes <= board_bytes(move) ? header_steps() : header_steps() + steps; /* n == 0: the header alone */
 }
-/* The supersteps of a broadcast (move), reduction or scan of n elements of
- * es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the
- * tags of the first data superstep); plus the board's. */
 /* A broadcast in rounds at 4 <= p <= 8 splits (rounds of digests, then
  * scatter + allgather) from p blocks of 256 KiB (of S bytes when
  * BSPK_COLL_SHORT is set). */
 static int bcast_split(size_t bytes) {
-  const char *e = getenv("BSPK_COLL_SHORT");
-  size_t block = e && *e ? short_bytes() : (size_t)256 << 10;
+  size_t block = short_set() ? short_bytes() : (size_t)256 << 10;
   return P >= 4 && P <= 8 && bytes >= (size_t)P * block;
 }
+/* The supersteps of a broadcast (move), reduction or scan of n elements of
+ * es bytes: short 1; long 1 at p <= 2 and 2 at p >= 3 (the headers in the
+ * tags of the first data superstep), but a broadcast on one host is direct
+ * (1) up to 4 MiB unless BSPK_COLL_SHORT is set; plus the board's. */
 static uint64_t rooted_steps(size_t n, size_t es, int move) {
   if (move && header_rounds() && !bspk_sync_allgather_shared() && !bcast_split(n * es) &&
       (P <= 8 || n * es <= board_bytes(1)))
     return header_steps(); /* a broadcast: the rounds carry the data */
-  /* a broadcast on one host is direct up to 4 MiB unless BSPK_COLL_SHORT is set */
-  const char *e = getenv("BSPK_COLL_SHORT");
   const int direct = n * es <= short_bytes() || P <= 2 ||
-                     (move && bspk_sync_allgather_shared() && !(e && *e) && n * es <= ((size_t)4 << 20));
+                     (move && bspk_sync_allgather_shared() && !short_set() && n * es <= ((size_t)4 << 20));
   return after_board(n * es, direct ? 1 : 2, move);
 }
 /* The collective started at superstep s0 took `want` supersteps. */

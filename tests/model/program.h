@@ -90,7 +90,7 @@ enum class K {
 // The last two (feature sync-allgather, drawn apart so that the seeds' other
 // collectives stay as they were) are bspk.h's bspk_sync_allgather and
 // bspk_sync_allgatherv: Op::n is this process's block in bytes (processes may
-// differ), Op::pat the seed of its bytes (sync_block_byte), Op::extra bit 0
+// differ), Op::pat the seed of its bytes (pat_byte), Op::extra bit 0
 // "pass sizes" (bspk_sync_allgather); rid -1, no root, es 0.
 enum CollKind {
   kBroadcast, kReduce, kAllreduce, kScan, kExscan, kGather, kAllgather, kAlltoall, kAlltoallv, kNumColl,
@@ -99,12 +99,6 @@ enum CollKind {
 const char* coll_name(int kind);
 bool coll_rooted(int kind);  // broadcast, reduce, gather: Op::to is the root
 inline bool coll_sync(int kind) { return kind == kSyncAllgather || kind == kSyncAllgatherv; }
-// Byte k of a sync-allgather block with seed pat.
-inline uint8_t sync_block_byte(uint64_t pat, uint64_t k) {
-  uint64_t x = pat + (k + 1) * 0x9E3779B97F4A7C15ull;
-  x ^= x >> 30, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 27;
-  return static_cast<uint8_t>(x >> 56);
-}
 // The user op of Coll ops with op 0: acc = acc * K + next on unsigned es-byte
 // integers (wrapping), K an FNV prime: not commutative, so pid order shows.
 inline uint64_t coll_user_k(uint64_t es) { return es == 4 ? 0x01000193ull : 0x100000001b3ull; }

@@ -388,14 +388,14 @@ struct Runner {
     std::vector<uint64_t> n(p), pat(p);
     for (int j = 0; j < p; ++j) n[j] = st.ops[j].back().n, pat[j] = st.ops[j].back().pat;
     std::vector<uint8_t> mine(op.n);
-    for (uint64_t k = 0; k < op.n; ++k) mine[k] = sync_block_byte(op.pat, k);
-    auto block_diff = [&](int j, const uint8_t* got, uint64_t len, uint64_t cut, const uint8_t* all0, uint64_t at) {
+    for (uint64_t k = 0; k < op.n; ++k) mine[k] = pat_byte(op.pat, k);
+    // got[0, len): pid j's block up to cut, then the canary of all[at + k]
+    auto block_diff = [&](int j, const uint8_t* got, uint64_t len, uint64_t cut, uint64_t at, const char* where) {
       for (uint64_t k = 0; k < len; ++k) {
-        const uint8_t want = k < cut ? sync_block_byte(pat[j], k) : canary(at + k);
+        const uint8_t want = k < cut ? pat_byte(pat[j], k) : canary(at + k);
         if (got[k] != want)
           diff("`" + op_str(op) + "`: pid " + std::to_string(j) + "'s block (" + std::to_string(n[j]) + " bytes), byte " +
-               std::to_string(k) + ": expected " + std::to_string(want) + ", got " + std::to_string(got[k]) +
-               (all0 ? "" : " (in read)"));
+               std::to_string(k) + " " + where + ": expected " + std::to_string(want) + ", got " + std::to_string(got[k]));
       }
     };
     if (op.idx == kSyncAllgather) {
@@ -419,7 +419,7 @@ struct Runner {
       }
       for (int j = 0; j < p; ++j) {
         const uint64_t at = static_cast<uint64_t>(j) * op.n;
-        block_diff(j, all.data() + at, op.n, std::min(n[j], op.n), all.data(), at);
+        block_diff(j, all.data() + at, op.n, std::min(n[j], op.n), at, "in all");
         if (with_sizes && sizes[j] != n[j])
           diff("`" + op_str(op) + "`: sizes[" + std::to_string(j) + "] = " + std::to_string(sizes[j]) + ", expected " +
                std::to_string(n[j]));
@@ -449,7 +449,7 @@ struct Runner {
       if (seen.blocks[j].size() != n[j])
         diff("`" + op_str(op) + "`: read got " + std::to_string(seen.blocks[j].size()) + " bytes for pid " +
              std::to_string(j) + ", which passed " + std::to_string(n[j]));
-      block_diff(j, seen.blocks[j].data(), n[j], n[j], nullptr, 0);
+      block_diff(j, seen.blocks[j].data(), n[j], n[j], 0, "in read");
     }
   }
 
