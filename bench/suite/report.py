@@ -64,8 +64,10 @@ def summarize(rows):
     return out
 
 
-def best(cells, pred):
-    cand = [(t, v) for (lib, v), (t, a, ok, n) in cells.items() if pred(lib, v) and ok]
+def best(cells, pred, loop=False):
+    """(time, variant) of the fastest verified variant pred accepts: by the
+    median over repetitions, or with loop=True by the loop average."""
+    cand = [(a if loop else t, v) for (lib, v), (t, a, ok, n) in cells.items() if pred(lib, v) and ok]
     return min(cand) if cand else (None, None)
 
 
@@ -218,9 +220,14 @@ def goals(summary):
     rows with the ratio, its bound and whether it is met."""
     lines = ["## Issue 10 goals", "",
              "Ratio = best BSPk variant of the kind / best Open MPI variant of the kind, per test "
-             "(goal 2 is stated for p = 4; goal 5 compares the best of each side).", "",
-             "| provider | p | goal | test | BSPk | Open MPI | ratio | bound | met |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "(goal 2 is stated for p = 4; goal 5 compares the best of each side). BSPk, Open MPI, ratio "
+             "and met: times per repetition (slowest process, median); the loop columns compare the "
+             "loop averages instead (the best variant of each side by that measure), which the issue "
+             "asks to report too: under bspk_expect, and with more processes than cores, processes "
+             "are not in lock-step, and a repetition's slowest process then also counts time in "
+             "which another process's superstep ran.", "",
+             "| provider | p | goal | test | BSPk | Open MPI | ratio | bound | met | ratio (loop) | met (loop) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted(summary, key=order):
         prov, p, suite, test, h, n = key
         cells = summary[key]
@@ -237,8 +244,12 @@ def goals(summary):
             if tb is None or tm is None:
                 continue
             r = tb / tm
+            ab, _ = best(cells, lambda l, v: l == "bspk" and bsp(v), loop=True)
+            am, _ = best(cells, lambda l, v: l == "mpi" and mpi(v), loop=True)
+            rl = ab / am if ab and am else None
+            loop_cols = f"{rl:.2f}x | {'yes' if rl <= bound else 'no'}" if rl is not None else "- | -"
             lines.append(f"| {prov} | {p} | {name} | {test_label(suite, test, h, n)} | {us(tb)} {vb} | "
-                         f"{us(tm)} {vm} | {r:.2f}x | {bound:g}x | {'yes' if r <= bound else 'no'} |")
+                         f"{us(tm)} {vm} | {r:.2f}x | {bound:g}x | {'yes' if r <= bound else 'no'} | {loop_cols} |")
     return lines + [""]
 
 
