@@ -187,11 +187,12 @@ bool FramePool::owns(uintptr_t a) const { return by_base_.count(a >> slab_shift_
 
 const fabric::MemoryRegion& FramePool::region_of(uintptr_t a) const {
   const uintptr_t key = a >> slab_shift_;
-  if (key == last_key_) return slabs_[last_slab_].mr;
+  const size_t c = key % kSlabCache;
+  if (cache_key_[c] == key) return slabs_[cache_slab_[c]].mr;
   auto it = by_base_.find(key);
   if (it != by_base_.end()) {
-    last_key_ = key;
-    last_slab_ = it->second;
+    cache_key_[c] = key;
+    cache_slab_[c] = it->second;
     return slabs_[it->second].mr;
   }
   if (const Slab* r = run_of(a)) return r->mr;

@@ -115,9 +115,9 @@ class Comem {
   FramePool* small_pool() { return small_; }
   // Registration descriptor of an address inside region r's frames (one slab
   // lookup in the pool the region's frames come from).
-  void* desc(const Region& r, uintptr_t addr) const {
-    return (r.small ? *small_ : frames_).desc(addr);
-  }
+  void* desc(const Region& r, uintptr_t addr) const { return pool_of(r).desc(addr); }
+  // The pool region r's frames come from.
+  const FramePool& pool_of(const Region& r) const { return r.small ? *small_ : frames_; }
   size_t frame_size() const { return frames_.frame_size(); }
 
   // A new local region of n elements (bspk_malloc). Throws on bad arguments.

@@ -205,8 +205,8 @@ uint32_t Dsm::send_fragments(int dest, wire::Kind kind, Header h, comem::Region&
     h.u32[2] = static_cast<uint32_t>((f.off - base) >> 32);
     bool whole = f.off % epf == 0 && (f.cnt == epf || f.off + f.cnt == d_end);
     uint64_t tag = whole || f.cnt * es > wire::kSmallPayload ? wire::kTagLarge : wire::kTagSmall;
-    inflight += engine_.send_frame(dest, kind, h, reinterpret_cast<void*>(f.buf), f.cnt * es,
-                                   comem_.desc(r, f.buf), region, tag);
+    inflight += engine_.send_frame(dest, kind, h, reinterpret_cast<void*>(f.buf), f.cnt * es, &comem_.pool_of(r),
+                                   region, tag);
   }
   engine_.flush_split();
   return inflight;

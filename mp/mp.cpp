@@ -48,8 +48,7 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
       uint64_t cnt = std::min<uint64_t>(r.span(i), left);
       auto* addr = static_cast<char*>(r.elem(i));
       h.frame = k;
-      in_flight += engine_.send_frame(dest, kData, h, addr, cnt * r.elem_size,
-                                      comem_.desc(r, reinterpret_cast<uintptr_t>(addr)), p.region,
+      in_flight += engine_.send_frame(dest, kData, h, addr, cnt * r.elem_size, &comem_.pool_of(r), p.region,
                                       sync::Engine::class_tag(h, cnt * r.elem_size));
       i += cnt;
       left -= cnt;

@@ -78,8 +78,8 @@ void Engine::decide_split(int dest, uint32_t nframes) {
   if (!split_cur_) used += nframes;
 }
 
-bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payload, size_t len, void* desc,
-                        uint32_t region, uint64_t tag) {
+bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payload, size_t len,
+                        const comem::FramePool* pool, uint32_t region, uint64_t tag) {
   Header hh = h;
   stamp(hh, kind, step_);
   hh.payload = static_cast<uint32_t>(len);
@@ -97,7 +97,7 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   const bool hold = carry_now_ && carry_kind_[kind] && tag == wire::kTagSmall && hh.nframes <= 1;
   if (!hold && can_inject(dest, step_, sizeof(Header) + len)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
-    void* descs[2] = {nullptr, desc};  // injected buffers need no registration
+    void* descs[2] = {nullptr, nullptr};  // injected buffers need no registration
     if (ep_.inject(dest, iov, descs, len ? 2 : 1, tag)) return false;
   }
   // Only a payload that is itself past the eager limit: one of 16321..16384
@@ -105,7 +105,8 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   // second read it saves (bench/pingpong, tcp, 16 KiB: 16.9 us split against
   // 12.7 us whole; 64 KiB: 47 against 52 us).
   if (tag == wire::kTagLarge && ep_.eager_limit() && len > ep_.eager_limit() && split_cur_)
-    return send_split(dest, hh, payload, len, desc, region);
+    return send_split(dest, hh, payload, len, pool ? pool->desc(reinterpret_cast<uintptr_t>(payload)) : nullptr,
+                      region);
   SendOp* op = data_op(dest, region, tag);
   op->hdr = new_header();
   *op->hdr = hh;
@@ -114,7 +115,7 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
   op->iov_count = 1;
   if (len) {
     op->iov[1] = {payload, len};
-    op->desc[1] = desc;
+    op->desc[1] = pool ? pool->desc(reinterpret_cast<uintptr_t>(payload)) : nullptr;
     op->iov_count = 2;
   }
   if (hold) {

@@ -129,7 +129,7 @@ struct Proc {
     h.u32[0] = engine.step();
     h.nelems = len;
     engine.send_frame(dest, kTest, h, len ? reinterpret_cast<void*>(pattern) : nullptr, len,
-                      len ? frames.desc(pattern) : nullptr, 0, tag ? tag : Engine::class_tag(h, len));
+                      len ? &frames : nullptr, 0, tag ? tag : Engine::class_tag(h, len));
     engine.count_sent(dest);
   }
   // Progress (without blocking) until cond() holds; throws BSPK_ERR_TIMEOUT after limit_s.
