@@ -150,6 +150,12 @@ class Transport {
   // (LocalTransport) may then skip polling it. Conservatively true here.
   virtual bool busy() const { return true; }
 
+  // Whether poll() may find an arrival now: a cheap look for a caller that
+  // waits for something else first (the engine's shared-memory count board)
+  // and would take arrivals in while it waits if there are any. False only
+  // when it is sure there are none. Conservatively true here.
+  virtual bool may_have_arrivals() const { return true; }
+
   // Like poll(), but blocks up to timeout_ms when nothing is ready. Without a
   // wait object (can_block() false, e.g. shm) it is poll(): the caller backs
   // off itself.

@@ -747,6 +747,11 @@ void LocalTransport::nap(double seconds) {
   me.napping.store(0, std::memory_order_relaxed);
 }
 
+bool LocalTransport::may_have_arrivals() const {
+  return ring_waiting() || pull_waiting() ||
+         peer(pid_).provider_in.load(std::memory_order_acquire) != provider_recvd_;
+}
+
 // Whether this poll() calls the provider (see "Polling the provider" in local.h).
 bool LocalTransport::provider_may_have_work() {
   if (ep_.busy() || (++poll_calls_ % kPollEvery) == 0) return true;

@@ -214,6 +214,9 @@ class LocalTransport final : public Transport {
   // cheap): then the nap lasts its full time, as a plain sleep would.
   void nap(double seconds) override;
   void wake_local() override;
+  // A ring or pull cell is filled, or the provider has messages to deliver
+  // (the senders' provider_in count): one load per source when none has.
+  bool may_have_arrivals() const override;
   // Copies chunks of the pulled messages of ours that their receivers are
   // copying now (see "Assisted pulls"). True when it copied some.
   bool assist() override;
