@@ -30,7 +30,9 @@
 # The tables (stdout and tables.md) have per provider and p the rows: r; empty
 # bsp_sync vs MPI_Barrier and vs an empty fence; g per bsp_put / bsp_hpput /
 # bsp_send vs per MPI_Put and per bsp_get vs per MPI_Get (us and flops); l;
-# h = p with bspk_expect (or not) vs puts + fence; columns BSPk, MPI, BSPk/MPI.
+# the same g and l fitted over the loop averages instead (bspbench's own
+# T(h): a loop's time / its supersteps); h = p with bspk_expect (or not) vs
+# puts + fence; columns BSPk, MPI, BSPk/MPI.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROVIDERS=shm,tcp
@@ -39,7 +41,7 @@ ROUNDS=
 QUICK=0
 BUILD="$ROOT/build"
 OUT=
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --provider) PROVIDERS=$2; shift 2 ;;
