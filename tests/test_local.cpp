@@ -753,6 +753,41 @@ double nap_woken_by(LocalTransport& t, F&& act) {
   return slept;
 }
 
+// Transport::may_have_arrivals: the engine's count-board loop takes arrivals
+// in while it waits only when this says some may be there. False on an idle
+// transport; true once a ring message, a pulled message or a message
+// through the provider waits for this process; false again once they are
+// delivered.
+TEST(LocalRings, MayHaveArrivalsSeesRingPullAndProviderMessages) {
+  {
+    Pair p(two(), true, true);  // pulls on: a message of another tag is pulled
+    EXPECT_FALSE(p.t[1]->may_have_arrivals());
+    RecvBuf ring, other;
+    ASSERT_TRUE(ring.post(*p.t[1], kRingTag));
+    ASSERT_TRUE(other.post(*p.t[1], kOtherTag));
+    OpContext s1{}, s2{};
+    ASSERT_TRUE(send(*p.t[0], 1, 1u, 4, &s1));
+    EXPECT_TRUE(p.t[1]->may_have_arrivals()) << "a ring message waits";
+    EXPECT_FALSE(p.t[0]->may_have_arrivals()) << "the sender has nothing to receive";
+    EXPECT_EQ(drain(*p.t[1]).size(), 1u);
+    EXPECT_FALSE(p.t[1]->may_have_arrivals()) << "the ring message was delivered";
+    ASSERT_TRUE(send(*p.t[0], 1, 2u, 4, &s2, kOtherTag));
+    EXPECT_TRUE(p.t[1]->may_have_arrivals()) << "a pulled message waits";
+    EXPECT_EQ(drain(*p.t[1]).size(), 1u);
+    EXPECT_FALSE(p.t[1]->may_have_arrivals()) << "the pulled message was delivered";
+  }
+  {
+    Pair p(two());  // no pulls: a message of another tag goes through the provider
+    RecvBuf other;
+    ASSERT_TRUE(other.post(*p.t[1], kOtherTag));
+    OpContext s{};
+    ASSERT_TRUE(send(*p.t[0], 1, 3u, 4, &s, kOtherTag));
+    EXPECT_TRUE(p.t[1]->may_have_arrivals()) << "a provider message waits";
+    EXPECT_EQ(drain(*p.t[1]).size(), 1u);
+    EXPECT_FALSE(p.t[1]->may_have_arrivals()) << "the provider message was delivered";
+  }
+}
+
 TEST(LocalNap, EndsWhenAPeerSendsThroughARing) {
   Pair p(two());
   RecvBuf rb;
