@@ -113,10 +113,8 @@ class Comem {
   int pid() const { return pid_; }
   FramePool& frames() { return frames_; }
   FramePool* small_pool() { return small_; }
-  // Registration descriptor of an address inside region r's frames (one slab
-  // lookup in the pool the region's frames come from).
-  void* desc(const Region& r, uintptr_t addr) const { return pool_of(r).desc(addr); }
-  // The pool region r's frames come from.
+  // The pool region r's frames come from (its desc() gives the registration
+  // descriptor of an address inside them: one slab lookup).
   const FramePool& pool_of(const Region& r) const { return r.small ? *small_ : frames_; }
   size_t frame_size() const { return frames_.frame_size(); }
 

@@ -248,14 +248,10 @@ bool LocalTransport::push(int dest, const iovec* iov, size_t count, uint64_t tag
   const size_t len = total_len(iov, count), k = cells_for(len);
   if (k > kMaxMessageCells) return false;
   uint64_t& seen = ring_done_seen_[static_cast<size_t>(dest)];
-  if (t + k - seen > kCells) {
+  auto fits = [&](uint64_t freed) { return t + k - freed <= kCells; };
+  if (!fits(seen)) {
     PairState& ps = pair_state(pid_, dest);
-    seen = ps.ring_done.load(std::memory_order_acquire);  // orders the consumer's reads before our writes
-    if (t + k - seen > kCells) {  // not freed yet: ask to be woken when it is (Napping), then look once more
-      ps.want_room.store(1, std::memory_order_relaxed);
-      seen = ps.ring_done.load(std::memory_order_acquire);
-      if (t + k - seen > kCells) return false;
-    }
+    if (!room_freed(ps, ps.ring_done, seen, fits)) return false;
   }
   if (k == 1) {  // the common case: the pieces back to back in one cell
     Cell& c = r[t % kCells];
@@ -316,14 +312,10 @@ bool LocalTransport::push_pull(int dest, const iovec* iov, void** desc, size_t c
   uint64_t& t = pull_tail_[static_cast<size_t>(dest)];
   PullCell& c = pull_ring(pid_, dest)[t % kPullCells];
   uint64_t& seen = pull_done_seen_[static_cast<size_t>(dest)];
-  if (t - seen >= kPullCells) {
+  auto fits = [&](uint64_t taken) { return t - taken < kPullCells; };
+  if (!fits(seen)) {
     PairState& ps = pair_state(pid_, dest);
-    seen = ps.done.load(std::memory_order_acquire);
-    if (t - seen >= kPullCells) {  // the receiver has not taken it yet: ask to be woken (as push)
-      ps.want_room.store(1, std::memory_order_relaxed);
-      seen = ps.done.load(std::memory_order_acquire);
-      if (t - seen >= kPullCells) return false;
-    }
+    if (!room_freed(ps, ps.done, seen, fits)) return false;
   }
   Pending pd{};
   pd.dest = dest;
@@ -739,7 +731,7 @@ void LocalTransport::nap(double seconds) {
   PeerInfo& me = peer(pid_);
   const uint32_t bell = me.doorbell.load(std::memory_order_acquire);
   me.napping.store(1, std::memory_order_seq_cst);  // before the look below: a producer after it rings
-  if (!ring_waiting() && !pull_waiting() && me.provider_in.load(std::memory_order_acquire) == provider_recvd_) {
+  if (!may_have_arrivals()) {
     const timespec ts = to_timespec(seconds);
     // Returns at once if the bell rang since it was read (EAGAIN), when rung, or after ts.
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&me.doorbell), FUTEX_WAIT, bell, &ts, nullptr, 0);

@@ -375,6 +375,19 @@ class LocalTransport final : public Transport {
     if (peer(dest).napping.load(std::memory_order_relaxed) != 0) ring_doorbell(dest);
   }
   void ring_doorbell(int dest);
+  // A sender whose ring or pull queue to a peer looked full (fits(seen)
+  // false): reload `seen` from the consumer's counter `done` (acquire: orders
+  // the consumer's reads before our writes); still full, ask to be woken when
+  // cells are freed (want_room; see room_made) and look once more, as the
+  // consumer may have freed them in between. True when it fits now.
+  template <class Fits>
+  static bool room_freed(PairState& ps, const std::atomic<uint64_t>& done, uint64_t& seen, Fits fits) {
+    seen = done.load(std::memory_order_acquire);
+    if (fits(seen)) return true;
+    ps.want_room.store(1, std::memory_order_relaxed);
+    seen = done.load(std::memory_order_acquire);
+    return fits(seen);
+  }
   // After this process freed cells of src's ring or pull queue: wake src if
   // it found them full (want_room; the flag is on the pair's line that the
   // frees just wrote, so a sender with room costs nothing more).
