@@ -44,12 +44,6 @@ struct RecvSlot {
   fabric::OpContext ctx;  // first: see above
   wire::Header* hdr = nullptr;
   uintptr_t frame = 0;
-  // Registration descriptors of hdr and of frame, looked up once (post_slot):
-  // slabs of ordinary frames are never deregistered, so a buffer's
-  // descriptor never changes; desc_frame is the frame frame_desc is for.
-  void* hdr_desc = nullptr;
-  void* frame_desc = nullptr;
-  uintptr_t desc_frame = 0;
   bool small = false;  // a small buffer for messages tagged kTagSmall
   bool body = false;   // a body slot
   bool untouched = false;  // frame fresh from its slab: touched before it is posted (post_slot)
