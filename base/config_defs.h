@@ -168,7 +168,7 @@ BSPK_CONFIG_VAR(PUT_ZEROCOPY_MIN, "BSPK_PUT_ZEROCOPY_MIN", String, User, kNoDefa
 
 BSPK_CONFIG_VAR(BSPLIB_BOARD, "BSPK_BSPLIB_BOARD", String, User, kNoDefault, 0, 0, nullptr, "`on`",
                 "BSPlib programs with every process on one host: a counted `bsp_sync` carries its batches of up to "
-                "4 KiB through the shared-memory count board in one all-gather superstep instead of as messages "
+                "8 KiB through the shared-memory count board in one all-gather superstep instead of as messages "
                 "(larger ones follow as messages); `off`: always messages (read by libbspk-bsplib at `bsp_begin`; "
                 "see \"BSPlib programs\")")
 
