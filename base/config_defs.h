@@ -115,7 +115,7 @@ BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, null
                 "last posted one (a burst), up to 32; set: that many from the start")
 BSPK_CONFIG_VAR(COUNT_CARRY, "BSPK_COUNT_CARRY", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "counted supersteps with the `direct` count exchange: a process's count for a peer travels in "
-                "the superstep's last small message to it (held back until the next send to that peer or "
+                "the superstep's last message of one frame to it (held back until the next send to that peer or "
                 "`bspk_sync`, after a counted superstep), not as a message of its own; `auto`/`on`: so, "
                 "`off`: always a count message")
 BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,

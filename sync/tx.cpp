@@ -93,8 +93,10 @@ bool Engine::send_frame(int dest, wire::Kind kind, const Header& h, void* payloa
     else
       split_cur_ = false;  // net: a message of one frame is whole, and outside the budget
   }
-  // Held back to carry this superstep's count (carry_counts_on, engine.h).
-  const bool hold = carry_now_ && carry_kind_[kind] && tag == wire::kTagSmall && hh.nframes <= 1;
+  // Held back to carry this superstep's count (carry_counts_on, engine.h):
+  // any message of one frame, of either receive class (one split into
+  // header and body below is not held).
+  const bool hold = carry_now_ && carry_kind_[kind] && hh.nframes <= 1;
   if (!hold && can_inject(dest, step_, sizeof(Header) + len)) {
     iovec iov[2] = {{&hh, sizeof(Header)}, {payload, len}};
     void* descs[2] = {nullptr, nullptr};  // injected buffers need no registration

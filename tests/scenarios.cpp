@@ -1102,15 +1102,17 @@ int many(int argc, char** argv) {
 
 // Counts carried by data messages (BSPK_COUNT_CARRY, sync/engine.h): with
 // the direct count exchange, a counted superstep's count for a peer travels
-// in the last small message to it. Phase 1, 13 supersteps with processes
-// delayed at random (some race ahead, some lag): counted, bspk_expect and
-// bspk_will_send supersteps mixed; to every process (itself included) 0-3
-// messages each, small (2 ints), empty, or of several frames (never held);
-// every message must arrive once, in its superstep, with its content.
-// Phase 2, 6 counted supersteps of one small message to every other process:
-// the count messages sent (stats.ctrl_sent) must be 0 when counts are carried
-// ("carried"), 6 (p - 1) when not ("uncarried"); "any" checks phase 1 only
-// (the board, halving, the tree).
+// in the last single-frame message to it. Phase 1, 13 supersteps with
+// processes delayed at random (some race ahead, some lag): counted,
+// bspk_expect and bspk_will_send supersteps mixed; to every process (itself
+// included) 0-3 messages each, small (2 ints), empty, of one frame but past
+// the 4 KiB small-buffer class (3,000 ints), or of several frames (never
+// held); every message must arrive once, in its superstep, with its content.
+// Phases 2 and 3, 6 counted supersteps each of one message to every other
+// process, small (phase 2) and of the large class in one frame (phase 3): the
+// count messages sent (stats.ctrl_sent) must be 0 when counts are carried
+// ("carried"), 6 (p - 1) per phase when not ("uncarried"); "any" checks
+// phase 1 only (the board, halving, the tree).
 SCENARIO_ROW({.test = "CountsCarriedByDataMessages", .args = "carry carried", .env = "BSPK_COUNT_EXCHANGE=direct",
               .out = {exactly(1, "carry ok")}});
 SCENARIO_ROW({.test = "CountsNotCarriedWhenOff", .args = "carry uncarried",
@@ -1375,13 +1377,15 @@ uint64_t carry_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 }
 int carry(int argc, char** argv) {
   const std::string mode = argc > 2 ? argv[2] : "any";
-  constexpr int S = 13, kLarge = 100000;  // ints: several frames; the last superstep counted
-  // Messages from src to dest in superstep s, and message m's shape: 0 small, 1 empty, 2 large.
+  // ints: several frames; one frame of the large class (> 4 KiB); the last superstep counted
+  constexpr int S = 13, kLarge = 100000, kMedium = 3000;
+  // Messages from src to dest in superstep s, and message m's shape: 0 small, 1 empty, 2 large, 3 medium.
   auto nmsg = [](int s, int src, int dest) { return static_cast<int>(carry_hash(s, src, dest, 1) % 4); };
   auto shape = [](int s, int src, int dest, int m) {
     uint64_t h = carry_hash(s, src, dest, 10 + m) % 8;
-    return h == 0 ? 2 : h == 1 ? 1 : 0;
+    return h == 0 ? 2 : h == 1 ? 1 : h == 2 ? 3 : 0;
   };
+  auto elems = [&](int sh) -> size_t { return sh == 2 ? kLarge : sh == 3 ? kMedium : sh == 1 ? 0 : 2; };
   for (int s = 0; s < S; ++s) {
     const int kind = s % 5;  // 0-2 counted, 3 bspk_expect, 4 bspk_will_send
     if (carry_hash(s, me, 0, 2) % 3 == 0) usleep(static_cast<useconds_t>(carry_hash(s, me, 0, 3) % 3000));
@@ -1389,8 +1393,7 @@ int carry(int argc, char** argv) {
     std::vector<int> will(static_cast<size_t>(P), 0);
     for (int d = 0; d < P; ++d)
       for (int m = 0; m < nmsg(s, me, d); ++m) {
-        const int sh = shape(s, me, d, m);
-        const size_t n = sh == 2 ? kLarge : sh == 1 ? 0 : 2;
+        const size_t n = elems(shape(s, me, d, m));
         bspk_ptr r = bspk_malloc("", 0, n ? n : 1, sizeof(int));
         CHECK(!bspk_is_null(r), "malloc: %s", bspk_error_string());
         for (size_t i = 0; i < n; ++i) static_cast<int*>(bspk_elemP(bspk_incr(r, static_cast<ptrdiff_t>(i))))[0] =
@@ -1411,8 +1414,7 @@ int carry(int argc, char** argv) {
         CHECK(!bspk_is_null(r), "superstep %d: message %d from pid %d missing", s, m, src);
         CHECK(bspk_sender_id(r) == src, "superstep %d: message from pid %d where pid %d's message %d was due", s,
               bspk_sender_id(r), src, m);
-        const int sh = shape(s, src, me, m);
-        const size_t n = sh == 2 ? kLarge : sh == 1 ? 0 : 2;
+        const size_t n = elems(shape(s, src, me, m));
         CHECK(bspk_nelems(r) == n, "superstep %d: pid %d's message %d has %zu elements, expected %zu", s, src, m,
               static_cast<size_t>(bspk_nelems(r)), n);
         for (size_t i = 0; i < n; i += (n > 2 ? 997 : 1)) {
@@ -1424,34 +1426,45 @@ int carry(int argc, char** argv) {
       }
     CHECK(bspk_is_null(bspk_recv()), "superstep %d: an extra message", s);
   }
-  bspk_stats st0, st1;
-  OK(bspk_get_stats(&st0));
-  for (int s = 0; s < 6; ++s) {
-    std::vector<bspk_ptr> out;
-    for (int d = 0; d < P; ++d) {
-      if (d == me) continue;
-      bspk_ptr r = bspk_malloc("", 0, 1, sizeof(int));
-      *static_cast<int*>(bspk_elemP(r)) = me * 100 + s;
-      OK(bspk_send(d, r, 1));
-      out.push_back(r);
+  for (int phase = 2; phase <= 3; ++phase) {
+    const size_t n = phase == 2 ? 1 : kMedium;
+    bspk_stats st0, st1;
+    OK(bspk_get_stats(&st0));
+    for (int s = 0; s < 6; ++s) {
+      std::vector<bspk_ptr> out;
+      for (int d = 0; d < P; ++d) {
+        if (d == me) continue;
+        bspk_ptr r = bspk_malloc("", 0, n, sizeof(int));
+        CHECK(!bspk_is_null(r), "malloc: %s", bspk_error_string());
+        for (size_t i = 0; i < n; ++i)
+          static_cast<int*>(bspk_elemP(bspk_incr(r, static_cast<ptrdiff_t>(i))))[0] = me * 100 + s + static_cast<int>(i);
+        OK(bspk_send(d, r, n));
+        out.push_back(r);
+      }
+      OK(bspk_sync());
+      for (bspk_ptr r : out) OK(bspk_free(r));
+      int got = 0;
+      for (bspk_ptr r; !bspk_is_null(r = bspk_recv()); ++got) {
+        CHECK(bspk_nelems(r) == n, "phase %d superstep %d: %zu elements, expected %zu", phase, s,
+              static_cast<size_t>(bspk_nelems(r)), n);
+        for (size_t i = 0; i < n; i += 97)
+          CHECK(static_cast<int*>(bspk_elemP(bspk_incr(r, static_cast<ptrdiff_t>(i))))[0] ==
+                    bspk_sender_id(r) * 100 + s + static_cast<int>(i),
+                "phase %d superstep %d: wrong content at element %zu", phase, s, i);
+        OK(bspk_free(r));
+      }
+      CHECK(got == P - 1, "phase %d superstep %d: %d messages, expected %d", phase, s, got, P - 1);
     }
-    OK(bspk_sync());
-    for (bspk_ptr r : out) OK(bspk_free(r));
-    int got = 0;
-    for (bspk_ptr r; !bspk_is_null(r = bspk_recv()); ++got) {
-      CHECK(*static_cast<int*>(bspk_elemP(r)) == bspk_sender_id(r) * 100 + s, "phase 2 superstep %d: wrong content", s);
-      OK(bspk_free(r));
-    }
-    CHECK(got == P - 1, "phase 2 superstep %d: %d messages, expected %d", s, got, P - 1);
+    OK(bspk_get_stats(&st1));
+    const uint64_t ctrl = st1.ctrl_sent - st0.ctrl_sent;
+    if (mode == "carried")
+      CHECK(ctrl == 0, "phase %d: counts carried: %llu control messages in 6 counted supersteps, expected 0", phase,
+            static_cast<unsigned long long>(ctrl));
+    if (mode == "uncarried")
+      CHECK(ctrl == 6ull * static_cast<uint64_t>(P - 1),
+            "phase %d: counts not carried: %llu control messages, expected %d", phase,
+            static_cast<unsigned long long>(ctrl), 6 * (P - 1));
   }
-  OK(bspk_get_stats(&st1));
-  const uint64_t ctrl = st1.ctrl_sent - st0.ctrl_sent;
-  if (mode == "carried")
-    CHECK(ctrl == 0, "counts carried: %llu control messages in 6 counted supersteps, expected 0",
-          static_cast<unsigned long long>(ctrl));
-  if (mode == "uncarried")
-    CHECK(ctrl == 6ull * static_cast<uint64_t>(P - 1), "counts not carried: %llu control messages, expected %d",
-          static_cast<unsigned long long>(ctrl), 6 * (P - 1));
   if (me == 0) std::printf("carry ok\n");
   return 0;
 }
