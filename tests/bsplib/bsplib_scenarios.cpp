@@ -735,6 +735,49 @@ int bigput_auto(int argc, char** argv) {
   return 0;
 }
 
+// On one host a counted bsp_sync carries each batch of up to 8 KiB through
+// the board (no message: msgs_sent does not grow), and a larger one as a
+// message in one more superstep (README "BSPlib programs", "On one host").
+// A put of 6,000 bytes to the right neighbour (a batch of about 6 KiB), then
+// one of 10,000 bytes; both land whole either way, and with the batches as
+// messages (BSPK_BSPLIB_BOARD=off) every batch is a message.
+SCENARIO_ROW({.test = "BoardCarriesBatchesOfUpTo8KiB", .args = "board_batch counted", .procs = p_range(2, 4),
+              .out = once_per_process("board_batch ok"), .limit_s = 90, .suite = "BSPlib"});
+SCENARIO_ROW({.test = "BoardCarriesBatchesOfUpTo8KiB_Messages", .args = "board_batch counted", .procs = p_list({2, 3}),
+              .env = "BSPK_BSPLIB_BOARD=off", .out = once_per_process("board_batch ok"), .limit_s = 90,
+              .suite = "BSPlib"});
+int board_batch(int argc, char** argv) {
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  const int N = 2500;  // ints: room for the larger put
+  std::vector<int> a(static_cast<size_t>(N), -1), src(static_cast<size_t>(N));
+  bsp_push_reg(a.data(), N * static_cast<int>(sizeof(int)));
+  sync_m(all_others());
+  const bool board = board_path();
+  int round = 0;
+  for (int n : {1500, 2500}) {  // 6,000 and 10,000 bytes
+    for (int i = 0; i < n; ++i) src[static_cast<size_t>(i)] = me * 100000 + round * 10000 + i;
+    const bspk_stats s0 = stats_now();
+    bsp_put(R, src.data(), a.data(), 0, n * static_cast<int>(sizeof(int)));
+    sync_m(others({L}));
+    const bspk_stats s1 = stats_now();
+    for (int i = 0; i < n; ++i)
+      CHECK(a[static_cast<size_t>(i)] == L * 100000 + round * 10000 + i, "%d-byte put: element %d from pid %d is %d",
+            n * 4, i, L, a[static_cast<size_t>(i)]);
+    const uint64_t msgs = s1.msgs_sent - s0.msgs_sent;
+    const bool inline_expected = board && n * sizeof(int) < 8192 - 64;
+    CHECK(inline_expected ? msgs == 0 : msgs >= 1, "a %d-byte put (%s): %llu messages sent, expected %s", n * 4,
+          board ? "board" : "batches as messages", (unsigned long long)msgs, inline_expected ? "0" : "at least 1");
+    ++round;
+  }
+  bsp_pop_reg(a.data());
+  sync_m(all_others());
+  std::printf("board_batch ok\n");
+  bsp_end();
+  return 0;
+}
+
 // A zero-copy size that is not one ends the job at bsp_begin, naming the variable.
 SCENARIO_ROW({.test = "ErrPutZeroCopyMinNotASize", .args = "combine counted", .procs = p_list({2}),
               .providers = {"shm"}, .env = "BSPK_SYNC_TIMEOUT=60 BSPK_PUT_ZEROCOPY_MIN=12Q",
@@ -1662,6 +1705,7 @@ int main(int argc, char** argv) {
   if (name == "direct_get") return direct_get(argc, argv);
   if (name == "bigput") return bigput(argc, argv);
   if (name == "bigput_auto") return bigput_auto(argc, argv);
+  if (name == "board_batch") return board_batch(argc, argv);
   if (name == "reg") return reg(argc, argv);
   if (name == "bsmp") return bsmp(argc, argv);
   if (name.compare(0, 4, "err_") == 0 || name.compare(0, 6, "abort_") == 0) return err(name, argc, argv);
