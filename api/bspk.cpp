@@ -69,6 +69,13 @@ bool leaves_over(const char* call, int code) {
 
 // A bspk_lookup pointer, resolved when its pair is known (else unchanged).
 bspk_ptr canon(bspk_ptr p) { return rt && dsm::Dsm::is_handle(p) ? rt->dsm->resolve(p) : p; }
+// The same in place, for the pointer accessors: p is rewritten only when it
+// is a handle (an unconditional `p = canon(p)` copied the 40-byte pointer
+// through a temporary written field by field, whose wide reloads stall on
+// store forwarding -- 15 ns per bspk_incr here, most of it that).
+inline void canon_in_place(bspk_ptr& p) {
+  if (dsm::Dsm::is_handle(p)) p = canon(p);
+}
 
 }  // namespace
 
@@ -227,12 +234,8 @@ int bspk_free(bspk_ptr p) {
   });
 }
 
-// (The pointer accessors below resolve a handle only when p is one: an
-// unconditional `p = canon(p)` copied the 40-byte pointer through a
-// temporary written field by field, whose wide reloads stall on store
-// forwarding -- 15 ns per bspk_incr here, most of it that.)
 void* bspk_elemP(bspk_ptr p) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   if (rt && p.owner == rt->pid) {
     // Fast path: a live local region and an element inside it.
     if (comem::Region* r = rt->comem->find(p.region, p.gen); r && p.offset < r->nelems) return r->elem(p.offset);
@@ -250,7 +253,7 @@ void* bspk_elemP(bspk_ptr p) {
 }
 
 bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   if (dsm::Dsm::is_handle(p)) {
     // Not resolved yet: offset arithmetic only, the range is checked when used.
     if (amount >= 0 || static_cast<uint64_t>(-(amount + 1)) < p.offset) {
@@ -274,7 +277,7 @@ bspk_ptr bspk_incr(bspk_ptr p, ptrdiff_t amount) {
 }
 
 size_t bspk_span(bspk_ptr p, void** base) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   size_t n = 0;
   void* b = nullptr;
   if (rt && p.owner == rt->pid) {
@@ -299,15 +302,15 @@ size_t bspk_span(bspk_ptr p, void** base) {
 
 int bspk_is_null(bspk_ptr p) { return p.region == 0; }
 size_t bspk_nelems(bspk_ptr p) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   return p.region && !dsm::Dsm::is_handle(p) && p.offset <= p.nelems ? p.nelems - p.offset : 0;
 }
 size_t bspk_elem_size(bspk_ptr p) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   return p.region && !dsm::Dsm::is_handle(p) ? p.elem_size : 0;
 }
 int bspk_owner(bspk_ptr p) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   return p.region && !dsm::Dsm::is_handle(p) ? p.owner : -1;
 }
 
@@ -324,7 +327,7 @@ bspk_ptr bspk_malloc_contiguous(const char* name, int idx, size_t n, size_t elem
 }
 
 int bspk_is_contiguous(bspk_ptr p) {
-  if (dsm::Dsm::is_handle(p)) p = canon(p);
+  canon_in_place(p);
   if (!rt || p.region == 0 || p.owner != rt->pid) return 0;
   const comem::Region* r = rt->comem->find(p.region);
   return r && (r->contiguous || r->nframes <= 1) ? 1 : 0;

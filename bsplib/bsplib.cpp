@@ -142,11 +142,11 @@ static_assert(sizeof(BoardHead) == 8 && sizeof(BoardEntry) == 8);
 // copy through the board costs more than a message's way, travel as messages.
 // Measured (shm, one word per bsp_put to consecutive offsets, 4 KiB and the
 // candidate limit alternated in one process, medians of 15 blocks of 1,000
-// supersteps): batches of 4-8 KiB are 5-46% faster inline than as a message
-// and its extra superstep (p = 2: 512 words 6.67 -> 6.16 us; p = 4 on 2
-// cores, 512-640 words per destination 14-16%), 8 KiB breaks even and
-// 12-15 KiB are 10% slower (the board copies the batch twice, a pulled
-// message once).
+// supersteps): batches of 4-8 KiB are 2-8% faster inline than as a message
+// and its extra superstep (p = 2: 512 words 6.67 -> 6.16 us, 15.0 -> 8.2 in
+// a run where the message path was in its slow mode; p = 4 on 2 cores,
+// 512-640 words per destination 14-16%), 8 KiB breaks even and 12-15 KiB
+// are 10% slower (the board copies the batch twice, a pulled message once).
 constexpr size_t kBoardBatchMax = 8192;
 static_assert(BSPK_SYNC_BLOCK_MAX <= UINT16_MAX && kBoardBatchMax <= UINT16_MAX, "BoardEntry's 16-bit fields");
 
