@@ -13,6 +13,7 @@
 #define N 1000
 #define B 3
 #include <bsp.h>
+#include <bsp_level1.h> /* the Oxford toolset's level-1 collectives, included after bsp.h as its programs do */
 
 int compat(void);
 int compat(void) {
