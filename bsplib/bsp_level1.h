@@ -54,7 +54,8 @@ BSPK_BSP_API void bsp_scan(void (*op)(void *, void *, void *, int *), void *src,
 /* nbytes from src on process pid into dst on every process (pid included). */
 BSPK_BSP_API void bsp_bcast(int pid, void *src, void *dst, int nbytes);
 BSPK_BSP_API void bsp_bcast_cpp(int pid, void *src, void *dst, int nbytes, int lineno, char *filename);
-/* In place (BSPonMPI 0.3's level-1 header): ptr on pid to ptr everywhere. */
+/* In place, as in P. Krusche's BSPonMPI fork (2012, bsp_broadcast.h):
+ * nbytes at ptr on pid to ptr everywhere. */
 BSPK_BSP_API void bsp_broadcast(int pid, void *ptr, int nbytes);
 /* nbytes from src on every process k into dst + k * nbytes on process pid
  * (dst holds p * nbytes there; other processes' dst is not touched). */
