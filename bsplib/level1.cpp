@@ -48,7 +48,8 @@ char* slot_of(int k) { return S.buf + static_cast<size_t>(k) * S.slot; }
 char* data_of(int k) { return slot_of(k) + sizeof(Stamp); }
 
 // Checks common to every call; makes the scratch hold nbytes per process
-// (a new registration and one bsp_sync when it does not yet).
+// (a new registration and one bsp_sync when it does not yet) and counts the
+// call (its stamps carry the count).
 void begin(const char* fn, int nbytes, int root, bool rooted) {
   const int p = bsp_nprocs();
   if (nbytes < 0) bsp_abort("%s: negative size %d (process %d)\n", fn, nbytes, bsp_pid());
@@ -59,6 +60,7 @@ void begin(const char* fn, int nbytes, int root, bool rooted) {
               "superstep with a counted bsp_sync (declare after them)\n",
               fn, bsp_pid());
   const size_t need = sizeof(Stamp) + ((static_cast<size_t>(nbytes) + 15) & ~static_cast<size_t>(15));
+  ++S.calls;
   if (S.buf && need <= S.slot) return;
   // Every process grows at the same call (nbytes must agree; if it does not,
   // the registration counts differ at this sync and the core says so).
@@ -111,7 +113,6 @@ void expect_from(const char* fn, int k, uint32_t op, int nbytes, int root) {
 void gather_all(const char* fn, const void* src, int nbytes) {
   const uint32_t op = op_code(fn);
   begin(fn, nbytes, 0, false);
-  ++S.calls;
   const int p = bsp_nprocs();
   for (int k = 0; k < p; ++k) send_to(k, op, src, nbytes, 0);
   bsp_sync();
@@ -183,7 +184,6 @@ void bsp_scan(void (*op)(void*, void*, void*, int*), void* src, void* dst, int n
 void bsp_bcast(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_bcast";
   begin(fn, nbytes, pid, true);
-  ++S.calls;
   const int p = bsp_nprocs(), me = bsp_pid();
   if (me == pid)
     for (int k = 0; k < p; ++k) send_to(k, op_code(fn), src, nbytes, pid);
@@ -197,7 +197,6 @@ void bsp_broadcast(int pid, void* ptr, int nbytes) { bsp_bcast(pid, ptr, ptr, nb
 void bsp_gather(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_gather";
   begin(fn, nbytes, pid, true);
-  ++S.calls;
   const int p = bsp_nprocs(), me = bsp_pid();
   send_to(pid, op_code(fn), src, nbytes, pid);
   bsp_sync();
@@ -211,7 +210,6 @@ void bsp_gather(int pid, void* src, void* dst, int nbytes) {
 void bsp_scatter(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_scatter";
   begin(fn, nbytes, pid, true);
-  ++S.calls;
   const int p = bsp_nprocs(), me = bsp_pid();
   if (me == pid)
     for (int k = 0; k < p; ++k)
