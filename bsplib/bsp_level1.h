@@ -9,7 +9,9 @@
  * gets and messages do takes effect, and the BSMP queue afterwards holds the
  * messages sent before the call). Different nbytes, roots or operations
  * between processes are reported as an error naming both processes (the job
- * ends as on bsp_abort).
+ * ends as on bsp_abort); when the larger nbytes needs a larger scratch
+ * (below) than the smaller, the error is the core's: the processes differ
+ * in their bsp_push_reg calls at that bsp_sync.
  *
  * Beyond the Oxford library, no buffer needs to be registered: src and dst
  * may be any memory (the toolset required dst, and for bsp_scatter src, to

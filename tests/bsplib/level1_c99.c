@@ -6,6 +6,9 @@
  *                         (must end the job with an error naming it)
  *   level1_c99 other-op   process p-1 calls bsp_maxI where the others call
  *                         bsp_sumI (must end the job with an error)
+ *   level1_c99 grow-mismatch  process p-1 passes more bytes than the scratch
+ *                         holds, the others fewer: it alone registers a
+ *                         larger one (the core reports the difference)
  * Prints "level1 ok pid=K" per process; "CHECK FAILED" on a wrong value. */
 #include "bsp.h"
 #include "bsp_level1.h"
@@ -61,6 +64,14 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "mismatch") == 0) {
         char src[32] = "x", dst[32];
         bsp_fold(concat, src, dst, me == p - 1 ? 24 : 16);
+        printf("CHECK FAILED pid=%d: a mismatched bsp_fold returned\n", me);
+        bsp_end();
+        return 1;
+    }
+    if (strcmp(mode, "grow-mismatch") == 0) {
+        char src[1024] = "x", dst[1024];
+        bsp_fold(concat, src, dst, 16);
+        bsp_fold(concat, src, dst, me == p - 1 ? 1000 : 16);
         printf("CHECK FAILED pid=%d: a mismatched bsp_fold returned\n", me);
         bsp_end();
         return 1;
