@@ -2,6 +2,9 @@
  * (bsp_level1.h) against values every process computes itself, in strict C99.
  *
  *   level1_c99            every function, several rounds, p = 1..8
+ *   level1_c99 skew       the same, with process round % p sleeping 2 ms
+ *                         before each group of calls (late into the syncs
+ *                         inside them while the others wait or race ahead)
  *   level1_c99 mismatch   process p-1 passes another nbytes to bsp_fold
  *                         (must end the job with an error naming it)
  *   level1_c99 other-op   process p-1 calls bsp_maxI where the others call
@@ -10,13 +13,22 @@
  *                         holds, the others fewer: it alone registers a
  *                         larger one (the core reports the difference)
  * Prints "level1 ok pid=K" per process; "CHECK FAILED" on a wrong value. */
+#define _POSIX_C_SOURCE 199309L /* nanosleep in strict C99 */
 #include "bsp.h"
 #include "bsp_level1.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int failures;
+static int skew; /* "skew" mode: see the top */
+static void late(int round) {
+    if (skew && bsp_pid() == round % bsp_nprocs()) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+}
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \
         if (!(cond)) {                                                     \
@@ -60,6 +72,7 @@ int main(int argc, char **argv) {
     bsp_begin(bsp_nprocs());
     p = bsp_nprocs();
     me = bsp_pid();
+    skew = strcmp(mode, "skew") == 0;
 
     if (strcmp(mode, "mismatch") == 0) {
         char src[32] = "x", dst[32];
@@ -98,6 +111,7 @@ int main(int argc, char **argv) {
             prod *= (k % 3) + 1;
             dsum += 0.5 * k;
         }
+        late(round);
         v = bsp_sumI(me + round);
         bsp_qsize(&msgs, &tag_n);
         if (round > 0) {
@@ -129,6 +143,7 @@ int main(int argc, char **argv) {
             bsp_sort(lt_desc, &x, &y, sizeof x);
             CHECK(y == (p - 1 - me) * 10, "bsp_sort descending: %d", y);
         }
+        late(round);
         /* fold and scan with a non-commutative op: pid order */
         memset(src, 0, sizeof src);
         src[0] = (char)('0' + me % 10);
@@ -148,6 +163,7 @@ int main(int argc, char **argv) {
             bsp_broadcast(k, b, sizeof b[0]);
             CHECK(b[0] == 99 + k, "bsp_broadcast from %d: %d", k, b[0]);
         }
+        late(round + 1);
         /* gather and scatter through root p-1-round%p */
         {
             int root = (p - 1 + round) % p;
@@ -163,6 +179,7 @@ int main(int argc, char **argv) {
             bsp_scatter(root, gathered, got, sizeof got);
             for (k = 0; k < 4; k++) CHECK(got[k] == 1000 + me * 4 + k, "bsp_scatter[%d] = %d", k, got[k]);
         }
+        late(round + 2);
         /* a large fold (grows the scratch): sums of 64 ints elementwise */
         for (k = 0; k < 64; k++) all[k] = me + k;
         {
