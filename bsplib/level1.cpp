@@ -79,6 +79,12 @@ void begin(const char* fn, int nbytes, int root, bool rooted) {
   S.slot = slot;
 }
 
+// A buffer the call reads or writes on this process: NULL is an error (with
+// nbytes > 0), reported like the core's bad arguments rather than a crash.
+void need_ptr(const char* fn, const void* ptr, const char* name, int nbytes) {
+  if (!ptr && nbytes > 0) bsp_abort("%s: %s is NULL on process %d (with nbytes %d)\n", fn, name, bsp_pid(), nbytes);
+}
+
 // Puts this process's stamp and data (nbytes from src) into slot `me` of process dst.
 void send_to(int dst, uint32_t op, const void* src, int nbytes, int root) {
   const int me = bsp_pid();
@@ -135,6 +141,8 @@ void fold_slots(void (*op)(void*, void*, void*, int*), int last, void* res, int 
 
 void fold_common(const char* fn, void (*op)(void*, void*, void*, int*), void* src, void* dst, int nbytes, bool prefix) {
   if (!op) bsp_abort("%s: the operator is NULL (process %d)\n", fn, bsp_pid());
+  need_ptr(fn, src, "src", nbytes);
+  need_ptr(fn, dst, "dst", nbytes);
   gather_all(fn, src, nbytes);
   fold_slots(op, prefix ? bsp_pid() : bsp_nprocs() - 1, dst, nbytes);
 }
@@ -185,6 +193,8 @@ void bsp_bcast(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_bcast";
   begin(fn, nbytes, pid, true);
   const int p = bsp_nprocs(), me = bsp_pid();
+  if (me == pid) need_ptr(fn, src, "src", nbytes);
+  need_ptr(fn, dst, "dst", nbytes);
   if (me == pid)
     for (int k = 0; k < p; ++k) send_to(k, op_code(fn), src, nbytes, pid);
   bsp_sync();
@@ -198,6 +208,8 @@ void bsp_gather(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_gather";
   begin(fn, nbytes, pid, true);
   const int p = bsp_nprocs(), me = bsp_pid();
+  need_ptr(fn, src, "src", nbytes);
+  if (me == pid) need_ptr(fn, dst, "dst", nbytes);
   send_to(pid, op_code(fn), src, nbytes, pid);
   bsp_sync();
   if (me != pid) return;
@@ -211,6 +223,8 @@ void bsp_scatter(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_scatter";
   begin(fn, nbytes, pid, true);
   const int p = bsp_nprocs(), me = bsp_pid();
+  if (me == pid) need_ptr(fn, src, "src", nbytes);
+  need_ptr(fn, dst, "dst", nbytes);
   if (me == pid)
     for (int k = 0; k < p; ++k)
       send_to(k, op_code(fn), static_cast<const char*>(src) + static_cast<size_t>(k) * static_cast<size_t>(nbytes),
@@ -264,6 +278,8 @@ char bsp_sortC(char x) { return sort_one("bsp_sortC", x); }
 void bsp_sort(int (*lt)(void*, void*, int*), void* src, void* dst, int nbytes) {
   const char* fn = "bsp_sort";
   if (!lt) bsp_abort("%s: the comparison is NULL (process %d)\n", fn, bsp_pid());
+  need_ptr(fn, src, "src", nbytes);
+  need_ptr(fn, dst, "dst", nbytes);
   gather_all(fn, src, nbytes);
   const int p = bsp_nprocs();
   std::vector<int> order(static_cast<size_t>(p));

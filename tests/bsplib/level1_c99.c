@@ -9,6 +9,8 @@
  *                         (must end the job with an error naming it)
  *   level1_c99 other-op   process p-1 calls bsp_maxI where the others call
  *                         bsp_sumI (must end the job with an error)
+ *   level1_c99 null-dst   the root of a bsp_gather passes dst NULL (an error
+ *                         naming it, not a crash)
  *   level1_c99 grow-mismatch  process p-1 passes more bytes than the scratch
  *                         holds, the others fewer: it alone registers a
  *                         larger one (the core reports the difference)
@@ -78,6 +80,13 @@ int main(int argc, char **argv) {
         char src[32] = "x", dst[32];
         bsp_fold(concat, src, dst, me == p - 1 ? 24 : 16);
         printf("CHECK FAILED pid=%d: a mismatched bsp_fold returned\n", me);
+        bsp_end();
+        return 1;
+    }
+    if (strcmp(mode, "null-dst") == 0) {
+        int x = me;
+        bsp_gather(0, &x, me == 0 ? NULL : &x, sizeof x);
+        printf("CHECK FAILED pid=%d: bsp_gather into NULL returned\n", me);
         bsp_end();
         return 1;
     }
