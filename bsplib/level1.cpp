@@ -147,16 +147,22 @@ void fold_common(const char* fn, void (*op)(void*, void*, void*, int*), void* sr
   fold_slots(op, prefix ? bsp_pid() : bsp_nprocs() - 1, dst, nbytes);
 }
 
-template <class T>
-void op_add(void* r, void* x, void* y, int*) { T a, b; std::memcpy(&a, x, sizeof a); std::memcpy(&b, y, sizeof b); T c = a + b; std::memcpy(r, &c, sizeof c); }
-template <class T>
-void op_mul(void* r, void* x, void* y, int*) { T a, b; std::memcpy(&a, x, sizeof a); std::memcpy(&b, y, sizeof b); T c = a * b; std::memcpy(r, &c, sizeof c); }
-template <class T>
-void op_min(void* r, void* x, void* y, int*) { T a, b; std::memcpy(&a, x, sizeof a); std::memcpy(&b, y, sizeof b); T c = b < a ? b : a; std::memcpy(r, &c, sizeof c); }
-template <class T>
-void op_max(void* r, void* x, void* y, int*) { T a, b; std::memcpy(&a, x, sizeof a); std::memcpy(&b, y, sizeof b); T c = a < b ? b : a; std::memcpy(r, &c, sizeof c); }
-void op_and(void* r, void* x, void* y, int*) { int a, b; std::memcpy(&a, x, sizeof a); std::memcpy(&b, y, sizeof b); int c = a && b; std::memcpy(r, &c, sizeof c); }
-void op_or(void* r, void* x, void* y, int*) { int a, b; std::memcpy(&a, x, sizeof a); std::memcpy(&b, y, sizeof b); int c = a || b; std::memcpy(r, &c, sizeof c); }
+// The typed functions' operators: res = F(x, y) on elements of type T
+// (memcpy: the slots need not be aligned for T).
+struct Min { template <class T> T operator()(T a, T b) const { return b < a ? b : a; } };
+struct Max { template <class T> T operator()(T a, T b) const { return a < b ? b : a; } };
+struct Add { template <class T> T operator()(T a, T b) const { return a + b; } };
+struct Mul { template <class T> T operator()(T a, T b) const { return a * b; } };
+struct And { int operator()(int a, int b) const { return a && b; } };
+struct Or { int operator()(int a, int b) const { return a || b; } };
+template <class T, class F>
+void typed_op(void* res, void* x, void* y, int*) {
+  T a, b;
+  std::memcpy(&a, x, sizeof a);
+  std::memcpy(&b, y, sizeof b);
+  const T c = F{}(a, b);
+  std::memcpy(res, &c, sizeof c);
+}
 
 template <class T>
 T reduce(const char* fn, void (*op)(void*, void*, void*, int*), T x, bool prefix) {
@@ -165,73 +171,89 @@ T reduce(const char* fn, void (*op)(void*, void*, void*, int*), T x, bool prefix
   return r;
 }
 
+// dst = the pid-th element of all processes' src in lt order (stable: pid
+// order among equal ones).
+void sort_common(const char* fn, int (*lt)(void*, void*, int*), void* src, void* dst, int nbytes) {
+  if (!lt) bsp_abort("%s: the comparison is NULL (process %d)\n", fn, bsp_pid());
+  need_ptr(fn, src, "src", nbytes);
+  need_ptr(fn, dst, "dst", nbytes);
+  gather_all(fn, src, nbytes);
+  std::vector<int> order(static_cast<size_t>(bsp_nprocs()));
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    int n = nbytes;
+    return lt(data_of(a), data_of(b), &n) != 0;
+  });
+  std::memmove(dst, data_of(order[static_cast<size_t>(bsp_pid())]), static_cast<size_t>(nbytes));
+}
+
+template <class T>
+int less(void* x, void* y, int*) {
+  T a, b;
+  std::memcpy(&a, x, sizeof a);
+  std::memcpy(&b, y, sizeof b);
+  return a < b;
+}
+
 template <class T>
 T sort_one(const char* fn, T x) {
-  gather_all(fn, &x, static_cast<int>(sizeof x));
-  const int p = bsp_nprocs();
-  std::vector<T> v(static_cast<size_t>(p));
-  for (int k = 0; k < p; ++k) std::memcpy(&v[static_cast<size_t>(k)], data_of(k), sizeof x);
-  std::stable_sort(v.begin(), v.end());
-  return v[static_cast<size_t>(bsp_pid())];
+  T r{};
+  sort_common(fn, less<T>, &x, &r, static_cast<int>(sizeof x));
+  return r;
+}
+
+// bsp_bcast (stride 0: the root's nbytes to every process) and bsp_scatter
+// (stride nbytes: process k gets the root's k-th block): src + k * stride
+// on process pid into dst on every process k.
+void from_root(const char* fn, int pid, const void* src, size_t stride, void* dst, int nbytes) {
+  const int me = bsp_pid();
+  if (me == pid) need_ptr(fn, src, "src", nbytes);
+  need_ptr(fn, dst, "dst", nbytes);
+  begin(fn, nbytes, pid, true);
+  const uint32_t op = op_code(fn);
+  if (me == pid)
+    for (int k = 0; k < bsp_nprocs(); ++k)
+      send_to(k, op, static_cast<const char*>(src) + static_cast<size_t>(k) * stride, nbytes, pid);
+  bsp_sync();
+  expect_from(fn, pid, op, nbytes, pid);
+  std::memmove(dst, data_of(pid), static_cast<size_t>(nbytes));
 }
 
 }  // namespace
 
 extern "C" {
 
-void bsp_fold_cpp(void (*op)(void*, void*, void*, int*), void* src, void* dst, int nbytes, int, char*) {
-  fold_common("bsp_fold", op, src, dst, nbytes, false);
-}
 void bsp_fold(void (*op)(void*, void*, void*, int*), void* src, void* dst, int nbytes) {
   fold_common("bsp_fold", op, src, dst, nbytes, false);
+}
+void bsp_fold_cpp(void (*op)(void*, void*, void*, int*), void* src, void* dst, int nbytes, int, char*) {
+  bsp_fold(op, src, dst, nbytes);
 }
 void bsp_scan(void (*op)(void*, void*, void*, int*), void* src, void* dst, int nbytes) {
   fold_common("bsp_scan", op, src, dst, nbytes, true);
 }
 
-void bsp_bcast(int pid, void* src, void* dst, int nbytes) {
-  const char* fn = "bsp_bcast";
-  begin(fn, nbytes, pid, true);
-  const int p = bsp_nprocs(), me = bsp_pid();
-  if (me == pid) need_ptr(fn, src, "src", nbytes);
-  need_ptr(fn, dst, "dst", nbytes);
-  if (me == pid)
-    for (int k = 0; k < p; ++k) send_to(k, op_code(fn), src, nbytes, pid);
-  bsp_sync();
-  expect_from(fn, pid, op_code(fn), nbytes, pid);
-  std::memmove(dst, data_of(pid), static_cast<size_t>(nbytes));
-}
+void bsp_bcast(int pid, void* src, void* dst, int nbytes) { from_root("bsp_bcast", pid, src, 0, dst, nbytes); }
 void bsp_bcast_cpp(int pid, void* src, void* dst, int nbytes, int, char*) { bsp_bcast(pid, src, dst, nbytes); }
 void bsp_broadcast(int pid, void* ptr, int nbytes) { bsp_bcast(pid, ptr, ptr, nbytes); }
+void bsp_scatter(int pid, void* src, void* dst, int nbytes) {
+  from_root("bsp_scatter", pid, src, nbytes < 0 ? 0 : static_cast<size_t>(nbytes), dst, nbytes);
+}
 
 void bsp_gather(int pid, void* src, void* dst, int nbytes) {
   const char* fn = "bsp_gather";
-  begin(fn, nbytes, pid, true);
   const int p = bsp_nprocs(), me = bsp_pid();
   need_ptr(fn, src, "src", nbytes);
   if (me == pid) need_ptr(fn, dst, "dst", nbytes);
-  send_to(pid, op_code(fn), src, nbytes, pid);
+  begin(fn, nbytes, pid, true);
+  const uint32_t op = op_code(fn);
+  send_to(pid, op, src, nbytes, pid);
   bsp_sync();
   if (me != pid) return;
-  for (int k = 0; k < p; ++k) expect_from(fn, k, op_code(fn), nbytes, pid);
+  for (int k = 0; k < p; ++k) expect_from(fn, k, op, nbytes, pid);
   for (int k = 0; k < p; ++k)
     std::memmove(static_cast<char*>(dst) + static_cast<size_t>(k) * static_cast<size_t>(nbytes), data_of(k),
                  static_cast<size_t>(nbytes));
-}
-
-void bsp_scatter(int pid, void* src, void* dst, int nbytes) {
-  const char* fn = "bsp_scatter";
-  begin(fn, nbytes, pid, true);
-  const int p = bsp_nprocs(), me = bsp_pid();
-  if (me == pid) need_ptr(fn, src, "src", nbytes);
-  need_ptr(fn, dst, "dst", nbytes);
-  if (me == pid)
-    for (int k = 0; k < p; ++k)
-      send_to(k, op_code(fn), static_cast<const char*>(src) + static_cast<size_t>(k) * static_cast<size_t>(nbytes),
-              nbytes, pid);
-  bsp_sync();
-  expect_from(fn, pid, op_code(fn), nbytes, pid);
-  std::memmove(dst, data_of(pid), static_cast<size_t>(nbytes));
 }
 
 int bsp_constantI(int x) {
@@ -240,35 +262,35 @@ int bsp_constantI(int x) {
     if (std::memcmp(data_of(k), &x, sizeof x) != 0) return 0;
   return 1;
 }
-int bsp_all(int x) { return reduce("bsp_all", op_and, x, false); }
-int bsp_any(int x) { return reduce("bsp_any", op_or, x, false); }
-int bsp_all_prefix(int x) { return reduce("bsp_all_prefix", op_and, x, true); }
-int bsp_any_prefix(int x) { return reduce("bsp_any_prefix", op_or, x, true); }
+int bsp_all(int x) { return reduce("bsp_all", typed_op<int, And>, x, false); }
+int bsp_any(int x) { return reduce("bsp_any", typed_op<int, Or>, x, false); }
+int bsp_all_prefix(int x) { return reduce("bsp_all_prefix", typed_op<int, And>, x, true); }
+int bsp_any_prefix(int x) { return reduce("bsp_any_prefix", typed_op<int, Or>, x, true); }
 
-int bsp_sumI(int x) { return reduce("bsp_sumI", op_add<int>, x, false); }
-float bsp_sumR(float x) { return reduce("bsp_sumR", op_add<float>, x, false); }
-double bsp_sumD(double x) { return reduce("bsp_sumD", op_add<double>, x, false); }
-int bsp_sumI_prefix(int x) { return reduce("bsp_sumI_prefix", op_add<int>, x, true); }
-float bsp_sumR_prefix(float x) { return reduce("bsp_sumR_prefix", op_add<float>, x, true); }
-double bsp_sumD_prefix(double x) { return reduce("bsp_sumD_prefix", op_add<double>, x, true); }
-int bsp_productI(int x) { return reduce("bsp_productI", op_mul<int>, x, false); }
-float bsp_productR(float x) { return reduce("bsp_productR", op_mul<float>, x, false); }
-double bsp_productD(double x) { return reduce("bsp_productD", op_mul<double>, x, false); }
-int bsp_productI_prefix(int x) { return reduce("bsp_productI_prefix", op_mul<int>, x, true); }
-float bsp_productR_prefix(float x) { return reduce("bsp_productR_prefix", op_mul<float>, x, true); }
-double bsp_productD_prefix(double x) { return reduce("bsp_productD_prefix", op_mul<double>, x, true); }
-int bsp_minI(int x) { return reduce("bsp_minI", op_min<int>, x, false); }
-float bsp_minR(float x) { return reduce("bsp_minR", op_min<float>, x, false); }
-double bsp_minD(double x) { return reduce("bsp_minD", op_min<double>, x, false); }
-int bsp_minI_prefix(int x) { return reduce("bsp_minI_prefix", op_min<int>, x, true); }
-float bsp_minR_prefix(float x) { return reduce("bsp_minR_prefix", op_min<float>, x, true); }
-double bsp_minD_prefix(double x) { return reduce("bsp_minD_prefix", op_min<double>, x, true); }
-int bsp_maxI(int x) { return reduce("bsp_maxI", op_max<int>, x, false); }
-float bsp_maxR(float x) { return reduce("bsp_maxR", op_max<float>, x, false); }
-double bsp_maxD(double x) { return reduce("bsp_maxD", op_max<double>, x, false); }
-int bsp_maxI_prefix(int x) { return reduce("bsp_maxI_prefix", op_max<int>, x, true); }
-float bsp_maxR_prefix(float x) { return reduce("bsp_maxR_prefix", op_max<float>, x, true); }
-double bsp_maxD_prefix(double x) { return reduce("bsp_maxD_prefix", op_max<double>, x, true); }
+int bsp_sumI(int x) { return reduce("bsp_sumI", typed_op<int, Add>, x, false); }
+float bsp_sumR(float x) { return reduce("bsp_sumR", typed_op<float, Add>, x, false); }
+double bsp_sumD(double x) { return reduce("bsp_sumD", typed_op<double, Add>, x, false); }
+int bsp_sumI_prefix(int x) { return reduce("bsp_sumI_prefix", typed_op<int, Add>, x, true); }
+float bsp_sumR_prefix(float x) { return reduce("bsp_sumR_prefix", typed_op<float, Add>, x, true); }
+double bsp_sumD_prefix(double x) { return reduce("bsp_sumD_prefix", typed_op<double, Add>, x, true); }
+int bsp_productI(int x) { return reduce("bsp_productI", typed_op<int, Mul>, x, false); }
+float bsp_productR(float x) { return reduce("bsp_productR", typed_op<float, Mul>, x, false); }
+double bsp_productD(double x) { return reduce("bsp_productD", typed_op<double, Mul>, x, false); }
+int bsp_productI_prefix(int x) { return reduce("bsp_productI_prefix", typed_op<int, Mul>, x, true); }
+float bsp_productR_prefix(float x) { return reduce("bsp_productR_prefix", typed_op<float, Mul>, x, true); }
+double bsp_productD_prefix(double x) { return reduce("bsp_productD_prefix", typed_op<double, Mul>, x, true); }
+int bsp_minI(int x) { return reduce("bsp_minI", typed_op<int, Min>, x, false); }
+float bsp_minR(float x) { return reduce("bsp_minR", typed_op<float, Min>, x, false); }
+double bsp_minD(double x) { return reduce("bsp_minD", typed_op<double, Min>, x, false); }
+int bsp_minI_prefix(int x) { return reduce("bsp_minI_prefix", typed_op<int, Min>, x, true); }
+float bsp_minR_prefix(float x) { return reduce("bsp_minR_prefix", typed_op<float, Min>, x, true); }
+double bsp_minD_prefix(double x) { return reduce("bsp_minD_prefix", typed_op<double, Min>, x, true); }
+int bsp_maxI(int x) { return reduce("bsp_maxI", typed_op<int, Max>, x, false); }
+float bsp_maxR(float x) { return reduce("bsp_maxR", typed_op<float, Max>, x, false); }
+double bsp_maxD(double x) { return reduce("bsp_maxD", typed_op<double, Max>, x, false); }
+int bsp_maxI_prefix(int x) { return reduce("bsp_maxI_prefix", typed_op<int, Max>, x, true); }
+float bsp_maxR_prefix(float x) { return reduce("bsp_maxR_prefix", typed_op<float, Max>, x, true); }
+double bsp_maxD_prefix(double x) { return reduce("bsp_maxD_prefix", typed_op<double, Max>, x, true); }
 
 int bsp_sortI(int x) { return sort_one("bsp_sortI", x); }
 float bsp_sortR(float x) { return sort_one("bsp_sortR", x); }
@@ -276,19 +298,7 @@ double bsp_sortD(double x) { return sort_one("bsp_sortD", x); }
 char bsp_sortC(char x) { return sort_one("bsp_sortC", x); }
 
 void bsp_sort(int (*lt)(void*, void*, int*), void* src, void* dst, int nbytes) {
-  const char* fn = "bsp_sort";
-  if (!lt) bsp_abort("%s: the comparison is NULL (process %d)\n", fn, bsp_pid());
-  need_ptr(fn, src, "src", nbytes);
-  need_ptr(fn, dst, "dst", nbytes);
-  gather_all(fn, src, nbytes);
-  const int p = bsp_nprocs();
-  std::vector<int> order(static_cast<size_t>(p));
-  for (int k = 0; k < p; ++k) order[static_cast<size_t>(k)] = k;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    int n = nbytes;
-    return lt(data_of(a), data_of(b), &n) != 0;
-  });
-  std::memmove(dst, data_of(order[static_cast<size_t>(bsp_pid())]), static_cast<size_t>(nbytes));
+  sort_common("bsp_sort", lt, src, dst, nbytes);
 }
 
 }  // extern "C"
