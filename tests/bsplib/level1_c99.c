@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
         int all[64], mine[4], got[4], gathered[4 * 64];
         /* a BSMP message sent before a level-1 call is in the queue after it
          * (from round 1 on: the scratch registration is there, one sync) */
-        int tag_n = 0, msgs = -1;
+        int msg_bytes = -1, msgs = -1;
         bsp_send((me + 1) % p, NULL, &me, sizeof me);
         for (k = 0; k < p; k++) {
             sum += k + round;
@@ -122,11 +122,13 @@ int main(int argc, char **argv) {
         }
         late(round);
         v = bsp_sumI(me + round);
-        bsp_qsize(&msgs, &tag_n);
+        bsp_qsize(&msgs, &msg_bytes);
         if (round > 0) {
             int from = -1;
             bsp_size_t status = 0;
             CHECK(msgs == 1, "round %d: %d messages in the queue after bsp_sumI, expected 1", round, msgs);
+            CHECK(msg_bytes == (int)sizeof from, "round %d: %d payload bytes queued, expected %d", round, msg_bytes,
+                  (int)sizeof from);
             bsp_get_tag(&status, want);
             if (status == (bsp_size_t)sizeof from) bsp_move(&from, sizeof from);
             CHECK(from == (me + p - 1) % p, "message from %d, expected %d", from, (me + p - 1) % p);
