@@ -13,7 +13,9 @@
  * changing every superstep (0, 4, 8, 12 bytes), so that consecutive messages
  * of one shape travel as one record; getruns: mostly gets, often reading on
  * where the last get from the same process ended, into memory right after
- * its destination, so that they are combined, some larger than a frame;
+ * its destination, so that they are combined, or reading bytes of the same
+ * size at a constant stride (strided runs: GetRun records), some larger
+ * than a frame;
  * hp: bsp_hpput and bsp_hpget next to puts and gets in a larger area, the
  * hpputs from every source back to back in its own slice of the upper half
  * and the puts in the lower half (zero-copy hpputs of the same bytes, or an
@@ -86,8 +88,28 @@ static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
             o.dest = dest;
             o.n = sizes[rnd() % 9];
             o.off = rnd() % (AREA - o.n);
-            if (i > 0 && rnd() % 10 < 7 && ops[i - 1].off + ops[i - 1].n + o.n <= AREA)
+            uint64_t r = rnd() % 10;
+            if (i > 0 && r < 5 && ops[i - 1].off + ops[i - 1].n + o.n <= AREA) {
                 o.off = ops[i - 1].off + ops[i - 1].n; /* reads on where the last op ended */
+            } else if (i > 0 && r < 8 && ops[i - 1].kind == 2 && o.kind == 2) {
+                /* the same size at a stride from the last get (a strided run:
+                 * the stride of the two before it when they made one, else a
+                 * new one, overlapping the last get's bytes or not) */
+                const Op q = ops[i - 1];
+                size_t st;
+                if (i > 1 && ops[i - 2].kind == 2 && ops[i - 2].dest == q.dest && ops[i - 2].n == q.n &&
+                    q.off > ops[i - 2].off)
+                    st = q.off - ops[i - 2].off;
+                else {
+                    const size_t choice[6] = {q.n / 2 + 1, q.n + 8, 3 * q.n, q.n + 4096, 2, 24};
+                    st = choice[rnd() % 6];
+                }
+                if (q.off + st + q.n <= AREA) {
+                    o.dest = dest = q.dest;
+                    o.n = q.n;
+                    o.off = q.off + st;
+                }
+            }
             ops[i] = o;
             continue;
         }

@@ -386,6 +386,94 @@ int drma(int argc, char** argv) {
 // later call wins), runs broken by a put elsewhere, a get and a send, and the
 // same into this process's own array (the local batch). Then a run whose
 // source is changed after each call (bsp_put copies at the call).
+// ================================================================ stridedget
+// Gets of one size at a constant stride from one process into consecutive
+// memory travel as one request (a GetRun record: bsplib.cpp, get_common) and
+// are answered by one gather on the owner; the result must be that of the
+// gets one by one. From R: 10,000 words at a stride of 3 words (80 KB of
+// replies, more than one frame), 16-byte gets at an 8-byte stride (each
+// overlapping the last), 3-byte gets at a 5-byte stride, a run broken by a
+// new stride and by a destination elsewhere; from this process itself, words
+// at a stride of 7. Same superstep: this process puts into the first ten
+// words R's run reads (the gets see the old values: sources are read before
+// any put lands), R writes ten more of them after the calls (the gets see
+// the new values: sources are read at the sync, after the owner's
+// computation), and L puts into a word this process's run writes (the put
+// wins: get results are written before puts).
+POSITIVE_ROWS("DrmaStridedGetRunsAsGetsOneByOne", "stridedget", "stridedget ok");
+int stridedget(int argc, char** argv) {
+  set_mode(argc, argv);
+  begin_all();
+  const int R = right(), L = left();
+  const int W = 30000, N1 = 10000;
+  auto word = [](int src, int i) { return (static_cast<uint64_t>(src) << 32) | static_cast<uint64_t>(i); };
+  // src[i] of process s at its sync, before the puts land (its late writes made).
+  auto late = [&](int src, int i) { return word(src, i) ^ (i % 3 == 0 && i >= 30 && i < 60 ? 0xFFFFu : 0u); };
+  auto put_value = [](int src, int k) { return (uint64_t{0xF0} << 56) | (static_cast<uint64_t>(src) << 16) | k; };
+  std::vector<uint64_t> src(W), d1(N1, 0), d2(400, 0), d3(8, 0), d5(64, 0), mine(50, 0);
+  std::vector<uint8_t> bytes(4000), d4(3 * 600, 0);
+  for (int i = 0; i < W; ++i) src[static_cast<size_t>(i)] = word(me, i);
+  fill(bytes.data(), bytes.size(), me, 9);
+  bsp_push_reg(src.data(), static_cast<int>(W * sizeof(uint64_t)));
+  bsp_push_reg(bytes.data(), static_cast<int>(bytes.size()));
+  bsp_push_reg(d3.data(), static_cast<int>(d3.size() * sizeof(uint64_t)));
+  sync_m(all_others());
+
+  for (int k = 0; k < N1; ++k) bsp_get(R, src.data(), 3 * k * 8, &d1[static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 200; ++k) bsp_get(R, src.data(), (20000 + k) * 8, &d2[2 * static_cast<size_t>(k)], 16);
+  for (int k = 0; k < 600; ++k) bsp_get(R, bytes.data(), 5 * k, &d4[3 * static_cast<size_t>(k)], 3);
+  for (int k = 0; k < 10; ++k) bsp_get(R, src.data(), (25000 + 3 * k) * 8, &d5[static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 5; ++k) bsp_get(R, src.data(), (25029 + 2 * k) * 8, &d5[10 + static_cast<size_t>(k)], 8);
+  bsp_get(R, src.data(), 25100 * 8, &d5[20], 8);  // (the next offset of the stride-2 run, elsewhere)
+  bsp_get(R, src.data(), 25039 * 8, &d5[21], 8);  // (it continues that run's offsets, not its destinations)
+  for (int k = 0; k < 50; ++k) bsp_get(me, src.data(), 7 * k * 8, &mine[static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 8; ++k) bsp_get(R, src.data(), (26000 + 5 * k) * 8, &d3[static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 10; ++k) {
+    const uint64_t v = put_value(me, k);
+    bsp_put(R, &v, src.data(), 3 * k * 8, 8);
+  }
+  const uint64_t beef = 0xBEEF00 + static_cast<uint64_t>(me);
+  bsp_put(R, &beef, d3.data(), 2 * 8, 8);
+  for (int i = 30; i < 60; i += 3) src[static_cast<size_t>(i)] ^= 0xFFFFu;  // after the gets were issued
+  sync_m(others({L}));
+
+  for (int k = 0; k < N1; ++k)
+    if (d1[static_cast<size_t>(k)] != late(R, 3 * k))
+      CHECK(false, "strided get %d of %d from pid %d: %llx, expected %llx", k, N1, R,
+            static_cast<unsigned long long>(d1[static_cast<size_t>(k)]),
+            static_cast<unsigned long long>(late(R, 3 * k)));
+  for (int k = 0; k < 200; ++k)
+    CHECK(d2[2 * static_cast<size_t>(k)] == late(R, 20000 + k) && d2[2 * static_cast<size_t>(k) + 1] == late(R, 20001 + k),
+          "overlapping 16-byte get %d: %llx %llx", k, static_cast<unsigned long long>(d2[2 * static_cast<size_t>(k)]),
+          static_cast<unsigned long long>(d2[2 * static_cast<size_t>(k) + 1]));
+  for (int k = 0; k < 600; ++k)
+    CHECK(holds(&d4[3 * static_cast<size_t>(k)], 3, R, 9, 5 * static_cast<size_t>(k)), "3-byte get %d at a 5-byte stride", k);
+  for (int k = 0; k < 10; ++k)
+    CHECK(d5[static_cast<size_t>(k)] == late(R, 25000 + 3 * k), "broken run: get %d (stride 3 words)", k);
+  for (int k = 0; k < 5; ++k)
+    CHECK(d5[10 + static_cast<size_t>(k)] == late(R, 25029 + 2 * k), "broken run: get %d (stride 2 words)", k);
+  CHECK(d5[15] == 0 && d5[19] == 0 && d5[20] == late(R, 25100) && d5[21] == late(R, 25039) && d5[22] == 0,
+        "gets after the broken run: d5[20] = %llx, d5[21] = %llx", static_cast<unsigned long long>(d5[20]),
+        static_cast<unsigned long long>(d5[21]));
+  for (int k = 0; k < 50; ++k)
+    CHECK(mine[static_cast<size_t>(k)] == late(me, 7 * k), "strided get %d from this process itself: %llx", k,
+          static_cast<unsigned long long>(mine[static_cast<size_t>(k)]));
+  for (int k = 0; k < 8; ++k) {
+    const uint64_t want = k == 2 ? 0xBEEF00 + static_cast<uint64_t>(L) : late(R, 26000 + 5 * k);
+    CHECK(d3[static_cast<size_t>(k)] == want, "d3[%d] = %llx, expected %llx (%s)", k,
+          static_cast<unsigned long long>(d3[static_cast<size_t>(k)]), static_cast<unsigned long long>(want),
+          k == 2 ? "the put over a get result wins" : "a strided get");
+  }
+  for (int k = 0; k < 10; ++k)
+    CHECK(src[3 * static_cast<size_t>(k)] == put_value(L, k), "src[%d] after the put from pid %d", 3 * k, L);
+
+  for (void* a : std::initializer_list<void*>{src.data(), bytes.data(), d3.data()}) bsp_pop_reg(a);
+  sync_m(all_others());
+  std::printf("stridedget ok pid=%d p=%d\n", me, P);
+  bsp_end();
+  return 0;
+}
+
 // ================================================================ zerocopy
 // bsp_hpput and bsp_hpget of at least BSPK_HP_ZEROCOPY_MIN bytes (set here to
 // 64K, the default) to and from other processes move by fabric reads from
@@ -1701,6 +1789,7 @@ int main(int argc, char** argv) {
   if (name == "start") return start(argc, argv);
   if (name == "drma") return drma(argc, argv);
   if (name == "combine") return combine(argc, argv);
+  if (name == "stridedget") return stridedget(argc, argv);
   if (name == "zerocopy") return zerocopy(argc, argv);
   if (name == "direct_get") return direct_get(argc, argv);
   if (name == "bigput") return bigput(argc, argv);
