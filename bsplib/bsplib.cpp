@@ -36,7 +36,10 @@
 // block heads say to all whether some batch was too large for the board
 // (then one more superstep carries those as messages, with exact
 // bspk_expect counts known from the entries) and whether phase 2 runs. A
-// superstep of small batches then costs one shared-memory barrier.
+// superstep of small batches then costs one shared-memory barrier. Phase 2,
+// when it runs, goes through the board the same way (every process knows
+// from the heads that it runs, the processes beyond P included), instead of
+// messages under bspk_expect (phase2).
 //
 // Batch layout: records, each a 32-byte header and its data (padded to 16),
 // or for the common small operations a 16-byte header: SmallPut (a put and
@@ -485,6 +488,26 @@ class Outbox {
   std::vector<char> heap_;    // local batch
 };
 
+// What one board superstep (board_superstep) brought this process: the
+// batches addressed to it, by source pid, and the flags of every process's
+// block (this one's included).
+struct BoardInbox {
+  std::vector<std::vector<char>> bufs;  // per source: its batch to this process, copied from the board
+  std::vector<Reader>* readers = nullptr;  // per source: set to read its batch (in bufs, or the message)
+  std::vector<bspk_ptr>* held = nullptr;   // where batches that came as messages go (freed by the owner)
+  std::vector<char> got;                // per source: a batch came
+  std::vector<char> big_from;           // per source: its batch comes as a message
+  bool gets = false;                    // some process has remote gets: phase 2 runs
+  bool big = false;                     // some process sends a batch as a message
+  bool ops = false;                     // some process made collective calls or is ending (kBoardOps)
+  std::string err;                      // a malformed block (reported after the superstep)
+  void size(int nprocs) {
+    bufs.resize(static_cast<size_t>(nprocs));
+    got.assign(static_cast<size_t>(nprocs), 0);
+    big_from.assign(static_cast<size_t>(nprocs), 0);
+  }
+};
+
 // Everything one phase-1 batch brought, by record.
 struct Inbound {
   bool present = false;  // a batch came from this process
@@ -585,12 +608,8 @@ struct State {
 
   // the board superstep (every sync on one host; see the top of the file)
   bool board = false;                       // in use in this job (the same on every process)
-  std::vector<std::vector<char>> board_in;  // per source: its batch to this process, copied from the board
-  std::vector<char> big_from;               // per source: its batch comes as a message
-  bool board_gets = false;                  // some process has remote gets: phase 2 runs
-  bool board_big = false;                   // some process sends a batch as a message
-  bool board_ops = false;                   // some process made collective calls or is ending (kBoardOps)
-  std::string board_err;                    // a malformed block (reported after the superstep)
+  BoardInbox board1;                        // what phase 1's board superstep brought this process
+  BoardInbox board2;                        // ... and phase 2's (get replies, read acknowledgements)
   std::vector<int> big_to;                  // destinations of this process's batches sent as messages
   std::vector<int> decl_v;                  // a withdrawn bspk_will_send's vector (per pid)
   std::vector<char> board_block;            // this process's head and entries
@@ -599,6 +618,8 @@ struct State {
   // per-sync scratch, kept to avoid allocating in every bsp_sync
   std::vector<Inbound> in;       // per source pid
   std::vector<Reader> readers;   // per source pid
+  std::vector<Reader> replies;   // per source pid: its phase-2 batch through the board
+  std::vector<bspk_ptr> replies_held;  // phase-2 batches through the board that came as messages
   std::vector<char> self_replies;
 };
 
@@ -1469,51 +1490,53 @@ void send_batches(const char* fn, bool ending) {
   }
 }
 
-// bspk_sync_allgatherv's reader of the board superstep: process j's block;
-// takes the batch it carries for this process (copied: the board's memory
-// is the next gather's) and notes one coming as a message. Calls no BSPk
-// (a malformed block is reported after the superstep).
-void board_read(int j, const void* block, size_t n, void*) {
-  if (j == S.pid || !S.board_err.empty()) return;
+// bspk_sync_allgatherv's reader of a board superstep: process j's block;
+// takes the batch it carries for this process into the BoardInbox `arg`
+// (copied: the board's memory is the next gather's) and notes one coming as
+// a message. Calls no BSPk (a malformed block is reported after the
+// superstep).
+void board_read(int j, const void* block, size_t n, void* arg) {
+  BoardInbox& in = *static_cast<BoardInbox*>(arg);
+  if (j == S.pid || !in.err.empty()) return;
   const char* b = static_cast<const char*>(block);
   BoardHead h;
   if (n < sizeof h || (std::memcpy(&h, b, sizeof h), h.magic != kBoardMagic) ||
       n < sizeof h + size_t{h.nent} * sizeof(BoardEntry)) {
-    S.board_err = "malformed board block from pid " + std::to_string(j) + " (" + std::to_string(n) + " bytes)";
+    in.err = "malformed board block from pid " + std::to_string(j) + " (" + std::to_string(n) + " bytes)";
     return;
   }
-  S.board_gets |= (h.flags & kBoardGets) != 0;
-  S.board_big |= (h.flags & kBoardBig) != 0;
-  S.board_ops |= (h.flags & kBoardOps) != 0;
+  in.gets |= (h.flags & kBoardGets) != 0;
+  in.big |= (h.flags & kBoardBig) != 0;
+  in.ops |= (h.flags & kBoardOps) != 0;
   for (uint32_t k = 0; k < h.nent; ++k) {
     BoardEntry e;
     std::memcpy(&e, b + sizeof h + k * sizeof e, sizeof e);
     if (static_cast<int64_t>(e.dest_big >> 1) != S.pid) continue;
     const size_t src = static_cast<size_t>(j);
     if (e.dest_big & 1) {
-      S.big_from[src] = 1;
+      in.big_from[src] = 1;
       continue;
     }
-    if (size_t{e.off} + e.len > n || e.off % kAlign != 0 || S.in[src].present) {
-      S.board_err = "malformed board block from pid " + std::to_string(j) + " (its batch for this process)";
+    if (size_t{e.off} + e.len > n || e.off % kAlign != 0 || in.got[src]) {
+      in.err = "malformed board block from pid " + std::to_string(j) + " (its batch for this process)";
       return;
     }
-    std::vector<char>& buf = S.board_in[src];
+    std::vector<char>& buf = in.bufs[src];
     if (buf.size() < e.len) buf.resize(std::max<size_t>(e.len, 256));
     std::memcpy(buf.data(), b + e.off, e.len);
-    S.readers[src].assign(buf.data(), e.len);
-    S.in[src].present = true;
+    (*in.readers)[src].assign(buf.data(), e.len);
+    in.got[src] = 1;
   }
 }
 
-// Phase 1 through the board (a counted sync on one host; see the top of the
-// file): the closed batches of up to kBoardBatchMax bytes inline in this
-// process's block, one bspk_sync_allgatherv, and when some process has a
+// A board superstep (on one host; see the top of the file): the batches
+// this process has written (S.touched, closed) of up to kBoardBatchMax bytes
+// inline in its block, one bspk_sync_allgatherv, and when some process has a
 // larger batch one more BSPk superstep carrying those as messages (every
-// process knows from the heads; each expects exactly its own). `gets`: this
-// process has remote gets (phase 2). Fills S.in / S.readers / S.held.
-void board_exchange(const char* fn, bool ending, bool gets) {
-  close_batches(ending);
+// process knows from the heads; each expects exactly its own). `flags`: this
+// process's block flags (kBoardGets, kBoardOps). Fills `in` (got, readers,
+// held); `sent`: marks the destinations in S.sent_to (phase 1).
+void board_superstep(const char* fn, uint16_t flags, BoardInbox& in, bool sent) {
   const int me = S.pid;
   size_t nent = 0;
   for (int j : S.touched) nent += j != me && S.out[static_cast<size_t>(j)].used != 0;
@@ -1525,7 +1548,6 @@ void board_exchange(const char* fn, bool ending, bool gets) {
   S.board_iov.assign(1, iovec{S.board_block.data(), S.board_block.size()});
   static const char zeros[kAlign] = {};
   size_t at = S.board_block.size(), k = 0;
-  uint16_t flags = static_cast<uint16_t>((gets ? kBoardGets : 0) | (!S.ops.empty() || ending ? kBoardOps : 0));
   S.big_to.clear();
   for (int j : S.touched) {
     Outbox& o = S.out[static_cast<size_t>(j)];
@@ -1545,29 +1567,42 @@ void board_exchange(const char* fn, bool ending, bool gets) {
       S.big_to.push_back(j);
     }
     std::memcpy(S.board_block.data() + sizeof(BoardHead) + k++ * sizeof e, &e, sizeof e);
-    S.sent_to[static_cast<size_t>(j)] = 1;
+    if (sent) S.sent_to[static_cast<size_t>(j)] = 1;
   }
   const BoardHead h{kBoardMagic, flags, static_cast<uint32_t>(nent)};
   std::memcpy(S.board_block.data(), &h, sizeof h);
-  S.board_gets = gets;
-  S.board_big = (flags & kBoardBig) != 0;
-  S.board_ops = (flags & kBoardOps) != 0;
-  std::fill(S.big_from.begin(), S.big_from.end(), 0);
-  S.board_err.clear();
-  check(fn, bspk_sync_allgatherv(S.board_iov.data(), static_cast<int>(S.board_iov.size()), board_read, nullptr));
-  if (!S.board_err.empty()) fatal(fn, "%s", S.board_err.c_str());
-  if (!S.board_big) return;
+  in.gets = (flags & kBoardGets) != 0;
+  in.big = (flags & kBoardBig) != 0;
+  in.ops = (flags & kBoardOps) != 0;
+  std::fill(in.got.begin(), in.got.end(), 0);
+  std::fill(in.big_from.begin(), in.big_from.end(), 0);
+  in.err.clear();
+  check(fn, bspk_sync_allgatherv(S.board_iov.data(), static_cast<int>(S.board_iov.size()), board_read, &in));
+  if (!in.err.empty()) fatal(fn, "%s", in.err.c_str());
+  if (!in.big) return;
   for (int j : S.big_to) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
-  check(fn, bspk_expect(static_cast<int>(std::count(S.big_from.begin(), S.big_from.end(), 1))));
+  check(fn, bspk_expect(static_cast<int>(std::count(in.big_from.begin(), in.big_from.end(), 1))));
   check(fn, bspk_sync());
   for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
     const int src = bspk_sender_id(region);
-    if (src < 0 || src >= S.nprocs_all || !S.big_from[static_cast<size_t>(src)] || S.in[static_cast<size_t>(src)].present)
+    if (src < 0 || src >= S.nprocs_all || !in.big_from[static_cast<size_t>(src)] || in.got[static_cast<size_t>(src)])
       fatal(fn, "unexpected batch from pid %d", src);
-    S.held.push_back(region);
-    S.readers[static_cast<size_t>(src)].assign(region);
-    S.in[static_cast<size_t>(src)].present = true;
+    in.held->push_back(region);
+    (*in.readers)[static_cast<size_t>(src)].assign(region);
+    in.got[static_cast<size_t>(src)] = 1;
   }
+}
+
+// Phase 1 through the board (a counted sync on one host; see the top of the
+// file): the closed batches in one board superstep. `gets`: this process
+// has remote gets (phase 2). Fills S.in / S.readers / S.held.
+void board_exchange(const char* fn, bool ending, bool gets) {
+  close_batches(ending);
+  const uint16_t flags =
+      static_cast<uint16_t>((gets ? kBoardGets : 0) | (!S.ops.empty() || ending ? kBoardOps : 0));
+  board_superstep(fn, flags, S.board1, true);
+  for (int j = 0; j < S.nprocs_all; ++j)
+    if (S.board1.got[static_cast<size_t>(j)]) S.in[static_cast<size_t>(j)].present = true;
 }
 
 // After board_exchange, the program's declaration taken back (bspk_withdraw:
@@ -1611,18 +1646,68 @@ const Reg& reg_for(const char* fn, const char* what, int src, const Header& h) {
   return it->second;
 }
 
-
 void write_self_gets(const std::vector<char>& self_replies);
+
+// Phase 2's batch from pid src (read by rd): the replies to this process's
+// gets from src written into their destinations, in request order, and
+// src's acknowledgement of its reads of this process checked. This
+// process's gets of itself go in before the first batch from a higher pid.
+void take_replies(const char* fn, int src, const Reader& rd, const std::vector<char>& self_replies,
+                  bool& self_written) {
+  const int me = S.pid;
+  if (src < 0 || src >= S.P || (S.gets[static_cast<size_t>(src)].empty() && !S.read_by[static_cast<size_t>(src)]))
+    fatal(fn, "unexpected phase-2 batch (get replies, read acknowledgement) from pid %d", src);
+  if (src > me && !self_written) {
+    write_self_gets(self_replies);
+    self_written = true;
+  }
+  size_t k = 0, done = 0;  // want[k]'s bytes written so far
+  bool acked = false;
+  auto& want = S.gets[static_cast<size_t>(src)];
+  for_records(rd, fn, src, [&](const Header& h, size_t off, const char* data) {
+    acked |= h.kind == kAck;
+    if (h.kind != kReply) return;
+    for (size_t at = 0; at < h.n;) {  // the replies' bytes, in request order (reply_append)
+      if (k >= want.size())
+        fatal(fn, "get replies from pid %d do not match the requests (%llu bytes more than asked)", src,
+              (unsigned long long)(h.n - at));
+      char* dst = static_cast<char*>(want[k].dst) + done;
+      const size_t c = std::min<size_t>(h.n - at, static_cast<size_t>(want[k].n) - done);
+      if (data && c == 8)
+        std::memcpy(dst, data + at, 8);
+      else if (data)
+        std::memcpy(dst, data + at, c);
+      else
+        rd.copy(off + at, dst, c);
+      S.copied += c;
+      at += c;
+      done += c;
+      if (done == static_cast<size_t>(want[k].n)) {
+        ++k;
+        done = 0;
+      }
+    }
+  });
+  if (k != want.size()) fatal(fn, "pid %d answered %zu of %zu gets", src, k, want.size());
+  if (S.read_by[static_cast<size_t>(src)] && !acked)
+    fatal(fn, "pid %d sent its phase-2 batch without saying its reads of this process are done", src);
+  want.clear();
+}
 
 // Phase 2: answer the get requests read in phase 1 and collect the answers
 // to this process's own gets from other processes. Get results are written
 // in ascending source pid, call order within a source (as BSPonMPI; its
 // test get_4 overlaps gets from every pid, this one's own included): the
-// replies arrive by sender pid (bspk_recv's order), and this process's gets
-// of itself (self_replies, read in phase 1) go in at its own place.
+// replies are taken by sender pid, and this process's gets of itself
+// (self_replies, read in phase 1) go in at its own place.
 // Zero-copy reads in the same batches: every process that read this one's
 // memory (its hpputs' sources, its variables for hpgets) says so (kAck)
 // once its reads are done, and this process leaves only then.
+// On one host (the board) the batches go through a board superstep, as in
+// phase 1 -- every process takes part, as every process knows from phase
+// 1's heads that phase 2 runs -- instead of messages under bspk_expect
+// (shm p = 2, one single-word bsp_get per superstep: 1.2 -> 0.6 us); across
+// hosts as messages, each process expecting one from every owner it asked.
 void phase2(const char* fn, const std::vector<char>& self_replies) {
   const int me = S.pid;
   int owners = 0;
@@ -1630,54 +1715,31 @@ void phase2(const char* fn, const std::vector<char>& self_replies) {
     if (j != me && (!S.gets[static_cast<size_t>(j)].empty() || S.read_by[static_cast<size_t>(j)])) ++owners;
   for (int j = 0; j < S.P; ++j)
     if (S.read_from[static_cast<size_t>(j)]) put_record(outbox(j), Header{kAck, 0, 0, 0, 0}, nullptr, 0);
-  for (int j : S.touched)
-    if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
   if (S.read_by_bytes) bspk_note_read_by(S.read_by_bytes);  // (the profile's fetched_out of this superstep)
   S.read_by_bytes = 0;
-  check(fn, bspk_expect(owners));
-  check(fn, bspk_sync());
   bool self_written = false;
-  for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
-    int src = bspk_sender_id(region);
-    if (src < 0 || src >= S.P || (S.gets[static_cast<size_t>(src)].empty() && !S.read_by[static_cast<size_t>(src)]))
-      fatal(fn, "unexpected phase-2 batch (get replies, read acknowledgement) from pid %d", src);
-    if (src > me && !self_written) {
-      write_self_gets(self_replies);
-      self_written = true;
+  if (S.board) {
+    board_superstep(fn, 0, S.board2, false);
+    for (int src = 0; src < S.nprocs_all; ++src) {
+      if (!S.board2.got[static_cast<size_t>(src)]) continue;
+      take_replies(fn, src, S.replies[static_cast<size_t>(src)], self_replies, self_written);
     }
-    Reader rd(region);
-    size_t k = 0, done = 0;  // want[k]'s bytes written so far
-    bool acked = false;
-    auto& want = S.gets[static_cast<size_t>(src)];
-    for_records(rd, fn, src, [&](const Header& h, size_t off, const char* data) {
-      acked |= h.kind == kAck;
-      if (h.kind != kReply) return;
-      for (size_t at = 0; at < h.n;) {  // the replies' bytes, in request order (reply_append)
-        if (k >= want.size())
-          fatal(fn, "get replies from pid %d do not match the requests (%llu bytes more than asked)", src,
-                (unsigned long long)(h.n - at));
-        char* dst = static_cast<char*>(want[k].dst) + done;
-        const size_t c = std::min<size_t>(h.n - at, static_cast<size_t>(want[k].n) - done);
-        if (data && c == 8)
-          std::memcpy(dst, data + at, 8);
-        else if (data)
-          std::memcpy(dst, data + at, c);
-        else
-          rd.copy(off + at, dst, c);
-        S.copied += c;
-        at += c;
-        done += c;
-        if (done == static_cast<size_t>(want[k].n)) {
-          ++k;
-          done = 0;
-        }
-      }
-    });
-    if (k != want.size()) fatal(fn, "pid %d answered %zu of %zu gets", src, k, want.size());
-    if (S.read_by[static_cast<size_t>(src)] && !acked)
-      fatal(fn, "pid %d sent its phase-2 batch without saying its reads of this process are done", src);
-    want.clear();
-    bspk_free(region);
+    for (bspk_ptr r : S.replies_held) bspk_free(r);
+    S.replies_held.clear();
+    for (int j = 0; j < S.P; ++j)  // (every owner asked sent its batch: else its replies or acknowledgement are missing)
+      if (j != me && (!S.gets[static_cast<size_t>(j)].empty() || S.read_by[static_cast<size_t>(j)]) &&
+          !S.board2.got[static_cast<size_t>(j)])
+        fatal(fn, "no phase-2 batch (get replies, read acknowledgement) from pid %d", j);
+  } else {
+    for (int j : S.touched)
+      if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
+    check(fn, bspk_expect(owners));
+    check(fn, bspk_sync());
+    for (bspk_ptr region; !bspk_is_null(region = bspk_recv());) {
+      Reader rd(region);
+      take_replies(fn, bspk_sender_id(region), rd, self_replies, self_written);
+      bspk_free(region);
+    }
   }
   if (!self_written) write_self_gets(self_replies);
 }
@@ -2064,7 +2126,7 @@ void superstep(const char* fn, bool ending) {
   // would find nothing (callgrind: ~300 instructions per superstep at p = 2).
   // A superstep in which nothing happened (a program's pure barrier) ends
   // here too.
-  if (board && !ending && !remote_gets && !S.board_gets && !S.board_ops && S.ops.empty() &&
+  if (board && !ending && !remote_gets && !S.board1.gets && !S.board1.ops && S.ops.empty() &&
       S.gets[static_cast<size_t>(me)].empty()) {
     for (int j = 0; j < S.nprocs_all; ++j) {
       Inbound& b = S.in[static_cast<size_t>(j)];
@@ -2090,7 +2152,7 @@ void superstep(const char* fn, bool ending) {
   }
   // Does some process have gets to be answered (the heads say)? If not, and
   // nothing can read this process's memory, puts are written while parsing.
-  bool two_phase = declared || remote_gets || (board && S.board_gets);
+  bool two_phase = declared || remote_gets || (board && S.board1.gets);
   for (int j = 0; j < S.nprocs_all && !two_phase; ++j) {
     if (!S.in[static_cast<size_t>(j)].present) continue;
     Header h{};
@@ -2198,7 +2260,7 @@ void superstep(const char* fn, bool ending) {
         if (S.in[static_cast<size_t>(j)].present)
           for_records(S.readers[static_cast<size_t>(j)], "bsp_begin", j,
                       [&](const Header& h, size_t, const char*) { end |= h.kind == kEnd; });
-      gets = S.board_gets;
+      gets = S.board1.gets;
       release_previous();  // (batches that came as messages)
     } else {
       check("bsp_begin", bspk_sync());
@@ -2214,7 +2276,11 @@ void superstep(const char* fn, bool ending) {
       }
     }
     if (end) break;
-    if (gets) {  // the active processes run phase 2 of this bsp_sync
+    if (gets && S.board) {  // the active processes run phase 2 of this bsp_sync: its board superstep
+      board_superstep("bsp_begin", 0, S.board2, false);
+      for (bspk_ptr r : S.replies_held) bspk_free(r);  // (none is addressed to this process)
+      S.replies_held.clear();
+    } else if (gets) {  // ... or its superstep of messages
       check("bsp_begin", bspk_expect(0));
       check("bsp_begin", bspk_sync());
     }
@@ -2362,12 +2428,17 @@ void bsp_begin(bsp_pid_t maxprocs) {
   }
   S.in.resize(static_cast<size_t>(S.nprocs_all));
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
+  S.replies.resize(static_cast<size_t>(S.nprocs_all));
   {
     const char* v = std::getenv("BSPK_BSPLIB_BOARD");
     const bool off = v && (!std::strcmp(v, "off") || !std::strcmp(v, "0") || !std::strcmp(v, "no"));
     S.board = !off && S.nprocs_all > 1 && bspk_sync_allgather_shared() == 1;
-    S.board_in.resize(static_cast<size_t>(S.nprocs_all));
-    S.big_from.assign(static_cast<size_t>(S.nprocs_all), 0);
+    S.board1.size(S.nprocs_all);
+    S.board1.readers = &S.readers;
+    S.board1.held = &S.held;
+    S.board2.size(S.nprocs_all);
+    S.board2.readers = &S.replies;
+    S.board2.held = &S.replies_held;
     S.decl_v.assign(static_cast<size_t>(S.nprocs_all), 0);
   }
   // bsp_direct_get reads another process's memory at once, but only after

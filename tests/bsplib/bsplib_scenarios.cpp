@@ -206,6 +206,21 @@ int start(int argc, char** argv) {
     for (int k = 0; k < P; ++k) CHECK(seen[static_cast<size_t>(k)] == 1, "no process has pid %d", k);
     std::printf("pids complete\n");
   }
+  // A superstep with gets, one word and 16 KiB (whose reply, past the
+  // board's 8 KiB per batch, goes as a message): the processes that left at
+  // bsp_begin (P < launched) take part in its phase-2 superstep too.
+  std::vector<int> mine(4096, 1000 + me), got(4096, -1);
+  bsp_push_reg(mine.data(), static_cast<int>(mine.size() * sizeof(int)));
+  sync_m(all_others());
+  const int R = (me + 1) % P, L = (me + P - 1) % P;
+  int one_got = -1;
+  bsp_get(R, mine.data(), 8, &one_got, sizeof one_got);
+  bsp_get(R, mine.data(), 0, got.data(), static_cast<int>(got.size() * sizeof(int)));
+  sync_m(others({L}));
+  CHECK(one_got == 1000 + R && got[0] == 1000 + R && got[4095] == 1000 + R,
+        "gets from pid %d: %d, %d .. %d, expected %d", R, one_got, got[0], got[4095], 1000 + R);
+  bsp_pop_reg(mine.data());
+  sync_m(all_others());
   for (int i = 0; i < 200; ++i) {
     std::printf("<<out pid=%d i=%d abcdefghijklmnopqrstuvwxyz>>\n", me, i);
     if (i % 50 == 0) std::fflush(stdout);
