@@ -177,24 +177,25 @@ struct SmallGet {
 static_assert(sizeof(SmallGet) == 16);
 
 // `count` gets of `nbytes` each from one registration, the k-th at byte
-// offset + k * stride of the owner's variable, into consecutive memory of
-// the requester (a loop that reads every (p-1)-th word of a cyclic
-// distribution, or a column of a row-major matrix, into a vector): one
-// request instead of `count`, and on the owner one gather into the reply
-// instead of `count` reply appends (callgrind, shm p = 4, 512 single-word
-// gets per superstep at a stride of 3 words: ~500 instructions per get on
-// the two sides before). The requester's two strided gets in a row make a
-// SmallGet a GetRun (get_common); the replies are the words back to back in
-// request order, as for gets one by one, so the requester's side (phase2)
-// does not know runs. Visited (for_records) as Header{kGetRun, aux = stride,
-// a = regid, b = offset, n = count * nbytes}; Inbound::Rec::data holds
-// nbytes.
+// offset + k * stride of the owner's variable, into memory of the requester
+// at a constant stride of its own (a loop that reads a column of a
+// row-major matrix into a vector, or gathers the words of a cyclic
+// distribution, whose owner's words are consecutive there and every p-th
+// here): one request instead of `count`, and on the owner one gather into
+// the reply instead of `count` reply appends (callgrind, shm p = 4, 512
+// single-word gets per superstep at a stride of 3 words: ~500 instructions
+// per get on the two sides before). The requester's two such gets in a row
+// make a SmallGet a GetRun (get_common); the replies are the words back to
+// back in request order, as for gets one by one, and the requester writes
+// them as one PendingGet (consecutive destinations) or one of `count`
+// pieces. Visited (for_records) as Header{kGetRun, aux = stride, a = regid,
+// b = offset, n = count * nbytes}; Inbound::Rec::data holds nbytes.
 struct GetRun {
   uint32_t kind_len;  // kGetRun | nbytes << 8
   uint32_t regid;
   uint64_t offset;    // of the first get
   uint32_t count;     // gets in the run (>= 2)
-  uint32_t stride;    // bytes from one get's offset to the next's (> 0, != nbytes: that is a SmallGet)
+  uint32_t stride;    // bytes from one get's offset to the next's (> 0)
 };
 static_assert(sizeof(GetRun) == 24);
 
@@ -288,9 +289,15 @@ struct Staged {
   bool used = false;
 };
 
+// A get (or a run of combined gets) this process waits for the replies to:
+// n bytes at dst, or with count > 1 (a strided GetRun) count pieces of n
+// bytes, the k-th at dst + k * stride.
 struct PendingGet {
   void* dst;
   int64_t n;
+  int64_t stride = 0;
+  uint32_t count = 1;
+  size_t span() const { return static_cast<size_t>((count - 1) * stride + n); }  // bytes from dst to the end
 };
 
 // Messages of the BSMP queue: one record's (a SendRun's `count`, else 1),
@@ -404,6 +411,7 @@ class Outbox {
   uint64_t open_next = 0;
   char* open_dst = nullptr;
   uint32_t open_count = 0, open_stride = 0;  // kGetRun: gets so far, their stride (open_n: bytes of each)
+  size_t open_dstride = 0;                    // kGetRun: bytes from one get's destination to the next's
 
   void reset() { used = open_end = 0; }
   // The batch's byte at offset off (within what was written).
@@ -1661,7 +1669,8 @@ void take_replies(const char* fn, int src, const Reader& rd, const std::vector<c
     write_self_gets(self_replies);
     self_written = true;
   }
-  size_t k = 0, done = 0;  // want[k]'s bytes written so far
+  size_t k = 0, done = 0;  // want[k]'s current piece's bytes written so far
+  uint32_t piece = 0;      // ... and which piece (a strided run's)
   bool acked = false;
   auto& want = S.gets[static_cast<size_t>(src)];
   for_records(rd, fn, src, [&](const Header& h, size_t off, const char* data) {
@@ -1671,8 +1680,9 @@ void take_replies(const char* fn, int src, const Reader& rd, const std::vector<c
       if (k >= want.size())
         fatal(fn, "get replies from pid %d do not match the requests (%llu bytes more than asked)", src,
               (unsigned long long)(h.n - at));
-      char* dst = static_cast<char*>(want[k].dst) + done;
-      const size_t c = std::min<size_t>(h.n - at, static_cast<size_t>(want[k].n) - done);
+      const PendingGet& w = want[k];
+      char* dst = static_cast<char*>(w.dst) + piece * w.stride + done;
+      const size_t c = std::min<size_t>(h.n - at, static_cast<size_t>(w.n) - done);
       if (data && c == 8)
         std::memcpy(dst, data + at, 8);
       else if (data)
@@ -1682,9 +1692,12 @@ void take_replies(const char* fn, int src, const Reader& rd, const std::vector<c
       S.copied += c;
       at += c;
       done += c;
-      if (done == static_cast<size_t>(want[k].n)) {
-        ++k;
+      if (done == static_cast<size_t>(w.n)) {
         done = 0;
+        if (++piece == w.count) {
+          ++k;
+          piece = 0;
+        }
       }
     }
   });
@@ -1769,9 +1782,11 @@ void write_self_gets(const std::vector<char>& self_replies) {
   auto& mine = S.gets[static_cast<size_t>(S.pid)];
   size_t at = 0;
   for (auto& g : mine) {
-    std::memcpy(g.dst, self_replies.data() + at, static_cast<size_t>(g.n));
-    at += static_cast<size_t>(g.n);
-    S.copied += static_cast<uint64_t>(g.n);
+    for (uint32_t k = 0; k < g.count; ++k) {
+      std::memcpy(static_cast<char*>(g.dst) + k * g.stride, self_replies.data() + at, static_cast<size_t>(g.n));
+      at += static_cast<size_t>(g.n);
+      S.copied += static_cast<uint64_t>(g.n);
+    }
   }
   mine.clear();
 }
@@ -1898,7 +1913,7 @@ bool plan_staged(const char* fn) {
     for (const auto& rec : b.zc_gets)  // (read by j during this phase: they must see the old bytes)
       if (zc_get_read_by(j, rec.h))
         add(static_cast<const char*>(reg_for(fn, "bsp_hpget", j, rec.h).addr) + rec.h.b, rec.h.n, -1, 0);
-    for (const PendingGet& g : S.gets[static_cast<size_t>(j)]) add(g.dst, static_cast<size_t>(g.n), -1, 0);
+    for (const PendingGet& g : S.gets[static_cast<size_t>(j)]) add(g.dst, g.span(), -1, 0);
     for (const ZcOp& g : S.zc_gets[static_cast<size_t>(j)]) add(g.local, g.n, -1, 0);
   }
   for (const auto& src : S.zc_sources) add(src.first, src.second, -1, 0);  // (this process's hpput sources)
@@ -2677,22 +2692,31 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
     gets.back().n += nbytes;
     return;
   }
-  // Strided (GetRun): the same, but reading on at a constant stride. The
-  // second get of a run turns the open single-get SmallGet into a GetRun
-  // (8 more bytes, in its frame); later ones extend it. Destinations stay
-  // consecutive, so the requester's side is that of one get of the whole.
-  if (d == o.open_dst && id == o.open_regid && n <= kSmallPutMax) {
+  // Strided (GetRun): gets of the same size reading on at a constant
+  // stride, into memory at a constant stride (consecutive, or not: the
+  // words of a cyclic distribution gathered into a vector). The second get
+  // of a run turns the open single-get SmallGet into a GetRun (8 more bytes,
+  // in its frame); later ones extend it. Its replies are back to back as
+  // for gets one by one; the requester's PendingGet becomes one get of the
+  // whole (consecutive destinations) or a strided one (count pieces).
+  if (id == o.open_regid && n <= kSmallPutMax) {
     const uint64_t off = static_cast<uint64_t>(offset);
-    if (o.is_open(kGetRun) && n == o.open_n && off == o.open_next && o.open_count < UINT32_MAX) {
+    if (o.is_open(kGetRun) && n == o.open_n && off == o.open_next && d == o.open_dst && o.open_count < UINT32_MAX) {
       ++o.open_count;
       o.open_next += o.open_stride;
-      o.open_dst += n;
+      o.open_dst += o.open_dstride;
       std::memcpy(o.open_hdr + offsetof(GetRun, count), &o.open_count, sizeof o.open_count);
-      gets.back().n += nbytes;
+      PendingGet& g = gets.back();
+      if (g.count > 1)
+        ++g.count;
+      else
+        g.n += nbytes;
       return;
     }
-    const uint64_t prev = o.open_next - o.open_n;  // (a single get: its offset)
-    if (o.is_open(kSmallGet) && n == o.open_n && off > prev && off - prev <= UINT32_MAX && o.room_for(8)) {
+    const uint64_t prev = o.open_next - o.open_n;  // (a single get: its offset and destination)
+    const uintptr_t prev_dst = reinterpret_cast<uintptr_t>(o.open_dst) - o.open_n;
+    if (o.is_open(kSmallGet) && n == o.open_n && off > prev && off - prev <= UINT32_MAX &&
+        reinterpret_cast<uintptr_t>(d) > prev_dst && o.room_for(8)) {
       const GetRun run{static_cast<uint32_t>(kGetRun | n << 8), o.open_regid, prev, 2,
                        static_cast<uint32_t>(off - prev)};
       std::memcpy(o.open_hdr, &run, sizeof run);
@@ -2700,8 +2724,15 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
       o.open_count = 2;
       o.open_stride = run.stride;
       o.open_next = off + run.stride;
-      o.open_dst += n;
-      gets.back().n += nbytes;
+      o.open_dstride = reinterpret_cast<uintptr_t>(d) - prev_dst;
+      o.open_dst = d + o.open_dstride;
+      PendingGet& g = gets.back();
+      if (o.open_dstride == n) {
+        g.n += nbytes;
+      } else {
+        g.stride = static_cast<int64_t>(o.open_dstride);
+        g.count = 2;
+      }
       return;
     }
   }

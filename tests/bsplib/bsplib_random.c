@@ -14,7 +14,8 @@
  * of one shape travel as one record; getruns: mostly gets, often reading on
  * where the last get from the same process ended, into memory right after
  * its destination, so that they are combined, or reading bytes of the same
- * size at a constant stride (strided runs: GetRun records), some larger
+ * size at a constant stride (strided runs: GetRun records), into memory
+ * right after the last destination or a few words past it, some larger
  * than a frame;
  * hp: bsp_hpput and bsp_hpget next to puts and gets in a larger area, the
  * hpputs from every source back to back in its own slice of the upper half
@@ -48,7 +49,7 @@ static unsigned char byte_of(int src, int step, int op, size_t k) {
     return (unsigned char)(src * 131 + step * 31 + op * 7 + k * 13 + (k >> 8));
 }
 
-typedef struct { int kind, dest; size_t off, n; } Op; /* 0 put, 1 send, 2 get */
+typedef struct { int kind, dest; size_t off, n, gap; } Op; /* 0 put, 1 send, 2 get; gap: bytes left free after a get's destination */
 
 static int nogets, runs, getruns, hp;
 /* The tag size in force in superstep `step`. */
@@ -63,6 +64,7 @@ static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
     size_t hp_used = 0; /* bytes of src's hpput slice taken in this superstep */
     for (int i = 0; i < k; i++) {
         Op o;
+        o.gap = 0;
         if (hp) { /* kinds: 0 put, 2 get, 3 hpput, 4 hpget */
             static const size_t sizes[8] = {1, 8, 100, 3000, 9000, 40000, 70000, 150000};
             const size_t half = HP_AREA / 2, slice = half / (size_t)p;
@@ -88,6 +90,7 @@ static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
             o.dest = dest;
             o.n = sizes[rnd() % 9];
             o.off = rnd() % (AREA - o.n);
+            if (rnd() % 2) o.gap = (size_t)(rnd() % 3) * 8; /* (its destination then not right after the last) */
             uint64_t r = rnd() % 10;
             if (i > 0 && r < 5 && ops[i - 1].off + ops[i - 1].n + o.n <= AREA) {
                 o.off = ops[i - 1].off + ops[i - 1].n; /* reads on where the last op ended */
@@ -108,6 +111,7 @@ static int gen(uint64_t seed, int src, int step, int nops, int p, Op *ops) {
                     o.dest = dest = q.dest;
                     o.n = q.n;
                     o.off = q.off + st;
+                    o.gap = q.gap; /* (destinations at a constant stride too) */
                 }
             }
             ops[i] = o;
@@ -168,7 +172,7 @@ int main(int argc, char **argv) {
         unsigned char **getdst = malloc(sizeof(unsigned char *) * (size_t)(k + 1));
         /* the gets' destinations back to back in one buffer (combinable) */
         size_t gtotal = 0, htotal = 0;
-        for (int i = 0; i < k; i++) gtotal += ops[i].kind == 2 || ops[i].kind == 4 ? ops[i].n : 0;
+        for (int i = 0; i < k; i++) gtotal += ops[i].kind == 2 || ops[i].kind == 4 ? ops[i].n + ops[i].gap : 0;
         for (int i = 0; i < k; i++) htotal += ops[i].kind == 3 ? ops[i].n : 0;
         unsigned char *gbuf = malloc(gtotal + 1), *gnext = gbuf;
         /* the hpputs' sources: unbuffered, untouched until the sync returns */
@@ -191,7 +195,7 @@ int main(int argc, char **argv) {
             }
             else if (o.n > 0) {
                 getdst[i] = gnext;
-                gnext += o.n;
+                gnext += o.n + o.gap;
                 if (o.kind == 4) bsp_hpget(o.dest, area, (int)o.off, getdst[i], (int)o.n);
                 else bsp_get(o.dest, area, (int)o.off, getdst[i], (int)o.n);
             }

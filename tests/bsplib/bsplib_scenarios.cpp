@@ -408,8 +408,9 @@ int drma(int argc, char** argv) {
 // gets one by one. From R: 10,000 words at a stride of 3 words (80 KB of
 // replies, more than one frame), 16-byte gets at an 8-byte stride (each
 // overlapping the last), 3-byte gets at a 5-byte stride, a run broken by a
-// new stride and by a destination elsewhere; from this process itself, words
-// at a stride of 7. Same superstep: this process puts into the first ten
+// new stride and by a destination elsewhere, runs into memory at a stride
+// (consecutive words into every third word, as a cyclic distribution is
+// gathered); from this process itself, words at a stride of 7. Same superstep: this process puts into the first ten
 // words R's run reads (the gets see the old values: sources are read before
 // any put lands), R writes ten more of them after the calls (the gets see
 // the new values: sources are read at the sync, after the owner's
@@ -425,7 +426,8 @@ int stridedget(int argc, char** argv) {
   // src[i] of process s at its sync, before the puts land (its late writes made).
   auto late = [&](int src, int i) { return word(src, i) ^ (i % 3 == 0 && i >= 30 && i < 60 ? 0xFFFFu : 0u); };
   auto put_value = [](int src, int k) { return (uint64_t{0xF0} << 56) | (static_cast<uint64_t>(src) << 16) | k; };
-  std::vector<uint64_t> src(W), d1(N1, 0), d2(400, 0), d3(8, 0), d5(64, 0), mine(50, 0);
+  std::vector<uint64_t> src(W), d1(N1, 0), d2(400, 0), d3(8, 0), d5(64, 0), mine(50, 0), d6(900, 0), d7(500, 0),
+      d8(250, 0), d9(20, 0), d10(160, 0);
   std::vector<uint8_t> bytes(4000), d4(3 * 600, 0);
   for (int i = 0; i < W; ++i) src[static_cast<size_t>(i)] = word(me, i);
   fill(bytes.data(), bytes.size(), me, 9);
@@ -443,6 +445,15 @@ int stridedget(int argc, char** argv) {
   bsp_get(R, src.data(), 25039 * 8, &d5[21], 8);  // (it continues that run's offsets, not its destinations)
   for (int k = 0; k < 50; ++k) bsp_get(me, src.data(), 7 * k * 8, &mine[static_cast<size_t>(k)], 8);
   for (int k = 0; k < 8; ++k) bsp_get(R, src.data(), (26000 + 5 * k) * 8, &d3[static_cast<size_t>(k)], 8);
+  // Into memory at a stride: consecutive words into every third word (a
+  // cyclic distribution gathered), every other word into every fifth, a
+  // 16-byte piece every 40 bytes, descending destinations (no run), and from
+  // this process itself.
+  for (int k = 0; k < 300; ++k) bsp_get(R, src.data(), (27000 + k) * 8, &d6[3 * static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 100; ++k) bsp_get(R, src.data(), (28000 + 2 * k) * 8, &d7[5 * static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 50; ++k) bsp_get(R, src.data(), (28500 + 3 * k) * 8, &d8[5 * static_cast<size_t>(k)], 16);
+  for (int k = 0; k < 20; ++k) bsp_get(R, src.data(), (29000 + k) * 8, &d9[19 - static_cast<size_t>(k)], 8);
+  for (int k = 0; k < 40; ++k) bsp_get(me, src.data(), (29500 + k) * 8, &d10[4 * static_cast<size_t>(k)], 8);
   for (int k = 0; k < 10; ++k) {
     const uint64_t v = put_value(me, k);
     bsp_put(R, &v, src.data(), 3 * k * 8, 8);
@@ -481,6 +492,21 @@ int stridedget(int argc, char** argv) {
   }
   for (int k = 0; k < 10; ++k)
     CHECK(src[3 * static_cast<size_t>(k)] == put_value(L, k), "src[%d] after the put from pid %d", 3 * k, L);
+  for (size_t i = 0; i < d6.size(); ++i)
+    CHECK(d6[i] == (i % 3 ? 0 : late(R, 27000 + static_cast<int>(i / 3))), "d6[%zu] = %llx (words into every third)", i,
+          static_cast<unsigned long long>(d6[i]));
+  for (size_t i = 0; i < d7.size(); ++i)
+    CHECK(d7[i] == (i % 5 ? 0 : late(R, 28000 + 2 * static_cast<int>(i / 5))), "d7[%zu] = %llx (every other word into every fifth)",
+          i, static_cast<unsigned long long>(d7[i]));
+  for (size_t i = 0; i < d8.size(); ++i) {
+    const int k = static_cast<int>(i / 5), at = static_cast<int>(i % 5);
+    CHECK(d8[i] == (at >= 2 ? 0 : late(R, 28500 + 3 * k + at)), "d8[%zu] = %llx (16-byte pieces every 40 bytes)", i,
+          static_cast<unsigned long long>(d8[i]));
+  }
+  for (size_t i = 0; i < d9.size(); ++i)
+    CHECK(d9[i] == late(R, 29000 + 19 - static_cast<int>(i)), "d9[%zu] (descending destinations)", i);
+  for (size_t i = 0; i < d10.size(); ++i)
+    CHECK(d10[i] == (i % 4 ? 0 : late(me, 29500 + static_cast<int>(i / 4))), "d10[%zu] (from this process, every fourth)", i);
 
   for (void* a : std::initializer_list<void*>{src.data(), bytes.data(), d3.data()}) bsp_pop_reg(a);
   sync_m(all_others());
