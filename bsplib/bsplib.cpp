@@ -637,7 +637,7 @@ inline char* Outbox::at(size_t off) {
   return remote ? frames_[off >> S.frame_shift].base + (off & (S.frame - 1)) : heap_.data() + off;
 }
 
-inline char* Outbox::room_for(size_t total) {
+__attribute__((always_inline)) inline char* Outbox::room_for(size_t total) {
   size_t in = used & (S.frame - 1);
   if (in + total > S.frame || S.frame - in < kMinRoom) return nullptr;
   char* p;
@@ -855,7 +855,7 @@ inline Outbox& outbox(int dest) {
 }
 
 // n bytes of src at d, then `zeros` zero bytes (a word: one inline copy).
-inline void copy_zero(char* d, const void* src, size_t n, size_t zeros) {
+__attribute__((always_inline)) inline void copy_zero(char* d, const void* src, size_t n, size_t zeros) {
   if (n == 8 && zeros == 0) {
     std::memcpy(d, src, 8);
   } else {
@@ -2624,13 +2624,20 @@ static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst
   put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
 }
 
-void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
-  // (from BSPK_PUT_ZEROCOPY_MIN bytes on, the staged path goes first)
-  if (static_cast<size_t>(nbytes) < S.put_zc_min && put_fast(pid, src, dst, offset, nbytes)) return;
+// bsp_put past put_fast: staged (large, to another host), else put_common.
+// Out of line, so that the common call -- put_fast -- saves no registers.
+__attribute__((noinline)) static void put_slow(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset,
+                                               bsp_size_t nbytes) {
   if (nbytes > 0 && static_cast<size_t>(nbytes) >= S.put_zc_min && pid != S.pid && pid >= 0 && pid < S.P &&
       S.phase == Phase::Spmd && S.put_staged_to[static_cast<size_t>(pid)] && put_staged(pid, src, dst, offset, nbytes))
     return;
   put_common("bsp_put", pid, src, dst, offset, nbytes);
+}
+
+void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  // (from BSPK_PUT_ZEROCOPY_MIN bytes on, the staged path goes first)
+  if (static_cast<size_t>(nbytes) < S.put_zc_min && put_fast(pid, src, dst, offset, nbytes)) return;
+  put_slow(pid, src, dst, offset, nbytes);
 }
 
 // bsp_hpput: at least zc_min bytes to another process go by a fabric read
