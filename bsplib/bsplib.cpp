@@ -942,6 +942,19 @@ void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t 
 // gets along them (phase2), so no reply carries a header of its own: a
 // single-word get costs 8 bytes of batch, not 48.
 void reply_append(Outbox& o, const char* src, size_t n) {
+  // The common reply, a word or two into the open record's frame: inline.
+  // (A record that ends at its frame's end, in == 0, cannot grow there.)
+  if (n <= 16 && o.is_open(kReply)) {
+    const size_t end = o.open_n + n, extra = pad16(end) - pad16(o.open_n);
+    if (extra == 0 || ((o.used & (S.frame - 1)) != 0 && o.room_for(extra))) {
+      copy_zero(o.open_hdr + sizeof(Header) + o.open_n, src, n, pad16(end) - end);
+      o.open_n = end;
+      const uint64_t total = end;
+      std::memcpy(o.open_hdr + offsetof(Header, n), &total, sizeof total);
+      o.open_end = o.used;
+      return;
+    }
+  }
   // (per record at most a header, 15 bytes of padding, 8 of realignment and
   // the < kMinRoom bytes left at a frame's end)
   o.reserve(n + (n / (S.frame - kMinRoom - sizeof(Header)) + 2) * 96);
