@@ -2656,6 +2656,8 @@ void bsp_put(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_s
 // bsp_hpput: at least zc_min bytes to another process go by a fabric read
 // of the source by the destination in the sync (zero copy); the rest as bsp_put.
 void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp_size_t nbytes) {
+  // (below the zero-copy size, or to itself: a bsp_put, whose common case is put_fast)
+  if ((static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid) && put_fast(pid, src, dst, offset, nbytes)) return;
   if (nbytes <= 0 || static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid || S.phase != Phase::Spmd) {
     put_common("bsp_hpput", pid, src, dst, offset, nbytes);
     return;
