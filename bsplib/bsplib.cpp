@@ -2681,19 +2681,26 @@ void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp
 
 static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes,
                        bool hp) {
-  need_spmd(fn);
-  if (nbytes == 0) return;
-  const uint64_t id = drma_reg(fn, pid, offset, nbytes, dst, "the destination", src, "reads");
-  // bsp_hpget of at least zc_min bytes from a process whose part of the
-  // variable is registered with the fabric: read there directly in the sync
-  // (zero copy), announced to the owner at the sync (announce_zc), which
-  // then waits for the read.
-  if (hp && pid != S.pid && static_cast<size_t>(nbytes) >= S.zc_min &&
-      S.regs.at(id).keys[static_cast<size_t>(pid)].len != 0) {
-    outbox(pid);  // the batch that will carry its record
-    S.zc_gets[static_cast<size_t>(pid)].push_back({dst, static_cast<size_t>(nbytes), id, static_cast<uint64_t>(offset)});
-    S.zc_any = true;
-    return;
+  uint64_t id;
+  if (S.phase == Phase::Spmd && src == S.cache_addr && S.cache_id && dst && pid >= 0 && pid < S.P && offset >= 0 &&
+      nbytes > 0 && static_cast<int64_t>(offset) + nbytes <= S.cache_reg->size[static_cast<size_t>(pid)] &&
+      (!hp || static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid)) {
+    id = S.cache_id;  // (the common call: drma_reg's checks passed inline, with the last registration named)
+  } else {
+    need_spmd(fn);
+    if (nbytes == 0) return;
+    id = drma_reg(fn, pid, offset, nbytes, dst, "the destination", src, "reads");
+    // bsp_hpget of at least zc_min bytes from a process whose part of the
+    // variable is registered with the fabric: read there directly in the sync
+    // (zero copy), announced to the owner at the sync (announce_zc), which
+    // then waits for the read.
+    if (hp && pid != S.pid && static_cast<size_t>(nbytes) >= S.zc_min &&
+        S.regs.at(id).keys[static_cast<size_t>(pid)].len != 0) {
+      outbox(pid);  // the batch that will carry its record
+      S.zc_gets[static_cast<size_t>(pid)].push_back({dst, static_cast<size_t>(nbytes), id, static_cast<uint64_t>(offset)});
+      S.zc_any = true;
+      return;
+    }
   }
   Outbox& o = outbox(pid);
   auto& gets = S.gets[static_cast<size_t>(pid)];
