@@ -936,6 +936,39 @@ void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t 
   o.open_n = n;
 }
 
+// Room for the replies of n more bytes: per record at most a header, 15
+// bytes of padding, 8 of realignment and the < kMinRoom bytes left at a
+// frame's end.
+inline void reply_reserve(Outbox& o, size_t n) {
+  o.reserve(n + (n / (S.frame - kMinRoom - sizeof(Header)) + 2) * 96);
+}
+
+// Bytes the open kReply record can still take in its frame: its padding to
+// 16 and the rest of the frame (none when the record ends at the frame's
+// end, where the next byte is another frame's, or less than kMinRoom before
+// it); 0 when no kReply record is open.
+inline size_t reply_fits(const Outbox& o) {
+  if (!o.is_open(kReply)) return 0;
+  const size_t in = o.used & (S.frame - 1);
+  const size_t room = in == 0 || S.frame - in < kMinRoom ? 0 : S.frame - in;
+  return pad16(o.open_n) - o.open_n + room;
+}
+
+// The open kReply record grown by `add` bytes (at most reply_fits(o)): where
+// they go -- the caller writes them --, with the record's length, header
+// and zero padding after them updated; nullptr when the batch has no room.
+inline char* reply_grow(Outbox& o, size_t add) {
+  const size_t end = o.open_n + add, extra = pad16(end) - pad16(o.open_n);
+  if (extra != 0 && !o.room_for(extra)) return nullptr;
+  char* d = o.open_hdr + sizeof(Header) + o.open_n;
+  std::memset(d + add, 0, pad16(end) - end);
+  o.open_n = end;
+  const uint64_t total = end;
+  std::memcpy(o.open_hdr + offsetof(Header, n), &total, sizeof total);
+  o.open_end = o.used;
+  return d;
+}
+
 // Get replies to one requester: the bytes its gets read, back to back in
 // request order, in kReply records of at most a frame (each padded to 16);
 // a reply may continue in the next record. The requester walks its own
@@ -943,33 +976,20 @@ void send_run(Outbox& o, const void* tag, size_t t, const void* payload, size_t 
 // single-word get costs 8 bytes of batch, not 48.
 void reply_append(Outbox& o, const char* src, size_t n) {
   // The common reply, a word or two into the open record's frame: inline.
-  // (A record that ends at its frame's end, in == 0, cannot grow there.)
-  if (n <= 16 && o.is_open(kReply)) {
-    const size_t end = o.open_n + n, extra = pad16(end) - pad16(o.open_n);
-    if (extra == 0 || ((o.used & (S.frame - 1)) != 0 && o.room_for(extra))) {
-      copy_zero(o.open_hdr + sizeof(Header) + o.open_n, src, n, pad16(end) - end);
-      o.open_n = end;
-      const uint64_t total = end;
-      std::memcpy(o.open_hdr + offsetof(Header, n), &total, sizeof total);
-      o.open_end = o.used;
+  if (n <= 16 && reply_fits(o) >= n) {
+    if (char* d = reply_grow(o, n)) {
+      if (n == 8)
+        std::memcpy(d, src, 8);
+      else
+        std::memcpy(d, src, n);
       return;
     }
   }
-  // (per record at most a header, 15 bytes of padding, 8 of realignment and
-  // the < kMinRoom bytes left at a frame's end)
-  o.reserve(n + (n / (S.frame - kMinRoom - sizeof(Header)) + 2) * 96);
+  reply_reserve(o, n);
   while (n > 0) {
-    if (o.is_open(kReply)) {  // fill the open record up to its frame's end
-      const size_t in = o.used & (S.frame - 1);
-      const size_t room = in == 0 || S.frame - in < kMinRoom ? 0 : S.frame - in;
-      const size_t k = std::min(n, pad16(o.open_n) - o.open_n + room);
-      const size_t extra = pad16(o.open_n + k) - pad16(o.open_n);
-      if (k > 0 && (extra == 0 || o.room_for(extra))) {
-        copy_zero(o.open_hdr + sizeof(Header) + o.open_n, src, k, pad16(o.open_n + k) - (o.open_n + k));
-        o.open_n += k;
-        const uint64_t total = o.open_n;
-        std::memcpy(o.open_hdr + offsetof(Header, n), &total, sizeof total);
-        o.open_end = o.used;
+    if (const size_t k = std::min(n, reply_fits(o))) {  // fill the open record up to its frame's end
+      if (char* d = reply_grow(o, k)) {
+        std::memcpy(d, src, k);
         src += k;
         n -= k;
         continue;
@@ -997,27 +1017,15 @@ void reply_append(Outbox& o, const char* src, size_t n) {
 // as many at a time as its frame holds (one header update per frame); a get
 // that does not fit whole goes through reply_append, which splits it.
 void reply_strided(Outbox& o, const char* src, size_t n, size_t count, size_t stride) {
-  const size_t total = n * count;
-  o.reserve(total + (total / (S.frame - kMinRoom - sizeof(Header)) + 2) * 96);  // (as reply_append)
+  reply_reserve(o, n * count);
   for (size_t k = 0; k < count;) {
-    if (o.is_open(kReply)) {
-      const size_t in = o.used & (S.frame - 1);
-      const size_t room = in == 0 || S.frame - in < kMinRoom ? 0 : S.frame - in;
-      const size_t fit = std::min(count - k, (pad16(o.open_n) - o.open_n + room) / n);
-      const size_t end = o.open_n + fit * n;
-      const size_t extra = pad16(end) - pad16(o.open_n);
-      if (fit > 0 && (extra == 0 || o.room_for(extra))) {
-        char* d = o.open_hdr + sizeof(Header) + o.open_n;
+    if (const size_t fit = std::min(count - k, reply_fits(o) / n)) {
+      if (char* d = reply_grow(o, fit * n)) {
         const char* s = src + k * stride;
         if (n == 8)
           for (size_t i = 0; i < fit; ++i, d += 8, s += stride) std::memcpy(d, s, 8);
         else
           for (size_t i = 0; i < fit; ++i, d += n, s += stride) std::memcpy(d, s, n);
-        std::memset(d, 0, pad16(end) - end);
-        o.open_n = end;
-        const uint64_t total_n = end;
-        std::memcpy(o.open_hdr + offsetof(Header, n), &total_n, sizeof total_n);
-        o.open_end = o.used;
         k += fit;
         continue;
       }
@@ -1736,9 +1744,10 @@ void take_replies(const char* fn, int src, const Reader& rd, const std::vector<c
 // hosts as messages, each process expecting one from every owner it asked.
 void phase2(const char* fn, const std::vector<char>& self_replies) {
   const int me = S.pid;
-  int owners = 0;
-  for (int j = 0; j < S.P; ++j)
-    if (j != me && (!S.gets[static_cast<size_t>(j)].empty() || S.read_by[static_cast<size_t>(j)])) ++owners;
+  // The owners this process must hear from: those it asked for data or that read its memory.
+  auto owner = [&](int j) {
+    return j != me && (!S.gets[static_cast<size_t>(j)].empty() || S.read_by[static_cast<size_t>(j)]);
+  };
   for (int j = 0; j < S.P; ++j)
     if (S.read_from[static_cast<size_t>(j)]) put_record(outbox(j), Header{kAck, 0, 0, 0, 0}, nullptr, 0);
   if (S.read_by_bytes) bspk_note_read_by(S.read_by_bytes);  // (the profile's fetched_out of this superstep)
@@ -1752,11 +1761,12 @@ void phase2(const char* fn, const std::vector<char>& self_replies) {
     }
     for (bspk_ptr r : S.replies_held) bspk_free(r);
     S.replies_held.clear();
-    for (int j = 0; j < S.P; ++j)  // (every owner asked sent its batch: else its replies or acknowledgement are missing)
-      if (j != me && (!S.gets[static_cast<size_t>(j)].empty() || S.read_by[static_cast<size_t>(j)]) &&
-          !S.board2.got[static_cast<size_t>(j)])
+    for (int j = 0; j < S.P; ++j)  // (every owner sent its batch: else its replies or acknowledgement are missing)
+      if (!S.board2.got[static_cast<size_t>(j)] && owner(j))
         fatal(fn, "no phase-2 batch (get replies, read acknowledgement) from pid %d", j);
   } else {
+    int owners = 0;
+    for (int j = 0; j < S.P; ++j) owners += owner(j);
     for (int j : S.touched)
       if (j != me) check(fn, bspk_send(j, S.out[static_cast<size_t>(j)].region(), S.out[static_cast<size_t>(j)].used));
     check(fn, bspk_expect(owners));
@@ -2615,11 +2625,22 @@ void bsp_pop_reg(const void* addr) {
 // one looked up and the record fits in the current frame. Returns false when
 // the full path must run (it checks again; the batch to pid may have been
 // started by then, which the full path would do first anyway).
+// drma_reg's checks passed inline for the common call -- in the SPMD
+// section, a local buffer, the registration lookup_reg named last, pid,
+// offset and a non-zero size in range on pid -- so that the caller may use
+// S.cache_id without them (anything else goes through drma_reg, which names
+// the error).
+__attribute__((always_inline)) static inline bool drma_cached(bsp_pid_t pid, const void* reg_addr, const void* local,
+                                                             bsp_size_t offset, bsp_size_t nbytes) {
+  return S.phase == Phase::Spmd && reg_addr && reg_addr == S.cache_addr && S.cache_id && local && pid >= 0 &&
+         pid < S.P && offset >= 0 && nbytes > 0 &&
+         static_cast<int64_t>(offset) + nbytes <= S.cache_reg->size[static_cast<size_t>(pid)];
+}
+
 __attribute__((always_inline)) static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst,
                                                           bsp_size_t offset, bsp_size_t nbytes) {
-  if (S.phase != Phase::Spmd || !dst || dst != S.cache_addr || !S.cache_id || !src || pid < 0 || pid >= S.P || offset < 0 ||
-      nbytes <= 0 || S.cache_id > UINT32_MAX || nbytes > static_cast<bsp_size_t>(kSmallPutMax) ||
-      static_cast<int64_t>(offset) + nbytes > S.cache_reg->size[static_cast<size_t>(pid)])
+  if (!drma_cached(pid, dst, src, offset, nbytes) || S.cache_id > UINT32_MAX ||
+      nbytes > static_cast<bsp_size_t>(kSmallPutMax))
     return false;
   Outbox& o = outbox(pid);  // (the superstep's first operation to pid starts its batch)
   if (!small_put_here(o, S.cache_id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes))) return false;
@@ -2682,10 +2703,8 @@ void bsp_hpput(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bsp
 static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst, bsp_size_t nbytes,
                        bool hp) {
   uint64_t id;
-  if (S.phase == Phase::Spmd && src == S.cache_addr && S.cache_id && dst && pid >= 0 && pid < S.P && offset >= 0 &&
-      nbytes > 0 && static_cast<int64_t>(offset) + nbytes <= S.cache_reg->size[static_cast<size_t>(pid)] &&
-      (!hp || static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid)) {
-    id = S.cache_id;  // (the common call: drma_reg's checks passed inline, with the last registration named)
+  if (drma_cached(pid, src, dst, offset, nbytes) && (!hp || static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid)) {
+    id = S.cache_id;  // (no zero-copy read: see below)
   } else {
     need_spmd(fn);
     if (nbytes == 0) return;
