@@ -32,7 +32,13 @@
 # bsp_send vs per MPI_Put and per bsp_get vs per MPI_Get (us and flops); l;
 # the same g and l fitted over the loop averages instead (bspbench's own
 # T(h): a loop's time / its supersteps); h = p with bspk_expect (or not) vs
-# puts + fence; columns BSPk, MPI, BSPk/MPI.
+# puts + fence; columns BSPk, MPI, BSPk/MPI. Then, per provider and p, the
+# same goal rows measured with both libraries in the SAME processes
+# (bench/bsplib/paired_bench.c under mpirun, once per round, a few seconds
+# each): the two programs above run one after the other, and this VM's host
+# moves its vCPUs between near and far placements within a second, which
+# moves every small superstep of either library (README, Performance);
+# paired_bench alternates the libraries chunk by chunk instead.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROVIDERS=shm,tcp
@@ -60,7 +66,7 @@ command -v mpirun >/dev/null || { echo "bsplib_bench.sh: mpirun not found: run .
 
 # Build what is needed (Release unless the build directory says otherwise).
 [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" -j2 --target bspkrun bsplib_bench bsplib_mpi_bench >/dev/null
+cmake --build "$BUILD" -j2 --target bspkrun bsplib_bench bsplib_mpi_bench bsplib_paired_bench >/dev/null
 BIN="$BUILD/bench/bsplib"
 mkdir -p "$OUT"
 RAW="$OUT/raw.lines"
@@ -124,7 +130,30 @@ for prov in $(echo "$PROVIDERS" | tr , ' '); do
     done
   done
 done
+# Both libraries in the same processes: mpirun with the MCA flags above and
+# BSPk's settings of run_bspk (BSPk bootstraps through mpirun's PMIx).
+PAIRED="$OUT/paired.lines"
+: >"$PAIRED"
+for prov in $(echo "$PROVIDERS" | tr , ' '); do
+  for round in $(seq 1 "$ROUNDS"); do
+    for p in $(echo "$PROCS" | tr , ' '); do
+      xenv="-x BSPK_PROVIDER=$prov"
+      [ "$prov" = tcp ] && xenv="$xenv -x BSPK_SHM_RINGS=off -x BSPK_COUNT_EXCHANGE=messages"
+      echo "bsplib_bench.sh: $prov p=$p round $round: paired_bench" >&2
+      rc=0
+      # shellcheck disable=SC2086
+      run_mpi "$prov" "$p" $xenv "$BIN/paired_bench" $QARG >"$OUT/last.out" 2>"$OUT/last.err" || rc=$?
+      if [ $rc != 0 ]; then
+        echo "bsplib_bench.sh: FAILED (exit status $rc): paired_bench on $prov p=$p (stderr below)" >&2
+        tail -20 "$OUT/last.err" >&2
+        FAILED=1
+      fi
+      grep '^csv,' "$OUT/last.out" | sed "s/^csv,/$prov,$round,/" >>"$PAIRED" || true
+    done
+  done
+done
 echo "bsplib_bench.sh: measured in $(( $(date +%s) - START )) s" >&2
 python3 "$ROOT/bench/bsplib/report.py" --raw "$RAW" --out "$OUT" || FAILED=1
+python3 "$ROOT/bench/bsplib/paired_report.py" --raw "$PAIRED" | tee -a "$OUT/tables.md" || FAILED=1
 echo "bsplib_bench.sh: tables in $OUT/tables.md, summary $OUT/bsplib_bench.csv, every measurement $OUT/raw.csv" >&2
 exit $FAILED
