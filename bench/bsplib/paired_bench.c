@@ -44,16 +44,13 @@
 #define _GNU_SOURCE /* clock_gettime; ftruncate, mmap */
 #include <bsp.h>
 #include <bspk.h>
-#include <fcntl.h>
 #include <mpi.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "bench_common.h"
+#include "../paired_probe.h"
 
 enum { Q_SYNC, Q_PUT, Q_EXPECT };
 enum { MAXPAIRS = 64, MAXH = 8 };
@@ -107,24 +104,7 @@ static double chunk(int lib, int q, int h, int reps) {
     return bb_median(gath, reps);
 }
 
-/* The core round trip between pids 0 and 1 now (one host), in seconds; 0 elsewhere. */
-static double round_trip(void) {
-    enum { N = 200 };
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (!probe || me > 1) return 0;
-    static long v = 0; /* both ends count alike (the line starts at 0) */
-    double t0 = bb_now();
-    for (int i = 0; i < N; i++, v += 2) {
-        if (me == 0) {
-            atomic_store_explicit(probe, v + 1, memory_order_release);
-            while (atomic_load_explicit(probe, memory_order_acquire) != v + 2) {}
-        } else {
-            while (atomic_load_explicit(probe, memory_order_acquire) != v + 1) {}
-            atomic_store_explicit(probe, v + 2, memory_order_release);
-        }
-    }
-    return (bb_now() - t0) / N;
-}
+static double round_trip(void) { return pp_round_trip(probe, me); }
 
 static void emit(const char *q, long h, double b, double m, double *ratio, int n, int ok) {
     double lo = ratio[0], hi = ratio[0];
@@ -193,40 +173,7 @@ static int parse(int argc, char **argv) {
     return 0;
 }
 
-/* On one host (every process in one shared-memory communicator): the probe line. */
-static void map_probe(void) {
-    MPI_Comm node;
-    int nsize;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
-    /* (and a CPU for each process: oversubscribed, the two spinning ends may share one) */
-    if (nsize != P || P < 2 || P > sysconf(_SC_NPROCESSORS_ONLN)) return;
-    long id = me == 0 ? (long)getpid() : 0;
-    MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    char name[64];
-    snprintf(name, sizeof name, "/dev/shm/bspk-paired-%ld", id);
-    int fd = -1;
-    if (me == 0) {
-        fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
-        if (fd >= 0 && ftruncate(fd, 4096) != 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (me == 1) fd = open(name, O_RDWR);
-    if (me <= 1 && fd >= 0) {
-        void *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (a != MAP_FAILED) probe = (_Atomic long *)a;
-        close(fd);
-    }
-    int have = me > 1 || probe != NULL, all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0) unlink(name);
-    if (!all) probe = NULL; /* (no probe anywhere unless both ends have it) */
-}
+static void map_probe(void) { pp_map(&probe, me, P); }
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
