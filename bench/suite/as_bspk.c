@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define AS_PROG "as_bspk" /* (as_common.h: as_fail) */
 #include "as_common.h"
 
 /* ---- BSPk side ----------------------------------------------------------------- */
@@ -69,20 +70,6 @@ static int bad_reported;
         if ((call) != BSPK_OK) bspk_abort("as_bspk: %s: %s", what, bspk_error_string()); \
     } while (0)
 
-/* Count one verification failure; the first 20 are described on stderr. */
-static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...) {
-    bad_words++;
-    if (bad_reported++ < 20) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "as_bspk: pid %d %s/%s h=%ld rep %ld: ", me, test, variant, h, as_rep - 1);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
 
 /* Region holding uint32 words i..i+n: the address of word i (checked). */
 static uint32_t *word_at(bspk_ptr p, long i) {

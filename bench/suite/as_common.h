@@ -1,10 +1,13 @@
 /*
- * bench/suite/as_common.h -- what the two As programs (as_bspk.c, as_mpi.c)
- * share beyond kernels.h: the test list, the payload of a Total block with its
- * repetition stamps, repetition counts, who sends to whom, and the command line.
+ * bench/suite/as_common.h -- what the As programs (as_bspk.c, as_mpi.c and
+ * as_paired.c) share beyond kernels.h: the test list, the payload of a Total
+ * block with its repetition stamps, repetition counts, who sends to whom, the
+ * command line and the report of a verification failure.
  */
 #ifndef BSPK_BENCH_SUITE_AS_COMMON_H
 #define BSPK_BENCH_SUITE_AS_COMMON_H
+
+#include <stdarg.h>
 
 #include "kernels.h"
 
@@ -31,6 +34,27 @@ static long as_next_stamp(long i, long b) { return i + AS_STAMP < b - 1 || i == 
 static uint32_t as_block_word(int from, int to, long i, long b, long r) {
     return as_stamped(i, b) ? suite_as_word(from, to, r) + (uint32_t)i : suite_as_word(from, to, -1 - i);
 }
+
+/* A verification failure of process `me` in repetition `rep`: counted in
+ * *bad, the first 20 (*reported) described on stderr as "<prog>: pid P
+ * <test>/<variant> h=H rep R: <message>". The programs call it through
+ * as_fail(test, variant, h, fmt, ...) below, which names their own AS_PROG,
+ * me, as_rep (the repetition about to run), bad_words and bad_reported. */
+static void as_fail_at(const char *prog, int me, long rep, long *bad, int *reported, const char *test,
+                       const char *variant, long h, const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+static void as_fail_at(const char *prog, int me, long rep, long *bad, int *reported, const char *test,
+                       const char *variant, long h, const char *fmt, ...) {
+    ++*bad;
+    if ((*reported)++ >= 20) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: pid %d %s/%s h=%ld rep %ld: ", prog, me, test, variant, h, rep);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+#define as_fail(test, variant, h, ...) \
+    as_fail_at(AS_PROG, me, as_rep - 1, &bad_words, &bad_reported, test, variant, h, __VA_ARGS__)
 
 /* Timed repetitions: --reps, else scaled with h (2000 for h <= 64, at least 20;
  * --quick: 200, at least 5). Warm-up: a tenth, 2..100. */

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define AS_PROG "as_mpi" /* (as_common.h: as_fail) */
 #include "as_common.h"
 
 /* ---- MPI side ------------------------------------------------------------------ */
@@ -56,20 +57,6 @@ static volatile double comp_sink;
 static long bad_words;          /* verification failures on this process (all measurements) */
 static int bad_reported;
 
-/* Count one verification failure; the first 20 are described on stderr. */
-static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...) {
-    bad_words++;
-    if (bad_reported++ < 20) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "as_mpi: pid %d %s/%s h=%ld rep %ld: ", me, test, variant, h, as_rep - 1);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
 
 /* Verify the b-word block w from `from`, rep r: all words when full, else the
  * stamped ones. fixed[i] holds the words that do not depend on r. */

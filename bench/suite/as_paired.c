@@ -78,6 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define AS_PROG "as_paired" /* (as_common.h: as_fail) */
 #include "as_common.h"
 #include "../paired_probe.h"
 
@@ -107,20 +108,6 @@ static int is_store(int v) { return v == V_STORE_EXPECT || v == V_STORE_COUNTED;
 static int is_expect(int v) { return v == V_MP_EXPECT || v == V_STORE_EXPECT; }
 static const char *vname(int t, int v) { return t == T_EMPTY ? empty_names[v] : variant_names[v]; }
 
-/* Count one verification failure; the first 20 are described on stderr. */
-static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void as_fail(const char *test, const char *variant, long h, const char *fmt, ...) {
-    bad_words++;
-    if (bad_reported++ < 20) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "as_paired: pid %d %s/%s h=%ld rep %ld: ", me, test, variant, h, as_rep - 1);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
 
 /* ---- One test: the state of all six variants ---------------------------------- */
 
