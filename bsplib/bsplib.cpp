@@ -472,6 +472,7 @@ class Outbox {
   // here they overlap. The bytes are dead: the batch was consumed at the
   // last sync, and what this one does not overwrite lies past its `used`,
   // never sent.
+  // (Nothing to do, and no loop entered, when the last batch was not sent.)
   void reclaim() {
     size_t n = pulled_;
     pulled_ = 0;
@@ -481,7 +482,6 @@ class Outbox {
       n -= c;
     }
   }
-  bool was_pulled() const { return pulled_ != 0; }
   // The batch's bytes when they lie in one piece (used <= one frame).
   const char* first() const { return remote ? frames_[0].base : heap_.data(); }
   void drop();
@@ -870,7 +870,7 @@ void put_record(Outbox& o, const Header& h, const void* d1, size_t n1, const voi
 // superstep and destination, so out of line.
 void start_batch(Outbox& o, int dest) {
   S.touched.push_back(dest);
-  if (o.was_pulled()) o.reclaim();
+  o.reclaim();
   static constexpr Header kHeadRecord{kHead, 0, 0, 0, 0};
   if (char* p = o.room_for(sizeof kHeadRecord))  // (the batch's memory is there but for its first sync)
     std::memcpy(p, &kHeadRecord, sizeof kHeadRecord);
@@ -2659,10 +2659,6 @@ void bsp_pop_reg(const void* addr) {
   S.ops.push_back({kPop, id, 0});
 }
 
-// The common put, without a call per check: the registration is the last
-// one looked up and the record fits in the current frame. Returns false when
-// the full path must run (it checks again; the batch to pid may have been
-// started by then, which the full path would do first anyway).
 // drma_reg's checks passed inline for the common call -- in the SPMD
 // section, a local buffer, the registration lookup_reg named last, pid,
 // offset and a non-zero size in range on pid -- so that the caller may use
@@ -2675,6 +2671,10 @@ __attribute__((always_inline)) static inline bool drma_cached(bsp_pid_t pid, con
          static_cast<int64_t>(offset) + nbytes <= S.cache_reg->size[static_cast<size_t>(pid)];
 }
 
+// The common put, without a call per check: the registration is the last
+// one looked up and the record fits in the current frame. Returns false when
+// the full path must run (it checks again; the batch to pid may have been
+// started by then, which the full path would do first anyway).
 __attribute__((always_inline)) static inline bool put_fast(bsp_pid_t pid, const void* src, const void* dst,
                                                           bsp_size_t offset, bsp_size_t nbytes) {
   if (!drma_cached(pid, dst, src, offset, nbytes) || S.cache_id > UINT32_MAX ||

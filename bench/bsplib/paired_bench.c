@@ -50,7 +50,7 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "../paired_probe.h"
+#include "../paired.h"
 
 enum { Q_SYNC, Q_PUT, Q_EXPECT };
 enum { MAXPAIRS = 64, MAXH = 8 };
@@ -96,12 +96,7 @@ static double chunk(int lib, int q, int h, int reps) {
         lib ? rep_mpi(q, h) : rep_bspk(q, h);
         times[r] = bb_now() - t0;
     }
-    MPI_Gather(times, reps, MPI_DOUBLE, gath, reps, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (me != 0) return 0;
-    for (int r = 0; r < reps; r++)
-        for (int j = 1; j < P; j++)
-            if (gath[(size_t)j * reps + r] > gath[r]) gath[r] = gath[(size_t)j * reps + r];
-    return bb_median(gath, reps);
+    return pp_slowest(times, reps, gath, me, P) ? bb_median(gath, reps) : 0;
 }
 
 static double round_trip(void) { return pp_round_trip(probe, me); }

@@ -62,7 +62,7 @@ def main():
         if s:
             out.append(f"| empty bsp_sync / MPI_Barrier, us | {us(s[0])} | {us(s[1])} | "
                        f"{s[2]:.2f} [{s[3]:.2f}-{s[4]:.2f}] | <= 1.0 |")
-        fit = rows.get((prov, p, "fit", next((k[3] for k in rows if k[:3] == (prov, p, "fit")), -1)))
+        fit = next((v for k, v in rows.items() if k[:3] == (prov, p, "fit")), None)
         if fit:
             gb, gm = med(x[0] for x in fit), med(x[1] for x in fit)
             gr = med(x[2] for x in fit)

@@ -80,7 +80,7 @@
 
 #define AS_PROG "as_paired" /* (as_common.h: as_fail) */
 #include "as_common.h"
-#include "../paired_probe.h"
+#include "../paired.h"
 
 enum { V_MP_EXPECT, V_MP_COUNTED, V_STORE_EXPECT, V_STORE_COUNTED, V_PUT_FENCE, V_ISEND_BARRIER, NVARIANTS };
 static const char *const variant_names[NVARIANTS] = {"mp-expect",     "mp-counted",         "store-expect",
@@ -129,26 +129,18 @@ typedef struct {
     MPI_Request *req;   /* isend-barrier: 2p requests */
 } as_test;
 
-/* Copy n words between plain memory and a comem region, frame by frame. */
-static void words_to_comem(bspk_ptr p, const uint32_t *w, long n) {
+/* Copy n words between plain memory w and a comem region p, frame by frame:
+ * into p when to_comem, else out of it. */
+static void copy_comem(bspk_ptr p, uint32_t *w, long n, int to_comem) {
     while (n > 0) {
         void *base;
         size_t k = bspk_span(p, &base);
         if (!k) bspk_abort("as_paired: bspk_span: %s", bspk_error_string());
         if ((long)k > n) k = (size_t)n;
-        memcpy(base, w, k * sizeof *w);
-        w += k;
-        n -= (long)k;
-        p = bspk_incr(p, (ptrdiff_t)k);
-    }
-}
-static void words_from_comem(uint32_t *w, bspk_ptr p, long n) {
-    while (n > 0) {
-        void *base;
-        size_t k = bspk_span(p, &base);
-        if (!k) bspk_abort("as_paired: bspk_span: %s", bspk_error_string());
-        if ((long)k > n) k = (size_t)n;
-        memcpy(w, base, k * sizeof *w);
+        if (to_comem)
+            memcpy(base, w, k * sizeof *w);
+        else
+            memcpy(w, base, k * sizeof *w);
         w += k;
         n -= (long)k;
         p = bspk_incr(p, (ptrdiff_t)k);
@@ -174,7 +166,7 @@ static long check_words(const uint32_t *w, long b, int from, long r, const as_te
 /* The same for a block in comem (a message, or a block of the store region). */
 static void check_comem(bspk_ptr p, long b, int from, long r, const as_test *c, int v) {
     uint32_t w[HMAX_LIMIT];
-    words_from_comem(w, p, b);
+    copy_comem(p, w, b, 0);
     check_words(w, b, from, r, c, v);
 }
 
@@ -200,7 +192,7 @@ static void test_setup(as_test *c, int t, long h) {
     if (t >= T_FULL) {
         c->src = bspk_malloc("", 0, (size_t)c->nw, sizeof(uint32_t));
         if (bspk_is_null(c->src)) bspk_abort("as_paired: bspk_malloc: %s", bspk_error_string());
-        words_to_comem(c->src, c->msrc, c->nw);
+        copy_comem(c->src, c->msrc, c->nw, 1);
         for (int j = 0; j < P; j++) c->sendp[j] = bspk_incr(c->src, (ptrdiff_t)(j * c->b));
         char name[32];
         snprintf(name, sizeof name, "as_paired%d", serial++);
@@ -336,12 +328,7 @@ static double chunk(as_test *c, int v) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (int w = 0, W = as_warmup(reps); w < W; w++) rep(c, v);
     for (int r = 0; r < reps; r++) times[r] = rep(c, v);
-    MPI_Gather(times, reps, MPI_DOUBLE, gath, reps, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (me != 0) return 0;
-    for (int r = 0; r < reps; r++)
-        for (int q = 1; q < P; q++)
-            if (gath[(size_t)q * reps + r] > gath[r]) gath[r] = gath[(size_t)q * reps + r];
-    return suite_median(gath, reps);
+    return pp_slowest(times, reps, gath, me, P) ? suite_median(gath, reps) : 0;
 }
 
 /* ---- The core round trip probe (as in paired_bench) ------------------------------- */

@@ -1,7 +1,8 @@
 /*
- * bench/paired_probe.h -- the core round trip probe of the programs that
- * measure BSPk and Open MPI in the same processes (bench/bsplib/paired_bench.c,
- * bench/suite/as_paired.c). This VM's host moves its two vCPUs between near
+ * bench/paired.h -- what the programs that measure BSPk and Open MPI in the
+ * same processes (bench/bsplib/paired_bench.c, bench/suite/as_paired.c)
+ * share: a chunk's times reduced to the slowest process, and the core round
+ * trip probe. This VM's host moves its two vCPUs between near
  * and far placements within a second (a cache line's round trip between the
  * cores 0.05-0.1 us or 0.3-0.6 us), and every small superstep of either
  * library moves with it; the programs print the round trip of the moment next
@@ -16,10 +17,15 @@
  *                           ping-pong the line 200 times; returns the round
  *                           trip in seconds at pids 0 and 1, 0 elsewhere and
  *                           without a probe.
+ *   pp_slowest(times, reps, gath, me, p)  collective: this process's `reps`
+ *                           repetition times to pid 0 (MPI_Gather into gath,
+ *                           p * reps doubles), where gath[r] becomes the
+ *                           slowest process's time of repetition r; returns 1
+ *                           at pid 0 (the caller takes its median), 0 elsewhere.
  * Needs <mpi.h> included first.
  */
-#ifndef BSPK_BENCH_PAIRED_PROBE_H
-#define BSPK_BENCH_PAIRED_PROBE_H
+#ifndef BSPK_BENCH_PAIRED_H
+#define BSPK_BENCH_PAIRED_H
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -79,4 +85,13 @@ static inline void pp_map(_Atomic long **probe, int me, int p) {
     if (!all) *probe = NULL; /* (no probe anywhere unless both ends have it) */
 }
 
-#endif /* BSPK_BENCH_PAIRED_PROBE_H */
+static inline int pp_slowest(double *times, int reps, double *gath, int me, int p) {
+    MPI_Gather(times, reps, MPI_DOUBLE, gath, reps, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (me != 0) return 0;
+    for (int r = 0; r < reps; r++)
+        for (int j = 1; j < p; j++)
+            if (gath[(size_t)j * reps + r] > gath[r]) gath[r] = gath[(size_t)j * reps + r];
+    return 1;
+}
+
+#endif /* BSPK_BENCH_PAIRED_H */
