@@ -81,6 +81,8 @@ class MessagePassing {
   };
 
   bool on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small);
+  void send_to_self(const wire::Header& h, const void* data, uint64_t len);
+  void count_send(int dest, uint64_t bytes);
   void on_advance(uint32_t new_step);
   Box& box(uint32_t step);
   void drop(Msg& m);
