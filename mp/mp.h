@@ -12,6 +12,12 @@
 // of the very frames it arrived in. Unclaimed messages are destroyed at the
 // next boundary and their frames recycled.
 //
+// To this process itself: a message of one frame is copied at the call into
+// a buffer of its receive class and put into this superstep's box at once
+// (send_to_self); a longer one takes the engine's way (Engine::send_self,
+// handed to on_data at the next progress). Either is the one copy counted in
+// bytes_copied.
+//
 // bspk_send_buf(dest, src, nbytes) copies the bytes into a fresh anonymous
 // region (comem::Comem::create_filled: frames, or one small buffer for up to
 // 4 KiB), sends it as above and frees it at once: its frames return to the
