@@ -337,6 +337,7 @@ BSPK_API int bspk_sync(void);
  * (DSM rule 5).
  * At most one declaration per process per superstep, and every process must use
  * the same kind (expect / will_send / none) in a superstep [BSPk Table 1].
+ * Messages a process sends to itself have arrived when bspk_send returns.
  * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared),
  * BSPK_ERR_COUNT (more than nmsgs have already arrived). */
 BSPK_API int bspk_expect(int nmsgs);

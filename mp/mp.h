@@ -12,11 +12,10 @@
 // of the very frames it arrived in. Unclaimed messages are destroyed at the
 // next boundary and their frames recycled.
 //
-// To this process itself: a message of one frame is copied at the call into
-// a buffer of its receive class and put into this superstep's box at once
-// (send_to_self); a longer one takes the engine's way (Engine::send_self,
-// handed to on_data at the next progress). Either is the one copy counted in
-// bytes_copied.
+// To this process itself: the message is copied at the call, fragment by
+// fragment, into buffers of the receive class each fragment would land in,
+// and put into this superstep's box at once, counted as arrived
+// (send_to_self): the one copy counted in bytes_copied.
 //
 // bspk_send_buf(dest, src, nbytes) copies the bytes into a fresh anonymous
 // region (comem::Comem::create_filled: frames, or one small buffer for up to
@@ -87,7 +86,7 @@ class MessagePassing {
   };
 
   bool on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small);
-  void send_to_self(const wire::Header& h, const void* data, uint64_t len);
+  void send_to_self(const wire::Header& h, const comem::Region& r, uint64_t offset);
   void count_send(int dest, uint64_t bytes);
   void on_advance(uint32_t new_step);
   Box& box(uint32_t step);

@@ -1475,6 +1475,100 @@ int carry(int argc, char** argv) {
   return 0;
 }
 
+// Messages to oneself have arrived when bspk_send returns (bspk.h,
+// bspk_expect), whatever their size: each process sends itself an empty
+// message, a one-word one, and one of two frames and a bit starting 5
+// elements into a region, and one word to every other process, then
+// declares them all with bspk_expect or leaves the superstep counted; a
+// process running late (one in three supersteps sleeps 3 ms first) must not
+// matter. Everything arrives in (sender, send order), contents intact;
+// messages left unread die at the next sync (frames in use do not grow).
+SCENARIO_ROW({.test = "MessagesToOneselfArriveAtTheSend", .args = "self_arrival", .out = {exactly(1, "self ok")}});
+int self_arrival(int, char**) {
+  bspk_stats st0;
+  OK(bspk_get_stats(&st0));
+  const size_t N = st0.frame_size / sizeof(uint32_t) * 2 + 3;  // two frames and a bit
+  bspk_ptr big = bspk_malloc("", 0, N + 5, sizeof(uint32_t));
+  bspk_ptr one = bspk_malloc("", 0, static_cast<size_t>(P), sizeof(uint32_t));
+  CHECK(!bspk_is_null(big) && !bspk_is_null(one), "malloc: %s", bspk_error_string());
+  for (int s = 0; s < 6; ++s) {
+    if (h3(11, static_cast<uint64_t>(me), static_cast<uint64_t>(s)) % 3 == 0) usleep(3000);  // skew
+    for (size_t i = 0; i < N + 5;) {
+      uint32_t* a;
+      size_t n = bspk_span(bspk_incr(big, static_cast<ptrdiff_t>(i)), reinterpret_cast<void**>(&a));
+      for (size_t k = 0; k < n; ++k) a[k] = static_cast<uint32_t>(s * 131 + me * 17 + i + k);
+      i += n;
+    }
+    for (int d = 0; d < P; ++d)
+      *static_cast<uint32_t*>(bspk_elemP(bspk_incr(one, d))) = static_cast<uint32_t>(s * 100 + d);
+    OK(bspk_send(me, one, 0));
+    OK(bspk_send(me, bspk_incr(one, me), 1));
+    OK(bspk_send(me, bspk_incr(big, 5), N));
+    for (int d = 0; d < P; ++d)
+      if (d != me) OK(bspk_send(d, bspk_incr(one, d), 1));
+    if (s % 3 != 1) OK(bspk_expect(P + 2));  // (s % 3 == 1: counted)
+    OK(bspk_sync());
+    if (s % 3 == 2) continue;  // unread: destroyed at the next sync (the frames check below)
+    for (int src = 0; src < P; ++src) {
+      const int count = src == me ? 3 : 1;
+      for (int k = 0; k < count; ++k) {
+        bspk_ptr m = bspk_recv();
+        CHECK(!bspk_is_null(m) && bspk_sender_id(m) == src, "superstep %d: message %d from pid %d missing (got %d)",
+              s + 1, k, src, bspk_is_null(m) ? -1 : bspk_sender_id(m));
+        const size_t want = src != me ? 1 : k == 0 ? 0 : k == 1 ? 1 : N;
+        CHECK(bspk_nelems(m) == want, "superstep %d: message %d from pid %d has %zu elements, expected %zu", s + 1,
+              k, src, bspk_nelems(m), want);
+        if (src != me || k == 1)
+          CHECK(*static_cast<uint32_t*>(bspk_elemP(m)) == static_cast<uint32_t>(s * 100 + me),
+                "superstep %d: word from pid %d", s + 1, src);
+        if (src == me && k == 2)
+          for (size_t i = 0; i < N; i += 1021)
+            CHECK(*static_cast<uint32_t*>(bspk_elemP(bspk_incr(m, static_cast<ptrdiff_t>(i)))) ==
+                      static_cast<uint32_t>(s * 131 + me * 17 + 5 + i),
+                  "superstep %d: element %zu of the %zu-element message to oneself", s + 1, i, N);
+        OK(bspk_free(m));
+      }
+    }
+    CHECK(bspk_is_null(bspk_recv()), "superstep %d: more messages than were sent", s + 1);
+  }
+  OK(bspk_free(big));
+  OK(bspk_free(one));
+  OK(bspk_sync());
+  bspk_stats st;
+  OK(bspk_get_stats(&st));
+  CHECK(st.frames_in_use - st.rx_frames <= st0.frames_in_use - st0.rx_frames,
+        "frames in use (not posted for receiving) grew from %llu to %llu: messages to oneself leak",
+        (unsigned long long)(st0.frames_in_use - st0.rx_frames), (unsigned long long)(st.frames_in_use - st.rx_frames));
+  if (me == 0) std::printf("self ok\n");
+  return 0;
+}
+
+// A declaration below what a process has already sent itself is refused by
+// bspk_expect itself, at once (they arrived at the sends), whatever the
+// messages' sizes: pid 0 sends itself a one-word message and one of two
+// frames and a bit, then declares 1.
+SCENARIO_ROW({.test = "MessagesToOneselfCountAtBspkExpect", .args = "err_expect_self", .status = fails(),
+              .out = {has("bspk_expect (pid 0, superstep 0): more messages than declared: bspk_expect(1), but 2 "
+                          "messages for this superstep have already arrived"),
+                      has("pid 0 called bspk_abort")}});
+int err_expect_self(int, char**) {
+  bspk_stats st0;
+  OK(bspk_get_stats(&st0));
+  const size_t N = st0.frame_size / sizeof(uint32_t) * 2 + 3;
+  bspk_ptr big = bspk_malloc("", 0, N, sizeof(uint32_t));
+  CHECK(!bspk_is_null(big), "malloc: %s", bspk_error_string());
+  if (me == 0) {
+    OK(bspk_send(0, big, 1));
+    OK(bspk_send(0, big, N));
+    int rc = bspk_expect(1);
+    CHECK(rc == BSPK_ERR_COUNT, "bspk_expect(1) after two messages to oneself returned %d", rc);
+    bspk_abort("expected failure: %s", bspk_error_string());
+  }
+  OK(bspk_expect(0));
+  OK(bspk_sync());  // ended by pid 0's abort
+  return 0;
+}
+
 // Message tags (bspk_send_tag / bspk_tag, issue 15): every process sends every
 // process, in each of 4 supersteps, an untagged message, a one-element tagged
 // one, a tagged message of two frames and a bit (its fragments must agree on
@@ -1794,6 +1888,8 @@ int main(int argc, char** argv) {
   else if (name == "early_finalize") return early_finalize(argc, argv);
   else if (name == "many") return many(argc, argv);
   else if (name == "tags") rc = tags(argc, argv);
+  else if (name == "self_arrival") rc = self_arrival(argc, argv);
+  else if (name == "err_expect_self") rc = err_expect_self(argc, argv);
   else if (name == "carry") rc = carry(argc, argv);
   else if (name == "gather") return gather(argc, argv);
   else if (name == "late_init") {
