@@ -67,6 +67,19 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
   count_send(dest, n * r.elem_size);
 }
 
+// The message a data header (of its first fragment) describes, from src, no frames yet.
+MessagePassing::Msg MessagePassing::msg_of(const wire::Header& h, int src) {
+  Msg m;
+  m.src = src;
+  m.seq = h.seq;
+  m.skew = h.skew;
+  m.elem_size = h.elem_size;
+  m.nelems = h.nelems;
+  m.nframes = h.nframes;
+  m.tag = user_tag(h);
+  return m;
+}
+
 void MessagePassing::count_send(int dest, uint64_t bytes) {
   engine_.count_sent(dest);
   stats_.msgs_sent++;
@@ -90,14 +103,7 @@ void MessagePassing::send_to_self(const wire::Header& h, const comem::Region& r,
   const uint64_t len = h.nelems * r.elem_size;
   const bool small = h.nframes == 1 && len <= wire::kSmallPayload;
   comem::FramePool& pool = small ? *comem_.small_pool() : comem_.frames();
-  Msg m;
-  m.src = engine_.pid();
-  m.seq = h.seq;
-  m.skew = h.skew;
-  m.elem_size = h.elem_size;
-  m.nelems = h.nelems;
-  m.nframes = h.nframes;
-  m.tag = user_tag(h);
+  Msg m = msg_of(h, engine_.pid());
   m.small = small;
   if (h.nframes > 1) m.frames.reserve(h.nframes);
   try {
@@ -232,14 +238,7 @@ bool MessagePassing::on_data(const wire::Header& h, uintptr_t frame, size_t payl
     engine_.message_arrived(h.step, h.src);
     return false;
   }
-  Msg m;
-  m.src = h.src;
-  m.seq = h.seq;
-  m.skew = h.skew;
-  m.elem_size = h.elem_size;
-  m.nelems = h.nelems;
-  m.nframes = h.nframes;
-  m.tag = user_tag(h);
+  Msg m = msg_of(h, h.src);
   if (small && h.nframes > 1) return bad("a multi-frame message in a small buffer");
   if (h.nframes <= 1) {
     if (h.nframes == 1) {
