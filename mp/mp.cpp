@@ -97,7 +97,7 @@ void MessagePassing::count_send(int dest, uint64_t bytes) {
 // box, counted as arrived. What the engine's way (send_frame -> send_self per
 // fragment, deliver_self at the sync, on_data with its header checks and the
 // assembly of fragments) ended with, without the round: callgrind of
-// bench/phases at p = 1, one word to itself per superstep, 1,195 -> 977
+// bench/phases at p = 1, one word to itself per superstep, 1,195 -> 1,012
 // instructions in bspk_send + bspk_sync (README, Layout).
 void MessagePassing::send_to_self(const wire::Header& h, const comem::Region& r, uint64_t offset) {
   const uint64_t len = h.nelems * r.elem_size;
