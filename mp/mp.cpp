@@ -33,23 +33,18 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
   h.nelems = n;
   h.elem_size = r.elem_size;
   set_user_tag(h, tag);
-  if (n == 0) {
-    // An empty message: a header alone.
-    h.nframes = 0;
-    if (dest == engine_.pid()) {
-      send_to_self(h, r, p.offset);
-      return count_send(dest, 0);
-    }
-    engine_.send_frame(dest, kData, h, nullptr, 0, nullptr, 0, sync::Engine::class_tag(h, 0));
-  } else {
+  if (n > 0) {
     uint64_t f0, skew;
     r.locate(p.offset, &f0, &skew);
     h.skew = static_cast<uint32_t>(skew);
     h.nframes = static_cast<uint32_t>((skew + n + r.epf - 1) / r.epf);
-    if (dest == engine_.pid() && comem_.small_pool()) {
-      send_to_self(h, r, p.offset);
-      return count_send(dest, n * r.elem_size);
-    }
+  }
+  if (dest == engine_.pid() && comem_.small_pool()) {
+    send_to_self(h, r, p.offset);
+  } else if (n == 0) {
+    // An empty message: a header alone.
+    engine_.send_frame(dest, kData, h, nullptr, 0, nullptr, 0, sync::Engine::class_tag(h, 0));
+  } else {
     uint64_t i = p.offset, left = n;
     uint32_t in_flight = 0;  // sends that still read the region's frames
     for (uint32_t k = 0; k < h.nframes; ++k) {
@@ -64,7 +59,13 @@ void MessagePassing::send(int dest, const bspk_ptr& p, uint64_t n, uint64_t tag)
     engine_.flush_split();
     comem_.send_started(r, in_flight);
   }
-  count_send(dest, n * r.elem_size);
+  engine_.count_sent(dest);
+  stats_.msgs_sent++;
+  if (dest == engine_.pid()) {
+    stats_.ops_self++;
+    stats_.bytes_self += n * r.elem_size;
+  }
+  stats_.bytes_sent += n * r.elem_size;
 }
 
 // The message a data header (of its first fragment) describes, from src, no frames yet.
@@ -80,16 +81,6 @@ MessagePassing::Msg MessagePassing::msg_of(const wire::Header& h, int src) {
   return m;
 }
 
-void MessagePassing::count_send(int dest, uint64_t bytes) {
-  engine_.count_sent(dest);
-  stats_.msgs_sent++;
-  if (dest == engine_.pid()) {
-    stats_.ops_self++;
-    stats_.bytes_self += bytes;
-  }
-  stats_.bytes_sent += bytes;
-}
-
 // A message to this process: copied at once, frame by frame, into buffers of
 // the class receive slots would give its fragments (one small buffer for a
 // message of one frame of up to 4 KiB, else frames, each fragment from the
@@ -101,7 +92,7 @@ void MessagePassing::count_send(int dest, uint64_t bytes) {
 // instructions in bspk_send + bspk_sync (README, Layout).
 void MessagePassing::send_to_self(const wire::Header& h, const comem::Region& r, uint64_t offset) {
   const uint64_t len = h.nelems * r.elem_size;
-  const bool small = h.nframes == 1 && len <= wire::kSmallPayload;
+  const bool small = h.nframes == 1 && sync::Engine::class_tag(h, len) == wire::kTagSmall;
   comem::FramePool& pool = small ? *comem_.small_pool() : comem_.frames();
   Msg m = msg_of(h, engine_.pid());
   m.small = small;

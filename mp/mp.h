@@ -87,7 +87,6 @@ class MessagePassing {
 
   bool on_data(const wire::Header& h, uintptr_t frame, size_t payload, bool small);
   void send_to_self(const wire::Header& h, const comem::Region& r, uint64_t offset);
-  void count_send(int dest, uint64_t bytes);
   static Msg msg_of(const wire::Header& h, int src);
   void on_advance(uint32_t new_step);
   Box& box(uint32_t step);
