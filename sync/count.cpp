@@ -74,6 +74,10 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
   int b = finalizing ? 2 : (mode_ == Mode::WillSend ? 0 : 1);
   meta[0] = finalizing ? wire::kSyncFinalize : (mode_ == Mode::WillSend ? wire::kSyncWillSend : wire::kSyncCounted);
   meta[1 + b] = static_cast<uint32_t>(pid_);
+  if (nprocs_ == 1) {  // this process's own counts are the total: no rounds to run
+    count_result(s, mine[0], meta);
+    return;
+  }
   if (count_rounds()) {
     exchange_->contribute(s, mine.data(), meta, carried_);
     for (int d : sent_used_) carried_[static_cast<size_t>(d)] = 0;

