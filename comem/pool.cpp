@@ -44,8 +44,12 @@ FramePool::~FramePool() {
     }
   }
   for (auto& [b, s] : runs_) {
-    if (ep_) ep_->deregister(s.mr);
-    std::free(s.base);
+    if (ep_) {
+      ep_->deregister(s.mr);
+      ep_->free_run_memory(s.base, s.len);
+    } else {
+      std::free(s.base);
+    }
   }
 }
 
@@ -143,8 +147,15 @@ uintptr_t FramePool::alloc_run(size_t k) {
          "frame pool limit reached: a contiguous run of %zu frames (%zu bytes) does not fit; %zu frames of %zu bytes "
          "in use, %zu bytes of slabs (BSPK_POOL_LIMIT=%zu); free regions you no longer need",
          k, len, in_use_, frame_size_, bytes(), limit_);
+  // From the transport (on one host with pulls, its host-shared run arena:
+  // fabric/local.h "Runs"), else private memory.
+  const size_t align = std::max<size_t>(frame_size_, 4096);
   void* base = nullptr;
-  if (posix_memalign(&base, std::max<size_t>(frame_size_, 4096), len) != 0 || !base)
+  if (ep_)
+    base = ep_->alloc_run_memory(len, align);
+  else if (posix_memalign(&base, align, len) != 0)
+    base = nullptr;
+  if (!base)
     fail(BSPK_ERR_NOMEM, "could not allocate a contiguous run of %zu frames (%zu bytes; %zu frames in use)", k, len,
          in_use_);
   placement::bind_memory(base, len);
@@ -153,7 +164,7 @@ uintptr_t FramePool::alloc_run(size_t k) {
     try {
       s.mr = ep_->register_memory(base, len);
     } catch (...) {
-      std::free(base);
+      ep_->free_run_memory(base, len);
       throw;
     }
   }
@@ -169,8 +180,12 @@ void FramePool::free_run(uintptr_t base) {
   auto it = runs_.find(base);
   if (it == runs_.end()) fail(BSPK_ERR_INTERNAL, "internal: %#lx is not the start of a frame run", (unsigned long)base);
   Slab& s = it->second;
-  if (ep_) ep_->deregister(s.mr);
-  std::free(s.base);
+  if (ep_) {
+    ep_->deregister(s.mr);
+    ep_->free_run_memory(s.base, s.len);
+  } else {
+    std::free(s.base);
+  }
   run_bytes_ -= s.len;
   in_use_ -= s.len / frame_size_;
   runs_.erase(it);

@@ -104,6 +104,13 @@ class Transport {
   // Returns nullptr when out of memory.
   virtual void* alloc_memory(size_t len, size_t align);
   virtual void free_memory(void* base, size_t len) noexcept;
+  // Memory for a contiguous run of frames (bspk_malloc_contiguous): as
+  // alloc_memory, for memory that comes and goes with its region while the
+  // job runs, released with free_run_memory(base, len). Private memory here;
+  // LocalTransport carves it from a host-shared arena. Returns nullptr when
+  // out of memory.
+  virtual void* alloc_run_memory(size_t len, size_t align) { return Transport::alloc_memory(len, align); }
+  virtual void free_run_memory(void* base, size_t len) noexcept { Transport::free_memory(base, len); }
 
   // Register [base, base+len) for local and remote access. Throws
   // bspk::Error(BSPK_ERR_FABRIC).

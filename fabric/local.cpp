@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "base/clock.h"
@@ -145,29 +147,35 @@ LocalTransport::~LocalTransport() {
   for (auto& [base, s] : own_slabs_) close(s.fd);
 }
 
-void* LocalTransport::alloc_memory(size_t len, size_t align) {
-  PeerInfo& me = peer(pid_);
-  const uint32_t n = me.nslabs.load(std::memory_order_relaxed);
-  if (!share_ || n >= kMaxSlabs) return Transport::alloc_memory(len, align);
-  int fd = memfd_create("bspk-frames", MFD_CLOEXEC);
-  if (fd < 0) return Transport::alloc_memory(len, align);
+void* LocalTransport::map_memfd(int fd, size_t len, size_t align) {
   // An aligned window: reserve len + align, map the memfd at its aligned start.
   void* res = len + align > len && ftruncate(fd, static_cast<off_t>(len)) == 0
                   ? mmap(nullptr, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
                   : MAP_FAILED;
-  if (res == MAP_FAILED) {
-    close(fd);
-    return Transport::alloc_memory(len, align);
-  }
+  if (res == MAP_FAILED) return nullptr;
   uintptr_t r = reinterpret_cast<uintptr_t>(res), a = (r + align - 1) & ~(uintptr_t{align} - 1);
   void* base = mmap(reinterpret_cast<void*>(a), len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
   if (a > r) munmap(res, a - r);
   if (r + len + align > a + len) munmap(reinterpret_cast<void*>(a + len), r + len + align - (a + len));
   if (base == MAP_FAILED) {
     munmap(reinterpret_cast<void*>(a), len);
+    return nullptr;
+  }
+  return base;
+}
+
+void* LocalTransport::alloc_memory(size_t len, size_t align) {
+  PeerInfo& me = peer(pid_);
+  const uint32_t n = me.nslabs.load(std::memory_order_relaxed);
+  if (!share_ || n >= kMaxSlabs) return Transport::alloc_memory(len, align);
+  int fd = memfd_create("bspk-frames", MFD_CLOEXEC);
+  if (fd < 0) return Transport::alloc_memory(len, align);
+  void* base = map_memfd(fd, len, align);
+  if (!base) {
     close(fd);
     return Transport::alloc_memory(len, align);
   }
+  const uintptr_t a = reinterpret_cast<uintptr_t>(base);
   slab_table(pid_)[n] = SlabEntry{fd, a, len, 0};
   me.nslabs.store(n + 1, std::memory_order_release);  // before any descriptor names it
   own_slabs_[a] = OwnSlab{len, static_cast<int64_t>(n), fd};
@@ -180,6 +188,90 @@ void LocalTransport::free_memory(void* base, size_t len) noexcept {
   munmap(base, it->second.len);  // peers that mapped it keep their mapping until they exit
   close(it->second.fd);
   own_slabs_.erase(it);
+}
+
+namespace {
+size_t page_bytes() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+}  // namespace
+
+// The run arena (local.h, "Runs"), made at the first run: as many bytes as
+// the machine has memory (rounded up to kArenaAlign), sparse. Not made
+// without pulls, with the slab table full, or under RLIMIT_AS.
+void* LocalTransport::alloc_run_memory(size_t len, size_t align) {
+  RunArena& ar = arena_;
+  if (!ar.tried && share_) {
+    ar.tried = true;
+    PeerInfo& me = peer(pid_);
+    const uint32_t n = me.nslabs.load(std::memory_order_relaxed);
+    rlimit as{};
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const bool limited = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+    if (n < kMaxSlabs && !limited && pages > 0) {
+      const size_t want = (static_cast<size_t>(pages) * page_bytes() + kArenaAlign - 1) & ~(kArenaAlign - 1);
+      int fd = memfd_create("bspk-runs", MFD_CLOEXEC);
+      void* base = fd >= 0 ? map_memfd(fd, want, kArenaAlign) : nullptr;
+      if (base) {
+        // Core dumps take the runs only, not gigabytes of holes (a dump
+        // piped to a handler writes a hole's zeros out).
+        madvise(base, want, MADV_DONTDUMP);
+        ar.base = reinterpret_cast<uintptr_t>(base);
+        ar.len = want;
+        ar.fd = fd;
+        ar.free.emplace(0, want);
+        slab_table(pid_)[n] = SlabEntry{fd, ar.base, want, 0};
+        me.nslabs.store(n + 1, std::memory_order_release);  // before any descriptor names it
+        own_slabs_[ar.base] = OwnSlab{want, static_cast<int64_t>(n), fd};
+      } else if (fd >= 0) {
+        close(fd);
+      }
+    }
+  }
+  const size_t page = page_bytes();
+  const size_t need = (len + page - 1) & ~(page - 1);
+  if (ar.len && align <= kArenaAlign && need >= len) {
+    align = std::max(align, page);
+    // First fit: the lowest free range with room for an aligned start.
+    for (auto it = ar.free.begin(); it != ar.free.end(); ++it) {
+      const size_t off = it->first, n = it->second;
+      const size_t start = (off + align - 1) & ~(align - 1);
+      if (start - off > n || n - (start - off) < need) continue;
+      ar.free.erase(it);
+      if (start > off) ar.free.emplace(off, start - off);
+      if (off + n > start + need) ar.free.emplace(start + need, off + n - (start + need));
+      void* run = reinterpret_cast<void*>(ar.base + start);
+      madvise(run, need, MADV_DODUMP);
+      return run;
+    }
+  }
+  return Transport::alloc_memory(len, align);
+}
+
+// A run's range back to the arena, its pages released (in every process that
+// mapped the arena: a receiver reads zeros there, never a later run's bytes
+// through a stale page).
+void LocalTransport::free_run_memory(void* base, size_t len) noexcept {
+  RunArena& ar = arena_;
+  const uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  if (!ar.len || b < ar.base || b - ar.base >= ar.len) return Transport::free_memory(base, len);
+  const size_t page = page_bytes();
+  size_t off = b - ar.base, n = (len + page - 1) & ~(page - 1);
+  fallocate(ar.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off), static_cast<off_t>(n));
+  madvise(base, n, MADV_DONTDUMP);
+  // Coalesce with the free ranges either side.
+  auto next = ar.free.lower_bound(off);
+  if (next != ar.free.end() && next->first == off + n) {
+    n += next->second;
+    next = ar.free.erase(next);
+  }
+  if (next != ar.free.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      off = prev->first;
+      n += prev->second;
+      ar.free.erase(prev);
+    }
+  }
+  ar.free.emplace(off, n);
 }
 
 // Index of our shared slab holding [a, a + len), or -1.
@@ -213,6 +305,7 @@ unsigned char* LocalTransport::in_slab(std::vector<std::vector<Mapped>>& maps, b
     if (b == MAP_FAILED) {
       m.failed = true;
     } else {
+      madvise(b, e.len, MADV_DONTDUMP);  // the peer's memory (a run arena: gigabytes, mostly holes)
       m.base = static_cast<unsigned char*>(b);
       m.len = e.len;
       m.remote_base = e.base;

@@ -596,6 +596,67 @@ TEST(LocalPulls, MessagesFromSharedSlabsAreCopiedWithoutCrossMemoryReads) {
   p.t[0]->free_memory(slab, len);
 }
 
+// Runs (local.h "Runs"): contiguous runs come from one host-shared arena,
+// listed once, so a message from a run is pulled with memcpy like one from a
+// frame slab (the receiver refuses cross-memory reads here and still gets
+// it). A freed run's range is reused first fit and coalesced with its
+// neighbours, and its pages are released: the next run there reads zeros,
+// never the bytes of the run before.
+TEST(LocalPulls, RunsComeFromASharedArenaAndArePulledWithoutCrossMemoryReads) {
+  Pair p(two(), true, true);
+  EXPECT_EQ(p.t[0]->run_arena_bytes(), 0u) << "made before the first run";
+  const size_t frame = 65536, len = 3 * frame;
+  auto* run = static_cast<unsigned char*>(p.t[0]->alloc_run_memory(len, frame));
+  ASSERT_NE(run, nullptr);
+  EXPECT_GT(p.t[0]->run_arena_bytes(), len);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(run) % frame, 0u) << "run not aligned";
+  EXPECT_NE(mapping_of(run).find("bspk-runs"), std::string::npos) << mapping_of(run);
+  for (size_t i = 0; i < 64 + 4000; ++i) run[2 * frame + i] = static_cast<unsigned char>(i * 29 + 3);
+  p.t[1]->refuse_next_pull_for_test();
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
+  OpContext ctx{};
+  iovec iov[2] = {{run + 2 * frame, 64}, {run + 2 * frame + 64, 4000}};
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[0]->post_send(1, iov, desc, 2, &ctx, kOtherTag));
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].len, 4064u);
+  EXPECT_TRUE(p.t[1]->pulling()) << "a message from a run went through process_vm_readv";
+  EXPECT_EQ(std::memcmp(rb.hdr, run + 2 * frame, 64), 0);
+  EXPECT_EQ(std::memcmp(rb.body, run + 2 * frame + 64, 4000), 0);
+  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  EXPECT_TRUE(p.net.delivered().empty());
+
+  // Two more runs after it; free the first two, and one run of their joint
+  // size takes their place; its bytes are zeros.
+  auto* second = static_cast<unsigned char*>(p.t[0]->alloc_run_memory(frame + 1, frame));
+  auto* third = static_cast<unsigned char*>(p.t[0]->alloc_run_memory(frame, frame));
+  ASSERT_NE(second, nullptr);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(second, run + len) << "first fit";
+  EXPECT_EQ(third, second + 2 * frame) << "a run takes whole pages, aligned";
+  std::memset(second, 0x5A, frame + 1);
+  std::memset(third, 0x6B, frame);
+  p.t[0]->free_run_memory(second, frame + 1);
+  p.t[0]->free_run_memory(run, len);
+  auto* joint = static_cast<unsigned char*>(p.t[0]->alloc_run_memory(len + 2 * frame, frame));
+  EXPECT_EQ(joint, run) << "the two freed ranges were not coalesced";
+  ASSERT_NE(joint, nullptr);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < len + 2 * frame; ++i) nonzero += joint[i] != 0;
+  EXPECT_EQ(nonzero, 0u) << "a freed run's pages were not released";
+  EXPECT_EQ(third[frame - 1], 0x6B) << "freeing its neighbours touched a live run";
+  // Many runs of a region's life: the same range again and again.
+  for (int i = 0; i < 1000; ++i) {
+    void* q = p.t[0]->alloc_run_memory(frame, frame);
+    ASSERT_EQ(q, static_cast<void*>(joint + len + 2 * frame + frame)) << "run " << i;
+    p.t[0]->free_run_memory(q, frame);
+  }
+  p.t[0]->free_run_memory(joint, len + 2 * frame);
+  p.t[0]->free_run_memory(third, frame);
+}
+
 // Drains process 1's completions while process 0 calls assist() from another
 // thread, as a waiting engine does; *helped: the calls that copied a chunk.
 std::vector<Completion> drain_while_helping(Pair& p, int* helped) {
