@@ -107,7 +107,8 @@ BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|
 BSPK_CONFIG_VAR(SHM_PULL, "BSPK_SHM_PULL", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "with the rings on, every larger message (MP frames, DSM stores) is copied by its receiver "
                 "straight from the sender's memory instead of through the provider (one memcpy from the "
-                "sender's frame slab, which is shared memory on one host; process_vm_readv for other memory): "
+                "sender's frame slab or run arena, which are shared memory on one host; process_vm_readv for "
+                "other memory): "
                 "`auto` with the shm provider, `on` with any, `off` never; where the kernel refuses "
                 "cross-memory access the provider carries them")
 BSPK_CONFIG_VAR(RX_DEPTH, "BSPK_RX_DEPTH", Int, User, 32, 2, 4096, nullptr, nullptr,

@@ -8,8 +8,10 @@
 // free frames) and take no lock: the runtime is single-threaded per process.
 //
 // Runs (bspk_malloc_contiguous): k consecutive frames of one dedicated slab of
-// exactly k frames, registered like any slab and deregistered and released
-// when the run is freed. They count in in_use() and bytes() like other frames.
+// exactly k frames (Transport::alloc_run_memory: on one host with pulls,
+// carved from the transport's host-shared run arena), registered like any
+// slab and deregistered and released when the run is freed. They count in
+// in_use() and bytes() like other frames.
 //
 // IndexPool: the small index arrays of regions, in power-of-two size classes
 // (1, 2, 4, ... entries), each with its own free list: O(1) allocation too.
