@@ -528,6 +528,7 @@ void fill_stats(bspk_stats* out, size_t size) {
   o.reads = s.reads;
   o.bytes_read = s.bytes_read;
   o.rx_frames = rt->engine ? rt->engine->rx_frames() : 0;
+  o.kept_bytes = rt->frames->kept_bytes();
   // A caller built against an older header gets the fields it knows; one
   // built against a newer header gets zeros in the fields this build lacks.
   std::memcpy(out, &o, std::min(size, sizeof o));

@@ -43,14 +43,8 @@ FramePool::~FramePool() {
       std::free(s.base);
     }
   }
-  for (auto& [b, s] : runs_) {
-    if (ep_) {
-      ep_->deregister(s.mr);
-      ep_->free_run_memory(s.base, s.len);
-    } else {
-      std::free(s.base);
-    }
-  }
+  for (auto& [b, s] : runs_) release_run(s);
+  release_kept(0);
 }
 
 namespace {
@@ -142,6 +136,19 @@ uintptr_t FramePool::alloc_run(size_t k) {
   if (k > (SIZE_MAX >> 1) / frame_size_)
     fail(BSPK_ERR_NOMEM, "a run of %zu frames of %zu bytes is too large", k, frame_size_);
   const size_t len = k * frame_size_;
+  // A kept run of this length, the newest (its pages likeliest in cache).
+  for (size_t i = kept_.size(); i-- > 0;) {
+    if (kept_[i].len != len) continue;
+    Slab s = kept_[i];
+    kept_.erase(kept_.begin() + static_cast<ptrdiff_t>(i));
+    kept_bytes_ -= len;
+    runs_.emplace(reinterpret_cast<uintptr_t>(s.base), s);
+    run_bytes_ += len;
+    in_use_ += k;
+    if (in_use_ > peak_) peak_ = in_use_;
+    return reinterpret_cast<uintptr_t>(s.base);
+  }
+  if (limit_ && bytes() + len > limit_) release_kept(0);
   if (limit_ && bytes() + len > limit_)
     fail(BSPK_ERR_NOMEM,
          "frame pool limit reached: a contiguous run of %zu frames (%zu bytes) does not fit; %zu frames of %zu bytes "
@@ -150,11 +157,16 @@ uintptr_t FramePool::alloc_run(size_t k) {
   // From the transport (on one host with pulls, its host-shared run arena:
   // fabric/local.h "Runs"), else private memory.
   const size_t align = std::max<size_t>(frame_size_, 4096);
-  void* base = nullptr;
-  if (ep_)
-    base = ep_->alloc_run_memory(len, align);
-  else if (posix_memalign(&base, align, len) != 0)
-    base = nullptr;
+  auto allocate = [&]() -> void* {
+    void* p = nullptr;
+    if (ep_) return ep_->alloc_run_memory(len, align);
+    return posix_memalign(&p, align, len) == 0 ? p : nullptr;
+  };
+  void* base = allocate();
+  if (!base && !kept_.empty()) {
+    release_kept(0);
+    base = allocate();
+  }
   if (!base)
     fail(BSPK_ERR_NOMEM, "could not allocate a contiguous run of %zu frames (%zu bytes; %zu frames in use)", k, len,
          in_use_);
@@ -179,16 +191,35 @@ uintptr_t FramePool::alloc_run(size_t k) {
 void FramePool::free_run(uintptr_t base) {
   auto it = runs_.find(base);
   if (it == runs_.end()) fail(BSPK_ERR_INTERNAL, "internal: %#lx is not the start of a frame run", (unsigned long)base);
-  Slab& s = it->second;
+  Slab s = it->second;
+  run_bytes_ -= s.len;
+  in_use_ -= s.len / frame_size_;
+  runs_.erase(it);
+  if (s.len > kRunKeepBytes) {
+    release_run(s);
+    return;
+  }
+  kept_.push_back(s);
+  kept_bytes_ += s.len;
+  release_kept(kRunKeepBytes);
+}
+
+void FramePool::release_run(Slab& s) noexcept {
   if (ep_) {
     ep_->deregister(s.mr);
     ep_->free_run_memory(s.base, s.len);
   } else {
     std::free(s.base);
   }
-  run_bytes_ -= s.len;
-  in_use_ -= s.len / frame_size_;
-  runs_.erase(it);
+}
+
+void FramePool::release_kept(size_t down_to) noexcept {
+  size_t n = 0;
+  while (n < kept_.size() && kept_bytes_ > down_to) {
+    kept_bytes_ -= kept_[n].len;
+    release_run(kept_[n++]);
+  }
+  kept_.erase(kept_.begin(), kept_.begin() + static_cast<ptrdiff_t>(n));
 }
 
 const FramePool::Slab* FramePool::run_of(uintptr_t a) const {

@@ -10,8 +10,13 @@
 // Runs (bspk_malloc_contiguous): k consecutive frames of one dedicated slab of
 // exactly k frames (Transport::alloc_run_memory: on one host with pulls,
 // carved from the transport's host-shared run arena), registered like any
-// slab and deregistered and released when the run is freed. They count in
-// in_use() and bytes() like other frames.
+// slab and deregistered and released when the run is freed -- unless it is
+// kept for the next run of the same length: up to kRunCacheBytes of freed
+// runs stay allocated and registered, the oldest released first (a region
+// freed and allocated again each superstep, a message taken with
+// bspk_recv_contiguous each superstep, then costs no registration and no
+// page faults). Runs count in in_use() and bytes() like other frames; kept
+// ones in bytes() only.
 //
 // IndexPool: the small index arrays of regions, in power-of-two size classes
 // (1, 2, 4, ... entries), each with its own free list: O(1) allocation too.
@@ -81,14 +86,19 @@ class FramePool {
     --in_use_;
   }
 
-  // k >= 1 consecutive frames in one newly registered slab of k frames (the
-  // address of the first); one registration per run. Throws
-  // bspk::Error(BSPK_ERR_NOMEM) past the limit or when memory runs out.
+  // k >= 1 consecutive frames in one registered slab of k frames (the
+  // address of the first): a kept run of that length if there is one (its
+  // bytes are what its last user left), else a new slab and one
+  // registration. Throws bspk::Error(BSPK_ERR_NOMEM) past the limit (kept
+  // runs are released first) or when memory runs out.
   uintptr_t alloc_run(size_t k);
-  // Return a run obtained from alloc_run() (its first frame's address): the
-  // slab is deregistered and released at once.
+  // Return a run obtained from alloc_run() (its first frame's address): kept
+  // for reuse (see the top), else deregistered and released at once.
   void free_run(uintptr_t base);
   size_t runs() const { return runs_.size(); }
+  size_t kept_runs() const { return kept_.size(); }
+  size_t kept_bytes() const { return kept_bytes_; }
+  static constexpr size_t kRunKeepBytes = size_t{64} << 20;  // most bytes of freed runs kept
 
   // Memory-registration descriptor of the slab holding address a (must be
   // inside a frame of this pool), to pass with every data call.
@@ -115,7 +125,7 @@ class FramePool {
   size_t slab_size() const { return slab_size_; }
   size_t in_use() const { return in_use_; }
   size_t peak() const { return peak_; }
-  size_t bytes() const { return slabs_.size() * slab_size_ + run_bytes_; }
+  size_t bytes() const { return slabs_.size() * slab_size_ + run_bytes_ + kept_bytes_; }
   size_t nfree() const { return free_.size(); }
 
  private:
@@ -150,7 +160,11 @@ class FramePool {
   // the slab lookup above misses, so ordinary frames pay nothing for them).
   std::map<uintptr_t, Slab> runs_;
   size_t run_bytes_ = 0;
+  std::vector<Slab> kept_;  // freed runs kept for reuse, oldest first
+  size_t kept_bytes_ = 0;
   const Slab* run_of(uintptr_t a) const;
+  void release_run(Slab& s) noexcept;     // deregister and release its memory
+  void release_kept(size_t down_to) noexcept;  // oldest kept runs until kept_bytes_ <= down_to
 };
 
 class IndexPool {

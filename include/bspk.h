@@ -237,8 +237,12 @@ BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL     
  * frame it is one run of consecutive frames: a slab of exactly those frames,
  * registered with the fabric when it is allocated and deregistered and
  * released when the region is freed (counted in frames_in_use and pool_bytes
- * meanwhile; BSPK_POOL_LIMIT applies). Of at most one frame it is one
- * ordinary frame.
+ * meanwhile; BSPK_POOL_LIMIT applies) -- or, up to 64 MiB of freed runs,
+ * kept registered for the next run of the same length (counted in pool_bytes
+ * only; released first when BSPK_POOL_LIMIT or memory runs short). On one
+ * host runs are host-shared memory, so their messages and stores are copied
+ * once by the receiver, as from ordinary frames. Of at most one frame it is
+ * one ordinary frame.
  * Everything that takes a region takes a contiguous one: bspk_elemP,
  * bspk_incr, bspk_span, bspk_send, bspk_copy (either side, named regions and
  * bspk_lookup included), bspk_free, the accessors, and rules 1-6 of
@@ -261,9 +265,10 @@ BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL     
  * errors, reported as from "bspk_malloc_contiguous". Element 0 starts on a
  * frame boundary (aligned to the frame size). n == 0 makes an empty region.
  * Cost O(F) as bspk_malloc, plus, for more than one frame of data, a fresh
- * allocation and one memory registration (fi_mr_reg) here and one
- * deregistration at bspk_free: allocate long-lived regions, not one per
- * superstep. Errors (BSPK_NULL returned): BSPK_ERR_ARG (elem_size 0 or >
+ * allocation and one memory registration (fi_mr_reg) here -- none when a
+ * kept run of the same length is reused (see above; its bytes are then what
+ * its last user left, as a recycled frame's are) -- and at most one
+ * deregistration at bspk_free. Errors (BSPK_NULL returned): BSPK_ERR_ARG (elem_size 0 or >
  * frame size, name longer than 63 bytes), BSPK_ERR_NAME, BSPK_ERR_NOMEM
  * (memory or BSPK_POOL_LIMIT), BSPK_ERR_FABRIC (the provider refused the
  * registration; nothing is allocated), BSPK_ERR_STATE. */
@@ -285,9 +290,10 @@ BSPK_API int bspk_is_contiguous(bspk_ptr p);
  *     frame: e.g. at most a frame sent from element 0 of a region) is
  *     returned as it is, made of that frame: no copy, O(1);
  *   - a message of several frames is copied into a fresh contiguous region
- *     (one run, as bspk_malloc_contiguous, with its allocation and
- *     registration) and its frames return to the pool: the message's bytes
- *     are added to bytes_copied, O(bytes).
+ *     (one run, as bspk_malloc_contiguous: a kept run of that length when
+ *     there is one, else an allocation and a registration) and its frames
+ *     return to the pool: the message's bytes are added to bytes_copied,
+ *     O(bytes).
  * Either way the region is never flipped and is the caller's: free it with
  * bspk_free; bspk_sender_id names its sender. Returns BSPK_NULL when no
  * message is left (not an error). Errors (BSPK_NULL returned): BSPK_ERR_NOMEM,
@@ -771,6 +777,9 @@ typedef struct bspk_stats {
                               * twice as many whenever an arrival takes the last
                               * posted one, up to BSPK_RX_DEPTH (32); that many
                               * from the start when BSPK_RX_DEPTH is set         */
+    uint64_t kept_bytes;     /* bytes of freed contiguous runs kept registered for
+                              * the next run of their length (in pool_bytes; at
+                              * most 64 MiB: bspk_malloc_contiguous)             */
 } bspk_stats;
 
 /* Fill *out with this process's counters.

@@ -341,7 +341,7 @@ TEST(Wire, CqDataFitsVerbs32BitsAndRoundTrips) {
 
 // ---- Contiguous regions (bspk_malloc_contiguous): one run of frames.
 
-TEST(FramePool, RunsAreConsecutiveFramesOfOneSlabAndGoAwayWhenFreed) {
+TEST(FramePool, RunsAreConsecutiveFramesOfOneSlabAndAreKeptWhenFreed) {
   comem::FramePool pool(nullptr, 4096);
   uintptr_t f = pool.alloc();  // an ordinary slab exists
   const size_t slab_bytes = pool.bytes();
@@ -361,10 +361,38 @@ TEST(FramePool, RunsAreConsecutiveFramesOfOneSlabAndGoAwayWhenFreed) {
   EXPECT_THROW(pool.region_of(a + 4096), Error);
   pool.free_run(b);
   EXPECT_EQ(pool.in_use(), 1u);
-  EXPECT_EQ(pool.bytes(), slab_bytes) << "freed runs leave no bytes behind";
+  EXPECT_EQ(pool.kept_runs(), 2u);
+  EXPECT_EQ(pool.bytes(), slab_bytes + 8 * 4096) << "kept runs are memory held";
   EXPECT_EQ(pool.peak(), 9u);
   EXPECT_THROW(pool.free_run(b), Error) << "a run is freed once";
+  // Runs of the same lengths come back from the kept ones; another length is new.
+  EXPECT_EQ(pool.alloc_run(1), b);
+  EXPECT_EQ(pool.alloc_run(7), a);
+  EXPECT_EQ(pool.kept_runs(), 0u);
+  EXPECT_EQ(pool.in_use(), 9u);
+  uintptr_t c = pool.alloc_run(2);
+  EXPECT_NE(c, a);
+  EXPECT_NE(c, b);
+  for (uintptr_t x : {a, b, c}) pool.free_run(x);
   pool.free(f);
+}
+
+// At most FramePool::kRunKeepBytes of freed runs are kept (the oldest go
+// first), and a run larger than that is released when it is freed.
+TEST(FramePool, KeptRunsAreBounded) {
+  comem::FramePool pool(nullptr, 1 << 20);  // 1 MiB frames
+  const size_t keep_frames = comem::FramePool::kRunKeepBytes >> 20;
+  const size_t k = keep_frames / 3 + 1;  // three such runs are more than may be kept
+  uintptr_t r[3];
+  for (auto& x : r) x = pool.alloc_run(k);
+  for (uintptr_t x : r) pool.free_run(x);
+  EXPECT_EQ(pool.kept_runs(), 2u) << "the oldest is released";
+  EXPECT_LE(pool.bytes(), comem::FramePool::kRunKeepBytes);
+  EXPECT_EQ(pool.alloc_run(k), r[2]) << "the newest is reused first";
+  pool.free_run(r[2]);
+  pool.free_run(pool.alloc_run(keep_frames + 1));
+  EXPECT_EQ(pool.kept_runs(), 2u) << "a run past the bound is not kept";
+  EXPECT_LE(pool.bytes(), comem::FramePool::kRunKeepBytes);
 }
 
 TEST(FramePool, RunsHonourTheLimit) {
@@ -377,7 +405,11 @@ TEST(FramePool, RunsHonourTheLimit) {
     EXPECT_EQ(e.code(), BSPK_ERR_NOMEM);
     EXPECT_NE(std::string(e.what()).find("BSPK_POOL_LIMIT"), std::string::npos);
   }
-  pool.free_run(pool.alloc_run(8));
+  pool.free_run(pool.alloc_run(8));  // kept: 32 + 8 MiB held, the limit
+  EXPECT_EQ(pool.kept_runs(), 1u);
+  EXPECT_NO_THROW(pool.free_run(pool.alloc_run(7))) << "a kept run is released to make room for a new one";
+  EXPECT_EQ(pool.kept_runs(), 1u);
+  EXPECT_LE(pool.bytes(), size_t{40} << 20);
   pool.free(f);
 }
 
