@@ -568,6 +568,28 @@ std::string mapping_of(const void* a) {
   return "";
 }
 
+// A 64-byte header and 4000 bytes at src (process 0's memory) sent to
+// process 1, which refuses cross-memory reads (test hook): the message must
+// arrive whole, pulled with memcpy, and complete at the sender.
+void expect_pulled_without_cross_memory_read(Pair& p, unsigned char* src) {
+  for (size_t i = 0; i < 64 + 4000; ++i) src[i] = static_cast<unsigned char>(i * 13 + 1);
+  p.t[1]->refuse_next_pull_for_test();
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
+  OpContext ctx{};
+  iovec iov[2] = {{src, 64}, {src + 64, 4000}};
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[0]->post_send(1, iov, desc, 2, &ctx, kOtherTag));
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].len, 4064u);
+  EXPECT_TRUE(p.t[1]->pulling()) << "the message went through process_vm_readv";
+  EXPECT_EQ(std::memcmp(rb.hdr, src, 64), 0);
+  EXPECT_EQ(std::memcmp(rb.body, src + 64, 4000), 0);
+  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
+  EXPECT_TRUE(p.net.delivered().empty());
+}
+
 // Memory from alloc_memory (the pools' slabs) is host-shared: the receiver
 // maps the sender's slab and copies with memcpy, without process_vm_readv
 // (a receiver told to refuse cross-memory reads still gets the message).
@@ -577,22 +599,7 @@ TEST(LocalPulls, MessagesFromSharedSlabsAreCopiedWithoutCrossMemoryReads) {
   auto* slab = static_cast<unsigned char*>(p.t[0]->alloc_memory(len, len));
   ASSERT_NE(slab, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(slab) % len, 0u) << "slab not aligned";
-  for (size_t i = 0; i < 64 + 4000; ++i) slab[i] = static_cast<unsigned char>(i * 13 + 1);
-  p.t[1]->refuse_next_pull_for_test();
-  RecvBuf rb;
-  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
-  OpContext ctx{};
-  iovec iov[2] = {{slab, 64}, {slab + 64, 4000}};
-  void* desc[2] = {nullptr, nullptr};
-  ASSERT_TRUE(p.t[0]->post_send(1, iov, desc, 2, &ctx, kOtherTag));
-  auto r = drain(*p.t[1]);
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].len, 4064u);
-  EXPECT_TRUE(p.t[1]->pulling()) << "a slab message went through process_vm_readv";
-  EXPECT_EQ(std::memcmp(rb.hdr, slab, 64), 0);
-  EXPECT_EQ(std::memcmp(rb.body, slab + 64, 4000), 0);
-  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
-  EXPECT_TRUE(p.net.delivered().empty());
+  expect_pulled_without_cross_memory_read(p, slab);
   p.t[0]->free_memory(slab, len);
 }
 
@@ -611,22 +618,7 @@ TEST(LocalPulls, RunsComeFromASharedArenaAndArePulledWithoutCrossMemoryReads) {
   EXPECT_GT(p.t[0]->run_arena_bytes(), len);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(run) % frame, 0u) << "run not aligned";
   EXPECT_NE(mapping_of(run).find("bspk-runs"), std::string::npos) << mapping_of(run);
-  for (size_t i = 0; i < 64 + 4000; ++i) run[2 * frame + i] = static_cast<unsigned char>(i * 29 + 3);
-  p.t[1]->refuse_next_pull_for_test();
-  RecvBuf rb;
-  ASSERT_TRUE(rb.post(*p.t[1], kOtherTag));
-  OpContext ctx{};
-  iovec iov[2] = {{run + 2 * frame, 64}, {run + 2 * frame + 64, 4000}};
-  void* desc[2] = {nullptr, nullptr};
-  ASSERT_TRUE(p.t[0]->post_send(1, iov, desc, 2, &ctx, kOtherTag));
-  auto r = drain(*p.t[1]);
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].len, 4064u);
-  EXPECT_TRUE(p.t[1]->pulling()) << "a message from a run went through process_vm_readv";
-  EXPECT_EQ(std::memcmp(rb.hdr, run + 2 * frame, 64), 0);
-  EXPECT_EQ(std::memcmp(rb.body, run + 2 * frame + 64, 4000), 0);
-  EXPECT_EQ(drain(*p.t[0]).size(), 1u);
-  EXPECT_TRUE(p.net.delivered().empty());
+  expect_pulled_without_cross_memory_read(p, run + 2 * frame);
 
   // Two more runs after it; free the first two, and one run of their joint
   // size takes their place; its bytes are zeros.
