@@ -73,6 +73,7 @@ void touch_pages(void* base, size_t len) {
 }  // namespace
 
 void FramePool::grow(bool touch) {
+  if (limit_ && bytes() + slab_size_ > limit_) release_kept(0);  // kept runs make way first
   if (limit_ && bytes() + slab_size_ > limit_)
     fail(BSPK_ERR_NOMEM,
          "frame pool limit reached: %zu frames of %zu bytes in use, %zu bytes of slabs "
@@ -81,10 +82,14 @@ void FramePool::grow(bool touch) {
   // From the transport (host-shared memory where the same-host path pulls
   // from it, fabric/local.h), else private memory.
   void* base = nullptr;
-  if (ep_)
-    base = ep_->alloc_memory(slab_size_, slab_size_);
-  else if (posix_memalign(&base, slab_size_, slab_size_) != 0)
-    base = nullptr;
+  for (int attempt = 0; attempt < 2 && !base; ++attempt) {
+    if (attempt == 1 && kept_.empty()) break;
+    if (attempt == 1) release_kept(0);  // out of memory: kept runs make way
+    if (ep_)
+      base = ep_->alloc_memory(slab_size_, slab_size_);
+    else if (posix_memalign(&base, slab_size_, slab_size_) != 0)
+      base = nullptr;
+  }
   if (!base)
     fail(BSPK_ERR_NOMEM, "could not allocate a %zu-byte frame slab (%zu slabs, %zu frames in use)",
          slab_size_, slabs_.size(), in_use_);

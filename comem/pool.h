@@ -11,7 +11,7 @@
 // exactly k frames (Transport::alloc_run_memory: on one host with pulls,
 // carved from the transport's host-shared run arena), registered like any
 // slab and deregistered and released when the run is freed -- unless it is
-// kept for the next run of the same length: up to kRunCacheBytes of freed
+// kept for the next run of the same length: up to kRunKeepBytes of freed
 // runs stay allocated and registered, the oldest released first (a region
 // freed and allocated again each superstep, a message taken with
 // bspk_recv_contiguous each superstep, then costs no registration and no

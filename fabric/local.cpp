@@ -232,12 +232,12 @@ void* LocalTransport::alloc_run_memory(size_t len, size_t align) {
     align = std::max(align, page);
     // First fit: the lowest free range with room for an aligned start.
     for (auto it = ar.free.begin(); it != ar.free.end(); ++it) {
-      const size_t off = it->first, n = it->second;
+      const size_t off = it->first, room = it->second;
       const size_t start = (off + align - 1) & ~(align - 1);
-      if (start - off > n || n - (start - off) < need) continue;
+      if (start - off > room || room - (start - off) < need) continue;
       ar.free.erase(it);
       if (start > off) ar.free.emplace(off, start - off);
-      if (off + n > start + need) ar.free.emplace(start + need, off + n - (start + need));
+      if (off + room > start + need) ar.free.emplace(start + need, off + room - (start + need));
       void* run = reinterpret_cast<void*>(ar.base + start);
       madvise(run, need, MADV_DODUMP);
       return run;

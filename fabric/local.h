@@ -56,9 +56,10 @@
 // once at the first run and listed as one slab, so receivers map it once and
 // pull runs with memcpy like frames (shm p = 2, a 1 MiB message from a run
 // each superstep: 122-132 us with process_vm_readv, 37-45 us now, as from
-// ordinary frames). A freed
-// run's pages are released at once (fallocate PUNCH_HOLE: gone from every
-// mapping), its range returned first-fit and coalesced. Runs are private
+// ordinary frames). A freed run's pages are released at once (fallocate
+// PUNCH_HOLE: gone from every mapping), its range returned first fit and
+// coalesced (comem keeps up to 64 MiB of freed runs for reuse before they
+// get here: comem/pool.h). Runs are private
 // memory, read by process_vm_readv, when the arena is full, when it cannot
 // be made, and under an address-space limit (RLIMIT_AS, against which the
 // arena's reservation and every peer's mapping of it would count).

@@ -268,8 +268,8 @@ BSPK_API int    bspk_owner(bspk_ptr p);     /* owning pid; -1 for BSPK_NULL     
  * allocation and one memory registration (fi_mr_reg) here -- none when a
  * kept run of the same length is reused (see above; its bytes are then what
  * its last user left, as a recycled frame's are) -- and at most one
- * deregistration at bspk_free. Errors (BSPK_NULL returned): BSPK_ERR_ARG (elem_size 0 or >
- * frame size, name longer than 63 bytes), BSPK_ERR_NAME, BSPK_ERR_NOMEM
+ * deregistration at bspk_free. Errors (BSPK_NULL returned): BSPK_ERR_ARG
+ * (elem_size 0 or > frame size, name longer than 63 bytes), BSPK_ERR_NAME, BSPK_ERR_NOMEM
  * (memory or BSPK_POOL_LIMIT), BSPK_ERR_FABRIC (the provider refused the
  * registration; nothing is allocated), BSPK_ERR_STATE. */
 BSPK_API bspk_ptr bspk_malloc_contiguous(const char *name, int idx, size_t n, size_t elem_size);

@@ -377,6 +377,19 @@ TEST(FramePool, RunsAreConsecutiveFramesOfOneSlabAndAreKeptWhenFreed) {
   pool.free(f);
 }
 
+// Kept runs make way for ordinary slabs under BSPK_POOL_LIMIT: a pool at its
+// limit with a kept run still grows by a slab.
+TEST(FramePool, KeptRunsMakeWayForSlabs) {
+  comem::FramePool pool(nullptr, 1 << 20, size_t{64} << 20);  // 32 MiB slabs, 64 MiB limit
+  std::vector<uintptr_t> f{pool.alloc()};
+  pool.free_run(pool.alloc_run(8));  // kept: 32 + 8 MiB held
+  ASSERT_EQ(pool.kept_runs(), 1u);
+  for (int i = 1; i < 33; ++i) f.push_back(pool.alloc());  // the 33rd frame needs a second slab
+  EXPECT_EQ(pool.kept_runs(), 0u);
+  EXPECT_EQ(pool.bytes(), size_t{64} << 20);
+  for (uintptr_t x : f) pool.free(x);
+}
+
 // At most FramePool::kRunKeepBytes of freed runs are kept (the oldest go
 // first), and a run larger than that is released when it is freed.
 TEST(FramePool, KeptRunsAreBounded) {
