@@ -73,23 +73,18 @@ void touch_pages(void* base, size_t len) {
 }  // namespace
 
 void FramePool::grow(bool touch) {
-  if (limit_ && bytes() + slab_size_ > limit_) release_kept(0);  // kept runs make way first
-  if (limit_ && bytes() + slab_size_ > limit_)
+  if (over_limit(slab_size_))
     fail(BSPK_ERR_NOMEM,
          "frame pool limit reached: %zu frames of %zu bytes in use, %zu bytes of slabs "
          "(BSPK_POOL_LIMIT=%zu); free regions you no longer need",
          in_use_, frame_size_, bytes(), limit_);
   // From the transport (host-shared memory where the same-host path pulls
   // from it, fabric/local.h), else private memory.
-  void* base = nullptr;
-  for (int attempt = 0; attempt < 2 && !base; ++attempt) {
-    if (attempt == 1 && kept_.empty()) break;
-    if (attempt == 1) release_kept(0);  // out of memory: kept runs make way
-    if (ep_)
-      base = ep_->alloc_memory(slab_size_, slab_size_);
-    else if (posix_memalign(&base, slab_size_, slab_size_) != 0)
-      base = nullptr;
-  }
+  void* base = allocate([&] {
+    void* p = nullptr;
+    if (ep_) return ep_->alloc_memory(slab_size_, slab_size_);
+    return posix_memalign(&p, slab_size_, slab_size_) == 0 ? p : nullptr;
+  });
   if (!base)
     fail(BSPK_ERR_NOMEM, "could not allocate a %zu-byte frame slab (%zu slabs, %zu frames in use)",
          slab_size_, slabs_.size(), in_use_);
@@ -153,8 +148,7 @@ uintptr_t FramePool::alloc_run(size_t k) {
     if (in_use_ > peak_) peak_ = in_use_;
     return reinterpret_cast<uintptr_t>(s.base);
   }
-  if (limit_ && bytes() + len > limit_) release_kept(0);
-  if (limit_ && bytes() + len > limit_)
+  if (over_limit(len))
     fail(BSPK_ERR_NOMEM,
          "frame pool limit reached: a contiguous run of %zu frames (%zu bytes) does not fit; %zu frames of %zu bytes "
          "in use, %zu bytes of slabs (BSPK_POOL_LIMIT=%zu); free regions you no longer need",
@@ -162,16 +156,11 @@ uintptr_t FramePool::alloc_run(size_t k) {
   // From the transport (on one host with pulls, its host-shared run arena:
   // fabric/local.h "Runs"), else private memory.
   const size_t align = std::max<size_t>(frame_size_, 4096);
-  auto allocate = [&]() -> void* {
+  void* base = allocate([&] {
     void* p = nullptr;
     if (ep_) return ep_->alloc_run_memory(len, align);
     return posix_memalign(&p, align, len) == 0 ? p : nullptr;
-  };
-  void* base = allocate();
-  if (!base && !kept_.empty()) {
-    release_kept(0);
-    base = allocate();
-  }
+  });
   if (!base)
     fail(BSPK_ERR_NOMEM, "could not allocate a contiguous run of %zu frames (%zu bytes; %zu frames in use)", k, len,
          in_use_);
@@ -216,6 +205,12 @@ void FramePool::release_run(Slab& s) noexcept {
   } else {
     std::free(s.base);
   }
+}
+
+bool FramePool::over_limit(size_t more) noexcept {
+  if (!limit_ || bytes() + more <= limit_) return false;
+  release_kept(0);  // kept runs make way first
+  return bytes() + more > limit_;
 }
 
 void FramePool::release_kept(size_t down_to) noexcept {

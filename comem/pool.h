@@ -165,6 +165,19 @@ class FramePool {
   const Slab* run_of(uintptr_t a) const;
   void release_run(Slab& s) noexcept;     // deregister and release its memory
   void release_kept(size_t down_to) noexcept;  // oldest kept runs until kept_bytes_ <= down_to
+  // Would `more` bytes pass the limit, even with every kept run released?
+  bool over_limit(size_t more) noexcept;
+  // alloc() of memory (nullptr when out of it), once more with every kept run
+  // released if the first try finds none.
+  template <class Alloc>
+  void* allocate(Alloc alloc) {
+    void* p = alloc();
+    if (!p && !kept_.empty()) {
+      release_kept(0);
+      p = alloc();
+    }
+    return p;
+  }
 };
 
 class IndexPool {
