@@ -105,9 +105,39 @@ static inline void suite_transpose(double *at, const double *a, long N) {
         for (long r = 0; r < N; r++) at[r * N + c] = a[c * N + r];
 }
 
-/* C += A_blk x b, given at = transpose of the A block: C[r,c] += sum_k
- * at[r*N+k] * b[c*N+k] [RMA Fig. 7 line 9]: columns of at times columns of b,
- * both unit stride. */
+/* Elements [e0, e0 + k) of an N x N column-major block a, given at src, into
+ * at = transpose of a: what suite_transpose does, for a block held in pieces
+ * (a comem region's frames: bench/suite/mult_bspk.c). */
+static inline void suite_transpose_part(double *at, const double *src, long e0, long k, long N) {
+    long c = e0 / N, r = e0 % N;
+    for (long i = 0; i < k; i++) {
+        at[r * N + c] = src[i];
+        if (++r == N) {
+            r = 0;
+            c++;
+        }
+    }
+}
+
+/* C += A_blk x b, given at = transpose of the A block and bcol[c] = column c
+ * of b: C[r,c] += sum_k at[r*N+k] * bcol[c][k] [RMA Fig. 7 line 9]: columns
+ * of at times columns of b, both unit stride. The columns need not be
+ * consecutive (a comem region's frames: mult_bspk.c); suite_block_mult is
+ * this kernel for a b in one array. */
+static inline void suite_block_mult_cols(double *C, const double *at, const double *const *bcol, long N) {
+    for (long c = 0; c < N; c++) {
+        const double *bc = bcol[c];
+        for (long r = 0; r < N; r++) {
+            const double *ar = at + r * N;
+            double s = 0;
+            for (long k = 0; k < N; k++) s += ar[k] * bc[k];
+            C[c * N + r] += s;
+        }
+    }
+}
+
+/* C += A_blk x b for b in one array (column c at b + c*N): the same loops as
+ * suite_block_mult_cols. */
 static inline void suite_block_mult(double *C, const double *at, const double *b, long N) {
     for (long c = 0; c < N; c++) {
         const double *bc = b + c * N;
