@@ -571,7 +571,8 @@ std::string Endpoint::describe() const {
          (inflight_limit_ ? strprintf(", sends in flight bounded to %zu, no injection", inflight_limit_) : "");
 }
 
-void Transport::nap(double seconds) {
+void Transport::nap(double seconds, const std::function<bool()>* ready) {
+  if (ready && (*ready)()) return;
   const timespec ts = to_timespec(seconds);
   nanosleep(&ts, nullptr);
 }

@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -170,10 +171,14 @@ class Transport {
 
   // An idle caller backing off (no wait object, or nothing to block on):
   // sleep up to `seconds`, less when this transport learns of new work.
-  // Default: nanosleep. LocalTransport wakes the sleeper as soon as a process
-  // of its host pushes into one of its rings or pull queues, sends it a
-  // message through the provider, or calls wake_local().
-  virtual void nap(double seconds);
+  // `ready` (may be null): the caller's own condition, looked at once more
+  // after the sleeper has made itself known to wakers and before it sleeps
+  // (no sleep if true), so that news a peer published and announced with
+  // wake_local() just before is not slept through. It may throw (the nap
+  // ends). Default: nanosleep. LocalTransport wakes the sleeper as soon as a
+  // process of its host pushes into one of its rings or pull queues, sends it
+  // a message through the provider, or calls wake_local().
+  virtual void nap(double seconds, const std::function<bool()>* ready);
   // Wake every process of this host napping in nap(): for news that is no
   // message (the engine's shared-memory count board). Default: nothing.
   virtual void wake_local() {}

@@ -816,20 +816,23 @@ void LocalTransport::ring_doorbell(int dest) {
 }
 
 void LocalTransport::wake_local() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // the caller's news before the flags (see "Napping")
   for (int j = 0; j < nprocs_; ++j)
     if (j != pid_) wake(j);
 }
 
-void LocalTransport::nap(double seconds) {
+void LocalTransport::nap(double seconds, const std::function<bool()>* ready) {
   PeerInfo& me = peer(pid_);
+  struct Up {  // the flag down again however the nap ends (ready may throw)
+    std::atomic<uint32_t>& f;
+    ~Up() { f.store(0, std::memory_order_relaxed); }
+  } up{me.napping};
   const uint32_t bell = me.doorbell.load(std::memory_order_acquire);
-  me.napping.store(1, std::memory_order_seq_cst);  // before the look below: a producer after it rings
-  if (!may_have_arrivals()) {
-    const timespec ts = to_timespec(seconds);
-    // Returns at once if the bell rang since it was read (EAGAIN), when rung, or after ts.
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&me.doorbell), FUTEX_WAIT, bell, &ts, nullptr, 0);
-  }
-  me.napping.store(0, std::memory_order_relaxed);
+  me.napping.store(1, std::memory_order_seq_cst);  // before the looks below: a producer after it rings
+  if (may_have_arrivals() || (ready && (*ready)())) return;
+  const timespec ts = to_timespec(seconds);
+  // Returns at once if the bell rang since it was read (EAGAIN), when rung, or after ts.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&me.doorbell), FUTEX_WAIT, bell, &ts, nullptr, 0);
 }
 
 bool LocalTransport::may_have_arrivals() const {

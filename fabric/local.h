@@ -148,8 +148,23 @@
 // a futex word, and a `napping` flag. An idle engine past its yield phase
 // naps on its doorbell instead of sleeping; every push into its rings or pull
 // queue, every send to it through the provider (with provider_in) and every
-// wake_local() (count board joins) looks at the flag and, only if it is set,
-// rings the bell (FUTEX_WAKE, shared: the segment is mapped by every process).
+// wake_local() (count board joins, gather blocks) looks at the flag and, only
+// if it is set, rings the bell (FUTEX_WAKE, shared: the segment is mapped by
+// every process). The sleeper sets its flag (seq_cst: a full fence), then
+// looks once more at its rings, pull queues and provider count and at the
+// engine's own condition (nap's `ready`: the count board, a gather's
+// blocks), then sleeps on the bell value it read before the flag; a ring
+// between that read and the sleep makes the futex return at once. A board
+// join or gather block is published, then wake_local() fences (a locked
+// instruction on the waker's stack) and looks at the flags: one of the two
+// sides sees the other's store, so no such wake is lost. (Until 2026-12-02
+// nap did not look at the engine's condition: a join published between the
+// engine's last look and the flag was slept through, for the nap's length,
+// up to 1 ms.) A message push looks at the flag without a fence, to keep
+// sends cheap: one published just as the receiver raises its flag can go
+// unrung (x86 lets the push's store wait in the store buffer past the
+// load), and that nap then lasts its time, as a plain sleep would; likewise
+// a sender that found a ring full (want_room) and naps.
 //
 // The segment is a SharedSegment (base/shm_segment.h): created by pid 0, its
 // name passed through the bootstrap, opened by the others, then unlinked.
@@ -234,10 +249,9 @@ class LocalTransport final : public Transport {
   // Sleeps on this process's doorbell (a futex in the segment) up to
   // `seconds`: a process of this host that pushes into one of our rings or
   // pull queues, sends us a message through the provider or calls
-  // wake_local() while we nap rings it. A producer that publishes just as we
-  // go to sleep may miss the flag (no fence on its side, to keep sends
-  // cheap): then the nap lasts its full time, as a plain sleep would.
-  void nap(double seconds) override;
+  // wake_local() while we nap rings it; `ready` is looked at after the
+  // napping flag is up (see "Napping").
+  void nap(double seconds, const std::function<bool()>* ready) override;
   void wake_local() override;
   // A ring or pull cell is filled, or the provider has messages to deliver
   // (the senders' provider_in count): one load per source when none has.
@@ -259,6 +273,8 @@ class LocalTransport final : public Transport {
   // Tests: in its next assisted pull, wait (up to 10 s) until the sender has
   // claimed `chunks` chunks before copying any.
   void hold_next_assisted_pull_for_test(unsigned chunks) { hold_for_test_ = chunks; }
+  // Tests: whether this process's napping flag is up (see "Napping").
+  bool napping_for_test() const { return peer(pid_).napping.load(std::memory_order_seq_cst) != 0; }
 
  private:
   struct alignas(64) Cell {

@@ -386,8 +386,8 @@ class Engine {
   void on_hello(const wire::Header& h);
   // wait.cpp
   void handle_error(const fabric::CompletionError& err);
-  bool wait_once(double spin_until, int block_ms, double now = 0);
-  void backoff(double idle_s);
+  bool wait_once(double spin_until, int block_ms, double now = 0, const std::function<bool()>* ready = nullptr);
+  void backoff(double idle_s, const std::function<bool()>* ready);
   // engine.cpp
   void advance();
   void finish_step(uint32_t s);

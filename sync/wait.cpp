@@ -81,7 +81,7 @@ void Engine::progress() {
 // former 2 ms, a superstep in which another process computed 3 ms more cost
 // 81-137 us more than the computation (bench/imbalance.sh). Oversubscribed it
 // stays 2 ms: there the yielders slow down the processes that compute.
-void Engine::backoff(double idle_s) {
+void Engine::backoff(double idle_s, const std::function<bool()>* ready) {
   const double over = idle_s - opt_.yield_s;
   if (over < 0) {
     sched_yield();
@@ -90,8 +90,10 @@ void Engine::backoff(double idle_s) {
   double d = 50e-6;
   for (double t = 2e-3; t < over && d < 1e-3; t *= 2) d *= 2;
   // On one host with the rings, the nap ends as soon as a peer sends to this
-  // process or joins the count board (fabric/local.h, nap()).
-  ep_.nap(std::min(d, 1e-3));
+  // process or joins the count board (fabric/local.h, "Napping"); `ready`
+  // is looked at once more after this process said it naps, so that a join
+  // just before is not slept through.
+  ep_.nap(std::min(d, 1e-3), ready);
 }
 
 // One wait step: poll until spin_until, then back off (backoff() above), or
@@ -105,7 +107,7 @@ void Engine::backoff(double idle_s) {
 // `now` is the caller's idea of the time (it need not read the clock on every
 // spin: at a few hundred nanoseconds per poll, the clock would be a tenth of
 // the cost of a superstep that only waits for one small message).
-bool Engine::wait_once(double spin_until, int block_ms, double now) {
+bool Engine::wait_once(double spin_until, int block_ms, double now, const std::function<bool()>* ready) {
   if (deliver_self()) return true;
   if (!repost_.empty()) flush_reposts();
   retry_backlog();
@@ -131,7 +133,7 @@ bool Engine::wait_once(double spin_until, int block_ms, double now) {
   } else {
     n = ep_.poll(c, 16, &err);
     if (n == 0 && !opt_.oversubscribed && ep_.assist()) return true;
-    if (n == 0) backoff(now_s() - spin_until);
+    if (n == 0) backoff(now_s() - spin_until, ready);
   }
   if (n < 0) {
     handle_error(err);
@@ -151,7 +153,7 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
   for (;;) {
     throw_pending();  // errors found while progressing (e.g. more arrivals than declared)
     if (ready()) return;
-    wait_once(spin_until, 100, t);
+    wait_once(spin_until, 100, t, &ready);
     // While spinning, read the clock on every 16th poll only; after that
     // (blocking or backing off) on every step.
     if (t >= spin_until || (++polls & 15) == 0) t = now_s();

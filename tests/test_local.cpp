@@ -15,6 +15,7 @@
 #include <string>
 #include <set>
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <chrono>
 #include <vector>
@@ -789,9 +790,9 @@ TEST(LocalPulls, SlabsAreSharedMemfdMemoryOnlyWithPulls) {
 // (sync/wait.cpp naps there once it has yielded for BSPK_YIELD_MS). Each nap
 // here is 5 s long; the peer acts after 100 ms, so a nap that ends before
 // 4 s was woken, not timed out.
-double timed_nap(LocalTransport& t, double seconds) {
+double timed_nap(LocalTransport& t, double seconds, const std::function<bool()>* ready = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
-  t.nap(seconds);
+  t.nap(seconds, ready);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -866,6 +867,28 @@ TEST(LocalNap, EndsWhenAPeerSendsThroughTheProvider) {
 TEST(LocalNap, EndsOnWakeLocal) {
   Pair p(two());
   EXPECT_LT(nap_woken_by(*p.t[1], [&] { p.t[0]->wake_local(); }), 4.0) << "wake_local did not wake the napping peer";
+}
+
+// The engine's own condition (a count-board join, a gather block: news that
+// is no message) published and announced with wake_local() just before the
+// napper said it naps: the wake found no napper, so nap must look at the
+// condition after setting its flag, or it sleeps through the news (until
+// 2026-12-02 it did, for the whole nap). The condition is looked at once,
+// after the flag is up; false, the nap lasts its time.
+TEST(LocalNap, DoesNotSleepThroughNewsAnnouncedJustBefore) {
+  Pair p(two());
+  std::atomic<int> news{0};
+  bool flag_was_up = false;
+  std::function<bool()> ready = [&] {
+    flag_was_up = p.t[1]->napping_for_test();
+    return news.load() != 0;
+  };
+  news.store(1);
+  p.t[0]->wake_local();  // nobody naps yet: no ring
+  EXPECT_LT(timed_nap(*p.t[1], 5.0, &ready), 4.0) << "slept through news published before the nap";
+  EXPECT_TRUE(flag_was_up) << "the condition was looked at before the napping flag was up";
+  news.store(0);
+  EXPECT_GE(timed_nap(*p.t[1], 0.05, &ready), 0.045) << "a nap whose condition is false ended early";
 }
 
 TEST(LocalNap, DoesNotSleepOverAWaitingMessageAndLastsItsTimeOtherwise) {
