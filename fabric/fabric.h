@@ -169,6 +169,27 @@ class Transport {
   // off itself.
   virtual ssize_t wait(Completion* out, size_t n, int timeout_ms, CompletionError* err) = 0;
 
+  // Arrivals handed to the caller as poll() finds them, without a posted
+  // receive and a Completion, by a transport that sees a message's bytes in
+  // place (LocalTransport: ring messages, read out of the ring's cells).
+  // take(src, pieces, count, len): the message from pid src, len bytes, is
+  // the concatenation of pieces[0..count), valid during the call only.
+  // Returns true if it took the message (the transport frees its cells),
+  // false to have it delivered the usual way, into a posted receive of its
+  // tag. take() must not call poll(); a poll() from inside it delivers no
+  // such arrival. It must not throw.
+  class ArrivalSink {
+   public:
+    virtual bool take(int src, const iovec* pieces, size_t count, size_t len) = 0;
+
+   protected:
+    ~ArrivalSink() = default;
+  };
+  // Set (or clear, nullptr) the sink for the messages of this transport's
+  // arrival tag (LocalTransport: the ring tag). Default: no such arrivals,
+  // nothing to set.
+  virtual void set_arrival_sink(ArrivalSink* sink) { (void)sink; }
+
   // An idle caller backing off (no wait object, or nothing to block on):
   // sleep up to `seconds`, less when this transport learns of new work.
   // `ready` (may be null): the caller's own condition, looked at once more

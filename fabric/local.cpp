@@ -484,19 +484,34 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
   // load of the next cell's flag, no division, until something is there.)
   size_t k = 0;
   int src = next_src_;
-  for (int i = 0; i < nprocs_ && k < n && !recvs_.empty(); ++i, src = src + 1 == nprocs_ ? 0 : src + 1) {
+  for (int i = 0; i < nprocs_ && k < n && (sink_ || !recvs_.empty()); ++i, src = src + 1 == nprocs_ ? 0 : src + 1) {
     Inbound& in = in_[static_cast<size_t>(src)];
     Cell* r = in.ring;
     uint64_t& h = in.head;
     const uint64_t h0 = h;
-    while (k < n && !recvs_.empty()) {
+    while (k < n) {
       Cell& c = r[h % kCells];
       if (c.full.load(std::memory_order_acquire) != 1) break;
-      Recv rv = recvs_.front();
-      recvs_.pop_front();
       const size_t len = c.len, cells = cells_for(len);
       if (cells > kMaxMessageCells)
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d: corrupt ring", len, src);
+      if (sink_) {  // read in place by the sink: no receive, no completion, no repost
+        iovec from[kMaxMessageCells];
+        for (size_t q = 0; q < cells; ++q)
+          from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
+        in_sink_ = true;
+        const bool taken = sink_->take(src, from, cells, len);
+        in_sink_ = false;
+        if (taken) {
+          for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
+          h += cells;
+          in.state->ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
+          continue;
+        }
+      }
+      if (recvs_.empty()) break;
+      Recv rv = recvs_.front();
+      recvs_.pop_front();
       if (len > total_len(rv.iov, rv.count))
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d does not fit the posted receive", len, src);
       if (cells == 1) {  // the common case (a header and a short payload): at most two copies
@@ -867,7 +882,7 @@ ssize_t LocalTransport::poll(Completion* out, size_t n, CompletionError* err) {
   if (k < n && npending_ + resend_.size() > 0) k += complete_pulls(out + k, n - k);
   // (A cheap look at every source's next cells first: the scans below are
   // heavier, and a waiting process polls an empty ring most of the time.)
-  if (k < n && !recvs_.empty() && ring_waiting()) k += deliver(out + k, n - k);
+  if (k < n && (sink_ || !recvs_.empty()) && !in_sink_ && ring_waiting()) k += deliver(out + k, n - k);
   if (k < n && pull_waiting()) k += deliver_pulls(out + k, n - k);
   return static_cast<ssize_t>(k);
 }

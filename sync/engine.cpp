@@ -86,6 +86,8 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
 }
 
 Engine::~Engine() {
+  ep_.set_arrival_sink(nullptr);
+  if (sink_buf_) small_.free(sink_buf_);
   // Registrations of program memory the layers above did not release (a
   // BSPlib program ending with variables registered): the domain is still
   // open here (api/init.cpp closes the endpoint first, the domain last).

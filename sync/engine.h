@@ -67,7 +67,7 @@ class Exchange;
 
 enum class Mode : uint8_t { None = 0, Expect = 1, WillSend = 2 };
 
-class Engine {
+class Engine : private fabric::Transport::ArrivalSink {
  public:
   // An arrival, handed to the layer that registered its kind.
   struct Incoming {
@@ -349,6 +349,13 @@ class Engine {
   void dispatch(const fabric::Completion& c);
   void dispatch_one(const fabric::Completion& c);
   void on_recv(RecvSlot* slot, size_t len);
+  // The checks every arrival but a body gets before its handler, and its
+  // sender's superstep noted: false (reported) for a malformed one.
+  bool admit(const wire::Header& h, size_t len, bool announces);
+  // Transport::ArrivalSink: a small message read out of the transport (on
+  // one host, out of its ring cells) into sink_buf_ and handed to its
+  // kind's handler, without a receive slot (rx.cpp).
+  bool take(int src, const iovec* pieces, size_t count, size_t len) override;
   bool deliver(const wire::Header& h, uintptr_t buf, bool small);
   void on_body_header(const wire::Header& h);
   void take_body_header(const wire::Header& h);
@@ -514,6 +521,8 @@ class Engine {
 
   // waiting and errors
   uint64_t progress_events_ = 0;   // bumps on every arrival/tree event (for time-outs)
+  uintptr_t sink_buf_ = 0;         // the small buffer the next taken arrival lands in (take)
+  uint64_t taken_ = 0;             // arrivals taken (take): progress that poll() does not count
   uint32_t syncs_ = 0;             // sync() calls (every 16th polls the fabric, see sync())
   int pending_code_ = 0;
   std::string pending_msg_;

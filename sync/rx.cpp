@@ -1,9 +1,12 @@
 // sync/rx.cpp -- receiving: the posted receive slots (a header slot plus a
-// whole frame or a small buffer each), validation of every arrival, dispatch
-// through the kind table, and arrival counting per superstep.
+// whole frame or a small buffer each), small arrivals a transport hands over
+// without a slot (take: on one host, ring messages), validation of every
+// arrival, dispatch through the kind table, and arrival counting per
+// superstep.
 #include <bspk.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 #include "sync/engine.h"
@@ -28,6 +31,7 @@ void Engine::start() {
   large_active_ = 0;
   activate_large(opt_.rx_depth_start);  // (at least 2: BSPK_RX_DEPTH's range)
   flush_reposts();
+  ep_.set_arrival_sink(this);
 }
 
 // Take frame slots into use up to n (at most rx_depth): each gets a frame
@@ -147,22 +151,10 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
     post_slot(slot);
     return;
   }
-  if (len < sizeof(Header) || h.magic != wire::magic_word() ||
-      (announces ? len != sizeof(Header) : h.payload != len - sizeof(Header))) {
-    raise_async(BSPK_ERR_FABRIC,
-                strprintf("received a malformed message (%zu bytes, magic %#x): mismatched BSPk "
-                          "versions in one job?",
-                          len, h.magic));
+  if (!admit(h, len, announces)) {
     post_slot(slot);
     return;
   }
-  if (h.src < 0 || h.src >= nprocs_) {
-    raise_async(BSPK_ERR_FABRIC, strprintf("received a message from unknown pid %d", h.src));
-    post_slot(slot);
-    return;
-  }
-  // Every message but the flow-control ones proves its sender's superstep.
-  if (h.kind != wire::kStepQuery && h.kind != wire::kStepNotice) note_peer_step(h.src, h.step);
   if (announces) {
     on_body_header(h);
     repost_.push_back(slot);
@@ -186,6 +178,73 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
   // Repost later (before this process next waits): keeps fi_trecvmsg off the
   // path between a message's arrival and the program seeing it.
   repost_.push_back(slot);
+}
+
+bool Engine::admit(const Header& h, size_t len, bool announces) {
+  if (len < sizeof(Header) || h.magic != wire::magic_word() ||
+      (announces ? len != sizeof(Header) : h.payload != len - sizeof(Header))) {
+    raise_async(BSPK_ERR_FABRIC,
+                strprintf("received a malformed message (%zu bytes, magic %#x): mismatched BSPk "
+                          "versions in one job?",
+                          len, h.magic));
+    return false;
+  }
+  if (h.src < 0 || h.src >= nprocs_) {
+    raise_async(BSPK_ERR_FABRIC, strprintf("received a message from unknown pid %d", h.src));
+    return false;
+  }
+  // Every message but the flow-control ones proves its sender's superstep.
+  if (h.kind != wire::kStepQuery && h.kind != wire::kStepNotice) note_peer_step(h.src, h.step);
+  return true;
+}
+
+namespace {
+// Bytes [from, from + n) of the message in pieces[0..count) into dst.
+void copy_out(const iovec* pieces, size_t count, size_t from, size_t n, void* dst) {
+  auto* d = static_cast<unsigned char*>(dst);
+  for (size_t i = 0; i < count && n > 0; ++i) {
+    if (from >= pieces[i].iov_len) {
+      from -= pieces[i].iov_len;
+      continue;
+    }
+    const size_t m = std::min(pieces[i].iov_len - from, n);
+    std::memcpy(d, static_cast<const unsigned char*>(pieces[i].iov_base) + from, m);
+    d += m;
+    n -= m;
+    from = 0;
+  }
+}
+}  // namespace
+
+// A small message read where the transport found it (on one host: a ring's
+// cells), instead of into a posted receive slot: its header onto the stack,
+// its payload into sink_buf_, which its handler may keep (the next one then
+// takes a fresh buffer); no completion, no slot to repost. Declined (false:
+// the slot way, which knows them) for a body's header and when the small
+// pool is at its limit. The same checks and counting as on_recv, and the
+// ring's sender must be the header's.
+bool Engine::take(int src, const iovec* pieces, size_t count, size_t len) {
+  if (len < sizeof(Header) || len - sizeof(Header) > wire::kSmallPayload) return false;
+  Header h;
+  copy_out(pieces, count, 0, sizeof h, &h);
+  if (h.magic == wire::magic_word() && (h.flags & wire::kFlagBodyFollows)) return false;
+  if (!sink_buf_ && !(sink_buf_ = small_.try_alloc())) return false;
+  copy_out(pieces, count, sizeof h, len - sizeof h, reinterpret_cast<void*>(sink_buf_));
+  ++taken_;
+  try {
+    if (!admit(h, len, false)) return true;  // (reported; dropped)
+    if (h.src != src) {
+      raise_async(BSPK_ERR_FABRIC, strprintf("a message from pid %d says it is from pid %d", src, h.src));
+      return true;
+    }
+    if (h.flags & wire::kFlagCount) on_carried_count(h);  // (counted as a count message: before the data)
+    if (deliver(h, sink_buf_, true)) sink_buf_ = 0;  // the handler kept it
+  } catch (const Error& e) {
+    raise_async(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    raise_async(BSPK_ERR_NOMEM, "out of memory while handling an arrival");
+  }
+  return true;
 }
 
 // A count carried by a data message (wire::kFlagCount) goes to the count

@@ -114,6 +114,7 @@ bool Engine::wait_once(double spin_until, int block_ms, double now, const std::f
   fabric::Completion c[16];
   fabric::CompletionError err;
   ssize_t n;
+  const uint64_t taken = taken_;  // (arrivals poll() hands over without a completion: progress too)
   double t = now > 0 ? now : now_s();
   // A backlog (sends the transport could not take: a full queue or pull
   // ring) keeps a process polling, so that its sends go out as soon as there
@@ -125,6 +126,7 @@ bool Engine::wait_once(double spin_until, int block_ms, double now, const std::f
   // no change). LocalTransport wakes a napping sender when it made room.
   if (t < spin_until || (!backlog_.empty() && !opt_.oversubscribed)) {
     n = ep_.poll(c, 16, &err);
+    if (n == 0 && taken_ != taken) return true;
     if (n == 0 && !opt_.oversubscribed && ep_.assist()) return true;
   } else if (ep_.can_block() && !board_ && t - spin_until >= opt_.yield_s) {
     // (With the shared-memory board, completion of the count exchange is not
@@ -132,6 +134,7 @@ bool Engine::wait_once(double spin_until, int block_ms, double now, const std::f
     n = ep_.wait(c, 16, block_ms, &err);
   } else {
     n = ep_.poll(c, 16, &err);
+    if (n == 0 && taken_ != taken) return true;
     if (n == 0 && !opt_.oversubscribed && ep_.assist()) return true;
     if (n == 0) backoff(now_s() - spin_until, ready);
   }
@@ -141,7 +144,7 @@ bool Engine::wait_once(double spin_until, int block_ms, double now, const std::f
   }
   for (ssize_t i = 0; i < n; ++i) dispatch(c[i]);
   retry_backlog();
-  return n > 0;
+  return n > 0 || taken_ != taken;
 }
 
 void Engine::wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now) {

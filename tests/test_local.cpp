@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <set>
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <thread>
@@ -106,6 +107,84 @@ TEST(LocalRings, SmallRingTagMessageBypassesTheProvider) {
   EXPECT_EQ(rb.hdr[63], 0xAB);
   std::memcpy(&w, rb.body, 4);
   EXPECT_EQ(w, 0x1234567u);
+  EXPECT_TRUE(p.net.delivered().empty()) << "the provider carried a ring message";
+}
+
+// An arrival sink that records what it is handed, and takes it or not.
+struct Sink : fabric::Transport::ArrivalSink {
+  struct Got {
+    int src;
+    std::vector<unsigned char> bytes;
+  };
+  std::vector<Got> got;
+  bool accept = true;
+  LocalTransport* nested = nullptr;  // polled from inside take, when set
+  size_t nested_completions = 0;
+  bool take(int src, const iovec* pieces, size_t count, size_t len) override {
+    Got g{src, {}};
+    for (size_t i = 0; i < count; ++i) {
+      auto* b = static_cast<const unsigned char*>(pieces[i].iov_base);
+      g.bytes.insert(g.bytes.end(), b, b + pieces[i].iov_len);
+    }
+    EXPECT_EQ(g.bytes.size(), len) << "the pieces do not add up to the message";
+    if (nested) nested_completions += drain(*nested, 1).size();
+    if (accept) got.push_back(std::move(g));
+    return accept;
+  }
+};
+
+// Transport::set_arrival_sink: ring messages go to the sink as poll() finds
+// them -- the header and payload bytes in order, over one cell or several
+// (an injected message of 1 KiB takes three), with the sender's pid -- and
+// use no posted receive and make no completion; a message the sink declines
+// goes into a posted receive as without a sink; a poll from inside the sink
+// hands over no ring message (the scan in progress owns the cells).
+TEST(LocalRings, AnArrivalSinkTakesRingMessagesOutOfTheirCells) {
+  Pair p(two());
+  Sink sink;
+  p.t[1]->set_arrival_sink(&sink);
+  RecvBuf rb;
+  ASSERT_TRUE(rb.post(*p.t[1], kRingTag));
+  OpContext s1{}, s2{}, s3{};
+  ASSERT_TRUE(send(*p.t[0], 1, 0xA1u, 4, &s1));
+  std::vector<unsigned char> hdr(64, 0x5C), big(1024);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<unsigned char>(i * 7);
+  iovec iov[2] = {{hdr.data(), hdr.size()}, {big.data(), big.size()}};
+  void* desc[2] = {nullptr, nullptr};
+  ASSERT_TRUE(p.t[0]->inject(1, iov, desc, 2, kRingTag));
+  sink.nested = p.t[1].get();
+  EXPECT_TRUE(drain(*p.t[1]).empty()) << "a taken message also completed a receive";
+  EXPECT_EQ(sink.nested_completions, 0u) << "a poll from inside the sink delivered something";
+  sink.nested = nullptr;
+  ASSERT_EQ(sink.got.size(), 2u);
+  EXPECT_EQ(sink.got[0].src, 0);
+  ASSERT_EQ(sink.got[0].bytes.size(), 68u);
+  uint32_t w;
+  std::memcpy(&w, sink.got[0].bytes.data(), 4);
+  EXPECT_EQ(w, 0xA1u);
+  std::memcpy(&w, sink.got[0].bytes.data() + 64, 4);
+  EXPECT_EQ(w, 0xA1u);
+  ASSERT_EQ(sink.got[1].bytes.size(), 64u + big.size());
+  EXPECT_TRUE(std::equal(big.begin(), big.end(), sink.got[1].bytes.begin() + 64)) << "a multi-cell message garbled";
+  EXPECT_EQ(sink.got[1].bytes[0], 0x5C);
+  // Declined: the posted receive gets it, as without a sink.
+  sink.accept = false;
+  ASSERT_TRUE(send(*p.t[0], 1, 0xB2u, 4, &s2));
+  auto r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].context, &rb.ctx);
+  EXPECT_EQ(r[0].len, 68u);
+  std::memcpy(&w, rb.hdr, 4);
+  EXPECT_EQ(w, 0xB2u);
+  // Cleared: back to posted receives.
+  p.t[1]->set_arrival_sink(nullptr);
+  RecvBuf rb2;
+  ASSERT_TRUE(rb2.post(*p.t[1], kRingTag));
+  ASSERT_TRUE(send(*p.t[0], 1, 0xC3u, 4, &s3));
+  r = drain(*p.t[1]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].context, &rb2.ctx);
+  EXPECT_EQ(sink.got.size(), 2u);
   EXPECT_TRUE(p.net.delivered().empty()) << "the provider carried a ring message";
 }
 
