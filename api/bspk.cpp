@@ -228,8 +228,7 @@ int bspk_free(bspk_ptr p) {
   return guarded("bspk_free", [&] {
     Runtime& r = need();
     bspk_ptr q = r.dsm->resolve(p);
-    r.comem->local(q);
-    r.dsm->freeing(q.region, q.gen);
+    if (r.comem->local(q).named) r.dsm->freeing(q.region, q.gen);  // (its name leaves the directory)
     r.comem->release(q.region);
   });
 }

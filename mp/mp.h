@@ -92,6 +92,7 @@ class MessagePassing {
   Box& box(uint32_t step);
   void drop(Msg& m);
   void complete(uint32_t step, Msg&& m);
+  static bool inbox_before(const Msg& a, const Msg& c);
 
   sync::Engine& engine_;
   comem::Comem& comem_;

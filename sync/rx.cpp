@@ -226,10 +226,13 @@ void copy_out(const iovec* pieces, size_t count, size_t from, size_t n, void* ds
 bool Engine::take(int src, const iovec* pieces, size_t count, size_t len) {
   if (len < sizeof(Header) || len - sizeof(Header) > wire::kSmallPayload) return false;
   Header h;
-  copy_out(pieces, count, 0, sizeof h, &h);
+  const bool one = count == 1;  // (the common case: one ring cell)
+  if (one) std::memcpy(&h, pieces[0].iov_base, sizeof h);
+  else copy_out(pieces, count, 0, sizeof h, &h);
   if (h.magic == wire::magic_word() && (h.flags & wire::kFlagBodyFollows)) return false;
   if (!sink_buf_ && !(sink_buf_ = small_.try_alloc())) return false;
-  copy_out(pieces, count, sizeof h, len - sizeof h, reinterpret_cast<void*>(sink_buf_));
+  if (one) std::memcpy(reinterpret_cast<void*>(sink_buf_), static_cast<const char*>(pieces[0].iov_base) + sizeof h, len - sizeof h);
+  else copy_out(pieces, count, sizeof h, len - sizeof h, reinterpret_cast<void*>(sink_buf_));
   ++taken_;
   try {
     if (!admit(h, len, false)) return true;  // (reported; dropped)
