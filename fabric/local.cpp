@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/iov.h"
 
 namespace bspk::fabric {
 
@@ -41,20 +42,6 @@ void scatter(const iovec* src, size_t n, const iovec* dst) {
       joff += m;
       if (joff == dst[j].iov_len) ++j, joff = 0;
     }
-}
-// Copy bytes [from, from + len) of the stream src[0..n) to dst.
-void copy_range(const iovec* src, size_t n, size_t from, size_t len, unsigned char* dst) {
-  for (size_t i = 0; i < n && len > 0; ++i) {
-    if (from >= src[i].iov_len) {
-      from -= src[i].iov_len;
-      continue;
-    }
-    const size_t m = std::min(src[i].iov_len - from, len);
-    std::memcpy(dst, static_cast<const unsigned char*>(src[i].iov_base) + from, m);
-    dst += m;
-    len -= m;
-    from = 0;
-  }
 }
 // An assist slot's state word: the message (seq + 1, mod 2^32), its number of
 // chunks and the next chunk to claim, 16 bits each. The count is in the word,

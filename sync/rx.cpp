@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/iov.h"
 #include "sync/engine.h"
 
 namespace bspk::sync {
@@ -198,24 +199,6 @@ bool Engine::admit(const Header& h, size_t len, bool announces) {
   return true;
 }
 
-namespace {
-// Bytes [from, from + n) of the message in pieces[0..count) into dst.
-void copy_out(const iovec* pieces, size_t count, size_t from, size_t n, void* dst) {
-  auto* d = static_cast<unsigned char*>(dst);
-  for (size_t i = 0; i < count && n > 0; ++i) {
-    if (from >= pieces[i].iov_len) {
-      from -= pieces[i].iov_len;
-      continue;
-    }
-    const size_t m = std::min(pieces[i].iov_len - from, n);
-    std::memcpy(d, static_cast<const unsigned char*>(pieces[i].iov_base) + from, m);
-    d += m;
-    n -= m;
-    from = 0;
-  }
-}
-}  // namespace
-
 // A small message read where the transport found it (on one host: a ring's
 // cells), instead of into a posted receive slot: its header onto the stack,
 // its payload into sink_buf_, which its handler may keep (the next one then
@@ -225,14 +208,14 @@ void copy_out(const iovec* pieces, size_t count, size_t from, size_t n, void* ds
 // ring's sender must be the header's.
 bool Engine::take(int src, const iovec* pieces, size_t count, size_t len) {
   if (len < sizeof(Header) || len - sizeof(Header) > wire::kSmallPayload) return false;
-  Header h;
+  Header h{};  // (filled below: len >= sizeof h)
   const bool one = count == 1;  // (the common case: one ring cell)
   if (one) std::memcpy(&h, pieces[0].iov_base, sizeof h);
-  else copy_out(pieces, count, 0, sizeof h, &h);
+  else copy_range(pieces, count, 0, sizeof h, &h);
   if (h.magic == wire::magic_word() && (h.flags & wire::kFlagBodyFollows)) return false;
   if (!sink_buf_ && !(sink_buf_ = small_.try_alloc())) return false;
   if (one) std::memcpy(reinterpret_cast<void*>(sink_buf_), static_cast<const char*>(pieces[0].iov_base) + sizeof h, len - sizeof h);
-  else copy_out(pieces, count, sizeof h, len - sizeof h, reinterpret_cast<void*>(sink_buf_));
+  else copy_range(pieces, count, sizeof h, len - sizeof h, reinterpret_cast<void*>(sink_buf_));
   ++taken_;
   try {
     if (!admit(h, len, false)) return true;  // (reported; dropped)
