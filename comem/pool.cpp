@@ -73,6 +73,10 @@ void touch_pages(void* base, size_t len) {
 }  // namespace
 
 void FramePool::grow(bool touch) {
+  if (limit_ && slab_size_ > limit_)  // (not one slab fits: no freeing helps)
+    fail(BSPK_ERR_NOMEM,
+         "BSPK_POOL_LIMIT=%zu is smaller than one slab of %zu-byte frames (%zu bytes): set it to at least %zu",
+         limit_, frame_size_, slab_size_, slab_size_);
   if (over_limit(slab_size_))
     fail(BSPK_ERR_NOMEM,
          "frame pool limit reached: %zu frames of %zu bytes in use, %zu bytes of slabs "

@@ -317,6 +317,75 @@ int nomem(int, char**) {
   return 0;
 }
 
+// The same for small messages on one host, where the engine reads each ring
+// message out of its cells into a 4 KiB buffer of its own (sync/rx.cpp,
+// Engine::take) and, with that pool at BSPK_POOL_LIMIT, declines it to the
+// posted receives, whose slots then starve. pid 0 keeps 1,900 one-word
+// messages (of 2,048 buffers in an 8 MiB limit, 64 of them posted), then
+// pid 1 sends it 300 more, past what is left: pid 0's sync returns
+// BSPK_ERR_NOMEM naming the limit (not a time-out, not a loss); after it
+// frees the 1,900, a second bspk_sync completes the superstep and all 300
+// arrive intact, in send order.
+// A limit below one slab can never be met: bspk_init says so and what to set
+// (until 2026-12-02 it said "0 frames in use ... free regions you no longer
+// need", which no program could act on).
+SCENARIO_ROW({.test = "PoolLimitBelowOneSlabIsRefusedWithTheSizeToSet", .args = "nomem_small", .procs = p_list({2}),
+              .providers = {"shm"}, .env = "BSPK_SYNC_TIMEOUT=30 BSPK_POOL_LIMIT=2M", .status = fails(),
+              .out = {at_least(1, "BSPK_POOL_LIMIT=2097152 is smaller than one slab .* set it to at least \\d+"_re),
+                      exactly(0, "nomem_small ok")},
+              .limit_s = 60, .within_s = 20});
+SCENARIO_ROW({.test = "SmallPoolLimitWithRingArrivalsLosesNothing", .args = "nomem_small", .procs = p_list({2}),
+              .providers = {"shm"}, .env = "BSPK_SYNC_TIMEOUT=30 BSPK_POOL_LIMIT=8M",
+              .out = {exactly(1, "nomem_small ok")}, .limit_s = 120, .within_s = 25});
+int nomem_small(int, char**) {
+  const int kHog = 1900, kMore = 300;
+  bspk_ptr w = bspk_malloc("", 0, 1, 8);
+  CHECK(!bspk_is_null(w), "malloc: %s", bspk_error_string());
+  auto send_words = [&](int n, uint64_t base) {
+    for (int k = 0; k < n; ++k) {
+      at<uint64_t>(w) = base + static_cast<uint64_t>(k);
+      OK(bspk_send_buf(0, &at<uint64_t>(w), 8));
+    }
+  };
+  if (me == 1) send_words(kHog, 1000);
+  OK(bspk_sync());
+  std::vector<bspk_ptr> hog;
+  if (me == 0) {
+    for (bspk_ptr m; !bspk_is_null(m = bspk_recv());) hog.push_back(m);
+    CHECK(hog.size() == static_cast<size_t>(kHog), "%zu messages kept, expected %d", hog.size(), kHog);
+  }
+  if (me == 1) send_words(kMore, 5000);
+  int rc = bspk_sync();
+  if (me == 0) {
+    int tries = 0;
+    if (rc != BSPK_OK) {
+      CHECK(rc == BSPK_ERR_NOMEM, "sync returned %d, expected BSPK_ERR_NOMEM: %s", rc, bspk_error_string());
+      CHECK(std::strstr(bspk_error_string(), "BSPK_POOL_LIMIT"), "message: %s", bspk_error_string());
+      for (bspk_ptr m : hog) OK(bspk_free(m));
+      hog.clear();
+      while (rc != BSPK_OK && ++tries < 5) rc = bspk_sync();
+    }
+    CHECK(rc == BSPK_OK, "sync after freeing: %s", bspk_error_string());
+    CHECK(tries > 0, "the small pool's limit was never reached: the scenario tests nothing");
+    for (int k = 0; k < kMore; ++k) {
+      bspk_ptr m = bspk_recv();
+      CHECK(!bspk_is_null(m) && bspk_nelems(m) == 8, "message %d missing or of the wrong size", k);
+      uint64_t v;
+      std::memcpy(&v, bspk_elemP(m), 8);
+      CHECK(v == 5000u + static_cast<uint64_t>(k), "message %d holds %llu, expected %d", k, (unsigned long long)v,
+            5000 + k);
+      OK(bspk_free(m));
+    }
+    CHECK(bspk_is_null(bspk_recv()), "a message more than sent");
+    std::printf("nomem_small ok\n");
+  } else {
+    OK(rc);
+  }
+  OK(bspk_free(w));
+  OK(bspk_sync());
+  return 0;
+}
+
 // ---------------------------------------------------------------- pool reserve
 // BSPK_POOL_RESERVE=24M: the frame slabs are there after bspk_init (at least
 // 24 MiB of pool_bytes), and a 16 MiB region then takes its frames from them
@@ -354,6 +423,6 @@ int reserve(int, char**) {
 int main(int argc, char** argv) {
   return scenario_main(argc, argv, "fidelity_scenarios",
                        {{"ringlist", ringlist}, {"forged", forged}, {"stale", stale}, {"finalstore", finalstore},
-                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem},
+                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}, {"nomem_small", nomem_small},
                         {"reserve", reserve}});
 }
