@@ -143,14 +143,10 @@ uintptr_t FramePool::alloc_run(size_t k) {
   // A kept run of this length, the newest (its pages likeliest in cache).
   for (size_t i = kept_.size(); i-- > 0;) {
     if (kept_[i].len != len) continue;
-    Slab s = kept_[i];
+    const Slab s = kept_[i];
     kept_.erase(kept_.begin() + static_cast<ptrdiff_t>(i));
     kept_bytes_ -= len;
-    runs_.emplace(reinterpret_cast<uintptr_t>(s.base), s);
-    run_bytes_ += len;
-    in_use_ += k;
-    if (in_use_ > peak_) peak_ = in_use_;
-    return reinterpret_cast<uintptr_t>(s.base);
+    return use_run(s);
   }
   if (over_limit(len))
     fail(BSPK_ERR_NOMEM,
@@ -178,10 +174,14 @@ uintptr_t FramePool::alloc_run(size_t k) {
       throw;
     }
   }
-  uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  return use_run(s);
+}
+
+uintptr_t FramePool::use_run(const Slab& s) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(s.base);
   runs_.emplace(b, s);
-  run_bytes_ += len;
-  in_use_ += k;
+  run_bytes_ += s.len;
+  in_use_ += s.len / frame_size_;
   if (in_use_ > peak_) peak_ = in_use_;
   return b;
 }

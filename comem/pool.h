@@ -163,6 +163,7 @@ class FramePool {
   std::vector<Slab> kept_;  // freed runs kept for reuse, oldest first
   size_t kept_bytes_ = 0;
   const Slab* run_of(uintptr_t a) const;
+  uintptr_t use_run(const Slab& s);       // s in use as a run: its first frame's address
   void release_run(Slab& s) noexcept;     // deregister and release its memory
   void release_kept(size_t down_to) noexcept;  // oldest kept runs until kept_bytes_ <= down_to
   // Would `more` bytes pass the limit, even with every kept run released?

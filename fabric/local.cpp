@@ -482,40 +482,34 @@ size_t LocalTransport::deliver(Completion* out, size_t n) {
       const size_t len = c.len, cells = cells_for(len);
       if (cells > kMaxMessageCells)
         fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d: corrupt ring", len, src);
-      if (sink_) {  // read in place by the sink: no receive, no completion, no repost
-        iovec from[kMaxMessageCells];
-        for (size_t q = 0; q < cells; ++q)
-          from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
+      iovec from[kMaxMessageCells];
+      for (size_t q = 0; q < cells; ++q)
+        from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
+      bool taken = false;  // read in place by the sink: no receive, no completion, no repost
+      if (sink_) {
         in_sink_ = true;
-        const bool taken = sink_->take(src, from, cells, len);
+        taken = sink_->take(src, from, cells, len);
         in_sink_ = false;
-        if (taken) {
-          for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
-          h += cells;
-          in.state->ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
-          continue;
+      }
+      Recv rv{};
+      if (!taken) {
+        if (recvs_.empty()) break;
+        rv = recvs_.front();
+        recvs_.pop_front();
+        if (len > total_len(rv.iov, rv.count))
+          fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d does not fit the posted receive", len, src);
+        if (cells == 1) {  // the common case (a header and a short payload): at most two copies
+          const size_t a = std::min(len, rv.iov[0].iov_len);
+          std::memcpy(rv.iov[0].iov_base, c.data, a);
+          if (len > a) std::memcpy(rv.iov[1].iov_base, c.data + a, len - a);  // (fits: checked above)
+        } else {
+          scatter(from, cells, rv.iov);
         }
       }
-      if (recvs_.empty()) break;
-      Recv rv = recvs_.front();
-      recvs_.pop_front();
-      if (len > total_len(rv.iov, rv.count))
-        fail(BSPK_ERR_INTERNAL, "a %zu-byte ring message from pid %d does not fit the posted receive", len, src);
-      if (cells == 1) {  // the common case (a header and a short payload): at most two copies
-        const size_t a = std::min(len, rv.iov[0].iov_len);
-        std::memcpy(rv.iov[0].iov_base, c.data, a);
-        if (len > a) std::memcpy(rv.iov[1].iov_base, c.data + a, len - a);  // (fits: checked above)
-        c.full.store(0, std::memory_order_relaxed);
-      } else {
-        iovec from[kMaxMessageCells];
-        for (size_t q = 0; q < cells; ++q)
-          from[q] = {r[(h + q) % kCells].data, std::min(kCellPayload, len - q * kCellPayload)};
-        scatter(from, cells, rv.iov);
-        for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
-      }
+      for (size_t q = cells; q-- > 0;) r[(h + q) % kCells].full.store(0, std::memory_order_relaxed);
       h += cells;
       in.state->ring_done.store(h, std::memory_order_release);  // the cells are the producer's again
-      out[k++] = Completion{rv.ctx, CompletionKind::Received, len};
+      if (!taken) out[k++] = Completion{rv.ctx, CompletionKind::Received, len};
     }
     if (h != h0) room_made(*in.state, src);
   }
