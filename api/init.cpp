@@ -410,10 +410,17 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                                                            "per payload message", r.engine->body_frames(),
                                                            r.engine->body_frames() > 1 ? "s" : "").c_str()
                                                : "through the provider");
-  if (verbose)
-    std::fprintf(stderr, "bspk: waiting: %d process%s on %d CPU%s here%s: spin %.0f us, then yield %.0f ms\n",
+  if (verbose) {
+    // (Past the barriers above: every process has published its CPU.)
+    std::string mates;
+    for (int j : r.engine->cpu_mates()) mates += (mates.empty() ? "" : " ") + std::to_string(j);
+    if (!mates.empty())
+      mates = "; pid " + std::to_string(r.pid) + " shares its CPU with pid(s) " + mates +
+              " and does not yield to them while they wait in the same barrier";
+    std::fprintf(stderr, "bspk: waiting: %d process%s on %d CPU%s here%s: spin %.0f us, then yield %.0f ms%s\n",
                  r.local_procs, r.local_procs == 1 ? "" : "es", opt.host_cpus, opt.host_cpus == 1 ? "" : "s",
-                 opt.oversubscribed ? " (oversubscribed)" : "", opt.spin_s * 1e6, opt.yield_s * 1e3);
+                 opt.oversubscribed ? " (oversubscribed)" : "", opt.spin_s * 1e6, opt.yield_s * 1e3, mates.c_str());
+  }
   if (r.profile) r.profile->start(r.stats);  // superstep 0 starts now
 }
 

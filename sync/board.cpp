@@ -167,6 +167,19 @@ int Board::gathering(uint32_t s) const {
   return -1;
 }
 
+bool Board::joined(int j) const {
+  return (chead(static_cast<int>(k_ & 1), j).word.load(std::memory_order_acquire) >> 32) == count_seq(k_);
+}
+
+std::vector<int> Board::cpu_mates() const {
+  std::vector<int> mates;
+  const int32_t mine = rec(pid_).cpu.load(std::memory_order_relaxed);
+  if (mine <= 0) return mates;
+  for (int j = 0; j < nprocs_; ++j)
+    if (j != pid_ && rec(j).cpu.load(std::memory_order_acquire) == mine) mates.push_back(j);
+  return mates;
+}
+
 int Board::joined_so_far() const {
   const int par = static_cast<int>(k_ & 1);
   const uint64_t want = count_seq(k_);

@@ -94,6 +94,8 @@ class Board {
   bool poll(Result& r);
   // Processes that have joined the current collective so far (for messages).
   int joined_so_far() const;
+  // Whether process j has joined the current collective.
+  bool joined(int j) const;
   // A process that has left superstep s without joining the current
   // collective (it used bspk_expect), or -1.
   int left_without_joining(uint32_t s) const;
@@ -122,6 +124,14 @@ class Board {
   // superstep s (while this one is in the count exchange of s), or -1.
   int gathering(uint32_t s) const;
 
+  // The one CPU this process is bound to (-1: its affinity mask has several),
+  // published before the start-up barrier for the others' cpu_mates().
+  void set_cpu(int cpu) { rec(pid_).cpu.store(cpu + 1, std::memory_order_release); }
+  // The other processes bound to the same single CPU as this one, in pid
+  // order (empty if this one is not bound to a single CPU). Every process's
+  // set_cpu must have happened before (past the start-up barrier).
+  std::vector<int> cpu_mates() const;
+
   // This process's current superstep, published for the check above.
   void set_step(uint32_t s) { rec(pid_).step.store(s, std::memory_order_release); }
 
@@ -141,6 +151,7 @@ class Board {
     std::atomic<uint32_t> joined;  // collectives joined so far
     std::atomic<uint32_t> from;    // superstep the last one was joined from
     std::atomic<uint64_t> gstep;   // 1 + superstep of the latest gather joined, in 64 bits (0: none, also at s = 2^32 - 1)
+    std::atomic<int32_t> cpu;      // 1 + the one CPU the process is bound to (0: several or not published)
   };
   // A slot's first line: which gather and size, then the block from byte 8.
   struct Slot {

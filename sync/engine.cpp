@@ -4,6 +4,7 @@
 #include "sync/engine.h"
 
 #include <bspk.h>
+#include <sched.h>
 
 #include <algorithm>
 
@@ -98,6 +99,13 @@ Engine::~Engine() {
 void Engine::use_board(std::unique_ptr<Board> board) {
   board_ = std::move(board);
   board_->set_step(step_);  // before the start-up barrier: no peer reads it earlier
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpu = -1;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1)
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; ++c)
+      if (CPU_ISSET(c, &set)) cpu = c;
+  board_->set_cpu(cpu);  // (for cpu_mates, read past the start-up barriers)
   carry_on_ = carry_now_ = false;  // (no count messages to save)
 }
 
@@ -199,8 +207,22 @@ void Engine::sync(bool finalizing) {
     double& total;
     ~WaitClock() { total += now_s() - t0; }
   } wait_clock{now_s(), stats_.sync_wait_s};
-  wait_until([&] { return counts_complete(s); }, [&] { return waiting_for(s); }, wait_clock.t0);
+  // Oversubscribed, on the board: while the processes sharing this CPU have
+  // joined too and the board is not complete, yield to none of them (wait.cpp).
+  std::function<bool()> hold;
+  if (board_ && mode_ != Mode::Expect && !cpu_mates().empty())
+    hold = [&] { return !state(s).have_result && mates_arrived([&](int j) { return board_->joined(j); }); };
+  wait_until([&] { return counts_complete(s); }, [&] { return waiting_for(s); }, wait_clock.t0,
+             hold ? &hold : nullptr);
   finish_step(s);
+}
+
+const std::vector<int>& Engine::cpu_mates() {
+  if (!mates_known_) {
+    if (board_ && opt_.oversubscribed) mates_ = board_->cpu_mates();
+    mates_known_ = true;
+  }
+  return mates_;
 }
 
 void Engine::finish_step(uint32_t s) {

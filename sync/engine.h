@@ -204,6 +204,10 @@ class Engine : private fabric::Transport::ArrivalSink {
   // before start(), on every process or none.
   void use_board(std::unique_ptr<Board> board);
   Board* board() const { return board_.get(); }
+  // The processes bound to this process's CPU when it is oversubscribed and
+  // on the board (else none), read from the board at the first call: after
+  // bspk_init's barriers, when every process has published its CPU.
+  const std::vector<int>& cpu_mates();
   // Report that a complete message tagged `step` from `src` arrived.
   void message_arrived(uint32_t step, int src);
 
@@ -246,7 +250,10 @@ class Engine : private fabric::Transport::ArrivalSink {
   // completion (the message says what(): what was being waited for), or
   // BSPK_ERR_PEER if the launcher is gone.
   // now: the caller's reading of now_s() when it has one (saves a clock read), else 0.
-  void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now = 0);
+  // hold: where it holds, an oversubscribed process that would yield its CPU
+  // polls on instead, for at most kHoldMaxS of the wait (backoff, wait.cpp).
+  void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now = 0,
+                  const std::function<bool()>* hold = nullptr);
   // An error found while progressing (e.g. more arrivals than declared);
   // recorded here, printed by the API layer, thrown by the next sync/expect.
   // The first one's code is returned; later ones, until it is thrown, are
@@ -393,8 +400,18 @@ class Engine : private fabric::Transport::ArrivalSink {
   void on_hello(const wire::Header& h);
   // wait.cpp
   void handle_error(const fabric::CompletionError& err);
-  bool wait_once(double spin_until, int block_ms, double now = 0, const std::function<bool()>* ready = nullptr);
-  void backoff(double idle_s, const std::function<bool()>* ready);
+  bool wait_once(double spin_until, int block_ms, double now = 0, const std::function<bool()>* ready = nullptr,
+                 const std::function<bool()>* hold = nullptr);
+  void backoff(double idle_s, const std::function<bool()>* ready, const std::function<bool()>* hold = nullptr);
+  // Whether every process in cpu_mates() has arrived, by arrived(j): then
+  // yielding this CPU could only hand it to a process waiting for the same
+  // thing (backoff, wait.cpp).
+  template <class F>
+  bool mates_arrived(F arrived) {
+    for (int j : cpu_mates())
+      if (!arrived(j)) return false;
+    return true;
+  }
   // engine.cpp
   void advance();
   void finish_step(uint32_t s);
@@ -441,6 +458,9 @@ class Engine : private fabric::Transport::ArrivalSink {
   // A count that arrived on a data message (wire::kFlagCount): to the exchange.
   void on_carried_count(const wire::Header& h);
   static constexpr double kMixedGraceS = 1.0;
+  static constexpr double kHoldMaxS = 100e-6;  // the longest a hold keeps a process from yielding
+  std::vector<int> mates_;  // cpu_mates()
+  bool mates_known_ = false;
   std::unique_ptr<Board> board_;   // or, all processes on one host, its shared-memory board
   uint32_t board_polls_ = 0;       // polls of the board in this wait (for the slow checks)
   bool gather_pending_ = false;    // gather_publish done, gather_wait not yet

@@ -65,6 +65,15 @@ void Engine::gather_wait() {
   const int looks = opt_.spin_s > 0 ? 4096 : 2;
   for (int i = 0; i < looks && !(done = ready()); ++i) __builtin_ia32_pause();
   if (!done) {
+    // Oversubscribed: the same hold as the count board's (engine.cpp).
+    std::function<bool()> hold;
+    if (!cpu_mates().empty())
+      hold = [&] {
+        return mates_arrived([&](int j) {
+          size_t n;
+          return board_->gather_block(j, &n) != nullptr;
+        });
+      };
     try {
       wait_until(ready, [&] {
         std::string missing;
@@ -75,7 +84,7 @@ void Engine::gather_wait() {
           missing += std::to_string(j);
         }
         return strprintf("bspk_sync_allgather of superstep %u: blocks missing from pid(s)%s", s, missing.c_str());
-      });
+      }, 0, hold ? &hold : nullptr);
     } catch (...) {
       gather_end();
       throw;

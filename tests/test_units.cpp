@@ -529,6 +529,36 @@ TEST(Board, CountExchangeSumsPerDestinationOverReusedSlots) {
   }
 }
 
+// The facts an oversubscribed waiter holds on to (sync/wait.cpp, backoff):
+// which processes share its CPU, and which of them joined the count board.
+TEST(Board, CpuMatesAndJoinedPerProcess) {
+  const int P = 5;
+  std::unique_ptr<bspk::sync::Board> b[P];
+  b[0].reset(bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, P));
+  for (int j = 1; j < P; ++j) b[j].reset(bspk::sync::Board::open(b[0]->name(), j, P));
+  b[0]->unlink();
+  // Round-robin on CPUs 0 and 1 (as bspkrun binds), but pid 4 unbound.
+  const int cpu[P] = {0, 1, 0, 1, -1};
+  for (int j = 0; j < P; ++j) b[j]->set_cpu(cpu[j]);
+  EXPECT_EQ(b[0]->cpu_mates(), (std::vector<int>{2}));
+  EXPECT_EQ(b[1]->cpu_mates(), (std::vector<int>{3}));
+  EXPECT_EQ(b[2]->cpu_mates(), (std::vector<int>{0}));
+  EXPECT_TRUE(b[4]->cpu_mates().empty()) << "an unbound process has no mates";
+  b[3]->set_cpu(0);  // (CPU 0 is a valid CPU: stored as 1 + cpu)
+  EXPECT_EQ(b[0]->cpu_mates(), (std::vector<int>{2, 3}));
+  const uint64_t z[P] = {0, 0, 0, 0, 0};
+  for (uint32_t k = 0; k < 3; ++k) {  // over both parities of the slots
+    b[2]->join(7 + k, bspk::sync::Board::Counted, z, nullptr, 0);
+    for (int j = 0; j < P; ++j) EXPECT_EQ(b[0]->joined(j), j == 2) << "collective " << k << " pid " << j;
+    for (int j = 0; j < P; ++j)
+      if (j != 2) b[j]->join(7 + k, bspk::sync::Board::Counted, z, nullptr, 0);
+    for (int j = 0; j < P; ++j) EXPECT_TRUE(b[0]->joined(j)) << "collective " << k << " pid " << j;
+    bspk::sync::Board::Result r{};
+    for (int t = 0; t < P; ++t) ASSERT_TRUE(b[t]->poll(r));
+    for (int j = 0; j < P; ++j) EXPECT_FALSE(b[0]->joined(j)) << "the next collective, nobody yet";
+  }
+}
+
 TEST(Board, GatherMixedReportsOnlyRealMixes) {
   std::unique_ptr<bspk::sync::Board> a(
       bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, 2));

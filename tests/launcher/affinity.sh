@@ -13,7 +13,9 @@
 #                 processes on 1 CPU here (oversubscribed): spin 0 us" (they
 #                 yield at once instead of spinning for a peer that needs the
 #                 same CPU); without taskset on a machine of >= 2 CPUs, not
-#                 oversubscribed
+#                 oversubscribed; confined to C, each names the other as
+#                 sharing its CPU (no yields to it in a barrier both wait
+#                 in), unbound and oversubscribed, none does
 # C is the last CPU this script may use (so the test also holds when ctest
 # itself runs under a restricted mask).
 set -u
@@ -46,6 +48,18 @@ case $case_ in
     run BSPK_VERBOSE=1 taskset -c "$cpu" "$bspkrun" -n 2 --bind none "$prog" hello
     expect_rc 0
     expect_err "^bspk: waiting: 2 processes on 1 CPU here \(oversubscribed\): spin 0 us"
+    # Confined to C by the mask they inherit, each knows the other shares its
+    # CPU, and polls on while both wait in a barrier (sync/wait.cpp backoff;
+    # pid 0 prints the verbose lines).
+    expect_err "^bspk: waiting: 2 processes on 1 CPU here \(oversubscribed\): .*; pid 0 shares its CPU with pid\(s\) 1 "
+    if [ "$ncpu" -ge 2 ]; then
+      # Oversubscribed but unbound (each mask has every CPU): nobody knows
+      # where the others run, so nobody holds on to its CPU.
+      run BSPK_VERBOSE=1 "$bspkrun" -n $((ncpu + 1)) --bind none "$prog" hello
+      expect_rc 0
+      expect_err "^bspk: waiting: $((ncpu + 1)) processes on $ncpu CPUs here \(oversubscribed\)"
+      reject_err "shares its CPU"
+    fi
     if [ "$ncpu" -ge 2 ]; then
       run BSPK_VERBOSE=1 "$bspkrun" -n 2 --bind none "$prog" hello
       expect_rc 0
