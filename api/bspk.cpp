@@ -28,6 +28,7 @@
 
 #include "api/runtime.h"
 #include "base/clock.h"
+#include "base/copy.h"
 #include "base/config.h"
 #include "base/env.h"
 #include "boot/bootstrap.h"
@@ -364,7 +365,7 @@ size_t region_bytes(Runtime& r, bspk_ptr q, void* dst, size_t max) {
   size_t done = 0;
   for (uint64_t i = 0; done < std::min(total, max);) {
     const size_t k = std::min<size_t>(static_cast<size_t>(reg.contiguous_span(i)) * reg.elem_size, max - done);
-    std::memcpy(static_cast<char*>(dst) + done, reg.elem(i), k);
+    bspk::copy_bytes(static_cast<char*>(dst) + done, reg.elem(i), k);
     done += k;
     i += reg.contiguous_span(i);
   }
@@ -490,7 +491,7 @@ int bspk_sync_allgather(const void* mine, size_t nbytes, void* all, size_t* size
     sync_allgather("bspk_sync_allgather", &one, 1, nbytes, [&](int j, const void* data, size_t n) {
       if (sizes) sizes[j] = n;
       if (n != nbytes && differs < 0) differs = j, differs_bytes = n;
-      if (out && n && nbytes) std::memcpy(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
+      if (out && n && nbytes) bspk::copy_bytes(out + static_cast<size_t>(j) * nbytes, data, std::min(n, nbytes));
     });
     if (!sizes && differs >= 0)
       fail(BSPK_ERR_ARG,

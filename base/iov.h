@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/copy.h"
+
 namespace bspk {
 
 // Copy bytes [from, from + len) of the stream src[0..n) -- the pieces one
@@ -19,7 +21,7 @@ inline void copy_range(const iovec* src, size_t n, size_t from, size_t len, void
       continue;
     }
     const size_t m = std::min(src[i].iov_len - from, len);
-    std::memcpy(d, static_cast<const unsigned char*>(src[i].iov_base) + from, m);
+    bspk::copy_bytes(d, static_cast<const unsigned char*>(src[i].iov_base) + from, m);
     d += m;
     len -= m;
     from = 0;

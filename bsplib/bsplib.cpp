@@ -52,6 +52,7 @@
 // that fits in one frame starts a fresh frame rather than straddle one, so
 // the receiver reads records and hpmove payloads in place; only records
 // larger than a frame are assembled in heap memory.
+#include "base/copy.h"
 #include "bsplib/bsp.h"
 
 #include <bspk.h>
@@ -357,7 +358,7 @@ class Reader {
     for (size_t i = find(off); n > 0 && i < spans_.size(); ++i) {
       size_t in = off - start_[i];
       size_t k = std::min(n, spans_[i].len - in);
-      std::memcpy(d, spans_[i].base + in, k);
+      bspk::copy_bytes(d, spans_[i].base + in, k);
       d += k;
       off += k;
       n -= k;
@@ -762,7 +763,7 @@ void Outbox::ensure(size_t need) {
   map_spans();
   for (size_t k = 0, left = used; left > 0; ++k) {
     size_t c = std::min(left, old[k].len);
-    std::memcpy(frames_[k].base, old[k].base, c);
+    bspk::copy_bytes(frames_[k].base, old[k].base, c);
     left -= c;
   }
   S.copied += used;  // the batch so far, moved into the larger region
@@ -790,7 +791,7 @@ void Outbox::write(const void* src, size_t n) {
   const char* s = static_cast<const char*>(src);
   if (!remote) {
     if (heap_.size() < used + n) ensure(used + n);
-    if (n) std::memcpy(heap_.data() + used, s, n);
+    if (n) bspk::copy_bytes(heap_.data() + used, s, n);
     used += n;
     return;
   }
@@ -799,7 +800,7 @@ void Outbox::write(const void* src, size_t n) {
   while (n > 0) {
     size_t k = used / S.frame, in = used % S.frame;
     size_t c = std::min(n, frames_[k].len - in);
-    std::memcpy(frames_[k].base + in, s, c);
+    bspk::copy_bytes(frames_[k].base + in, s, c);
     s += c;
     used += c;
     n -= c;
@@ -824,7 +825,7 @@ inline void copy_padded(char* dst, const void* src, size_t n) {
     case 8: std::memcpy(dst, src, 8); std::memset(dst + 8, 0, 8); return;
     case 16: std::memcpy(dst, src, 16); return;
     default:
-      std::memcpy(dst, src, n);
+      bspk::copy_bytes(dst, src, n);
       if (n & 15) std::memset(dst + n, 0, 16 - (n & 15));
   }
 }
@@ -890,7 +891,7 @@ __attribute__((always_inline)) inline void copy_zero(char* d, const void* src, s
   if (n == 8 && zeros == 0) {
     std::memcpy(d, src, 8);
   } else {
-    if (n) std::memcpy(d, src, n);  // (src may be null for 0 bytes: a 0-byte message)
+    if (n) bspk::copy_bytes(d, src, n);  // (src may be null for 0 bytes: a 0-byte message)
     std::memset(d + n, 0, zeros);
   }
 }
@@ -1012,7 +1013,7 @@ void reply_append(Outbox& o, const char* src, size_t n) {
       if (n == 8)
         std::memcpy(d, src, 8);
       else
-        std::memcpy(d, src, n);
+        bspk::copy_bytes(d, src, n);
       return;
     }
   }
@@ -1020,7 +1021,7 @@ void reply_append(Outbox& o, const char* src, size_t n) {
   while (n > 0) {
     if (const size_t k = std::min(n, reply_fits(o))) {  // fill the open record up to its frame's end
       if (char* d = reply_grow(o, k)) {
-        std::memcpy(d, src, k);
+        bspk::copy_bytes(d, src, k);
         src += k;
         n -= k;
         continue;
@@ -1282,7 +1283,7 @@ inline void apply_put(const Reader& rd, const Header& h, size_t data, const char
     if (h.n == 8)
       std::memcpy(dst, d, 8);
     else
-      std::memcpy(dst, d, h.n);
+      bspk::copy_bytes(dst, d, h.n);
   } else {
     rd.copy(data, dst, h.n);
   }
@@ -1590,7 +1591,7 @@ void board_read(int j, const void* block, size_t n, void* arg) {
     }
     std::vector<char>& buf = in.bufs[src];
     if (buf.size() < e.len) buf.resize(std::max<size_t>(e.len, 256));
-    std::memcpy(buf.data(), b + e.off, e.len);
+    bspk::copy_bytes(buf.data(), b + e.off, e.len);
     (*in.readers)[src].assign(buf.data(), e.len);
     in.got[src] = 1;
   }
@@ -1745,7 +1746,7 @@ void take_replies(const char* fn, int src, const Reader& rd, const std::vector<c
       if (data && c == 8)
         std::memcpy(dst, data + at, 8);
       else if (data)
-        std::memcpy(dst, data + at, c);
+        bspk::copy_bytes(dst, data + at, c);
       else
         rd.copy(off + at, dst, c);
       S.copied += c;
@@ -1835,7 +1836,7 @@ void serve_run(const char* fn, int j, const Header& h, size_t n) {
   }
   const size_t at = S.self_replies.size();
   S.self_replies.resize(at + h.n);
-  for (uint64_t k = 0; k < count; ++k) std::memcpy(S.self_replies.data() + at + k * n, src + k * h.aux, n);
+  for (uint64_t k = 0; k < count; ++k) bspk::copy_bytes(S.self_replies.data() + at + k * n, src + k * h.aux, n);
 }
 
 // This process's gets of itself, read with the others' sources.
@@ -1844,7 +1845,7 @@ void write_self_gets(const std::vector<char>& self_replies) {
   size_t at = 0;
   for (auto& g : mine) {
     for (uint32_t k = 0; k < g.count; ++k) {
-      std::memcpy(static_cast<char*>(g.dst) + k * g.stride, self_replies.data() + at, static_cast<size_t>(g.n));
+      bspk::copy_bytes(static_cast<char*>(g.dst) + k * g.stride, self_replies.data() + at, static_cast<size_t>(g.n));
       at += static_cast<size_t>(g.n);
       S.copied += static_cast<uint64_t>(g.n);
     }
@@ -1909,7 +1910,7 @@ bool put_staged(bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset, bs
   const long i = stage_take(n);
   if (i < 0) return false;
   const Staged& b = S.stage[static_cast<size_t>(i)];
-  std::memcpy(b.p, src, n);
+  bspk::copy_bytes(b.p, src, n);
   S.copied += n;
   S.read_by_bytes += n;
   const ZcKey k{b.mr.remote.addr, b.mr.remote.key};
@@ -2015,7 +2016,7 @@ void apply_staged(const Inbound::Rec& rec, int src) {
   if (rec.data == kReadDirect) return;
   const Header& h = rec.h;
   char* dst = static_cast<char*>(const_cast<void*>(reg_for("bsp_sync", "bsp_put", src, h).addr)) + h.b;
-  std::memcpy(dst, S.stage[rec.data].p, h.n);
+  bspk::copy_bytes(dst, S.stage[rec.data].p, h.n);
   S.copied += h.n;
 }
 
@@ -2850,7 +2851,11 @@ void bsp_direct_get(bsp_pid_t pid, const void* src, bsp_size_t offset, void* dst
   const Reg& r = S.regs.at(id);
   const size_t n = static_cast<size_t>(nbytes);
   if (pid == S.pid) {
-    std::memmove(dst, static_cast<const char*>(r.addr) + offset, n);
+    const char* from = static_cast<const char*>(r.addr) + offset;
+    if (static_cast<char*>(dst) + n <= from || from + n <= static_cast<char*>(dst))
+      bspk::copy_bytes(dst, from, n);
+    else
+      std::memmove(dst, from, n);  // (the variable onto itself)
     S.copied += n;
     return;
   }
@@ -3006,7 +3011,7 @@ void bsp_move(void* payload, bsp_size_t reception_nbytes) {
   if (n == 8)
     std::memcpy(payload, t + m.tagpad, 8);
   else if (n)
-    std::memcpy(payload, t + m.tagpad, n);
+    bspk::copy_bytes(payload, t + m.tagpad, n);
   S.copied += n;
   queue_pop();
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/copy.h"
 #include "coll/ops.h"
 #include "coll/report.h"
 
@@ -173,7 +174,7 @@ bool to_mem(Cur& s, void* dst, size_t bytes) {
     char* x;
     const size_t t = s.get(bytes, &x);
     if (!t) return false;
-    std::memcpy(d, x, t);
+    bspk::copy_bytes(d, x, t);
     d += t;
     bytes -= t;
   }
@@ -185,7 +186,7 @@ bool from_mem(Cur& d, const void* src, size_t bytes) {
     char* x;
     const size_t t = d.get(bytes, &x);
     if (!t) return false;
-    std::memcpy(x, s, t);
+    bspk::copy_bytes(x, s, t);
     s += t;
     bytes -= t;
   }
@@ -221,7 +222,7 @@ bool combine(const Op& op, unsigned char* acc, Cur& s, size_t n) {
       n -= t / es;
     } else {  // a run that splits an element or is misaligned: the rest through memory
       std::vector<unsigned char> tmp(n * es);
-      std::memcpy(tmp.data(), x, t);
+      bspk::copy_bytes(tmp.data(), x, t);
       if (!to_mem(s, tmp.data() + t, n * es - t)) return false;
       op.apply(acc, tmp.data(), n);
       return true;
@@ -675,7 +676,7 @@ struct Ctx {
     if (buf.size() < at + kDigest + bytes + 8) buf.resize(at + kDigest + bytes + 8);
     unsigned char* const blk = buf.data() + at;
     if (bytes && same_ptr(src, checked) && checked_span >= cnt) {
-      std::memcpy(blk + kDigest, checked_base, bytes);  // checked in this superstep: one run
+      bspk::copy_bytes(blk + kDigest, checked_base, bytes);  // checked in this superstep: one run
     } else if (bytes) {
       Cur c(src, cnt);
       if (!to_mem(c, blk + kDigest, bytes)) {
@@ -776,7 +777,7 @@ struct Ctx {
       uint64_t b = 0;
       std::memcpy(&b, w.data() + o, 8);
       sc.sizes[j] = b;
-      std::memcpy(sc.all.data() + j * bstride, w.data() + o + 8, std::min<size_t>(b, bstride));
+      bspk::copy_bytes(sc.all.data() + j * bstride, w.data() + o + 8, std::min<size_t>(b, bstride));
     }
     return BSPK_OK;
   }
@@ -1028,7 +1029,7 @@ int fold_blocks(Ctx& c, const bspk_ptr& ptr, int upto) {
   std::vector<unsigned char> tmp;
   if (!in_place) tmp.resize(N);
   unsigned char* acc = in_place ? static_cast<unsigned char*>(b) : tmp.data();
-  std::memcpy(acc, c.data(0), N);
+  bspk::copy_bytes(acc, c.data(0), N);
   c.op.start(acc, c.n);
   for (int j = 1; j < upto; j++) c.op.apply(acc, c.data(j), c.n);
   if (!in_place) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "base/copy.h"
 #include "base/error.h"
 
 namespace bspk::comem {
@@ -197,7 +198,7 @@ bspk_ptr Comem::create_filled(const void* bytes, uint64_t n, uint32_t elem_size,
   const char* from = static_cast<const char*>(bytes);
   for (uint64_t i = 0; i < n;) {
     uint64_t c = r.span(i);
-    std::memcpy(r.elem(i), from, c * elem_size);
+    bspk::copy_bytes(r.elem(i), from, c * elem_size);
     from += c * elem_size;
     i += c;
   }
@@ -230,7 +231,7 @@ bspk_ptr Comem::reshape(uint32_t id, uint32_t es, uint64_t* copied) {
     dst.locate(i, &f, &slot);
     const uint64_t dleft = (dst.epf - slot) * es - off;
     const uint64_t c = std::min({dleft, src.span(b), nbytes - b});
-    std::memcpy(static_cast<char*>(dst.elem(i)) + off, src.elem(b), c);
+    bspk::copy_bytes(static_cast<char*>(dst.elem(i)) + off, src.elem(b), c);
     b += c;
   }
   *copied = nbytes;

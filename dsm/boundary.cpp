@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/copy.h"
 #include "base/error.h"
 #include "dsm/dsm.h"
 
@@ -19,7 +20,7 @@ namespace {
 void scatter(comem::Region& r, uint64_t off, uint64_t n, const char* from) {
   for (uint64_t i = off, end = off + n; i < end;) {
     uint64_t c = std::min(r.span(i), end - i);
-    std::memcpy(r.elem(i), from, c * r.elem_size);
+    bspk::copy_bytes(r.elem(i), from, c * r.elem_size);
     from += c * r.elem_size;
     i += c;
   }
@@ -27,7 +28,7 @@ void scatter(comem::Region& r, uint64_t off, uint64_t n, const char* from) {
 void gather(const comem::Region& r, uint64_t off, uint64_t n, char* to) {
   for (uint64_t i = off, end = off + n; i < end;) {
     uint64_t c = std::min(r.span(i), end - i);
-    std::memcpy(to, r.elem(i), c * r.elem_size);
+    bspk::copy_bytes(to, r.elem(i), c * r.elem_size);
     to += c * r.elem_size;
     i += c;
   }

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/copy.h"
 #include "base/error.h"
 #include "base/iov.h"
 
@@ -37,7 +38,7 @@ void scatter(const iovec* src, size_t n, const iovec* dst) {
   for (size_t i = 0; i < n; ++i)
     for (size_t done = 0; done < src[i].iov_len;) {
       size_t m = std::min(src[i].iov_len - done, dst[j].iov_len - joff);
-      std::memcpy(static_cast<char*>(dst[j].iov_base) + joff, static_cast<const char*>(src[i].iov_base) + done, m);
+      bspk::copy_bytes(static_cast<char*>(dst[j].iov_base) + joff, static_cast<const char*>(src[i].iov_base) + done, m);
       done += m;
       joff += m;
       if (joff == dst[j].iov_len) ++j, joff = 0;

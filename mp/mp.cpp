@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/copy.h"
 #include "base/error.h"
 
 namespace bspk::mp {
@@ -102,7 +103,7 @@ void MessagePassing::send_to_self(const wire::Header& h, const comem::Region& r,
       const uint64_t cnt = std::min<uint64_t>(r.span(i), left);
       const uintptr_t buf = pool.alloc();  // BSPK_ERR_NOMEM at the pool's limit, from the send call
       (h.nframes == 1 ? m.frame0 : m.frames.emplace_back()) = buf;
-      std::memcpy(reinterpret_cast<void*>(buf), r.elem(i), cnt * r.elem_size);
+      bspk::copy_bytes(reinterpret_cast<void*>(buf), r.elem(i), cnt * r.elem_size);
       i += cnt;
       left -= cnt;
     }
@@ -160,7 +161,7 @@ bspk_ptr MessagePassing::recv_contiguous() {
   const uint64_t es = from.elem_size;
   for (uint64_t i = 0; i < from.nelems;) {
     uint64_t k = from.span(i);
-    std::memcpy(dst + i * es, from.elem(i), k * es);
+    bspk::copy_bytes(dst + i * es, from.elem(i), k * es);
     i += k;
   }
   stats_.bytes_copied += from.nelems * es;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "base/copy.h"
 #include "base/error.h"
 #include "sync/engine.h"
 
@@ -158,7 +159,7 @@ void Engine::send_self(const Header& h, const void* payload, size_t len, uint64_
   const bool small = tag == wire::kTagSmall;
   comem::FramePool& pool = small ? small_ : frames_;
   const uintptr_t buf = pool.alloc();  // BSPK_ERR_NOMEM at the pool's limit, from the send call
-  if (len) std::memcpy(reinterpret_cast<void*>(buf), payload, len);
+  if (len) bspk::copy_bytes(reinterpret_cast<void*>(buf), payload, len);
   stats_.bytes_copied += len;  // like a local bspk_copy: the one message the runtime copies
   self_.push_back(SelfArrival{h, buf, small});
 }

@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "base/copy.h"
 #include "base/error.h"
 #include "comem/pool.h"
 #include "comem/region.h"
@@ -615,4 +616,35 @@ TEST(Board, GatherMixedReportsACountedSyncOfTheSameSuperstep) {
   EXPECT_EQ(a->gather_mixed(3, &counted), 1);
   EXPECT_TRUE(counted);
   EXPECT_EQ(b->gathering(3), 0) << "pid 1, counted, sees pid 0 gathering in superstep 3";
+}
+
+// copy_bytes copies exactly what memcpy does -- every byte of the range,
+// nothing outside it -- at every offset of the destination relative to the
+// source modulo 4 KiB, those it copies backward (1-63) and the others, and
+// at sizes around its threshold and the backward loop's 64-byte steps.
+TEST(CopyBytes, CopiesExactlyTheRangeAtEveryRelativeOffset) {
+  const size_t sizes[] = {0, 1, 63, 64, 65, bspk::kCopyAliasMin - 1, bspk::kCopyAliasMin, bspk::kCopyAliasMin + 1,
+                          4095, 4096, 4097, 65536 + 17};
+  const size_t kMax = 65536 + 17, kPad = 64;
+  std::vector<unsigned char> src(kMax + 8192), dst(kMax + 8192 + 2 * kPad);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + (i >> 8) * 7 + 1);
+  auto* s0 = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(src.data()) + 4095) & ~uintptr_t{4095});
+  size_t backward = 0;
+  for (size_t n : sizes)
+    for (size_t delta = 0; delta < 4096; delta += delta < 80 ? 1 : 509) {
+      // dst - src == delta (mod 4096), the source at a page boundary plus 3.
+      const unsigned char* s = s0 + 3;
+      const uintptr_t want = (reinterpret_cast<uintptr_t>(s) + delta) & 4095;
+      unsigned char* base = dst.data() + kPad;
+      unsigned char* d = base + ((want - reinterpret_cast<uintptr_t>(base)) & 4095);
+      std::memset(dst.data(), 0xEE, dst.size());
+      backward += bspk::copy_aliases(d, s, n);
+      bspk::copy_bytes(d, s, n);
+      ASSERT_EQ(std::memcmp(d, s, n), 0) << "n " << n << " delta " << delta;
+      for (size_t k = 1; k <= kPad; ++k) {
+        ASSERT_EQ(d[-static_cast<ptrdiff_t>(k)], 0xEE) << "n " << n << " delta " << delta << ": byte " << k << " before";
+        ASSERT_EQ(d[n + k - 1], 0xEE) << "n " << n << " delta " << delta << ": byte " << k - 1 << " after";
+      }
+    }
+  EXPECT_GT(backward, 0u) << "the backward path was never taken: the test would not see it break";
 }
