@@ -89,11 +89,12 @@ void Engine::progress() {
 // completion seen one switch later. So poll on instead, for at most
 // kHoldMaxS of the wait (a process elsewhere could, rarely, need a mate's
 // help to arrive: a flow-control credit), and yield as before after it.
-// Measured 2026-12-02, 4 processes on 2 cores bound round-robin, a loop of
-// empty bsp_syncs (board gathers), the hold off and on alternated 6 times:
-// 4.2-6.0 (median 5.7) -> 4.4-6.0 (median 4.6) us per superstep; context
-// switches per process and superstep 0.75-0.81 -> 0.52 (perf stat), where
-// 0.5 is the floor (each core switches once per superstep).
+// Measured 2026-12-02, 4 processes on 2 cores bound round-robin, the library
+// without and with the hold alternated: a loop of empty bsp_syncs (board
+// gathers) 5.33-6.60 (median 5.55) -> 4.25-5.48 (5.0) us per superstep over 8
+// alternations, empty counted bspk_syncs 5.5 -> 4.9 (5); context switches per
+// process and superstep 0.75-0.81 -> 0.52 (perf stat), where 0.5 is the floor
+// (each core switches once per superstep). At 4 processes per CPU: no change.
 void Engine::backoff(double idle_s, const std::function<bool()>* ready, const std::function<bool()>* hold) {
   if (hold && idle_s < kHoldMaxS && (*hold)()) {
     for (int i = 0; i < 32; ++i) __builtin_ia32_pause();

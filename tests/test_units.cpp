@@ -472,16 +472,23 @@ TEST_F(ComemTest, SmallContiguousRegionIsOneOrdinaryFrame) {
 // made the old check report the last case, pid 1 finishing between the check's
 // two loads, needs a preemption there; it was seen under perf on shm p = 2:
 // 2 jobs of 12 failed before the fix, 0 of 18 after.)
+// The boards of processes 0..p-1 of one job, all in this process (the
+// segment's name already unlinked).
+std::vector<std::unique_ptr<bspk::sync::Board>> open_boards(int p) {
+  std::vector<std::unique_ptr<bspk::sync::Board>> b(static_cast<size_t>(p));
+  b[0].reset(bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, p));
+  for (int j = 1; j < p; ++j) b[static_cast<size_t>(j)].reset(bspk::sync::Board::open(b[0]->name(), j, p));
+  b[0]->unlink();
+  return b;
+}
+
 // The count exchange through count slots (sync/board.h): three processes'
 // boards in one process, joined and polled in every order the protocol
 // allows; a slot of parity k & 1 is reused by collective k + 2, so the
 // totals must come from cumulative counts read per source.
 TEST(Board, CountExchangeSumsPerDestinationOverReusedSlots) {
   const int P = 3;
-  std::unique_ptr<bspk::sync::Board> b[P];
-  b[0].reset(bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, P));
-  for (int j = 1; j < P; ++j) b[j].reset(bspk::sync::Board::open(b[0]->name(), j, P));
-  b[0]->unlink();
+  std::vector<std::unique_ptr<bspk::sync::Board>> b = open_boards(P);
   bspk::sync::Board::Result r{};
   for (uint32_t k = 0; k < 6; ++k) {
     const uint32_t s = 10 + 2 * k;
@@ -534,10 +541,7 @@ TEST(Board, CountExchangeSumsPerDestinationOverReusedSlots) {
 // which processes share its CPU, and which of them joined the count board.
 TEST(Board, CpuMatesAndJoinedPerProcess) {
   const int P = 5;
-  std::unique_ptr<bspk::sync::Board> b[P];
-  b[0].reset(bspk::sync::Board::create("bspk.test_units." + std::to_string(getpid()), 0, P));
-  for (int j = 1; j < P; ++j) b[j].reset(bspk::sync::Board::open(b[0]->name(), j, P));
-  b[0]->unlink();
+  std::vector<std::unique_ptr<bspk::sync::Board>> b = open_boards(P);
   // Round-robin on CPUs 0 and 1 (as bspkrun binds), but pid 4 unbound.
   const int cpu[P] = {0, 1, 0, 1, -1};
   for (int j = 0; j < P; ++j) b[j]->set_cpu(cpu[j]);
