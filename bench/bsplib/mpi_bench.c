@@ -98,7 +98,10 @@ static double measure(int v, int h) {
     times[reps + 1] = (double)bad;
     if (bad) fprintf(stderr, "mpi_bench: pid %d: %s h=%d: %ld words wrong or missing\n", me, variant_name[v], h, bad);
 
-    MPI_Gather(times, reps + 2, MPI_DOUBLE, gath, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    /* Every process sends the whole `stride` (the counts of a collective
+     * must match: a shorter send than the root's receive count is erroneous
+     * MPI, and the TCP BTL's gather at p = 4 hung on it). */
+    MPI_Gather(times, stride, MPI_DOUBLE, gath, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return bb_report_times("mpi", variant_name[v], me, gath, P, stride, reps, h, &bad_total);
 }
 
