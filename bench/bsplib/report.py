@@ -118,8 +118,7 @@ def main():
              M("time", "barrier", 0, which=1), 1e6)
         def fits(bv, mv):
             """(g, l) of both sides, from the programs' fit lines; when a side
-            has none (its run ended early: a time-out or a crash; until the
-            thirty-first session mpi_bench's gather hung at tcp p = 4), both sides fitted here
+            has none (its run ended early: a time-out or a crash), both sides fitted here
             over the h they both measured (medians over rounds), and a note."""
             b, m = (B("fit", bv), B("fit", bv, which=1)), (M("fit", mv), M("fit", mv, which=1))
             if b[0] is not None and m[0] is not None:
