@@ -88,7 +88,9 @@ static const char *const variant_names[NVARIANTS] = {"mp-expect",     "mp-counte
 /* Empty runs four of them, under these names (NULL: not run) */
 static const char *const empty_names[NVARIANTS] = {"expect-sync", "sync", NULL, NULL, "fence", "barrier"};
 
-#define HMAX_LIMIT 64 /* largest h (words per process): every block fits a few cache lines */
+#define HMAX_SMALL 64       /* default largest h: the small-message end (every block a few cache lines) */
+#define HMAX_LIMIT AS_HMAX  /* largest h accepted (--hmax): goal 4's bandwidth rows */
+#define REPS_MIN_LARGE 30   /* repetitions per chunk at least, for h > HMAX_SMALL (see reps_for) */
 #define MAXROUNDS 1000
 
 static int me, P, rounds, reps;
@@ -116,6 +118,8 @@ typedef struct {
     long h, b;          /* h: csv column (Total, else 0); b: words per block */
     long nw;            /* words of p blocks */
     int arrivals;       /* blocks arriving here per repetition: the bspk_expect value */
+    int reps;           /* timed repetitions per chunk (reps_for) */
+    int full;           /* verify every word (else the stamped ones, as the twins beyond AS_FULLCHECK) */
     /* BSPk */
     bspk_ptr src;       /* p blocks of b words, block j for process j */
     bspk_ptr *sendp;    /* sendp[j]: block j of src */
@@ -147,27 +151,54 @@ static void copy_comem(bspk_ptr p, uint32_t *w, long n, int to_comem) {
     }
 }
 
-/* Verify every word of the b-word block w from `from` in repetition r.
- * Returns the number of wrong words (the first one is described). */
+/* Verify word i (value w) of the b-word block from `from` in repetition r;
+ * returns 1 if it is wrong (the block's first wrong word is described). */
+static long check_word(uint32_t w, long i, long b, int from, long r, const as_test *c, int v, long bad) {
+    uint32_t e = as_block_word(from, me, i, b, r);
+    if (w == e) return 0;
+    if (!bad)
+        as_fail(test_names[c->t], vname(c->t, v), c->h, "word %ld from pid %d is 0x%08x, expected 0x%08x", i, from, w,
+                e);
+    return 1;
+}
+
+/* Verify the b-word block w from `from` in repetition r: every word when
+ * c->full, else the stamped ones. Returns the number of wrong words. */
 static long check_words(const uint32_t *w, long b, int from, long r, const as_test *c, int v) {
     long bad = 0;
-    for (long i = 0; i < b; i++) {
-        uint32_t e = as_block_word(from, me, i, b, r);
-        if (w[i] != e) {
-            if (!bad)
-                as_fail(test_names[c->t], vname(c->t, v), c->h, "word %ld from pid %d is 0x%08x, expected 0x%08x", i,
-                        from, w[i], e);
-            bad++;
-        }
-    }
+    for (long i = 0; i < b; i = c->full ? i + 1 : as_next_stamp(i, b)) bad += check_word(w[i], i, b, from, r, c, v, bad);
     return bad;
 }
 
-/* The same for a block in comem (a message, or a block of the store region). */
+/* The same for a block in comem (a message, or a block of the store region),
+ * read in place frame by frame. */
 static void check_comem(bspk_ptr p, long b, int from, long r, const as_test *c, int v) {
-    uint32_t w[HMAX_LIMIT];
-    copy_comem(p, w, b, 0);
-    check_words(w, b, from, r, c, v);
+    long bad = 0;
+    if (!c->full) {
+        for (long i = 0; i < b; i = as_next_stamp(i, b)) {
+            const uint32_t *w = bspk_elemP(bspk_incr(p, (ptrdiff_t)i));
+            if (!w) bspk_abort("as_paired: bspk_elemP: %s", bspk_error_string());
+            bad += check_word(*w, i, b, from, r, c, v, bad);
+        }
+        return;
+    }
+    for (long i = 0; i < b;) {
+        void *base;
+        size_t k = bspk_span(bspk_incr(p, (ptrdiff_t)i), &base);
+        if (!k) bspk_abort("as_paired: bspk_span: %s", bspk_error_string());
+        if ((long)k > b - i) k = (size_t)(b - i);
+        const uint32_t *w = base;
+        for (size_t j = 0; j < k; j++, i++) bad += check_word(w[j], i, b, from, r, c, v, bad);
+    }
+}
+
+/* Timed repetitions per chunk at h: --reps (default 300) up to HMAX_SMALL
+ * words, then scaled down with h, at least REPS_MIN_LARGE (a superstep of
+ * the total exchange at h = 2^20 takes 0.2-5 ms here). */
+static int reps_for(long h) {
+    if (h <= HMAX_SMALL) return reps;
+    long r = (long)reps * HMAX_SMALL / h;
+    return r < REPS_MIN_LARGE ? (reps < REPS_MIN_LARGE ? reps : REPS_MIN_LARGE) : (int)r;
 }
 
 /* Set up test t (h words per process for Total): every variant's buffers,
@@ -179,6 +210,8 @@ static void test_setup(as_test *c, int t, long h) {
     c->h = t == T_TOTAL ? h : 0;
     c->b = t == T_TOTAL ? h / P : 1;
     c->nw = (long)P * c->b;
+    c->reps = reps_for(c->h);
+    c->full = t != T_TOTAL || h <= AS_FULLCHECK;
     for (int k = 0; k < P; k++) c->arrivals += as_sends(t, k, me, P);
     c->sendp = calloc((size_t)P, sizeof *c->sendp);
     c->dstp = calloc((size_t)P, sizeof *c->dstp);
@@ -320,15 +353,15 @@ static double rep_mpi(as_test *c, int v) {
     return t1 - t0;
 }
 
-/* One chunk of variant v: an untimed MPI_Barrier, as_warmup(reps) untimed
- * repetitions, `reps` timed ones. pid 0 returns the chunk's time (median over
+/* One chunk of variant v: an untimed MPI_Barrier, as_warmup(c->reps) untimed
+ * repetitions, c->reps timed ones. pid 0 returns the chunk's time (median over
  * the repetitions of the slowest process), the others 0. */
 static double chunk(as_test *c, int v) {
     double (*rep)(as_test *, int) = is_bspk(v) ? rep_bspk : rep_mpi;
     MPI_Barrier(MPI_COMM_WORLD);
-    for (int w = 0, W = as_warmup(reps); w < W; w++) rep(c, v);
-    for (int r = 0; r < reps; r++) times[r] = rep(c, v);
-    return pp_slowest(times, reps, gath, me, P) ? suite_median(gath, reps) : 0;
+    for (int w = 0, W = as_warmup(c->reps); w < W; w++) rep(c, v);
+    for (int r = 0; r < c->reps; r++) times[r] = rep(c, v);
+    return pp_slowest(times, c->reps, gath, me, P) ? suite_median(gath, c->reps) : 0;
 }
 
 /* ---- The core round trip probe (as in paired_bench) ------------------------------- */
@@ -352,11 +385,19 @@ static span3 stats(double *v, int n) {
 typedef struct {
     int t;
     long h;
+    int reps;                        /* timed repetitions per chunk */
     double decl, cnt, mpi;           /* medians over rounds of the per-round best, s */
     const char *decl_v, *cnt_v, *mpi_v; /* the variant most often best */
     span3 rd, rc;                    /* declared / MPI, counted / MPI over rounds */
+    /* goal 4's pairing (bandwidth rows): MP against Isend/Irecv, stores against put + fence */
+    double mp, st, isend, put;       /* medians over rounds: best MP, best stores, each MPI variant, s */
+    const char *mp_v, *st_v;
+    span3 rmi, rsp;                  /* MP / isend-barrier, stores / put-fence over rounds */
     long bad;                        /* failed words, all processes */
 } table_row;
+
+/* A bandwidth row (goal 4's table): Total beyond the small-message end. */
+static int large_row(const table_row *r) { return r->t == T_TOTAL && r->h > HMAX_SMALL; }
 
 /* Per round k, the better of variants a and b (b < 0: a alone) into best[k];
  * returns the name of the one best in most rounds (a on a tie). */
@@ -406,6 +447,7 @@ static void run_test(int t, long h, table_row *row, double *rt) {
     memset(row, 0, sizeof *row);
     row->t = t;
     row->h = c.h;
+    row->reps = c.reps;
     row->bad = allbad;
     row->decl_v = best_of(tv, t, V_MP_EXPECT, empty ? -1 : V_STORE_EXPECT, bd);
     row->cnt_v = best_of(tv, t, V_MP_COUNTED, empty ? -1 : V_STORE_COUNTED, bc);
@@ -421,6 +463,27 @@ static void run_test(int t, long h, table_row *row, double *rt) {
     row->mpi = suite_median(bm, rounds);
     printf("csv,as_paired,%s,%d,%ld,ratio-declared,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rd.med, row->rd.lo, row->rd.hi);
     printf("csv,as_paired,%s,%d,%ld,ratio-counted,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rc.med, row->rc.lo, row->rc.hi);
+    if (t == T_TOTAL) { /* goal 4's pairs, per round */
+        double bmp[MAXROUNDS], bst[MAXROUNDS], bi[MAXROUNDS], bp[MAXROUNDS], rmi[MAXROUNDS], rsp[MAXROUNDS];
+        row->mp_v = best_of(tv, t, V_MP_EXPECT, V_MP_COUNTED, bmp);
+        row->st_v = best_of(tv, t, V_STORE_EXPECT, V_STORE_COUNTED, bst);
+        best_of(tv, t, V_ISEND_BARRIER, -1, bi);
+        best_of(tv, t, V_PUT_FENCE, -1, bp);
+        for (int k = 0; k < rounds; k++) {
+            rmi[k] = bi[k] > 0 ? bmp[k] / bi[k] : 0;
+            rsp[k] = bp[k] > 0 ? bst[k] / bp[k] : 0;
+        }
+        row->rmi = stats(rmi, rounds);
+        row->rsp = stats(rsp, rounds);
+        row->mp = suite_median(bmp, rounds);
+        row->st = suite_median(bst, rounds);
+        row->isend = suite_median(bi, rounds);
+        row->put = suite_median(bp, rounds);
+        printf("csv,as_paired,%s,%d,%ld,ratio-mp-isend,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rmi.med, row->rmi.lo,
+               row->rmi.hi);
+        printf("csv,as_paired,%s,%d,%ld,ratio-store-put,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rsp.med, row->rsp.lo,
+               row->rsp.hi);
+    }
     if (probe) {
         memcpy(tmp, rt, (size_t)rounds * sizeof *tmp);
         span3 s = stats(tmp, rounds);
@@ -444,13 +507,37 @@ static void print_bounds(const table_row *r) {
            r->rc.med <= bc ? "met" : "NOT met");
 }
 
-static void print_table(const table_row *rows, int n, double *rt_all, int nrt) {
+/* Goal 4's table: per bandwidth row, the better BSPk MP variant against
+ * Isend/Irecv + MPI_Barrier and the better stores variant against MPI_Put +
+ * MPI_Win_fence, each ratio at most 1.0 (judged on the median ratio). */
+static void print_large_table(const table_row *rows, int n) {
+    printf("\n| p = %d, same processes, %d rounds | h | reps | best MP BSPk, us | isend-barrier, us | MP / Isend "
+           "[min-max] | best stores BSPk, us | put-fence-allocate, us | stores / put [min-max] | bounds (median "
+           "ratio) |\n",
+           P, rounds);
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for (int i = 0; i < n; i++) {
+        const table_row *r = &rows[i];
+        if (!large_row(r)) continue;
+        printf("| Total%s | %ld | %d | %.3g (%s) | %.3g |", r->bad ? " (VERIFICATION FAILED)" : "", r->h, r->reps,
+               r->mp * 1e6, r->mp_v, r->isend * 1e6);
+        print_ratio(r->rmi);
+        printf(" %.3g (%s) | %.3g |", r->st * 1e6, r->st_v, r->put * 1e6);
+        print_ratio(r->rsp);
+        printf(" MP <= 1.0 (%s), stores <= 1.0 (%s) |\n", r->rmi.med <= 1.0 ? "met" : "NOT met",
+               r->rsp.med <= 1.0 ? "met" : "NOT met");
+    }
+}
+
+/* The small-message table: every row but the bandwidth ones. */
+static void print_small_table(const table_row *rows, int n) {
     printf("\n| p = %d, same processes, %d rounds x %d reps | h | best declared BSPk, us | best counted BSPk, us "
            "| best MPI, us | declared / MPI [min-max] | counted / MPI [min-max] | bounds (median ratio) |\n",
            P, rounds, reps);
     printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
         const table_row *r = &rows[i];
+        if (large_row(r)) continue;
         char h[24] = "-";
         if (r->t == T_TOTAL) snprintf(h, sizeof h, "%ld", r->h);
         printf("| %s%s | %s | %.3g (%s) | %.3g (%s) | %.3g (%s) |", test_names[r->t], r->bad ? " (VERIFICATION FAILED)" : "",
@@ -460,6 +547,16 @@ static void print_table(const table_row *rows, int n, double *rt_all, int nrt) {
         print_bounds(r);
         printf("\n");
     }
+}
+
+static void print_table(const table_row *rows, int n, double *rt_all, int nrt) {
+    int small = 0, large = 0;
+    for (int i = 0; i < n; i++) {
+        if (large_row(&rows[i])) large++;
+        else small++;
+    }
+    if (small) print_small_table(rows, n);
+    if (large) print_large_table(rows, n);
     if (nrt) {
         span3 s = stats(rt_all, nrt);
         printf("\ncore round trip pid 0 - pid 1 before each round: median %.3g us (%.3g-%.3g, %d rounds)\n",
@@ -473,11 +570,12 @@ static void print_table(const table_row *rows, int n, double *rt_all, int nrt) {
 
 static const char *usage =
     "usage: mpirun -n P [--bind-to core] [MCA flags] as_paired [--quick] [--rounds K (1..1000)] [--reps R]\n"
-    "                   [--hmax H (<= 64)] [--hmin H] [--tests Empty,Full,Simple,Scatter,Total]\n"
-    "  defaults: 15 rounds of 300 repetitions per variant (--quick: 6 of 100), hmax 64\n";
+    "                   [--hmax H (<= 1048576)] [--hmin H] [--tests Empty,Full,Simple,Scatter,Total]\n"
+    "  defaults: 15 rounds of 300 repetitions per variant (--quick: 6 of 100), hmax 64;\n"
+    "  Total beyond h = 64: fewer repetitions (300 * 64 / h, at least 30) and a table of goal 4's pairs\n";
 
 /* as_common.h's as_parse for the options shared with the twins; --rounds is
- * ours, --hmax has another default (64) and limit here. 0 on success, 1 for
+ * ours, --hmax has another default (64) here. 0 on success, 1 for
  * --help, -1 on a bad option (message in err). */
 static int parse(int argc, char **argv, as_opts *o, char *err, size_t errlen) {
     char **rest = malloc((size_t)(argc + 1) * sizeof *rest);
@@ -502,11 +600,11 @@ static int parse(int argc, char **argv, as_opts *o, char *err, size_t errlen) {
     rc = as_parse(nr, rest, o, NULL, 0, NULL, 0, err, errlen);
     free(rest);
     if (rc) return rc;
-    if (!hmax_given) o->hmax = HMAX_LIMIT;
+    if (!hmax_given) o->hmax = HMAX_SMALL;
     if (!rounds_given) rounds = o->quick ? 6 : 15;
     if (!o->reps) o->reps = o->quick ? 100 : 300;
     o->tests &= ~(1u << T_COMP); /* no communication: nothing to pair */
-    if (o->hmax > HMAX_LIMIT) { snprintf(err, errlen, "--hmax: at most %d words", HMAX_LIMIT); return -1; }
+    if (o->hmax > HMAX_LIMIT) { snprintf(err, errlen, "--hmax: at most %ld words", (long)HMAX_LIMIT); return -1; }
     if (rounds < 1 || rounds > MAXROUNDS) { snprintf(err, errlen, "--rounds: 1..%d", MAXROUNDS); return -1; }
     if (!o->tests) { snprintf(err, errlen, "--tests: no test left to run (Comp is not paired)"); return -1; }
     return 0;
