@@ -22,7 +22,7 @@
 #   --rounds    alternating rounds (default 3; 1 with --quick); a table cell is
 #               the median over rounds
 #   --quick     fewer repetitions, h up to 2^16 words, small Mult/Rdx inputs
-#               (about 1 minute here); the full run takes about 9 minutes here
+#               (about 1 minute here); the full run takes about 12 minutes here
 #   --out       where suite.csv, tables.md and the PNG plots go
 #               (default BUILD/suite-results)
 #
