@@ -92,6 +92,7 @@ static const char *const empty_names[NVARIANTS] = {"expect-sync", "sync", NULL, 
 #define HMAX_LIMIT AS_HMAX  /* largest h accepted (--hmax): goal 4's bandwidth rows */
 #define REPS_MIN_LARGE 30   /* repetitions per chunk at least, for h > HMAX_SMALL (see reps_for) */
 #define MAXROUNDS 1000
+#define MAXROWS (NTESTS + 24) /* every test once, Total at each h = p * 2^k up to HMAX_LIMIT (at most 21) */
 
 static int me, P, rounds, reps;
 static long as_rep;   /* repetition stamp: counts every repetition run (both libraries), identical on all pids */
@@ -641,9 +642,9 @@ int main(int argc, char **argv) {
     if (!times || !gath) bspk_abort("as_paired: out of memory");
     map_probe();
 
-    table_row rows[NTESTS + 8];
+    table_row rows[MAXROWS];
     int nrows = 0, nrt = 0;
-    double *rt_all = calloc((size_t)(NTESTS + 8) * (size_t)rounds, sizeof *rt_all);
+    double *rt_all = calloc((size_t)MAXROWS * (size_t)rounds, sizeof *rt_all);
     if (!rt_all) bspk_abort("as_paired: out of memory");
     for (int t = 0; t < NTESTS; t++) {
         if (!(o.tests >> t & 1)) continue;
