@@ -397,6 +397,17 @@ typedef struct {
     long bad;                        /* failed words, all processes */
 } table_row;
 
+/* Per round k, num[k] / den[k] (0 where den[k] is 0): median, minimum, maximum. */
+static span3 ratios(const double *num, const double *den) {
+    double r[MAXROUNDS];
+    for (int k = 0; k < rounds; k++) r[k] = den[k] > 0 ? num[k] / den[k] : 0;
+    return stats(r, rounds);
+}
+
+static void csv_ratio(const char *test, long h, const char *what, span3 s) {
+    printf("csv,as_paired,%s,%d,%ld,%s,%.4f,%.4f,%.4f\n", test, P, h, what, s.med, s.lo, s.hi);
+}
+
 /* A bandwidth row (goal 4's table): Total beyond the small-message end. */
 static int large_row(const table_row *r) { return r->t == T_TOTAL && r->h > HMAX_SMALL; }
 
@@ -443,7 +454,7 @@ static void run_test(int t, long h, table_row *row, double *rt) {
         printf("csv,as_paired,%s,%d,%ld,%s,%.9g\n", tn, P, c.h, vname(t, v), suite_median(tmp, rounds));
     }
     /* per round: the best of each kind, and the ratios */
-    double bd[MAXROUNDS], bc[MAXROUNDS], bm[MAXROUNDS], rd[MAXROUNDS], rc[MAXROUNDS];
+    double bd[MAXROUNDS], bc[MAXROUNDS], bm[MAXROUNDS];
     int empty = t == T_EMPTY;
     memset(row, 0, sizeof *row);
     row->t = t;
@@ -453,37 +464,27 @@ static void run_test(int t, long h, table_row *row, double *rt) {
     row->decl_v = best_of(tv, t, V_MP_EXPECT, empty ? -1 : V_STORE_EXPECT, bd);
     row->cnt_v = best_of(tv, t, V_MP_COUNTED, empty ? -1 : V_STORE_COUNTED, bc);
     row->mpi_v = best_of(tv, t, V_ISEND_BARRIER, empty ? -1 : V_PUT_FENCE, bm); /* Empty: MPI_Barrier only */
-    for (int k = 0; k < rounds; k++) {
-        rd[k] = bm[k] > 0 ? bd[k] / bm[k] : 0;
-        rc[k] = bm[k] > 0 ? bc[k] / bm[k] : 0;
-    }
-    row->rd = stats(rd, rounds);
-    row->rc = stats(rc, rounds);
+    row->rd = ratios(bd, bm);  /* (before the medians, which sort their arrays) */
+    row->rc = ratios(bc, bm);
     row->decl = suite_median(bd, rounds);
     row->cnt = suite_median(bc, rounds);
     row->mpi = suite_median(bm, rounds);
-    printf("csv,as_paired,%s,%d,%ld,ratio-declared,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rd.med, row->rd.lo, row->rd.hi);
-    printf("csv,as_paired,%s,%d,%ld,ratio-counted,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rc.med, row->rc.lo, row->rc.hi);
+    csv_ratio(tn, c.h, "ratio-declared", row->rd);
+    csv_ratio(tn, c.h, "ratio-counted", row->rc);
     if (t == T_TOTAL) { /* goal 4's pairs, per round */
-        double bmp[MAXROUNDS], bst[MAXROUNDS], bi[MAXROUNDS], bp[MAXROUNDS], rmi[MAXROUNDS], rsp[MAXROUNDS];
+        double bmp[MAXROUNDS], bst[MAXROUNDS], bi[MAXROUNDS], bp[MAXROUNDS];
         row->mp_v = best_of(tv, t, V_MP_EXPECT, V_MP_COUNTED, bmp);
         row->st_v = best_of(tv, t, V_STORE_EXPECT, V_STORE_COUNTED, bst);
         best_of(tv, t, V_ISEND_BARRIER, -1, bi);
         best_of(tv, t, V_PUT_FENCE, -1, bp);
-        for (int k = 0; k < rounds; k++) {
-            rmi[k] = bi[k] > 0 ? bmp[k] / bi[k] : 0;
-            rsp[k] = bp[k] > 0 ? bst[k] / bp[k] : 0;
-        }
-        row->rmi = stats(rmi, rounds);
-        row->rsp = stats(rsp, rounds);
+        row->rmi = ratios(bmp, bi);
+        row->rsp = ratios(bst, bp);
         row->mp = suite_median(bmp, rounds);
         row->st = suite_median(bst, rounds);
         row->isend = suite_median(bi, rounds);
         row->put = suite_median(bp, rounds);
-        printf("csv,as_paired,%s,%d,%ld,ratio-mp-isend,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rmi.med, row->rmi.lo,
-               row->rmi.hi);
-        printf("csv,as_paired,%s,%d,%ld,ratio-store-put,%.4f,%.4f,%.4f\n", tn, P, c.h, row->rsp.med, row->rsp.lo,
-               row->rsp.hi);
+        csv_ratio(tn, c.h, "ratio-mp-isend", row->rmi);
+        csv_ratio(tn, c.h, "ratio-store-put", row->rsp);
     }
     if (probe) {
         memcpy(tmp, rt, (size_t)rounds * sizeof *tmp);
