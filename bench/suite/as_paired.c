@@ -394,30 +394,22 @@ static span3 stats(double *v, int n) {
     return s;
 }
 
+/* One comparison over the rounds: per round the better of two BSPk variants
+ * against the better of two MPI variants (see pair_up). */
+typedef struct {
+    double bspk, mpi;                /* medians over rounds of the per-round best, s */
+    const char *bspk_v, *mpi_v;      /* the variant most often best */
+    span3 r;                         /* BSPk / MPI per round: median, minimum, maximum */
+} pairing;
+
 typedef struct {
     int t;
     long h;
     int reps;                        /* timed repetitions per chunk */
-    double decl, cnt, mpi;           /* medians over rounds of the per-round best, s */
-    const char *decl_v, *cnt_v, *mpi_v; /* the variant most often best */
-    span3 rd, rc;                    /* declared / MPI, counted / MPI over rounds */
-    /* goal 4's pairing (bandwidth rows): MP against Isend/Irecv, stores against put + fence */
-    double mp, st, isend, put;       /* medians over rounds: best MP, best stores, each MPI variant, s */
-    const char *mp_v, *st_v;
-    span3 rmi, rsp;                  /* MP / isend-barrier, stores / put-fence over rounds */
+    pairing decl, cnt;               /* declared and counted BSPk against the best MPI variant */
+    pairing mp, st;                  /* goal 4 (Total): MP against isend-barrier, stores against put-fence */
     long bad;                        /* failed words, all processes */
 } table_row;
-
-/* Per round k, num[k] / den[k] (0 where den[k] is 0): median, minimum, maximum. */
-static span3 ratios(const double *num, const double *den) {
-    double r[MAXROUNDS];
-    for (int k = 0; k < rounds; k++) r[k] = den[k] > 0 ? num[k] / den[k] : 0;
-    return stats(r, rounds);
-}
-
-static void csv_ratio(const char *test, long h, const char *what, span3 s) {
-    printf("csv,as_paired,%s,%d,%ld,%s,%.4f,%.4f,%.4f\n", test, P, h, what, s.med, s.lo, s.hi);
-}
 
 /* A bandwidth row (goal 4's table): Total beyond the small-message end. */
 static int large_row(const table_row *r) { return r->t == T_TOTAL && r->h > HMAX_SMALL; }
@@ -432,6 +424,22 @@ static const char *best_of(double tv[][MAXROUNDS], int t, int a, int b, double *
         wins_a += pick_a;
     }
     return 2 * wins_a >= rounds ? vname(t, a) : vname(t, b);
+}
+
+/* Test t at h: per round the better of BSPk variants a and b against the
+ * better of MPI variants ma and mb (b, mb < 0: the one alone); prints the
+ * csv line of the ratios, named `what`. */
+static pairing pair_up(double tv[][MAXROUNDS], int t, long h, int a, int b, int ma, int mb, const char *what) {
+    double bb[MAXROUNDS], bm[MAXROUNDS], r[MAXROUNDS];
+    pairing x;
+    x.bspk_v = best_of(tv, t, a, b, bb);
+    x.mpi_v = best_of(tv, t, ma, mb, bm);
+    for (int k = 0; k < rounds; k++) r[k] = bm[k] > 0 ? bb[k] / bm[k] : 0;
+    x.r = stats(r, rounds);
+    x.bspk = suite_median(bb, rounds);
+    x.mpi = suite_median(bm, rounds);
+    printf("csv,as_paired,%s,%d,%ld,%s,%.4f,%.4f,%.4f\n", test_names[t], P, h, what, x.r.med, x.r.lo, x.r.hi);
+    return x;
 }
 
 /* Run test t (h words per process for Total): `rounds` rounds of one chunk per
@@ -465,37 +473,19 @@ static void run_test(int t, long h, table_row *row, double *rt) {
         printf("csv,as_paired,%s,%d,%ld,%s,%.9g\n", tn, P, c.h, vname(t, v), suite_median(tmp, rounds));
     }
     /* per round: the best of each kind, and the ratios */
-    double bd[MAXROUNDS], bc[MAXROUNDS], bm[MAXROUNDS];
-    int empty = t == T_EMPTY;
+    const int empty = t == T_EMPTY; /* Empty: expect-sync, sync and MPI_Barrier alone */
     memset(row, 0, sizeof *row);
     row->t = t;
     row->h = c.h;
     row->reps = c.reps;
     row->bad = allbad;
-    row->decl_v = best_of(tv, t, V_MP_EXPECT, empty ? -1 : V_STORE_EXPECT, bd);
-    row->cnt_v = best_of(tv, t, V_MP_COUNTED, empty ? -1 : V_STORE_COUNTED, bc);
-    row->mpi_v = best_of(tv, t, V_ISEND_BARRIER, empty ? -1 : V_PUT_FENCE, bm); /* Empty: MPI_Barrier only */
-    row->rd = ratios(bd, bm);  /* (before the medians, which sort their arrays) */
-    row->rc = ratios(bc, bm);
-    row->decl = suite_median(bd, rounds);
-    row->cnt = suite_median(bc, rounds);
-    row->mpi = suite_median(bm, rounds);
-    csv_ratio(tn, c.h, "ratio-declared", row->rd);
-    csv_ratio(tn, c.h, "ratio-counted", row->rc);
-    if (t == T_TOTAL) { /* goal 4's pairs, per round */
-        double bmp[MAXROUNDS], bst[MAXROUNDS], bi[MAXROUNDS], bp[MAXROUNDS];
-        row->mp_v = best_of(tv, t, V_MP_EXPECT, V_MP_COUNTED, bmp);
-        row->st_v = best_of(tv, t, V_STORE_EXPECT, V_STORE_COUNTED, bst);
-        best_of(tv, t, V_ISEND_BARRIER, -1, bi);
-        best_of(tv, t, V_PUT_FENCE, -1, bp);
-        row->rmi = ratios(bmp, bi);
-        row->rsp = ratios(bst, bp);
-        row->mp = suite_median(bmp, rounds);
-        row->st = suite_median(bst, rounds);
-        row->isend = suite_median(bi, rounds);
-        row->put = suite_median(bp, rounds);
-        csv_ratio(tn, c.h, "ratio-mp-isend", row->rmi);
-        csv_ratio(tn, c.h, "ratio-store-put", row->rsp);
+    row->decl = pair_up(tv, t, c.h, V_MP_EXPECT, empty ? -1 : V_STORE_EXPECT, V_ISEND_BARRIER,
+                        empty ? -1 : V_PUT_FENCE, "ratio-declared");
+    row->cnt = pair_up(tv, t, c.h, V_MP_COUNTED, empty ? -1 : V_STORE_COUNTED, V_ISEND_BARRIER,
+                       empty ? -1 : V_PUT_FENCE, "ratio-counted");
+    if (t == T_TOTAL) { /* goal 4's pairs */
+        row->mp = pair_up(tv, t, c.h, V_MP_EXPECT, V_MP_COUNTED, V_ISEND_BARRIER, -1, "ratio-mp-isend");
+        row->st = pair_up(tv, t, c.h, V_STORE_EXPECT, V_STORE_COUNTED, V_PUT_FENCE, -1, "ratio-store-put");
     }
     if (probe) {
         memcpy(tmp, rt, (size_t)rounds * sizeof *tmp);
@@ -515,9 +505,9 @@ static void print_ratio(span3 s) { printf(" %.2f [%.2f-%.2f] |", s.med, s.lo, s.
 static void print_bounds(const table_row *r) {
     int empty = r->t == T_EMPTY;
     double bd = empty ? 0.1 : 1.0, bc = empty ? 1.0 : 1.5;
-    const char *dv = empty && P != 4 ? "n/a at this p" : r->rd.med <= bd ? "met" : "NOT met";
+    const char *dv = empty && P != 4 ? "n/a at this p" : r->decl.r.med <= bd ? "met" : "NOT met";
     printf(" declared <= %.1f%s (%s), counted <= %.1f (%s) |", bd, empty ? " at p = 4" : "", dv, bc,
-           r->rc.med <= bc ? "met" : "NOT met");
+           r->cnt.r.med <= bc ? "met" : "NOT met");
 }
 
 /* Goal 4's table: per bandwidth row, the better BSPk MP variant against
@@ -533,13 +523,13 @@ static void print_large_table(const table_row *rows, int n) {
         const table_row *r = &rows[i];
         if (!large_row(r)) continue;
         printf("| Total%s | %ld | %d | %.3g (%s) | %.3g |", r->bad ? " (VERIFICATION FAILED)" : "", r->h, r->reps,
-               r->mp * 1e6, r->mp_v, r->isend * 1e6);
-        print_ratio(r->rmi);
-        printf(" %.3g (%s) | %.3g |", r->st * 1e6, r->st_v, r->put * 1e6);
-        print_ratio(r->rsp);
+               r->mp.bspk * 1e6, r->mp.bspk_v, r->mp.mpi * 1e6);
+        print_ratio(r->mp.r);
+        printf(" %.3g (%s) | %.3g |", r->st.bspk * 1e6, r->st.bspk_v, r->st.mpi * 1e6);
+        print_ratio(r->st.r);
         if (r->h >= GOAL4_HMIN)
-            printf(" MP <= 1.0 (%s), stores <= 1.0 (%s) |\n", r->rmi.med <= 1.0 ? "met" : "NOT met",
-                   r->rsp.med <= 1.0 ? "met" : "NOT met");
+            printf(" MP <= 1.0 (%s), stores <= 1.0 (%s) |\n", r->mp.r.med <= 1.0 ? "met" : "NOT met",
+                   r->st.r.med <= 1.0 ? "met" : "NOT met");
         else
             printf(" - (goal 4 from h = %ld) |\n", GOAL4_HMIN);
     }
@@ -557,9 +547,10 @@ static void print_small_table(const table_row *rows, int n) {
         char h[24] = "-";
         if (r->t == T_TOTAL) snprintf(h, sizeof h, "%ld", r->h);
         printf("| %s%s | %s | %.3g (%s) | %.3g (%s) | %.3g (%s) |", test_names[r->t], r->bad ? " (VERIFICATION FAILED)" : "",
-               h, r->decl * 1e6, r->decl_v, r->cnt * 1e6, r->cnt_v, r->mpi * 1e6, r->mpi_v);
-        print_ratio(r->rd);
-        print_ratio(r->rc);
+               h, r->decl.bspk * 1e6, r->decl.bspk_v, r->cnt.bspk * 1e6, r->cnt.bspk_v, r->decl.mpi * 1e6,
+               r->decl.mpi_v);
+        print_ratio(r->decl.r);
+        print_ratio(r->cnt.r);
         print_bounds(r);
         printf("\n");
     }
