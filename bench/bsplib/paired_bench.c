@@ -28,7 +28,11 @@
  * (times gathered at pid 0 after the chunk, untimed), median over the chunk.
  * Reported per quantity: the median over pairs of each side's chunk time, the
  * ratio of those medians, and the median, minimum and maximum over pairs of
- * the pair's ratio; g and l: least-squares fit of T(h) = g h + l over the put
+ * the pair's ratio; the same for the chunks' loop averages (the slowest
+ * process's time for the R repetitions over R, bspbench's own T(h), timed
+ * from an MPI_Barrier after the warm-up): where processes are not in lock
+ * step (bspk_expect across hosts, several processes per core) the slowest
+ * process of a repetition can span parts of two; g and l: least-squares fit of T(h) = g h + l over the put
  * medians. On one host with a CPU per process, before every pair, pids 0
  * and 1 ping-pong one cache line 200 times through a /dev/shm mapping: the
  * core round trip of that moment (its median and range are printed). The words of every put
@@ -37,6 +41,7 @@
  * Output (pid 0): csv lines
  *   csv,paired,<quantity>,<p>,<h>,<bspk s>,<mpi s>,<ratio>,<pair ratio median>,
  *       <pair ratio min>,<pair ratio max>,<pairs>,<ok>
+ *   csv,paired,<quantity>-loop,... the same of the loop averages
  *   csv,paired,fit,<p>,<points>,<bspk g>,<mpi g>,<g ratio>,<bspk l>,<mpi l>,0,0,<ok>
  *   csv,paired,roundtrip,<p>,0,<min s>,<median s>,<max s>,0,0,0,<pairs>,1
  * then a Markdown table of the same. Exit status 1 if a word went wrong.
@@ -87,15 +92,22 @@ static void rep_mpi(int q, int h) {
 }
 
 /* One chunk of `reps` timed repetitions of library `lib` (0 BSPk, 1 MPI);
- * pid 0 returns its time (median over repetitions of the slowest process). */
-static double chunk(int lib, int q, int h, int reps) {
+ * pid 0 returns its time (median over repetitions of the slowest process) and
+ * sets *loop to the loop's average per repetition (the slowest process's time
+ * for all `reps`, over reps: bspbench's own T(h)); the others return 0. */
+static double chunk(int lib, int q, int h, int reps, double *loop) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (int r = 0; r < BB_WARMUP; r++) lib ? rep_mpi(q, h) : rep_bspk(q, h);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double l0 = bb_now();
     for (int r = 0; r < reps; r++) {
         double t0 = bb_now();
         lib ? rep_mpi(q, h) : rep_bspk(q, h);
         times[r] = bb_now() - t0;
     }
+    double mine = (bb_now() - l0) / reps;
+    *loop = 0;
+    MPI_Reduce(&mine, loop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return pp_slowest(times, reps, gath, me, P) ? bb_median(gath, reps) : 0;
 }
 
@@ -112,22 +124,28 @@ static void emit(const char *q, long h, double b, double m, double *ratio, int n
            ok);
 }
 
-/* Quantity q at h: `pairs` pairs of chunks; pid 0 prints its line and returns
- * BSPk's and MPI's medians in *b, *m. rt[k] gets pair k's round trip. */
-static void quantity(int q, int h, double *b, double *m, double *rt) {
+/* Quantity q at h: `pairs` pairs of chunks; pid 0 prints its lines (the
+ * chunk times, then the loop averages as <quantity>-loop) and returns BSPk's
+ * and MPI's medians in *b, *m and the ratio of their loop averages' medians
+ * in *loop_ratio (if not NULL). rt[k] gets pair k's round trip. */
+static void quantity(int q, int h, double *b, double *m, double *loop_ratio, double *rt) {
     int reps = q == Q_SYNC || h <= 32 ? reps0 : reps0 * 32 / h;
     if (reps < 10) reps = 10;
     if (q != Q_SYNC) bb_fill_src(src, me, h, P);
-    double tb[MAXPAIRS], tm[MAXPAIRS], ratio[MAXPAIRS];
+    double tb[MAXPAIRS], tm[MAXPAIRS], ratio[MAXPAIRS], lb[MAXPAIRS], lm[MAXPAIRS], lratio[MAXPAIRS];
     for (int k = 0; k < pairs; k++) {
         double t = round_trip();
         if (rt) rt[k] = t;
         int first = k % 2;
-        double x = chunk(first, q, h, reps);
-        double y = chunk(!first, q, h, reps);
+        double lx, ly;
+        double x = chunk(first, q, h, reps, &lx);
+        double y = chunk(!first, q, h, reps, &ly);
         tb[k] = first ? y : x;
         tm[k] = first ? x : y;
         ratio[k] = tm[k] > 0 ? tb[k] / tm[k] : 0;
+        lb[k] = first ? ly : lx;
+        lm[k] = first ? lx : ly;
+        lratio[k] = lm[k] > 0 ? lb[k] / lm[k] : 0;
     }
     long bad = 0;
     if (q != Q_SYNC) {
@@ -145,7 +163,13 @@ static void quantity(int q, int h, double *b, double *m, double *rt) {
     bad_total += allbad;
     *b = bb_median(tb, pairs);
     *m = bb_median(tm, pairs);
-    emit(q == Q_SYNC ? "sync" : q == Q_PUT ? "put" : "expect", h, *b, *m, ratio, pairs, allbad == 0);
+    const char *name = q == Q_SYNC ? "sync" : q == Q_PUT ? "put" : "expect";
+    emit(name, h, *b, *m, ratio, pairs, allbad == 0);
+    char lname[16];
+    snprintf(lname, sizeof lname, "%s-loop", name);
+    double mb = bb_median(lb, pairs), mm = bb_median(lm, pairs);
+    emit(lname, h, mb, mm, lratio, pairs, allbad == 0);
+    if (loop_ratio) *loop_ratio = mm > 0 ? mb / mm : 0;
 }
 
 static int parse(int argc, char **argv) {
@@ -197,8 +221,8 @@ int main(int argc, char **argv) {
     bsp_sync();
     map_probe();
 
-    double rt[MAXPAIRS], b, m;
-    quantity(Q_SYNC, 0, &b, &m, rt);
+    double rt[MAXPAIRS], b, m, sync_l = 0, exp_l = 0;
+    quantity(Q_SYNC, 0, &b, &m, &sync_l, rt);
     double sync_b = b, sync_m = m;
     int hv[MAXH], nh = 0;
     const int cand[] = {0, P, 16, 64, 256, 1024, hmax};
@@ -210,9 +234,9 @@ int main(int argc, char **argv) {
     qsort(hv, (size_t)nh, sizeof *hv, cmp_int);
     double tb[MAXH], tm[MAXH];
     long bad0 = bad_total;
-    for (int i = 0; i < nh; i++) quantity(Q_PUT, hv[i], &tb[i], &tm[i], NULL);
+    for (int i = 0; i < nh; i++) quantity(Q_PUT, hv[i], &tb[i], &tm[i], NULL, NULL);
     double exp_b = 0, exp_m = 0;
-    if (P <= hmax) quantity(Q_EXPECT, P, &exp_b, &exp_m, NULL);
+    if (P <= hmax) quantity(Q_EXPECT, P, &exp_b, &exp_m, &exp_l, NULL);
 
     if (me == 0) {
         double gb, lb, gm, lm;
@@ -230,18 +254,20 @@ int main(int argc, char **argv) {
             rmed = bb_median(rt, pairs);
             printf("csv,paired,roundtrip,%d,0,%.9g,%.9g,%.9g,0,0,0,%d,1\n", P, rlo, rmed, rhi, pairs);
         }
-        printf("\n| p = %d, same processes, %d pairs | BSPk (BSPlib) | Open MPI | BSPk / MPI (goal) |\n", P, pairs);
-        printf("|---|---:|---:|---:|\n");
-        printf("| empty bsp_sync / MPI_Barrier, us | %.3g | %.3g | %.2f (<= 1.0) |\n", sync_b * 1e6, sync_m * 1e6,
-               sync_m > 0 ? sync_b / sync_m : 0);
-        printf("| g per bsp_put / MPI_Put (+ fence), us/word | %.3g | %.3g | %.2f (<= 1.0) |\n", gb * 1e6, gm * 1e6,
-               gm > 0 ? gb / gm : 0);
-        printf("| l of that fit, us | %.3g | %.3g | - |\n", lb * 1e6, lm * 1e6);
+        printf("\n| p = %d, same processes, %d pairs | BSPk (BSPlib) | Open MPI | BSPk / MPI (goal) | loop averages: "
+               "BSPk / MPI |\n",
+               P, pairs);
+        printf("|---|---:|---:|---:|---:|\n");
+        printf("| empty bsp_sync / MPI_Barrier, us | %.3g | %.3g | %.2f (<= 1.0) | %.2f |\n", sync_b * 1e6,
+               sync_m * 1e6, sync_m > 0 ? sync_b / sync_m : 0, sync_l);
+        printf("| g per bsp_put / MPI_Put (+ fence), us/word | %.3g | %.3g | %.2f (<= 1.0) | - |\n", gb * 1e6,
+               gm * 1e6, gm > 0 ? gb / gm : 0);
+        printf("| l of that fit, us | %.3g | %.3g | - | - |\n", lb * 1e6, lm * 1e6);
         if (P <= hmax)
-            printf("| h = p: puts + bspk_expect + bsp_sync / puts + fence, us | %.3g | %.3g | %.2f (<= 0.5) |\n",
-                   exp_b * 1e6, exp_m * 1e6, exp_m > 0 ? exp_b / exp_m : 0);
+            printf("| h = p: puts + bspk_expect + bsp_sync / puts + fence, us | %.3g | %.3g | %.2f (<= 0.5) | %.2f |\n",
+                   exp_b * 1e6, exp_m * 1e6, exp_m > 0 ? exp_b / exp_m : 0, exp_l);
         if (probe)
-            printf("| core round trip pid 0 - pid 1 before the pairs, us | %.3g (%.3g-%.3g) | | |\n", rmed * 1e6,
+            printf("| core round trip pid 0 - pid 1 before the pairs, us | %.3g (%.3g-%.3g) | | | |\n", rmed * 1e6,
                    rlo * 1e6, rhi * 1e6);
         printf("\n");
         fflush(stdout);

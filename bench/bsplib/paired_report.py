@@ -5,6 +5,8 @@ bench/bsplib_bench.sh, from paired_bench's csv lines.
 Input (--raw): lines "provider,round,csv-fields..." where the csv fields are
 paired_bench's (bench/bsplib/paired_bench.c):
   paired,<quantity>,<p>,<h>,<bspk s>,<mpi s>,<ratio>,<pair median>,<pair min>,<pair max>,<pairs>,<ok>
+  (quantity sync, put, expect, and sync-loop, put-loop, expect-loop: the
+  same of the chunks' loop averages)
   paired,fit,<p>,<points>,<bspk g>,<mpi g>,<g ratio>,<bspk l>,<mpi l>,0,0,<ok>
   paired,roundtrip,<p>,0,<min s>,<median s>,<max s>,0,0,0,<pairs>,1
 Output: Markdown on stdout (appended to tables.md by the script): per
@@ -62,6 +64,10 @@ def main():
         if s:
             out.append(f"| empty bsp_sync / MPI_Barrier, us | {us(s[0])} | {us(s[1])} | "
                        f"{s[2]:.2f} [{s[3]:.2f}-{s[4]:.2f}] | <= 1.0 |")
+        s = cell("sync-loop", 0)
+        if s:
+            out.append(f"| the same, loop averages, us | {us(s[0])} | {us(s[1])} | "
+                       f"{s[2]:.2f} [{s[3]:.2f}-{s[4]:.2f}] | |")
         fit = next((v for k, v in rows.items() if k[:3] == (prov, p, "fit")), None)
         if fit:
             gb, gm = med(x[0] for x in fit), med(x[1] for x in fit)
@@ -73,6 +79,10 @@ def main():
         if e:
             out.append(f"| h = p: puts + bspk_expect + bsp_sync / puts + fence, us | {us(e[0])} | {us(e[1])} | "
                        f"{e[2]:.2f} [{e[3]:.2f}-{e[4]:.2f}] | <= 0.5 |")
+        e = cell("expect-loop", p)
+        if e:
+            out.append(f"| the same, loop averages, us | {us(e[0])} | {us(e[1])} | "
+                       f"{e[2]:.2f} [{e[3]:.2f}-{e[4]:.2f}] | |")
         hs = sorted(k[3] for k in rows if k[:3] == (prov, p, "put"))
         for h in hs:
             c = cell("put", h)

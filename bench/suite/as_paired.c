@@ -47,12 +47,17 @@
  * before it, on one host with a CPU per process, pids 0 and 1 ping-pong one
  * cache line 200 times through a /dev/shm mapping: the core round trip of
  * that moment. A chunk: an untimed MPI_Barrier, as_warmup(R) untimed
- * repetitions, R timed ones (--reps, default 300, --quick 100; past h = 64
- * R * 64 / h, at least 30); t_r from
+ * repetitions, another MPI_Barrier, R timed ones (--reps, default 300,
+ * --quick 100; past h = 64 R * 64 / h, at least 30); t_r from
  * before the first communication call to the return of the call ending the
  * superstep (receiving, verifying and freeing follow, outside t_r). The t_r
  * go to pid 0 with MPI_Gather (untimed); the chunk's time is the median over
- * its repetitions of the slowest process. --rounds rounds per test (default
+ * its repetitions of the slowest process. Its loop average is the slowest
+ * process's time for the R repetitions (receiving, verifying and freeing
+ * included) over R, as the twins' loop average: where processes are not in
+ * lock step (under bspk_expect, or several processes per core) the slowest
+ * process of a repetition can span parts of two, and the issue asks for
+ * both. --rounds rounds per test (default
  * 15, --quick 6). Per round: declared = the better of mp-expect and
  * store-expect, counted = the better of mp-counted and store-counted, MPI =
  * the better of the two MPI variants (for Empty: expect-sync, sync and
@@ -60,16 +65,19 @@
  *
  * Output (pid 0), per test:
  *   csv,as_paired,<test>,<p>,<h>,<variant>,<median over rounds of the chunk times, s>
+ *   csv,as_paired,<test>,<p>,<h>,<variant>-loop,<median over rounds of the loop averages, s>
  *   csv,as_paired,<test>,<p>,<h>,ratio-declared|ratio-counted,<median>,<min>,<max>
  *   csv,as_paired,Total,<p>,<h>,ratio-mp-isend|ratio-store-put,<median>,<min>,<max>
  *       (goal 4's pairs: the better MP variant / isend-barrier, the better
  *       stores variant / put-fence-allocate, per round)
+ *   each ratio line again as ratio-...-loop: the same pairs of loop averages
  *   csv,as_paired,<test>,<p>,<h>,roundtrip,<median s>,<min s>,<max s>   (with the probe)
  * (h: words per process for Total, 0 otherwise), then
  *   csv,as_paired,roundtrip,<p>,0,probe,<median s>,<min s>,<max s>  (every round)
  * and a Markdown table with a row per test: the medians over rounds of the
  * best declared, counted and MPI times (with the variant most often best),
- * the ratios (median [min-max] over rounds) and the issue's bounds (declared
+ * the ratios (median [min-max] over rounds), the median ratios of the loop
+ * averages, and the issue's bounds (declared
  * <= 1.0 and counted <= 1.5 times MPI; Empty against MPI_Barrier: declared
  * <= 0.1 at p = 4, counted <= 1.0), judged on the median ratio; Total past
  * h = 64 goes to a second table instead: the better MP variant and
@@ -366,13 +374,21 @@ static double rep_mpi(as_test *c, int v) {
 }
 
 /* One chunk of variant v: an untimed MPI_Barrier, as_warmup(c->reps) untimed
- * repetitions, c->reps timed ones. pid 0 returns the chunk's time (median over
- * the repetitions of the slowest process), the others 0. */
-static double chunk(as_test *c, int v) {
+ * repetitions, another MPI_Barrier, c->reps timed ones. pid 0 returns the
+ * chunk's time (median over the repetitions of the slowest process) and sets
+ * *loop to the loop's average per repetition (the slowest process's time for
+ * the c->reps repetitions, receiving and verifying included, divided by
+ * c->reps: the twins' loop average); the others return 0. */
+static double chunk(as_test *c, int v, double *loop) {
     double (*rep)(as_test *, int) = is_bspk(v) ? rep_bspk : rep_mpi;
     MPI_Barrier(MPI_COMM_WORLD);
     for (int w = 0, W = as_warmup(c->reps); w < W; w++) rep(c, v);
+    MPI_Barrier(MPI_COMM_WORLD); /* (as the twins' bspk_sync / MPI_Barrier before their loop) */
+    double l0 = suite_now();
     for (int r = 0; r < c->reps; r++) times[r] = rep(c, v);
+    double mine = (suite_now() - l0) / c->reps;
+    *loop = 0;
+    MPI_Reduce(&mine, loop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return pp_slowest(times, c->reps, gath, me, P) ? suite_median(gath, c->reps) : 0;
 }
 
@@ -408,6 +424,7 @@ typedef struct {
     int reps;                        /* timed repetitions per chunk */
     pairing decl, cnt;               /* declared and counted BSPk against the best MPI variant */
     pairing mp, st;                  /* goal 4 (Total): MP against isend-barrier, stores against put-fence */
+    pairing decl_l, cnt_l, mp_l, st_l; /* the same pairs of the chunks' loop averages */
     long bad;                        /* failed words, all processes */
 } table_row;
 
@@ -446,7 +463,7 @@ static pairing pair_up(double tv[][MAXROUNDS], int t, long h, int a, int b, int 
  * variant. pid 0 prints the csv lines and fills *row; rt gets the rounds'
  * round trips. */
 static void run_test(int t, long h, table_row *row, double *rt) {
-    static double tv[NVARIANTS][MAXROUNDS];
+    static double tv[NVARIANTS][MAXROUNDS], tl[NVARIANTS][MAXROUNDS]; /* chunk medians, loop averages */
     int act[NVARIANTS], na = 0;
     for (int v = 0; v < NVARIANTS; v++)
         if (vname(t, v)) act[na++] = v;
@@ -457,7 +474,7 @@ static void run_test(int t, long h, table_row *row, double *rt) {
         rt[k] = round_trip();
         for (int i = 0; i < na; i++) { /* rotated: round k starts with act[k % na] */
             int v = act[(k + i) % na];
-            tv[v][k] = chunk(&c, v);
+            tv[v][k] = chunk(&c, v, &tl[v][k]);
         }
     }
     test_free(&c);
@@ -471,6 +488,8 @@ static void run_test(int t, long h, table_row *row, double *rt) {
         int v = act[i];
         memcpy(tmp, tv[v], (size_t)rounds * sizeof *tmp);
         printf("csv,as_paired,%s,%d,%ld,%s,%.9g\n", tn, P, c.h, vname(t, v), suite_median(tmp, rounds));
+        memcpy(tmp, tl[v], (size_t)rounds * sizeof *tmp);
+        printf("csv,as_paired,%s,%d,%ld,%s-loop,%.9g\n", tn, P, c.h, vname(t, v), suite_median(tmp, rounds));
     }
     /* per round: the best of each kind, and the ratios */
     const int empty = t == T_EMPTY; /* Empty: expect-sync, sync and MPI_Barrier alone */
@@ -483,9 +502,15 @@ static void run_test(int t, long h, table_row *row, double *rt) {
                         empty ? -1 : V_PUT_FENCE, "ratio-declared");
     row->cnt = pair_up(tv, t, c.h, V_MP_COUNTED, empty ? -1 : V_STORE_COUNTED, V_ISEND_BARRIER,
                        empty ? -1 : V_PUT_FENCE, "ratio-counted");
+    row->decl_l = pair_up(tl, t, c.h, V_MP_EXPECT, empty ? -1 : V_STORE_EXPECT, V_ISEND_BARRIER,
+                          empty ? -1 : V_PUT_FENCE, "ratio-declared-loop");
+    row->cnt_l = pair_up(tl, t, c.h, V_MP_COUNTED, empty ? -1 : V_STORE_COUNTED, V_ISEND_BARRIER,
+                         empty ? -1 : V_PUT_FENCE, "ratio-counted-loop");
     if (t == T_TOTAL) { /* goal 4's pairs */
         row->mp = pair_up(tv, t, c.h, V_MP_EXPECT, V_MP_COUNTED, V_ISEND_BARRIER, -1, "ratio-mp-isend");
         row->st = pair_up(tv, t, c.h, V_STORE_EXPECT, V_STORE_COUNTED, V_PUT_FENCE, -1, "ratio-store-put");
+        row->mp_l = pair_up(tl, t, c.h, V_MP_EXPECT, V_MP_COUNTED, V_ISEND_BARRIER, -1, "ratio-mp-isend-loop");
+        row->st_l = pair_up(tl, t, c.h, V_STORE_EXPECT, V_STORE_COUNTED, V_PUT_FENCE, -1, "ratio-store-put-loop");
     }
     if (probe) {
         memcpy(tmp, rt, (size_t)rounds * sizeof *tmp);
@@ -515,10 +540,10 @@ static void print_bounds(const table_row *r) {
  * MPI_Win_fence, each ratio at most 1.0 (judged on the median ratio). */
 static void print_large_table(const table_row *rows, int n) {
     printf("\n| p = %d, same processes, %d rounds | h | reps | best MP BSPk, us | isend-barrier, us | MP / Isend "
-           "[min-max] | best stores BSPk, us | put-fence-allocate, us | stores / put [min-max] | bounds (median "
-           "ratio) |\n",
+           "[min-max] | best stores BSPk, us | put-fence-allocate, us | stores / put [min-max] | loop averages: MP / "
+           "Isend, stores / put | bounds (median ratio) |\n",
            P, rounds);
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
         const table_row *r = &rows[i];
         if (!large_row(r)) continue;
@@ -527,6 +552,7 @@ static void print_large_table(const table_row *rows, int n) {
         print_ratio(r->mp.r);
         printf(" %.3g (%s) | %.3g |", r->st.bspk * 1e6, r->st.bspk_v, r->st.mpi * 1e6);
         print_ratio(r->st.r);
+        printf(" %.2f, %.2f |", r->mp_l.r.med, r->st_l.r.med);
         if (r->h >= GOAL4_HMIN)
             printf(" MP <= 1.0 (%s), stores <= 1.0 (%s) |\n", r->mp.r.med <= 1.0 ? "met" : "NOT met",
                    r->st.r.med <= 1.0 ? "met" : "NOT met");
@@ -538,9 +564,10 @@ static void print_large_table(const table_row *rows, int n) {
 /* The small-message table: every row but the bandwidth ones. */
 static void print_small_table(const table_row *rows, int n) {
     printf("\n| p = %d, same processes, %d rounds x %d reps | h | best declared BSPk, us | best counted BSPk, us "
-           "| best MPI, us | declared / MPI [min-max] | counted / MPI [min-max] | bounds (median ratio) |\n",
+           "| best MPI, us | declared / MPI [min-max] | counted / MPI [min-max] | loop averages: declared, counted / "
+           "MPI | bounds (median ratio) |\n",
            P, rounds, reps);
-    printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
         const table_row *r = &rows[i];
         if (large_row(r)) continue;
@@ -551,6 +578,7 @@ static void print_small_table(const table_row *rows, int n) {
                r->decl.mpi_v);
         print_ratio(r->decl.r);
         print_ratio(r->cnt.r);
+        printf(" %.2f, %.2f |", r->decl_l.r.med, r->cnt_l.r.med);
         print_bounds(r);
         printf("\n");
     }
