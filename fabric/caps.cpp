@@ -1,6 +1,7 @@
 #include "fabric/caps.h"
 
 #include <rdma/fi_domain.h>
+#include <sys/statvfs.h>
 
 #include <cstring>
 
@@ -112,10 +113,28 @@ std::string why_unusable(const std::string& prov_name, bool remote) {
   int rc = 0;
   fi_info* list = offered(prov_name, kHonouredModes, &rc);
   if (!list) list = offered(prov_name, ~0ULL, &rc);
-  if (rc || !list)
-    return strprintf("fi_getinfo finds no endpoint of provider '%s' on this host (%s): the name is unknown to this "
-                     "libfabric (see `fi_info -l`), or its device or library is missing",
-                     prov_name.c_str(), fi_strerror(rc < 0 ? -rc : rc));
+  if (rc || !list) {
+    std::string text =
+        strprintf("fi_getinfo finds no endpoint of provider '%s' on this host (%s): the name is unknown to this "
+                  "libfabric (see `fi_info -l`), or its device or library is missing",
+                  prov_name.c_str(), fi_strerror(rc < 0 ? -rc : rc));
+    // libfabric's shm provider also hides itself when /dev/shm cannot hold
+    // the regions it sizes for every core of the host (its log says "Not
+    // enough available space in /dev/shm" at FI_LOG_LEVEL=warn; fi_getinfo
+    // then answers "no data" for the whole list): containers often mount a
+    // 64 MiB /dev/shm.
+    struct statvfs v {};
+    if (prov_name.compare(0, 3, "shm") == 0 && statvfs("/dev/shm", &v) == 0) {
+      const double mib = 1024.0 * 1024.0;
+      text += strprintf("; or /dev/shm has too little free space for it (%.0f MiB free of %.0f MiB here; libfabric's "
+                        "shm sizes its regions by the host's cores: enlarge /dev/shm, e.g. `docker run "
+                        "--shm-size=1g`, or leave the provider unset: on one host BSPk then runs on tcp with its own "
+                        "shared-memory rings and count board)",
+                        static_cast<double>(v.f_bavail) * v.f_frsize / mib,
+                        static_cast<double>(v.f_blocks) * v.f_frsize / mib);
+    }
+    return text;
+  }
   // The entry closest to usable: of this provider exactly, an RDM one if any,
   // with the fewest unmet requirements.
   const fi_info* best = nullptr;
