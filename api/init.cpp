@@ -225,21 +225,38 @@ LocalSegments setup_local_segments(Runtime& r, bool all_local, const std::string
   std::string names;
   if (r.pid == 0) {
     std::string prefix = boot::shm_name(job, 0);
-    if (want_board) out.board.reset(sync::Board::create(prefix, 0, r.nprocs));
-    if (want_rings) out.rings = fabric::LocalTransport::create_segment(prefix, r.nprocs);
+    // Chosen by auto, a segment /dev/shm has no room for (a container's
+    // 64 MiB, the rings of 16 processes need 10 MiB) is left out with a note,
+    // and its work goes by messages; asked for by name, it is an error.
+    auto make = [&](bool automatic, const char* instead, auto&& create) {
+      try {
+        create();
+      } catch (const Error& e) {
+        if (!automatic || e.code() != BSPK_ERR_NOMEM) throw;
+        std::fprintf(stderr, "bspk: note: %s; %s\n", e.what(), instead);
+      }
+    };
+    if (want_board)
+      make(how == "auto", "the count exchange goes by messages instead (BSPK_COUNT_EXCHANGE)",
+           [&] { out.board.reset(sync::Board::create(prefix, 0, r.nprocs)); });
+    if (want_rings)
+      make(rings == "auto", "small messages go through the provider instead (BSPK_SHM_RINGS)",
+           [&] { out.rings = fabric::LocalTransport::create_segment(prefix, r.nprocs); });
     names = (out.board ? out.board->name() : std::string()) + "\n" + out.rings.name();
   }
   std::string all = r.boot->allgather(names)[0];
   size_t nl = all.find('\n');
   if (nl == std::string::npos) fail(BSPK_ERR_BOOT, "malformed shared-segment names from pid 0");
+  const std::string board_name = all.substr(0, nl), rings_name = all.substr(nl + 1);  // (empty: left out)
   if (r.pid != 0) {
-    if (want_board) out.board.reset(sync::Board::open(all.substr(0, nl), r.pid, r.nprocs));
-    if (want_rings) out.rings = SharedSegment::open(all.substr(nl + 1), fabric::LocalTransport::segment_bytes(r.nprocs));
+    if (want_board && !board_name.empty()) out.board.reset(sync::Board::open(board_name, r.pid, r.nprocs));
+    if (want_rings && !rings_name.empty())
+      out.rings = SharedSegment::open(rings_name, fabric::LocalTransport::segment_bytes(r.nprocs));
   }
   r.boot->barrier();
   if (r.pid == 0) {
     if (out.board) out.board->unlink();
-    if (want_rings) out.rings.unlink();
+    if (out.rings.base()) out.rings.unlink();
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +50,23 @@ SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
     close(fd);
     shm_unlink(name.c_str());
     fail(BSPK_ERR_BOOT, "shared segment: ftruncate(%s, %zu): %s", name.c_str(), len, std::strerror(e));
+  }
+  // Every page reserved now: a tmpfs without room for the segment (a
+  // container's 64 MiB /dev/shm) would otherwise hand out the pages it has
+  // and kill the process with SIGBUS at the first store beyond them, at
+  // start-up (MAP_POPULATE) or in the middle of a run.
+  if (int e = posix_fallocate(fd, 0, static_cast<off_t>(len)); e != 0) {
+    close(fd);
+    shm_unlink(name.c_str());
+    struct statvfs v {};
+    std::string room;
+    if (statvfs("/dev/shm", &v) == 0)
+      room = strprintf(" (%.1f MiB free of %.1f MiB)", static_cast<double>(v.f_bavail) * v.f_frsize / 1048576.0,
+                       static_cast<double>(v.f_blocks) * v.f_frsize / 1048576.0);
+    fail(e == ENOSPC ? BSPK_ERR_NOMEM : BSPK_ERR_BOOT,
+         "shared segment %s: reserving %.1f MiB in /dev/shm%s: %s (enlarge /dev/shm, e.g. `docker run "
+         "--shm-size=1g`)",
+         name.c_str(), static_cast<double>(len) / 1048576.0, room.c_str(), std::strerror(e));
   }
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | populate_flag(len), fd, 0);
   int e = errno;
