@@ -1,6 +1,7 @@
 #!/bin/bash
-# tests/launcher/small_shm.sh BSPKRUN SCENARIOS -- a host whose /dev/shm is
-# small (a container's default is 64 MiB): libfabric's shm provider then
+# tests/launcher/small_tmpfs.sh BSPKRUN SCENARIOS -- a host whose /dev/shm is
+# small (a container's default is 64 MiB), or whose /tmp is full.
+# /dev/shm (8 MiB): libfabric's shm provider then
 # hides itself (it sizes its regions by the host's cores), and
 #   - `--provider shm` ends with an error that says so, with the free space
 #     and the ways out (fabric/caps.cpp why_unusable), not only "no endpoint";
@@ -11,17 +12,21 @@
 #     (BSPK_SHM_RINGS=on) the job ends with an error giving /dev/shm's free
 #     space -- never SIGBUS (base/shm_segment.cpp reserves every page of a
 #     segment before mapping it).
-# Runs in a mount namespace of its own (unshare -m) with an 8 MiB tmpfs on
-# /dev/shm; exit status 77 (ctest: skipped) where that is not permitted.
+# /tmp full (a 4 KiB tmpfs, filled): bspkrun's status file (where each
+# process reports its superstep) cannot be reserved; the job runs without
+# it, where its processes used to die with SIGBUS at their first report.
+# Runs in a mount namespace of its own (unshare -m) with those tmpfs mounted
+# there; exit status 77 (ctest: skipped) where that is not permitted.
 set -u
-bspkrun=${1:?usage: small_shm.sh BSPKRUN SCENARIOS} prog=${2:?}
-if [ "${SMALL_SHM_INSIDE:-}" != 1 ]; then
-  command -v unshare >/dev/null || { echo "small_shm.sh: unshare not found (util-linux): skipped"; exit 77; }
-  unshare -m true 2>/dev/null || { echo "small_shm.sh: unshare -m not permitted here: skipped"; exit 77; }
-  exec unshare -m env SMALL_SHM_INSIDE=1 bash "$0" "$@"
+bspkrun=${1:?usage: small_tmpfs.sh BSPKRUN SCENARIOS} prog=${2:?}
+if [ "${SMALL_TMPFS_INSIDE:-}" != 1 ]; then
+  command -v unshare >/dev/null || { echo "small_tmpfs.sh: unshare not found (util-linux): skipped"; exit 77; }
+  unshare -m true 2>/dev/null || { echo "small_tmpfs.sh: unshare -m not permitted here: skipped"; exit 77; }
+  exec unshare -m env SMALL_TMPFS_INSIDE=1 bash "$0" "$@"
 fi
-mount -t tmpfs -o size=8m tmpfs /dev/shm || { echo "small_shm.sh: cannot mount a tmpfs on /dev/shm: skipped"; exit 77; }
-case_=small_shm
+mount -t tmpfs -o size=8m tmpfs /dev/shm || { echo "small_tmpfs.sh: cannot mount a tmpfs on /dev/shm: skipped"; exit 77; }
+case_=small_tmpfs
+export TMPDIR=/dev/shm
 # shellcheck source=tests/launcher/lib.sh
 . "$(dirname "$0")/lib.sh"
 unset BSPK_PROVIDER FI_PROVIDER BSPK_COUNT_EXCHANGE BSPK_SHM_RINGS
@@ -41,4 +46,12 @@ run_job 90 env BSPK_SHM_RINGS=on "$bspkrun" -n 16 "$prog" hello
 expect_rc "$rc"
 expect_err "reserving [0-9.]+ MiB in /dev/shm \([0-9.]+ MiB free of 8.0 MiB\): No space left on device"
 reject_err "signal 7"
-echo "ok (small_shm)"
+# /tmp full (lib.sh keeps the job's output under TMPDIR, the 8 MiB /dev/shm
+# here, which the mount below leaves alone).
+mount -t tmpfs -o size=4k tmpfs /tmp || { echo "small_tmpfs.sh: cannot mount a tmpfs on /tmp: skipped"; exit 77; }
+dd if=/dev/zero of=/tmp/fill bs=4k count=1 2>/dev/null
+run_job 60 "$bspkrun" -n 2 "$prog" hello
+expect_rc 0
+expect_out "hello from pid 1"
+reject_err "signal 7|Bus error"
+echo "ok (small_tmpfs)"
