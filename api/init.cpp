@@ -226,13 +226,14 @@ LocalSegments setup_local_segments(Runtime& r, bool all_local, const std::string
   if (r.pid == 0) {
     std::string prefix = boot::shm_name(job, 0);
     // Chosen by auto, a segment /dev/shm has no room for (a container's
-    // 64 MiB, the rings of 16 processes need 10 MiB) is left out with a note,
-    // and its work goes by messages; asked for by name, it is an error.
+    // 64 MiB, the rings of 16 processes need 10 MiB), or a host without a
+    // usable /dev/shm, leaves the segment out with a note, and its work goes
+    // by messages; asked for by name, it is an error.
     auto make = [&](bool automatic, const char* instead, auto&& create) {
       try {
         create();
       } catch (const Error& e) {
-        if (!automatic || e.code() != BSPK_ERR_NOMEM) throw;
+        if (!automatic || (e.code() != BSPK_ERR_NOMEM && e.code() != BSPK_ERR_UNSUPPORTED)) throw;
         std::fprintf(stderr, "bspk: note: %s; %s\n", e.what(), instead);
       }
     };

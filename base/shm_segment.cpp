@@ -44,7 +44,15 @@ SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
   std::string name = "/" + prefix + ".";
   for (unsigned char c : rnd) name += strprintf("%02x", c);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) fail(BSPK_ERR_BOOT, "shared segment: shm_open(%s): %s", name.c_str(), std::strerror(errno));
+  if (fd < 0) {
+    // No usable /dev/shm here (absent, read-only, not ours to write): a
+    // property of the host, which a caller may work around. A name already
+    // taken (EEXIST: the names are random) stays a refusal.
+    const int e = errno;
+    const bool host = e == ENOENT || e == EROFS || e == EACCES || e == ENOSYS || e == ENOSPC;
+    fail(host ? BSPK_ERR_UNSUPPORTED : BSPK_ERR_BOOT, "shared segment: shm_open(%s): %s (/dev/shm)", name.c_str(),
+         std::strerror(e));
+  }
   if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
     int e = errno;
     close(fd);

@@ -17,8 +17,10 @@ class SharedSegment {
   // Create len bytes under "/<prefix>.<16 random hex digits>", every page
   // reserved (posix_fallocate) before it is mapped.
   // Errors: BSPK_ERR_NOMEM (/dev/shm has no room for len bytes: the message
-  // gives its free space), BSPK_ERR_BOOT (getrandom, shm_open, ftruncate,
-  // posix_fallocate otherwise, mmap).
+  // gives its free space), BSPK_ERR_UNSUPPORTED (no usable /dev/shm:
+  // shm_open fails with ENOENT, EROFS, EACCES, ENOSYS or ENOSPC),
+  // BSPK_ERR_BOOT (getrandom, shm_open otherwise -- EEXIST, a name taken --,
+  // ftruncate, posix_fallocate otherwise, mmap).
   static SharedSegment create(const std::string& prefix, size_t len);
   // Open a segment another process created; its size must be len.
   // Errors: BSPK_ERR_BOOT.

@@ -12,6 +12,8 @@
 #     (BSPK_SHM_RINGS=on) the job ends with an error giving /dev/shm's free
 #     space -- never SIGBUS (base/shm_segment.cpp reserves every page of a
 #     segment before mapping it).
+# /dev/shm read-only (no usable /dev/shm): the board and rings are left out
+# with a note, the job runs (counts and small messages by messages).
 # /tmp full (a 4 KiB tmpfs, filled): bspkrun's status file (where each
 # process reports its superstep) cannot be reserved; the job runs without
 # it, where its processes used to die with SIGBUS at their first report.
@@ -26,7 +28,8 @@ if [ "${SMALL_TMPFS_INSIDE:-}" != 1 ]; then
 fi
 mount -t tmpfs -o size=8m tmpfs /dev/shm || { echo "small_tmpfs.sh: cannot mount a tmpfs on /dev/shm: skipped"; exit 77; }
 case_=small_tmpfs
-export TMPDIR=/dev/shm
+export TMPDIR=/var/tmp  # (lib.sh's files: on neither of the tmpfs mounted here)
+[ -d /var/tmp ] || TMPDIR=/
 # shellcheck source=tests/launcher/lib.sh
 . "$(dirname "$0")/lib.sh"
 unset BSPK_PROVIDER FI_PROVIDER BSPK_COUNT_EXCHANGE BSPK_SHM_RINGS
@@ -46,8 +49,12 @@ run_job 90 env BSPK_SHM_RINGS=on "$bspkrun" -n 16 "$prog" hello
 expect_rc "$rc"
 expect_err "reserving [0-9.]+ MiB in /dev/shm \([0-9.]+ MiB free of 8.0 MiB\): No space left on device"
 reject_err "signal 7"
-# /tmp full (lib.sh keeps the job's output under TMPDIR, the 8 MiB /dev/shm
-# here, which the mount below leaves alone).
+mount -o remount,ro /dev/shm || { echo "small_tmpfs.sh: cannot remount /dev/shm read-only: skipped"; exit 77; }
+run_job 90 "$bspkrun" -n 3 "$prog" hello
+expect_rc 0
+expect_err "^bspk: note: shared segment: shm_open\(.*board.*\): Read-only file system \(/dev/shm\); the count exchange goes by messages instead"
+expect_err "^bspk: note: shared segment: shm_open\(.*rings.*\): Read-only file system \(/dev/shm\); small messages go through the provider instead"
+expect_out "hello from pid 2"
 mount -t tmpfs -o size=4k tmpfs /tmp || { echo "small_tmpfs.sh: cannot mount a tmpfs on /tmp: skipped"; exit 77; }
 dd if=/dev/zero of=/tmp/fill bs=4k count=1 2>/dev/null
 run_job 60 "$bspkrun" -n 2 "$prog" hello
