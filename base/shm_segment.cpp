@@ -66,15 +66,12 @@ SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
   if (int e = posix_fallocate(fd, 0, static_cast<off_t>(len)); e != 0) {
     close(fd);
     shm_unlink(name.c_str());
-    struct statvfs v {};
-    std::string room;
-    if (statvfs("/dev/shm", &v) == 0)
-      room = strprintf(" (%.1f MiB free of %.1f MiB)", static_cast<double>(v.f_bavail) * v.f_frsize / 1048576.0,
-                       static_cast<double>(v.f_blocks) * v.f_frsize / 1048576.0);
+    const std::string room = dev_shm_room();
     fail(e == ENOSPC ? BSPK_ERR_NOMEM : BSPK_ERR_BOOT,
-         "shared segment %s: reserving %.1f MiB in /dev/shm%s: %s (enlarge /dev/shm, e.g. `docker run "
+         "shared segment %s: reserving %.1f MiB in /dev/shm%s%s%s: %s (enlarge /dev/shm, e.g. `docker run "
          "--shm-size=1g`)",
-         name.c_str(), static_cast<double>(len) / 1048576.0, room.c_str(), std::strerror(e));
+         name.c_str(), static_cast<double>(len) / 1048576.0, room.empty() ? "" : " (", room.c_str(),
+         room.empty() ? "" : ")", std::strerror(e));
   }
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | populate_flag(len), fd, 0);
   int e = errno;
@@ -110,5 +107,12 @@ SharedSegment SharedSegment::open(const std::string& name, size_t len) {
 }
 
 void SharedSegment::unlink() const { shm_unlink(name_.c_str()); }
+
+std::string dev_shm_room() {
+  struct statvfs v {};
+  if (statvfs("/dev/shm", &v) != 0) return "";
+  return strprintf("%.1f MiB free of %.1f MiB", static_cast<double>(v.f_bavail) * v.f_frsize / 1048576.0,
+                   static_cast<double>(v.f_blocks) * v.f_frsize / 1048576.0);
+}
 
 }  // namespace bspk

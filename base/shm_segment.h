@@ -45,4 +45,8 @@ class SharedSegment {
   std::string name_;
 };
 
+// "7.5 MiB free of 8.0 MiB" (of /dev/shm), or "" when statvfs cannot tell: for
+// messages about a /dev/shm too small (for BSPk's segments or a provider's).
+std::string dev_shm_room();
+
 }  // namespace bspk

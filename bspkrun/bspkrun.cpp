@@ -200,12 +200,26 @@ std::string Launcher::where(int rank) const {
 }
 
 void Launcher::setup_rendezvous() {
-  char tmpl[] = "/tmp/bspkrun.XXXXXX";
-  if (!mkdtemp(tmpl)) {
+  // Under $TMPDIR (the per-job directory a site's batch system gives), else
+  // /tmp: a TMPDIR that is not absolute, would make the socket's path longer
+  // than a Unix socket takes (sun_path, 108 bytes), or where the directory
+  // cannot be made, falls back to /tmp.
+  std::string base = "/tmp";
+  if (const char* t = std::getenv("TMPDIR"); t && t[0] == '/') {
+    std::string b = t;
+    while (b.size() > 1 && b.back() == '/') b.pop_back();
+    if (b.size() + std::strlen("/bspkrun.XXXXXX/boot.sock") < sizeof(sockaddr_un{}.sun_path)) base = b;
+  }
+  auto make = [](const std::string& in) {
+    std::string t = in + "/bspkrun.XXXXXX";
+    return mkdtemp(t.data()) ? t : std::string();
+  };
+  dir_ = make(base);
+  if (dir_.empty() && base != "/tmp") dir_ = make("/tmp");
+  if (dir_.empty()) {
     perror("bspkrun: mkdtemp");
     exit(1);
   }
-  dir_ = tmpl;
   jobid_ = strprintf("%d-%s", (int)getpid(), dir_.substr(dir_.size() - 6).c_str());
   sock_path_ = dir_ + "/boot.sock";
   status_path_ = dir_ + "/status";

@@ -1,11 +1,11 @@
 #include "fabric/caps.h"
 
 #include <rdma/fi_domain.h>
-#include <sys/statvfs.h>
 
 #include <cstring>
 
 #include "base/error.h"
+#include "base/shm_segment.h"
 #include "fabric/getinfo.h"
 
 namespace bspk::fabric::caps {
@@ -123,16 +123,13 @@ std::string why_unusable(const std::string& prov_name, bool remote) {
     // enough available space in /dev/shm" at FI_LOG_LEVEL=warn; fi_getinfo
     // then answers "no data" for the whole list): containers often mount a
     // 64 MiB /dev/shm.
-    struct statvfs v {};
-    if (prov_name.compare(0, 3, "shm") == 0 && statvfs("/dev/shm", &v) == 0) {
-      const double mib = 1024.0 * 1024.0;
-      text += strprintf("; or /dev/shm has too little free space for it (%.0f MiB free of %.0f MiB here; libfabric's "
-                        "shm sizes its regions by the host's cores: enlarge /dev/shm, e.g. `docker run "
-                        "--shm-size=1g`, or leave the provider unset: on one host BSPk then runs on tcp with its own "
-                        "shared-memory rings and count board)",
-                        static_cast<double>(v.f_bavail) * v.f_frsize / mib,
-                        static_cast<double>(v.f_blocks) * v.f_frsize / mib);
-    }
+    if (prov_name.compare(0, 3, "shm") == 0)
+      if (const std::string room = dev_shm_room(); !room.empty())
+        text += strprintf("; or /dev/shm has too little free space for it (%s here; libfabric's shm sizes its "
+                          "regions by the host's cores: enlarge /dev/shm, e.g. `docker run --shm-size=1g`, or leave "
+                          "the provider unset: on one host BSPk then runs on tcp with its own shared-memory rings "
+                          "and count board)",
+                          room.c_str());
     return text;
   }
   // The entry closest to usable: of this provider exactly, an RDM one if any,

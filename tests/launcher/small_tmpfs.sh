@@ -17,6 +17,8 @@
 # /tmp full (a 4 KiB tmpfs, filled): bspkrun's status file (where each
 # process reports its superstep) cannot be reserved; the job runs without
 # it, where its processes used to die with SIGBUS at their first report.
+# TMPDIR: bspkrun makes its directory (socket, status file) under $TMPDIR
+# when set, and under /tmp when TMPDIR is too long for a Unix socket's path.
 # Runs in a mount namespace of its own (unshare -m) with those tmpfs mounted
 # there; exit status 77 (ctest: skipped) where that is not permitted.
 set -u
@@ -36,7 +38,7 @@ unset BSPK_PROVIDER FI_PROVIDER BSPK_COUNT_EXCHANGE BSPK_SHM_RINGS
 run_job 60 "$bspkrun" -n 2 --provider shm "$prog" hello
 [ "$rc" = 0 ] && fail "expected --provider shm to fail with an 8 MiB /dev/shm"
 expect_rc "$rc"  # (not a hang)
-expect_err "provider 'shm' cannot run BSPk: .*/dev/shm has too little free space for it \([0-9]+ MiB free of 8 MiB here"
+expect_err "provider 'shm' cannot run BSPk: .*/dev/shm has too little free space for it \([0-9.]+ MiB free of 8.0 MiB here"
 expect_err "docker run --shm-size"
 run_job 60 "$bspkrun" -n 2 "$prog" hello
 expect_rc 0
@@ -57,8 +59,19 @@ expect_err "^bspk: note: shared segment: shm_open\(.*rings.*\): Read-only file s
 expect_out "hello from pid 2"
 mount -t tmpfs -o size=4k tmpfs /tmp || { echo "small_tmpfs.sh: cannot mount a tmpfs on /tmp: skipped"; exit 77; }
 dd if=/dev/zero of=/tmp/fill bs=4k count=1 2>/dev/null
-run_job 60 "$bspkrun" -n 2 "$prog" hello
+run_job 60 env -u TMPDIR "$bspkrun" -n 2 "$prog" hello
 expect_rc 0
 expect_out "hello from pid 1"
 reject_err "signal 7|Bus error"
+# TMPDIR honoured (the job sees where its socket is), and a long one refused.
+tdir=$dir/job-tmp
+mkdir -p "$tdir"
+run_job 60 env TMPDIR="$tdir" "$bspkrun" -n 1 sh -c 'echo "socket $BSPK_BOOT_SOCKET"'
+expect_rc 0
+expect_out "^socket $tdir/bspkrun\.[A-Za-z0-9]{6}/boot\.sock$"
+long=$dir/$(printf 'd%.0s' $(seq 1 100))
+mkdir -p "$long"
+run_job 60 env TMPDIR="$long" "$bspkrun" -n 1 sh -c 'echo "socket $BSPK_BOOT_SOCKET"'
+expect_rc 0
+expect_out "^socket /tmp/bspkrun\.[A-Za-z0-9]{6}/boot\.sock$"
 echo "ok (small_tmpfs)"
