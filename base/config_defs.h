@@ -99,11 +99,13 @@ BSPK_CONFIG_VAR(COUNT_EXCHANGE, "BSPK_COUNT_EXCHANGE", Enum, User, "auto", 0, 0,
                 "of two), `tree` "
                 "(2 ceil(log2 p) rounds of one message); `auto`: `board` on one host, else `direct` up to "
                 "16 processes when no host has more processes than CPUs, `tree` otherwise; `messages`: what `auto` "
-                "picks across hosts, also on one host (no board). The collectives' header superstep follows it "
+                "picks across hosts, also on one host (no board). `auto` on one host whose `/dev/shm` has no "
+                "room for the board, or is read-only or absent, also goes by messages (a note on stderr); "
+                "`board` then ends the job at start-up. The collectives' header superstep follows it "
                 "(`bspk_sync_exchange()`: rounds where this is `halving` or `tree`)")
 BSPK_CONFIG_VAR(SHM_RINGS, "BSPK_SHM_RINGS", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "messages of up to 496 bytes (header included), and injected ones of up to 4 KiB + header over "
-                "several cells, through shared-memory rings instead of the provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes), `off` never")
+                "several cells, through shared-memory rings instead of the provider: `auto`/`on` when every process is on one host (`auto`: up to 16 processes, and only where `/dev/shm` has room for the rings, p^2 x 40 KiB, else a note on stderr; `on` without room ends the job at start-up), `off` never")
 BSPK_CONFIG_VAR(SHM_PULL, "BSPK_SHM_PULL", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
                 "with the rings on, every larger message (MP frames, DSM stores) is copied by its receiver "
                 "straight from the sender's memory instead of through the provider (one memcpy from the "
