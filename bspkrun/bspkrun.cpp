@@ -40,6 +40,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -147,7 +148,7 @@ class Launcher {
   std::vector<std::pair<std::string, std::string>> job_env(int rank) const;
   hwloc_bitmap_t core_set(int rank) const;
   void setup_rendezvous();
-  void spawn(int rank);
+  bool spawn(int rank);  // false: it could not be started (the job is failing)
   void adopt_parent();
   void adopt_children_();
   void bind_to_cores(int rank, pid_t pid, hwloc_const_bitmap_t set);
@@ -282,12 +283,26 @@ hwloc_bitmap_t Launcher::core_set(int rank) const {
   return set;
 }
 
-void Launcher::spawn(int rank) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-    perror("bspkrun: pipe");
-    exit(1);
-  }
+bool Launcher::spawn(int rank) {
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  // A process that cannot be started fails the job like one that dies: those
+  // started are ended, their output forwarded, the rendezvous directory
+  // removed (it used to stay behind after exit(1) here).
+  auto cannot = [&](const char* what) {
+    const int e = errno;
+    for (int fd : {out[0], out[1], err[0], err[1]})
+      if (fd >= 0) close(fd);
+    std::string hint;
+    rlimit rl{};
+    if ((e == EMFILE || e == ENFILE) && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+      hint = strprintf(" (bspkrun may open %llu files, `ulimit -n`; it holds 3 per process: two pipes and the "
+                       "process's connection)",
+                       static_cast<unsigned long long>(rl.rlim_cur));
+    fail_job(1, strprintf("bspkrun: cannot start pid %d of %d: %s: %s%s; ending the job", rank, nprocs, what,
+                          strerror(e), hint.c_str()));
+    return false;
+  };
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return cannot("pipe");
   // Our read ends only (the process's ends stay blocking): a read never waits,
   // e.g. for a process that holds its output open but is stopped.
   fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
@@ -295,8 +310,8 @@ void Launcher::spawn(int rank) {
   hwloc_bitmap_t set = core_set(rank);
   pid_t pid = fork();
   if (pid < 0) {
-    perror("bspkrun: fork");
-    exit(1);
+    if (set) hwloc_bitmap_free(set);
+    return cannot("fork");
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
@@ -330,6 +345,7 @@ void Launcher::spawn(int rank) {
   p.pid = pid;
   p.out_fd = out[0];
   p.err_fd = err[0];
+  return true;
 }
 
 std::string Launcher::prepare_adopt() {
@@ -771,7 +787,11 @@ int Launcher::run() {
     adopt_children_();
     adopt_parent();
   } else {
-    for (int r = 0; r < nprocs; ++r) spawn(r);
+    for (int r = 0; r < nprocs; ++r)
+      if (!spawn(r)) {  // this one and those after it never ran: exited, as far as the loop below is concerned
+        for (int q = r; q < nprocs; ++q) procs_[q].rank = q, procs_[q].exited = true, procs_[q].status = 1 << 8;
+        break;
+      }
   }
   const double t0 = now_s();
   bool sent_kill = false;

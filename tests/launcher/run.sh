@@ -19,6 +19,10 @@
 #                    pipes open: the job ends at once, status 3, naming pid 0
 #   bad_frame        pid 1 sends a frame of length 0: the job fails (status 1)
 #                    naming pid 1 and its os pid
+#   too_many_files   `ulimit -n 24`, -n 16: bspkrun cannot open every process's
+#                    pipes; the job fails at once (status 1) naming the pid and
+#                    the limit, ends the processes started, and leaves nothing
+#                    in its directory (under TMPDIR)
 # A job still running after LIMIT seconds is killed (status 137): a hang fails.
 set -u
 bspkrun=${1:?usage: run.sh BSPKRUN PEER CASE} peer=${2:?} case_=${3:?}
@@ -27,6 +31,15 @@ bspkrun=${1:?usage: run.sh BSPKRUN PEER CASE} peer=${2:?} case_=${3:?}
 run() { run_job "$1" "$bspkrun" "${@:2}"; }  # LIMIT bspkrun-args...
 
 case $case_ in
+  too_many_files)
+    mkdir -p "$dir/tmp"
+    # shellcheck disable=SC2016
+    run_job 30 bash -c 'ulimit -n 24 && exec env TMPDIR="$1" "$2" -n 16 sleep 30' _ "$dir/tmp" "$bspkrun"
+    expect_rc 1
+    expect_err "^bspkrun: cannot start pid [0-9]+ of 16: pipe: Too many open files \(bspkrun may open 24 files"
+    [ "$secs" -lt 10 ] || fail "the job took ${secs} s to end"
+    [ -z "$(ls -A "$dir/tmp")" ] || fail "bspkrun left $(ls "$dir/tmp") behind"
+    ;;
   strangers)
     run 20 -n 2 "$peer" strangers "$dir"
     expect_rc 0
