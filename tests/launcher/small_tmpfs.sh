@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/launcher/small_tmpfs.sh BSPKRUN SCENARIOS -- a host whose /dev/shm is
-# small (a container's default is 64 MiB), or whose /tmp is full.
+# small (a container's default is 64 MiB), or whose temporary directory is full.
 # /dev/shm (8 MiB): libfabric's shm provider then
 # hides itself (it sizes its regions by the host's cores), and
 #   - `--provider shm` ends with an error that says so, with the free space
@@ -14,9 +14,10 @@
 #     segment before mapping it).
 # /dev/shm read-only (no usable /dev/shm): the board and rings are left out
 # with a note, the job runs (counts and small messages by messages).
-# /tmp full (a 4 KiB tmpfs, filled): bspkrun's status file (where each
-# process reports its superstep) cannot be reserved; the job runs without
-# it, where its processes used to die with SIGBUS at their first report.
+# A full temporary directory (a filled 4 KiB tmpfs as TMPDIR): bspkrun's
+# status file (where each process reports its superstep) cannot be
+# reserved; the job runs without it, where its processes used to die with
+# SIGBUS at their first report.
 # TMPDIR: bspkrun makes its directory (socket, status file) under $TMPDIR
 # when set, and under /tmp when TMPDIR is too long for a Unix socket's path.
 # Runs in a mount namespace of its own (unshare -m) with those tmpfs mounted
@@ -57,9 +58,13 @@ expect_rc 0
 expect_err "^bspk: note: shared segment: shm_open\(.*board.*\): Read-only file system \(/dev/shm\); the count exchange goes by messages instead"
 expect_err "^bspk: note: shared segment: shm_open\(.*rings.*\): Read-only file system \(/dev/shm\); small messages go through the provider instead"
 expect_out "hello from pid 2"
-mount -t tmpfs -o size=4k tmpfs /tmp || { echo "small_tmpfs.sh: cannot mount a tmpfs on /tmp: skipped"; exit 77; }
-dd if=/dev/zero of=/tmp/fill bs=4k count=1 2>/dev/null
-run_job 60 env -u TMPDIR "$bspkrun" -n 2 "$prog" hello
+# A full temporary directory: a filled 4 KiB tmpfs as TMPDIR (not mounted on
+# /tmp itself, which may hold the build tree: a CI clone).
+full=$dir/full-tmp
+mkdir -p "$full"
+mount -t tmpfs -o size=4k tmpfs "$full" || { echo "small_tmpfs.sh: cannot mount a tmpfs: skipped"; exit 77; }
+dd if=/dev/zero of="$full/fill" bs=4k count=1 2>/dev/null
+run_job 60 env TMPDIR="$full" "$bspkrun" -n 2 "$prog" hello
 expect_rc 0
 expect_out "hello from pid 1"
 reject_err "signal 7|Bus error"
