@@ -53,25 +53,20 @@ SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
     fail(host ? BSPK_ERR_UNSUPPORTED : BSPK_ERR_BOOT, "shared segment: shm_open(%s): %s (/dev/shm)", name.c_str(),
          std::strerror(e));
   }
-  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
-    int e = errno;
-    close(fd);
-    shm_unlink(name.c_str());
-    fail(BSPK_ERR_BOOT, "shared segment: ftruncate(%s, %zu): %s", name.c_str(), len, std::strerror(e));
-  }
-  // Every page reserved now: a tmpfs without room for the segment (a
-  // container's 64 MiB /dev/shm) would otherwise hand out the pages it has
-  // and kill the process with SIGBUS at the first store beyond them, at
-  // start-up (MAP_POPULATE) or in the middle of a run.
+  // Sized and every page reserved at once (posix_fallocate extends the
+  // file): ftruncate alone, which tmpfs grants whatever its room, left a
+  // segment that a container's 64 MiB /dev/shm could not hold to kill the
+  // process with SIGBUS at the first store beyond the free pages, at start-up
+  // (MAP_POPULATE) or in the middle of a run.
   if (int e = posix_fallocate(fd, 0, static_cast<off_t>(len)); e != 0) {
     close(fd);
     shm_unlink(name.c_str());
-    const std::string room = dev_shm_room();
+    std::string room = dev_shm_room();
+    if (!room.empty()) room = " (" + room + ")";
     fail(e == ENOSPC ? BSPK_ERR_NOMEM : BSPK_ERR_BOOT,
-         "shared segment %s: reserving %.1f MiB in /dev/shm%s%s%s: %s (enlarge /dev/shm, e.g. `docker run "
+         "shared segment %s: reserving %.1f MiB in /dev/shm%s: %s (enlarge /dev/shm, e.g. `docker run "
          "--shm-size=1g`)",
-         name.c_str(), static_cast<double>(len) / 1048576.0, room.empty() ? "" : " (", room.c_str(),
-         room.empty() ? "" : ")", std::strerror(e));
+         name.c_str(), static_cast<double>(len) / 1048576.0, room.c_str(), std::strerror(e));
   }
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | populate_flag(len), fd, 0);
   int e = errno;

@@ -20,7 +20,7 @@ class SharedSegment {
   // gives its free space), BSPK_ERR_UNSUPPORTED (no usable /dev/shm:
   // shm_open fails with ENOENT, EROFS, EACCES, ENOSYS or ENOSPC),
   // BSPK_ERR_BOOT (getrandom, shm_open otherwise -- EEXIST, a name taken --,
-  // ftruncate, posix_fallocate otherwise, mmap).
+  // posix_fallocate otherwise, mmap).
   static SharedSegment create(const std::string& prefix, size_t len);
   // Open a segment another process created; its size must be len.
   // Errors: BSPK_ERR_BOOT.

@@ -22,6 +22,10 @@
  *                           p * reps doubles), where gath[r] becomes the
  *                           slowest process's time of repetition r; returns 1
  *                           at pid 0 (the caller takes its median), 0 elsewhere.
+ *   pp_loop_slowest(secs, reps) collective: this process's loop time (secs for
+ *                           reps repetitions) as an average per repetition,
+ *                           the slowest process's at pid 0 (MPI_Reduce, MAX),
+ *                           0 elsewhere.
  * Needs <mpi.h> included first.
  */
 #ifndef BSPK_BENCH_PAIRED_H
@@ -92,6 +96,12 @@ static inline int pp_slowest(double *times, int reps, double *gath, int me, int 
         for (int j = 1; j < p; j++)
             if (gath[(size_t)j * reps + r] > gath[r]) gath[r] = gath[(size_t)j * reps + r];
     return 1;
+}
+
+static inline double pp_loop_slowest(double secs, int reps) {
+    double mine = secs / reps, slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    return slowest;
 }
 
 #endif /* BSPK_BENCH_PAIRED_H */

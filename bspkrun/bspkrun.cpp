@@ -235,9 +235,10 @@ void Launcher::setup_rendezvous() {
   }
   int fd = open(status_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   size_t len = sizeof(StatusSlot) * static_cast<size_t>(nprocs);
-  // (posix_fallocate: a full /tmp leaves the job without superstep reports
-  // rather than killing its processes with SIGBUS at their first report.)
-  if (fd >= 0 && ftruncate(fd, static_cast<off_t>(len)) == 0 && posix_fallocate(fd, 0, static_cast<off_t>(len)) == 0) {
+  // (Sized by posix_fallocate, every page reserved: a full /tmp leaves the job
+  // without superstep reports, where ftruncate's sparse file killed its
+  // processes with SIGBUS at their first report.)
+  if (fd >= 0 && posix_fallocate(fd, 0, static_cast<off_t>(len)) == 0) {
     void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m != MAP_FAILED) status_ = static_cast<StatusSlot*>(m);
   }

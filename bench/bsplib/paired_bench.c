@@ -105,9 +105,7 @@ static double chunk(int lib, int q, int h, int reps, double *loop) {
         lib ? rep_mpi(q, h) : rep_bspk(q, h);
         times[r] = bb_now() - t0;
     }
-    double mine = (bb_now() - l0) / reps;
-    *loop = 0;
-    MPI_Reduce(&mine, loop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    *loop = pp_loop_slowest(bb_now() - l0, reps);
     return pp_slowest(times, reps, gath, me, P) ? bb_median(gath, reps) : 0;
 }
 

@@ -386,9 +386,7 @@ static double chunk(as_test *c, int v, double *loop) {
     MPI_Barrier(MPI_COMM_WORLD); /* (as the twins' bspk_sync / MPI_Barrier before their loop) */
     double l0 = suite_now();
     for (int r = 0; r < c->reps; r++) times[r] = rep(c, v);
-    double mine = (suite_now() - l0) / c->reps;
-    *loop = 0;
-    MPI_Reduce(&mine, loop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    *loop = pp_loop_slowest(suite_now() - l0, c->reps);
     return pp_slowest(times, c->reps, gath, me, P) ? suite_median(gath, c->reps) : 0;
 }
 
