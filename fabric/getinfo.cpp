@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "base/config.h"
+#include "fabric/signals.h"
 
 namespace bspk::fabric {
 
@@ -20,6 +21,9 @@ int getinfo(uint32_t version, const char* node, const char* service, uint64_t fl
   if (hide) g_hiding.fetch_add(1, std::memory_order_acq_rel);
   const int rc = fi_getinfo(version, node, service, flags, hints, info);
   if (hide) g_hiding.fetch_sub(1, std::memory_order_acq_rel);
+  // A PSM library that the providers' initialization started may have
+  // installed its signal handlers (fabric/signals.h).
+  release_psm_signal_handlers();
   return rc;
 }
 

@@ -1039,6 +1039,45 @@ int killed(int, char**) {
   return 0;
 }
 
+// A crash is reported as the signal it is: a null dereference as signal 11, a
+// failed assert() as signal 6, and bspkrun's status is 128 + the signal. Not
+// "exited with status 1" after a "terminated with signal 11 at PC=..." line:
+// libinfinipath (libfabric's PSM dependency, loaded with every BSPk program
+// on Debian) installs handlers that print that and exit(1) (fabric/signals.h).
+SCENARIO_ROW({.test = "CrashIsReportedAsItsSignal", .args = "crash segv", .procs = p_list({1, 3}),
+              .status = exits(128 + SIGSEGV),
+              .out = [](int p) {
+                return Matches{has("bspkrun: pid " + std::to_string(p - 1) + " (os pid"),
+                               has("was killed by signal 11 (Segmentation fault) in superstep 2"),
+                               lacks("terminated with signal"), lacks("exited with status 1")};
+              },
+              .limit_s = 60, .within_s = 20});
+SCENARIO_ROW({.test = "FailedAssertIsReportedAsItsSignal", .args = "crash abort", .procs = p_list({1, 3}),
+              .status = exits(128 + SIGABRT),
+              .out = [](int p) {
+                return Matches{has("bspkrun: pid " + std::to_string(p - 1) + " (os pid"),
+                               has("was killed by signal 6 (Aborted) in superstep 2"),
+                               lacks("terminated with signal"), lacks("exited with status 1")};
+              },
+              .limit_s = 60, .within_s = 20});
+int crash(int argc, char** argv) {
+  const bool segv = argc > 2 && std::strcmp(argv[2], "segv") == 0;
+  const rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // (no core file in the test's directory)
+  for (int s = 0; s < 4; ++s) {
+    if (s == 2 && me == P - 1) {
+      if (segv) {
+        volatile int* null = nullptr;
+        *null = 1;
+      }
+      std::abort();  // what a failed assert() does
+    }
+    OK(bspk_sync());
+  }
+  OK(bspk_finalize());
+  return 0;
+}
+
 SCENARIO_ROW({.test = "ExitWithoutFinalizeEndsTheJob", .args = "no_finalize", .status = fails(),
               .out = [](int p) {
                 return Matches{has("pid " + std::to_string(p - 1) + " (os pid"),
@@ -1882,6 +1921,7 @@ int main(int argc, char** argv) {
   else if (name == "err_mixed") return err_mixed(argc, argv);
   else if (name == "err_will_send") return err_will_send(argc, argv);
   else if (name == "killed") return killed(argc, argv);
+  else if (name == "crash") return crash(argc, argv);
   else if (name == "no_finalize") return no_finalize(argc, argv);
   else if (name == "abort") return do_abort(argc, argv);
   else if (name == "hello") return hello(argc, argv);

@@ -18,6 +18,10 @@
 #                  20 s, the message printed once, nothing left
 #   child_killed   the last pid is killed by SIGKILL: bspkrun says so, the job
 #                  ends non-zero, nothing left
+#   child_crash    the last pid writes through a null pointer: bspkrun says it
+#                  was killed by signal 11 (not "exited with status 1" after
+#                  libinfinipath's "terminated with signal" backtrace;
+#                  fabric/signals.h), the job ends non-zero, nothing left
 #   child_exit     the last pid calls exit(0) before bspk_finalize: bspkrun
 #                  says so, the job ends non-zero, nothing left
 #   parent_exit    pid 0 calls exit(3) before bspk_finalize: exit status 3,
@@ -149,6 +153,14 @@ case $case_ in
     [ $status != 0 ] || fail "exit status 0, expected a failure"
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 9 .*in superstep 2.*; ending the job" "$err"
+    gone_within 5
+    ;;
+  child_crash)
+    run "$np" child_crash "$tag"
+    [ $status != 0 ] || fail "exit status 0, expected a failure"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 11 \(Segmentation fault\) in superstep 2.*; ending the job" "$err"
+    expect_count 0 "terminated with signal" "$err"
     gone_within 5
     ;;
   child_exit)

@@ -15,6 +15,7 @@
  * (S: "read <next line>" on pid 0, "empty" on the others). MODE: ok; output
  * (each process prints 200 long numbered lines); abort (the last pid calls
  * bspk_abort in superstep 1); child_killed (the last pid raises SIGKILL in
+ * superstep 2); child_crash (the last pid writes through a null pointer in
  * superstep 2); child_exit (the last pid calls exit(0) in superstep 2, without
  * bspk_finalize); parent_exit (pid 0 calls exit(3) in superstep 2); hang
  * (after its line every process syncs for up 60 s: the test kills pid 0
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +119,11 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "abort") == 0 && me == p - 1) bspk_abort("boom %d", 42);
   CHECK(bspk_sync() == BSPK_OK);  /* superstep 1 -> 2 */
   if (strcmp(mode, "child_killed") == 0 && me == p - 1) raise(SIGKILL);
+  if (strcmp(mode, "child_crash") == 0 && me == p - 1) {
+    const struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core); /* (no core file in the test's directory) */
+    *(volatile int *)NULL = 1;
+  }
   if (strcmp(mode, "child_exit") == 0 && me == p - 1) exit(0);
   if (strcmp(mode, "parent_exit") == 0 && me == 0) exit(3);
   if (strcmp(mode, "hang") == 0) {
