@@ -32,9 +32,11 @@ BSPK_CONFIG_VAR(FRAME_SIZE, "BSPK_FRAME_SIZE", Size, User, kNoDefault, 0, 0, nul
                 "faster; every message occupies at least one frame on its receiver until freed")
 BSPK_CONFIG_VAR(SYNC_TIMEOUT, "BSPK_SYNC_TIMEOUT", SecondsOrOff, User, 60.0, 0, 0, nullptr,
                 "60; off for BSPlib programs and under bsprun",
-                "seconds without progress before a sync reports `BSPK_ERR_TIMEOUT`; also how long bspkrun "
-                "lets processes wait for a late one in `bspk_init`. `0` or `off`: wait for ever (a process "
-                "that dies still ends the job)")
+                "seconds a sync (or any wait) may go without progress while no process that could end it "
+                "computes -- every process still in that superstep or an earlier one waits too -- before it "
+                "reports `BSPK_ERR_TIMEOUT` (a too large `bspk_expect`, a message never sent); a slow process "
+                "is waited for. Also how long bspkrun lets processes wait for a late one in `bspk_init`. `0` "
+                "or `off`: wait for ever (a process that dies still ends the job)")
 BSPK_CONFIG_VAR(MAX_AHEAD, "BSPK_MAX_AHEAD", Int, User, 16, 1, version::kMaxAheadLimit, nullptr, nullptr,
                 "supersteps a sender may run ahead of a receiver")
 BSPK_CONFIG_VAR(STATS, "BSPK_STATS", Bool, User, false, 0, 0, nullptr, nullptr,

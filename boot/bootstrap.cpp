@@ -102,7 +102,21 @@ class Launcher final : public Bootstrap {
     return r != 0;
   }
 
-  void set_state(uint32_t step, ProcState st) override {
+  int computing_peer(uint32_t step) override {
+    if (!status_) return -1;
+    for (int j = 0; j < size_; ++j) {
+      if (j == rank_) continue;
+      const auto st = static_cast<ProcState>(status_[j].state);
+      // (state and superstep are two stores: a torn pair only makes a wait
+      // look legitimate for one more look, 0.1 s)
+      if ((st == ProcState::Starting || st == ProcState::Running) && step_at_or_before(status_[j].superstep, step))
+        return j;
+    }
+    return -1;
+  }
+
+ protected:
+  void publish_state(uint32_t step, ProcState st) override {
     if (!status_) return;
     status_[rank_].superstep = step;
     status_[rank_].state = static_cast<uint32_t>(st);

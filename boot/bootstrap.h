@@ -55,9 +55,40 @@ class Bootstrap {
   // False once the launcher is gone (checked while waiting, so nothing waits forever).
   virtual bool alive() = 0;
   // Publish superstep and state where the launcher can read them when reporting
-  // a failure. Called at every superstep boundary: must be a few stores, no syscall.
-  virtual void set_state(uint32_t /*superstep*/, ProcState /*state*/) {}
+  // a failure (and the other processes, see computing_peer). Called at every
+  // superstep boundary and around every wait: a few stores, no syscall.
+  void set_state(uint32_t superstep, ProcState st) {
+    state_ = st;
+    state_step_ = superstep;
+    publish_state(superstep, st);
+  }
+  // What this process published last.
+  ProcState state() const { return state_; }
+  uint32_t state_step() const { return state_step_; }
+
+  // A process other than this one that, by what it published last, is
+  // starting or computing (not waiting, finalizing or done) in superstep
+  // `step` or an earlier one: it may still send messages of `step` or join its
+  // count exchange, so a wait of this process in `step` may still end through
+  // it. -1 if there is none, or if this bootstrap cannot tell (one process;
+  // bspkrun without its status page). What it reads may be late by up to a
+  // heartbeat (hub) and includes this process's own state only as the others
+  // see it. Called every 0.1 s while a wait makes no progress (sync::Engine::
+  // wait_until: BSPK_SYNC_TIMEOUT runs only while this returns -1).
+  virtual int computing_peer(uint32_t /*step*/) { return -1; }
+
+ protected:
+  // Where set_state publishes (the launcher's status page, the hub's heartbeats).
+  virtual void publish_state(uint32_t /*superstep*/, ProcState /*state*/) {}
+
+ private:
+  ProcState state_ = ProcState::Starting;
+  uint32_t state_step_ = 0;
 };
+
+// Whether superstep a comes at or before superstep b (superstep numbers wrap
+// at 2^32; processes are never 2^31 supersteps apart).
+inline bool step_at_or_before(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) <= 0; }
 
 // The bootstrap the environment asks for. BSPK_BOOTSTRAP=bspkrun|pmix|pmi2|
 // slurm|singleton forces one; otherwise, in this order: bspkrun when

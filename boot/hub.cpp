@@ -346,6 +346,26 @@ void HubServer::accept_one() {
   send_to(*c, uint8_t(Msg::Challenge), c->nonce);
 }
 
+// The two processes computing (or starting) in the earliest supersteps, as
+// (pid, superstep) pairs, pid -1 where there are fewer: what each process's
+// HubClient::computing_peer reads (a process skips itself in it).
+std::string HubServer::computing_summary() const {
+  int32_t r[2] = {-1, -1};
+  uint32_t st[2] = {0, 0};
+  for (const Conn* c : by_rank_) {
+    if (!c || c->finalized || c->exiting ||
+        (c->state != uint32_t(ProcState::Starting) && c->state != uint32_t(ProcState::Running)))
+      continue;
+    if (r[0] < 0 || !step_at_or_before(st[0], c->step)) {  // earlier than the first
+      r[1] = r[0], st[1] = st[0];
+      r[0] = c->rank, st[0] = c->step;
+    } else if (r[1] < 0 || !step_at_or_before(st[1], c->step)) {
+      r[1] = c->rank, st[1] = c->step;
+    }
+  }
+  return u32s(static_cast<uint32_t>(r[0]), st[0], r[1]) + u32s(st[1], 0);
+}
+
 void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
   const Msg t = static_cast<Msg>(type);
   if (c.rank < 0) return on_hello(c, type, pl);
@@ -441,7 +461,7 @@ void HubServer::run() {
     if (now - last_beat >= hb || (st != last_state && now - last_beat >= tick)) {
       last_beat = now;
       last_state = st;
-      std::string beat = u32s(own_->step.load(), own_->state.load(), hub_rank_);
+      std::string beat = u32s(own_->step.load(), own_->state.load(), hub_rank_) + computing_summary();
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
     }
@@ -649,6 +669,10 @@ void HubClient::run() {
         last_heard = now_s();
         if (t == Msg::Heartbeat) {
           hub_step = u32_at(pl, 0);
+          if (pl.size() >= 28) {  // computing_summary(): (pid, superstep) twice
+            computing_[0] = uint64_t{u32_at(pl, 12)} << 32 | u32_at(pl, 16);
+            computing_[1] = uint64_t{u32_at(pl, 20)} << 32 | u32_at(pl, 24);
+          }
         } else if (t == Msg::AllgatherResult) {
           std::lock_guard<std::mutex> lk(mu_);
           result_ = std::move(pl);
@@ -698,6 +722,15 @@ void HubClient::run() {
                     "is down or cut off, or this host is",
                     hub_rank_, hub_where_.c_str(), now - last_heard, hub_step));
   }
+}
+
+int HubClient::computing_peer(uint32_t step) const {
+  for (const auto& c : computing_) {
+    const uint64_t v = c.load(std::memory_order_relaxed);
+    const auto pid = static_cast<int32_t>(v >> 32);
+    if (pid >= 0 && pid != rank_ && step_at_or_before(static_cast<uint32_t>(v), step)) return pid;
+  }
+  return -1;
 }
 
 }  // namespace bspk::boot

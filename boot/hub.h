@@ -105,6 +105,7 @@ class HubServer {
   void on_message(Conn& c, uint8_t type, const std::string& pl);
   void drop(Conn& c, const char* why);
   void turn_away(Conn& c);
+  std::string computing_summary() const;
   void accept_one();
   void on_hello(Conn& c, uint8_t type, const std::string& pl);
   void fail_job(int code, int failed, const std::string& report);
@@ -157,6 +158,9 @@ class HubClient {
   void exiting(uint32_t superstep);  // from atexit: reports, then waits for the job's end
   void finalized();
   bool alive() const { return !lost_.load(); }
+  // Bootstrap::computing_peer, from the hub's latest heartbeat (which names
+  // the two processes computing in the earliest supersteps).
+  int computing_peer(uint32_t step) const;
   // Called by the watchdog just before it ends the process (with the failed
   // pid, -1 if unknown): remove what the process leaves behind.
   void on_fatal(std::function<void(int failed)> f) {
@@ -186,6 +190,9 @@ class HubClient {
   std::atomic<bool> lost_{false};
   std::atomic<bool> stop_{false};
   std::atomic<bool> self_reported_{false};
+  // From the hub's heartbeats: pid << 32 | superstep of the two processes
+  // computing in the earliest supersteps (pid 0xFFFFFFFF: none).
+  std::atomic<uint64_t> computing_[2]{{~0ull}, {~0ull}};
   std::function<void(int)> cleanup_;
   std::thread thread_;
 };

@@ -112,10 +112,15 @@ class HubBacked : public Bootstrap {
     if (client_) client_->exiting(step);
   }
   bool alive() override { return !client_ || client_->alive(); }
-  void set_state(uint32_t step, ProcState st) override {
+  int computing_peer(uint32_t step) override { return client_ ? client_->computing_peer(step) : -1; }
+
+ protected:
+  void publish_state(uint32_t step, ProcState st) override {
     state_.step.store(step, std::memory_order_relaxed);
     state_.state.store(static_cast<uint32_t>(st), std::memory_order_relaxed);
   }
+
+ public:
   void on_fatal(std::function<void(int)> f) override {
     if (!client_) return;
     HubServer* server = server_.get();

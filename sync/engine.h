@@ -247,8 +247,10 @@ class Engine : private fabric::Transport::ArrivalSink {
   // Progress until ready() holds (ready may throw: it is where callers check
   // for errors). Throws errors found while progressing; fails with
   // BSPK_ERR_TIMEOUT after BSPK_SYNC_TIMEOUT seconds without any arrival or
-  // completion (the message says what(): what was being waited for), or
-  // BSPK_ERR_PEER if the launcher is gone.
+  // completion during which no other process was computing in this
+  // superstep or an earlier one (Bootstrap::computing_peer; the message says
+  // what(): what was being waited for), or BSPK_ERR_PEER if the launcher is
+  // gone. Publishes this process as waiting (ProcState::InSync) meanwhile.
   // now: the caller's reading of now_s() when it has one (saves a clock read), else 0.
   // hold: where it holds, an oversubscribed process that would yield its CPU
   // polls on instead, for at most kHoldMaxS of the wait (backoff, wait.cpp).

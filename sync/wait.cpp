@@ -168,27 +168,51 @@ bool Engine::wait_once(double spin_until, int block_ms, double now, const std::f
 
 void Engine::wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now,
                         const std::function<bool()>* hold) {
+  throw_pending();  // errors found while progressing (e.g. more arrivals than declared)
+  if (ready()) return;
+  // Whatever this process waits for, it says so while it waits (bspk_sync
+  // has said it already): the others' time-outs run only while no process
+  // that could end their wait is computing (below).
+  struct Mark {
+    boot::Bootstrap& boot;
+    const uint32_t step;
+    const bool on;
+    ~Mark() {
+      if (on) boot.set_state(step, boot::ProcState::Running);
+    }
+  } mark{boot_, boot_.state_step(), boot_.state() == boot::ProcState::Running};
+  if (mark.on) boot_.set_state(mark.step, boot::ProcState::InSync);
   double t = now > 0 ? now : now_s();
   double last_change = t, last_check = t;
+  // The time-out's clock: it restarts at progress and whenever a process is
+  // seen computing (or starting) in this superstep or an earlier one, which
+  // may still send to this one or join its count exchange: a peer that takes
+  // long (reading input, writing a checkpoint) is not a fault; a wait that
+  // every process able to end it shares is (a too large bspk_expect, a
+  // message never sent, mixed sync kinds not found otherwise).
+  double quiet_since = t;
   double spin_until = t + opt_.spin_s;
   uint64_t last_events = progress_events_;
   unsigned polls = 0;
-  for (;;) {
-    throw_pending();  // errors found while progressing (e.g. more arrivals than declared)
-    if (ready()) return;
+  for (bool first = true;; first = false) {
+    if (!first) {
+      throw_pending();
+      if (ready()) return;
+    }
     wait_once(spin_until, 100, t, &ready, hold);
     // While spinning, read the clock on every 16th poll only; after that
     // (blocking or backing off) on every step.
     if (t >= spin_until || (++polls & 15) == 0) t = now_s();
     if (progress_events_ != last_events) {
       last_events = progress_events_;
-      last_change = t;
+      last_change = quiet_since = t;
       spin_until = t + opt_.spin_s;
       continue;
     }
     if (t - last_check > 0.1) {
       last_check = t;
-      if (t - last_change > opt_.timeout_s)
+      if (boot_.computing_peer(step_) >= 0) quiet_since = t;
+      if (t - quiet_since > opt_.timeout_s)
         fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
              opt_.timeout_s, step_, what().c_str());
       if (!boot_.alive()) fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", step_);

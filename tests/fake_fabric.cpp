@@ -414,7 +414,7 @@ std::vector<std::string> FakeBootstrap::allgather(const std::string&) {
 
 void FakeBootstrap::abort(int, const std::string&) { alive_ = false; }
 
-void FakeBootstrap::set_state(uint32_t superstep, boot::ProcState state) {
+void FakeBootstrap::publish_state(uint32_t superstep, boot::ProcState state) {
   if (state == boot::ProcState::InSync) waited_in_.push_back(superstep);
 }
 

@@ -181,8 +181,6 @@ class FakeBootstrap final : public boot::Bootstrap {
   void abort(int exit_code, const std::string& message) override;
   void finalized() override {}
   bool alive() override { return alive_.load(); }
-  void set_state(uint32_t superstep, boot::ProcState state) override;
-
   void kill() { alive_ = false; }  // the "launcher" is gone: waits fail with BSPK_ERR_PEER
   // Supersteps in which the engine published InSync (it waited instead of
   // taking the lazy barrier's fast path). Read after the engine's thread ended.
@@ -192,6 +190,9 @@ class FakeBootstrap final : public boot::Bootstrap {
   int rank_, size_;
   std::atomic<bool> alive_{true};
   std::vector<uint32_t> waited_in_;
+
+ protected:
+  void publish_state(uint32_t superstep, boot::ProcState state) override;
 };
 
 }  // namespace bspk::fake

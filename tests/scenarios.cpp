@@ -898,6 +898,42 @@ int err_expect_fewer(int, char**) {
   return 0;
 }
 
+// A process that computes longer than BSPK_SYNC_TIMEOUT while the others wait
+// for it is not a fault: the time-out runs only while no process that could
+// end the wait is computing (Bootstrap::computing_peer). Three waits, each
+// 2.5 s against a 1 s time-out: a counted sync waiting for the last pid's
+// join, a bspk_expect waiting for pid 0's late message, an all-gather waiting
+// for pid 0's block. (Until 2026-12-04 each ended the job with "no progress
+// for 1 s": a checkpoint written by pid 0 for a minute killed a healthy job.)
+SCENARIO_ROW({.test = "SlowProcessIsNotATimeout", .args = "slow_peer", .procs = p_list({2, 3}),
+              .env = "BSPK_SYNC_TIMEOUT=1", .out = once_per_process("slow_peer ok"), .limit_s = 60});
+int slow_peer(int, char**) {
+  const useconds_t slow = 2500000;
+  if (me == P - 1) usleep(slow);  // (computing)
+  OK(bspk_sync());
+  if (me == 0) {
+    usleep(slow);
+    bspk_ptr m = bspk_malloc("", 0, 1, 8);
+    *static_cast<int64_t*>(bspk_elemP(m)) = 42;
+    OK(bspk_send(1, m, 1));
+  }
+  OK(bspk_expect(me == 1 ? 1 : 0));
+  OK(bspk_sync());
+  if (me == 1) {
+    bspk_ptr r = bspk_recv();
+    CHECK(!bspk_is_null(r) && *static_cast<const int64_t*>(bspk_elemP(r)) == 42, "pid 1: pid 0's late message");
+    OK(bspk_free(r));
+  }
+  if (me == 0) usleep(slow);
+  const int64_t mine = 100 + me;
+  std::vector<int64_t> all(static_cast<size_t>(P));
+  OK(bspk_sync_allgather(&mine, sizeof mine, all.data(), nullptr));
+  for (int j = 0; j < P; ++j) CHECK(all[static_cast<size_t>(j)] == 100 + j, "block of pid %d", j);
+  OK(bspk_finalize());
+  std::printf("slow_peer ok\n");
+  return 0;
+}
+
 // A process that over-declares gets the time-out's message only: its
 // bspk_finalize after the failed bspk_sync returns the same code at once,
 // silently (no second error from the collective end it can no longer make),
@@ -1922,6 +1958,7 @@ int main(int argc, char** argv) {
   else if (name == "err_will_send") return err_will_send(argc, argv);
   else if (name == "killed") return killed(argc, argv);
   else if (name == "crash") return crash(argc, argv);
+  else if (name == "slow_peer") return slow_peer(argc, argv);
   else if (name == "no_finalize") return no_finalize(argc, argv);
   else if (name == "abort") return do_abort(argc, argv);
   else if (name == "hello") return hello(argc, argv);

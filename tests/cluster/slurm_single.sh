@@ -63,6 +63,18 @@ step "$NAME" "sbatch ... examples/slurm/radix_sort.sbatch (job $job, ended $stat
 [[ $state == COMPLETED ]] && pass "$NAME: job $job COMPLETED" || bad "$NAME: job $job ended $state"
 expect "order ok, checksum ok"; expect "1000000 keys on 4 processes"
 
+# ---- the sync time-out runs only while nobody computes ----------------------
+# (the job hub's heartbeats name the processes computing in the earliest
+# supersteps: Bootstrap::computing_peer). A process slower than
+# BSPK_SYNC_TIMEOUT is not a fault; a too large bspk_expect still is.
+for mpi in pmix none; do
+  run "slow process srun --mpi=$mpi" 60 "${SRUN[@]}" --mpi=$mpi env BSPK_SYNC_TIMEOUT=1 "$SCEN" slow_peer
+  expect_rc 0; expect_count 4 "^slow_peer ok$"; expect_not "no progress for"
+done
+run "too large bspk_expect srun --mpi=pmix" 60 "${SRUN[@]}" --mpi=pmix env BSPK_SYNC_TIMEOUT=2 "$SCEN" err_expect_fewer
+[[ $RC != 0 ]] && pass "$NAME: exit status $RC" || bad "$NAME: exit status 0, expected a failure"
+expect "no progress for 2 s in superstep 0"
+
 # ---- failures ---------------------------------------------------------------
 # SIGKILL in the middle of superstep 3 (pid 3 kills itself while the others
 # wait in bspk_sync): everyone else ends within 10 s naming pid 3 and the
