@@ -71,6 +71,28 @@ namespace {
 volatile sig_atomic_t g_signal = 0;
 void on_signal(int s) { g_signal = s; }
 
+// Whether FI_PROVIDER (libfabric's filter: names separated by commas, or
+// after '^' names to exclude) lets the deprecated sockets provider be the
+// only one: a list whose every name is sockets. "^sockets" excludes it, and
+// from a list such as "sockets,tcp" the runtime chooses another
+// (fabric/select.h).
+bool fi_provider_is_sockets(const char* value) {
+  std::string v(value);
+  const size_t b = v.find_first_not_of(" \t");
+  if (b == std::string::npos || v[b] == '^') return false;
+  bool any = false;
+  for (size_t at = b; at != std::string::npos && at <= v.size();) {
+    const size_t comma = v.find(',', at);
+    std::string n = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (n.find_first_not_of(" \t") != std::string::npos) {
+      if (n.find("sockets") == std::string::npos) return false;
+      any = true;
+    }
+    at = comma == std::string::npos ? comma : comma + 1;
+  }
+  return any;
+}
+
 struct Proc {
   int rank = 0;
   pid_t pid = -1;
@@ -1016,7 +1038,7 @@ int main(int argc, char** argv) {
   }
   if (!L.provider.empty()) {
     // nothing else to check: the runtime maps the name and refuses sockets
-  } else if (const char* fp = std::getenv("FI_PROVIDER"); fp && std::strstr(fp, "sockets")) {
+  } else if (const char* fp = std::getenv("FI_PROVIDER"); fp && fi_provider_is_sockets(fp)) {
     std::fprintf(stderr,
                  "bspkrun: FI_PROVIDER=%s: the sockets provider is deprecated and lost messages in "
                  "BSPk's tests; use --provider tcp or shm\n",

@@ -3,8 +3,10 @@
 #include <bspk.h>
 #include <rdma/fabric.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "base/config.h"
 #include "base/env.h"
@@ -104,6 +106,83 @@ bool provider_available(const std::string& name, bool remote) {
   return rc == 0 && found;
 }
 
+namespace {
+
+// FI_PROVIDER as libfabric reads it (fabric(7)): a comma-separated list of the
+// providers it may use, or, after a leading '^', of those it must not.
+struct ProviderFilter {
+  bool exclude = false;
+  std::vector<std::string> names;  // as given (spaces trimmed, empty entries dropped)
+};
+
+ProviderFilter parse_filter(const std::string& v) {
+  ProviderFilter f;
+  size_t at = v.find_first_not_of(" \t");
+  if (at != std::string::npos && v[at] == '^') {
+    f.exclude = true;
+    ++at;
+  }
+  while (at != std::string::npos && at < v.size()) {
+    const size_t comma = v.find(',', at);
+    std::string n = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const size_t b = n.find_first_not_of(" \t"), e = n.find_last_not_of(" \t");
+    if (b != std::string::npos) f.names.push_back(n.substr(b, e - b + 1));
+    at = comma == std::string::npos ? comma : comma + 1;
+  }
+  return f;
+}
+
+// Whether a name of FI_PROVIDER's names the provider BSPk would open as
+// `canonical`: the same name, BSPk's alias of it (tcp, verbs), or its core
+// provider ("tcp" names "tcp;ofi_rxm", "verbs" "verbs;ofi_rxm").
+bool filter_names(const std::string& n, const std::string& canonical) {
+  if (n == canonical || (n == "verbs" && canonical == "verbs;ofi_rxm")) return true;
+  const size_t semi = canonical.find(';');
+  if (semi != std::string::npos && canonical.compare(0, semi, n) == 0) return true;
+  return n == "tcp" && canonical == tcp_provider();
+}
+
+bool filter_allows(const ProviderFilter& f, const std::string& canonical) {
+  bool named = false;
+  for (const std::string& n : f.names) named = named || filter_names(n, canonical);
+  return f.exclude ? !named : named;
+}
+
+// The provider for a job under an FI_PROVIDER filter of several names or of
+// exclusions: BSPk's own order (one host: shm, then tcp; across hosts: the
+// RDMA-class providers, then tcp), then the listed names in their order,
+// the first that the filter allows and that this host offers with BSPk's
+// capabilities. Throws BSPK_ERR_ARG naming what was tried if none is.
+std::string choose_filtered(const ProviderFilter& filt, const std::string& value, bool all_local) {
+  std::vector<std::string> order;
+  if (all_local) {
+    order = {"shm", tcp_provider()};
+  } else {
+    for (const char* n : kAcrossHosts) order.emplace_back(n);
+    order.push_back(tcp_provider());
+  }
+  if (!filt.exclude)
+    for (const std::string& n : filt.names)
+      if (n.find("sockets") == std::string::npos) order.push_back(canonical_provider(n));
+  std::string candidates, offered;  // (for the message)
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& c = order[i];
+    if (std::find(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(i), c) != order.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;  // (listed twice)
+    candidates += (candidates.empty() ? "" : ", ") + c;
+    if (!filter_allows(filt, c)) continue;
+    if (provider_available(c, !all_local)) return c;
+    offered += (offered.empty() ? "" : ", ") + c;
+  }
+  fail(BSPK_ERR_ARG,
+       "FI_PROVIDER=%s allows no provider that can run BSPk %s: of %s, %s; set BSPK_PROVIDER (or bspkrun "
+       "--provider) to choose one, or change FI_PROVIDER",
+       value.c_str(), all_local ? "on this host" : "across these hosts", candidates.c_str(),
+       offered.empty() ? "it allows none" : ("it allows only " + offered + ", not offered here with BSPk's capabilities").c_str());
+}
+
+}  // namespace
+
 Selection select(const JobFacts& f) {
   Selection s;
   Config& c = s.config;
@@ -116,11 +195,21 @@ Selection select(const JobFacts& f) {
     unsetenv("FI_PROVIDER");
     c.provider = canonical_provider(*p);
     s.reason = "BSPK_PROVIDER=" + *p;
-  } else if (auto p2 = env::get("FI_PROVIDER")) {
-    std::string named = *p2;
-    unsetenv("FI_PROVIDER");
-    c.provider = canonical_provider(named);
-    s.reason = "FI_PROVIDER=" + named;
+  } else if (auto p2 = env::get("FI_PROVIDER"); p2 && !parse_filter(*p2).names.empty()) {
+    const std::string value = *p2;
+    const ProviderFilter filt = parse_filter(value);
+    if (!filt.exclude && filt.names.size() == 1) {  // one name: that provider
+      unsetenv("FI_PROVIDER");
+      c.provider = canonical_provider(filt.names[0]);
+      s.reason = "FI_PROVIDER=" + value;
+    } else {
+      // A list, or exclusions ("^psm3", as sites set it): BSPk's choice
+      // within it. Exclusions stay in force, so that libfabric never loads
+      // what they name (a provider whose start-up misbehaves there).
+      if (!filt.exclude) unsetenv("FI_PROVIDER");
+      c.provider = choose_filtered(filt, value, f.all_local);
+      s.reason = "FI_PROVIDER=" + value + " allows it";
+    }
   } else if (f.all_local) {
     if (provider_available("shm", false)) {
       c.provider = "shm";

@@ -4,11 +4,16 @@
 // share this host, what every message carries in front of its payload);
 // select() returns how to open the endpoint and the provider-dependent
 // defaults. Rules, in order:
-//   1. BSPK_PROVIDER, else FI_PROVIDER, if set: any provider string libfabric
-//      knows ("udp;ofi_rxd", "net", "tcp;ofi_rxm", "verbs;ofi_rxm", "efa",
-//      "cxi", ...; short names: tcp = tcp_provider(), verbs = verbs;ofi_rxm).
-//      Whether it can run BSPk is decided by its capabilities (fabric/caps.h)
-//      when the endpoint is opened, and a refusal names what is missing;
+//   1. BSPK_PROVIDER, else FI_PROVIDER if it is one name: any provider string
+//      libfabric knows ("udp;ofi_rxd", "net", "tcp;ofi_rxm", "verbs;ofi_rxm",
+//      "efa", "cxi", ...; short names: tcp = tcp_provider(), verbs =
+//      verbs;ofi_rxm). Whether it can run BSPk is decided by its capabilities
+//      (fabric/caps.h) when the endpoint is opened, and a refusal names what
+//      is missing. FI_PROVIDER as a list ("tcp,shm") or exclusions ("^psm3",
+//      fabric(7)) filters rules 2 and 3 instead (then the listed names, in
+//      their order): the first provider the filter allows and the host
+//      offers; an exclusion stays in force for libfabric's own loading;
+//      BSPK_ERR_ARG if the filter allows none;
 //   2. shm when every process is on this host (tcp_provider() if shm is absent);
 //   3. across hosts never shm: the first of verbs;ofi_rxm, cxi, efa, opx,
 //      psm3 (RDMA-class providers) that this host offers with every

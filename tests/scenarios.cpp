@@ -124,6 +124,29 @@ SCENARIO_ROW({.test = "UnknownProviderIsRefused", .args = "hello", .procs = p_li
               .out = {at_least(1, "no endpoint of provider 'no-such-provider' on this host .*unknown to this libfabric"_re),
                       exactly(0, "hello from pid")},
               .limit_s = 60, .within_s = 20});
+// FI_PROVIDER is libfabric's filter (fabric(7)): a list of providers, or
+// after '^' of providers not to use, as sites set it ("^psm3"). BSPk chooses
+// within it by its own rules (one host: shm, then tcp), keeps an exclusion
+// in force while libfabric loads its providers, and refuses only a filter
+// that leaves nothing it can run. (Until 2026-12-04 the whole value was taken
+// as one provider's name: "^psm3" and "tcp,shm" ended every job at start-up,
+// and "^sockets" was refused as the deprecated sockets provider.)
+SCENARIO_ROW({.test = "FiProviderExclusionsAreHonoured", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1 FI_PROVIDER=^psm3,psm2,sockets",
+              .out = {has("provider=shm "), has("FI_PROVIDER=^psm3,psm2,sockets allows it"),
+                      exactly(6, "hello from pid")},
+              .limit_s = 60});
+SCENARIO_ROW({.test = "FiProviderExcludingShmGivesTcp", .args = "hello", .procs = p_list({3}),
+              .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1 FI_PROVIDER=^shm",
+              .out = {has("provider=(net|tcp;ofi_rxm) "_re), exactly(9, "hello from pid")}, .limit_s = 60});
+SCENARIO_ROW({.test = "FiProviderListIsChosenWithin", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1 FI_PROVIDER=sockets,tcp",
+              .out = {has("provider=(net|tcp;ofi_rxm) "_re), exactly(6, "hello from pid")}, .limit_s = 60});
+SCENARIO_ROW({.test = "FiProviderAllowingNothingIsRefused", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "FI_PROVIDER=^shm,tcp,net", .status = fails(),
+              .out = {at_least(1, "FI_PROVIDER=^shm,tcp,net allows no provider that can run BSPk on this host"),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 20});
 // Each provider reports what it offers and BSPk adapts: udp;ofi_rxd (manual
 // connection progress, no tuning row: sends in flight bounded, no injection).
 SCENARIO_ROW({.test = "ProviderChosenByNameReportsWhatItOffers", .args = "traffic expect 2", .procs = p_list({2}),
