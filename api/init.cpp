@@ -267,6 +267,11 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   r.nprocs = r.boot->size();
   r.print_stats = config::get_bool(config::Var::STATS);
   const bool verbose = config::get_bool(config::Var::VERBOSE) && r.pid == 0;
+  // A BSPK_* variable that is no setting (a typo) is said once per job: by
+  // bspkrun, else (srun, a program started directly) by pid 0 here.
+  if (r.pid == 0 && std::strcmp(r.boot->kind(), "bspkrun") != 0)
+    for (const config::Unknown& u : config::unknown_settings())
+      std::fprintf(stderr, "bspk: warning: %s\n", config::unknown_text(u).c_str());
   watch.phase("the host-name exchange");
   JobLayout layout = job_layout(*r.boot, r.pid);
   r.local_procs = layout.local_procs;

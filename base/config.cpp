@@ -2,9 +2,13 @@
 
 #include <bspk.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "base/env.h"
 #include "base/error.h"
@@ -150,6 +154,60 @@ std::optional<Var> find(std::string_view n) {
 }
 
 const char* type_name(Type t) { return kTypeNames[static_cast<int>(t)]; }
+
+namespace {
+// BSPK_* variables read outside this table: the collectives' (coll/coll.cpp,
+// above the C API), where the BSPlib layer finds bspkrun (bsplib/spawn.h),
+// the program examples/slurm/radix_sort.sbatch runs, and the test programs'
+// hooks.
+constexpr const char* kReadElsewhere[] = {"BSPK_COLL_SHORT", "BSPK_COLL_HEADER", "BSPK_BSPKRUN", "BSPK_APP"};
+constexpr std::string_view kTestPrefix = "BSPK_TEST_";
+
+// Edits (insert, delete, replace one character) that turn a into b.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::vector<Unknown> unknown_settings() {
+  std::vector<Unknown> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view nm = entry.substr(0, entry.find('='));
+    if (nm.substr(0, 5) != "BSPK_" || find(nm) || nm.substr(0, kTestPrefix.size()) == kTestPrefix) continue;
+    bool elsewhere = false;
+    for (const char* k : kReadElsewhere) elsewhere = elsewhere || nm == k;
+    if (elsewhere) continue;
+    Unknown u{std::string(nm), ""};
+    // A suggestion within 2 edits, and within a third of the name after
+    // BSPK_ (BSPK_FOO is no typo of BSPK_APP).
+    size_t best = std::min<size_t>(3, (nm.size() - 5) / 3 + 1);
+    auto consider = [&](const char* cand) {
+      const size_t d = edit_distance(nm, cand);
+      if (d < best) best = d, u.closest = cand;
+    };
+    for (const Row& r : kRows)
+      if (r.category == Category::User) consider(r.name);
+    consider("BSPK_COLL_SHORT");
+    consider("BSPK_COLL_HEADER");
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+std::string unknown_text(const Unknown& u) {
+  std::string t = u.name + " is not a BSPk setting";
+  if (!u.closest.empty()) t += " (did you mean " + u.closest + "?)";
+  return t + "; it is ignored (`bspkrun --info` lists the settings)";
+}
 
 const char* category_name(Category c) {
   switch (c) {

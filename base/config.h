@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace bspk::config {
 
@@ -115,6 +116,21 @@ std::optional<std::string> get_string(Var v);
 // Enum rows: one of the row's choices.
 std::string get_enum(Var v);
 std::string get_enum(Var v, const std::string& runtime_default);
+
+// ---- the environment checked ----
+// A BSPK_* environment variable that is no setting: neither a row of the
+// table nor one read elsewhere (the collectives' BSPK_COLL_SHORT and
+// BSPK_COLL_HEADER, BSPK_BSPKRUN, the Slurm example's BSPK_APP, the tests'
+// BSPK_TEST_*), e.g. the typo
+// BSPK_SYNC_TIMOUT, which would be ignored without a word. closest: the
+// user setting within 2 edits of it and a third of its length after BSPK_
+// ("" if none).
+struct Unknown {
+  std::string name, closest;
+};
+std::vector<Unknown> unknown_settings();
+// "BSPK_SYNC_TIMOUT is not a BSPk setting (did you mean BSPK_SYNC_TIMEOUT?); it is ignored (...)"
+std::string unknown_text(const Unknown& u);
 
 // ---- documentation ----
 std::string default_text(Var v);        // "16", "64K on shm, 256K on tcp/verbs", "none"

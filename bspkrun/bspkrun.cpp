@@ -1018,6 +1018,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
     return 2;
   }
+  // A BSPK_* variable that is no setting (a typo such as BSPK_SYNC_TIMOUT)
+  // would be ignored without a word: say so, once for the job.
+  for (const config::Unknown& u : config::unknown_settings())
+    std::fprintf(stderr, "bspkrun: warning: %s\n", config::unknown_text(u).c_str());
   // A malformed value is left for the processes to report (each does, in bspk_init).
   // Run as bsprun (BSPlib programs): no time-out unless the user sets one.
   // Pid 0 of a BSPlib program may read stdin for as long as the user takes,

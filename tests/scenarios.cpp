@@ -124,6 +124,14 @@ SCENARIO_ROW({.test = "UnknownProviderIsRefused", .args = "hello", .procs = p_li
               .out = {at_least(1, "no endpoint of provider 'no-such-provider' on this host .*unknown to this libfabric"_re),
                       exactly(0, "hello from pid")},
               .limit_s = 60, .within_s = 20});
+// A BSPK_* variable that is no setting (a typo) is reported once for the
+// job, by bspkrun, with the setting it is closest to; the job runs.
+SCENARIO_ROW({.test = "UnknownSettingIsReportedOnce", .args = "hello", .procs = p_list({3}),
+              .env = "BSPK_SYNC_TIMEOUT=60 BSPK_SYNC_TIMOUT=5 BSPK_COLL_SHORT=100",
+              .out = {exactly(1, "bspkrun: warning: BSPK_SYNC_TIMOUT is not a BSPk setting (did you mean "
+                                 "BSPK_SYNC_TIMEOUT?); it is ignored"),
+                      exactly(1, "is not a BSPk setting"), exactly(9, "hello from pid")},
+              .limit_s = 60, .suite = "Launcher"});
 // FI_PROVIDER is libfabric's filter (fabric(7)): a list of providers, or
 // after '^' of providers not to use, as sites set it ("^psm3"). BSPk chooses
 // within it by its own rules (one host: shm, then tcp), keeps an exclusion

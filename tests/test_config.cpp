@@ -253,6 +253,33 @@ TEST_F(Config, WrongAccessorIsAnInternalError) {
   }
 }
 
+// A BSPK_* variable that is no setting is found, with the closest setting
+// when one is within 2 edits (and a third of its length: BSPK_FOO gets no
+// suggestion); settings read outside the table (the
+// collectives', BSPK_BSPKRUN, BSPK_APP) and the tests' BSPK_TEST_* are not.
+TEST_F(Config, UnknownSettingsAreFoundWithTheClosestName) {
+  const char* const unknown[] = {"BSPK_SYNC_TIMOUT", "BSPK_FRAMESIZE", "BSPK_ZZZZZZZZZZZZZZ", "BSPK_FOO"};
+  const char* const fine[] = {"BSPK_COLL_SHORT", "BSPK_COLL_HEADER", "BSPK_BSPKRUN", "BSPK_APP", "BSPK_TEST_ANYTHING"};
+  for (const char* n : unknown) setenv(n, "1", 1);
+  for (const char* n : fine) setenv(n, "1", 1);
+  set(Var::SYNC_TIMEOUT, "30");
+  std::map<std::string, std::string> found;
+  for (const config::Unknown& u : config::unknown_settings()) found[u.name] = u.closest;
+  for (const char* n : unknown) unsetenv(n);
+  for (const char* n : fine) unsetenv(n);
+  for (const char* n : fine) EXPECT_EQ(found.count(n), 0u) << n;
+  EXPECT_EQ(found.count("BSPK_SYNC_TIMEOUT"), 0u);
+  ASSERT_EQ(found.count("BSPK_SYNC_TIMOUT"), 1u);
+  EXPECT_EQ(found["BSPK_SYNC_TIMOUT"], "BSPK_SYNC_TIMEOUT");
+  EXPECT_EQ(found["BSPK_FRAMESIZE"], "BSPK_FRAME_SIZE");
+  ASSERT_EQ(found.count("BSPK_ZZZZZZZZZZZZZZ"), 1u);
+  EXPECT_EQ(found["BSPK_ZZZZZZZZZZZZZZ"], "");
+  ASSERT_EQ(found.count("BSPK_FOO"), 1u);
+  EXPECT_EQ(found["BSPK_FOO"], "");
+  const std::string t = config::unknown_text({"BSPK_SYNC_TIMOUT", "BSPK_SYNC_TIMEOUT"});
+  EXPECT_TRUE(has(t, "BSPK_SYNC_TIMOUT is not a BSPk setting (did you mean BSPK_SYNC_TIMEOUT?)")) << t;
+}
+
 TEST_F(Config, MarkdownTableHasTheUserRowsOnly) {
   std::string md = config::markdown_table();
   EXPECT_EQ(md.rfind("| variable | default | meaning |\n|---|---|---|\n", 0), 0u);
