@@ -188,7 +188,7 @@ std::vector<Unknown> unknown_settings() {
     if (elsewhere) continue;
     Unknown u{std::string(nm), ""};
     // A suggestion within 2 edits, and within a third of the name after
-    // BSPK_ (BSPK_FOO is no typo of BSPK_APP).
+    // BSPK_ (BSPK_IFCE is one of BSPK_IFACE; BSPK_FOO of nothing).
     size_t best = std::min<size_t>(3, (nm.size() - 5) / 3 + 1);
     auto consider = [&](const char* cand) {
       const size_t d = edit_distance(nm, cand);
