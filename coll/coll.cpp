@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -96,7 +97,10 @@ const ShortLimit& short_setting() {
     if (e && *e) {
       char* end = nullptr;
       unsigned long long v = std::strtoull(e, &end, 10);
-      if (end && *end == '\0') l = {static_cast<size_t>(v), true};
+      if (end && *end == '\0' && e[0] != '-')
+        l = {static_cast<size_t>(v), true};
+      else if (bspk_pid() <= 0)  // (said once: by pid 0, or before bspk_init)
+        std::fprintf(stderr, "bspk: warning: BSPK_COLL_SHORT='%s' is not a number of bytes; it is ignored\n", e);
     }
     return l;
   }();
@@ -119,6 +123,8 @@ bool header_rounds(int p) {
     const char* e = std::getenv("BSPK_COLL_HEADER");
     if (e && std::strcmp(e, "direct") == 0) return 0;
     if (e && std::strcmp(e, "rounds") == 0) return 2;
+    if (e && *e && std::strcmp(e, "auto") != 0 && bspk_pid() <= 0)
+      std::fprintf(stderr, "bspk: warning: BSPK_COLL_HEADER='%s' is none of auto, direct, rounds; auto is used\n", e);
     return 1;
   }();
   if (mode == 1) return p >= 2 && bspk_sync_exchange() == BSPK_EXCHANGE_ROUNDS;
