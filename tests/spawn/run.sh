@@ -148,18 +148,13 @@ case $case_ in
     expect_count 1 "boom" "$err"
     gone_within 5
     ;;
-  child_killed)
-    run "$np" child_killed "$tag"
+  child_killed | child_crash)
+    run "$np" "$case_" "$tag"
     [ $status != 0 ] || fail "exit status 0, expected a failure"
     [ $secs -lt 20 ] || fail "the job took $secs s"
-    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 9 .*in superstep 2.*; ending the job" "$err"
-    gone_within 5
-    ;;
-  child_crash)
-    run "$np" child_crash "$tag"
-    [ $status != 0 ] || fail "exit status 0, expected a failure"
-    [ $secs -lt 20 ] || fail "the job took $secs s"
-    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal 11 \(Segmentation fault\) in superstep 2.*; ending the job" "$err"
+    signal="9 \(Killed\)"
+    [ "$case_" = child_crash ] && signal="11 \(Segmentation fault\)"
+    expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) was killed by signal $signal in superstep 2.*; ending the job" "$err"
     expect_count 0 "terminated with signal" "$err"
     gone_within 5
     ;;
