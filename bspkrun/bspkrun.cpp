@@ -76,7 +76,7 @@ void on_signal(int s) { g_signal = s; }
 // only one: a list whose every name is sockets. "^sockets" excludes it, and
 // from a list such as "sockets,tcp" the runtime chooses another
 // (fabric/select.h).
-bool fi_provider_is_sockets(const char* value) {
+bool provider_filter_is_sockets(const char* value) {
   std::string v(value);
   const size_t b = v.find_first_not_of(" \t");
   if (b == std::string::npos || v[b] == '^') return false;
@@ -1042,7 +1042,7 @@ int main(int argc, char** argv) {
   }
   if (!L.provider.empty()) {
     // nothing else to check: the runtime maps the name and refuses sockets
-  } else if (const char* fp = std::getenv("FI_PROVIDER"); fp && fi_provider_is_sockets(fp)) {
+  } else if (const char* fp = std::getenv("FI_PROVIDER"); fp && provider_filter_is_sockets(fp)) {
     std::fprintf(stderr,
                  "bspkrun: FI_PROVIDER=%s: the sockets provider is deprecated and lost messages in "
                  "BSPk's tests; use --provider tcp or shm\n",
