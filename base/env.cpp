@@ -106,4 +106,21 @@ std::string get_choice(const char* name, const std::string& def, const char* cho
   fail(BSPK_ERR_ARG, "%s='%s' is not one of %s", name, v->c_str(), listed.c_str());
 }
 
+NameFilter parse_name_filter(const std::string& v) {
+  NameFilter f;
+  size_t at = v.find_first_not_of(" \t");
+  if (at != std::string::npos && v[at] == '^') {
+    f.exclude = true;
+    ++at;
+  }
+  while (at != std::string::npos && at < v.size()) {
+    const size_t comma = v.find(',', at);
+    std::string n = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const size_t b = n.find_first_not_of(" \t"), e = n.find_last_not_of(" \t");
+    if (b != std::string::npos) f.names.push_back(n.substr(b, e - b + 1));
+    at = comma == std::string::npos ? comma : comma + 1;
+  }
+  return f;
+}
+
 }  // namespace bspk::env

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace bspk::env {
 
@@ -31,5 +32,13 @@ bool get_bool(const char* name, bool def);
 // One of the words in choices ("a|b|c"), def when unset. Throws BSPK_ERR_ARG
 // naming the variable and the choices otherwise.
 std::string get_choice(const char* name, const std::string& def, const char* choices);
+
+// A name filter in libfabric's syntax (fabric(7), FI_PROVIDER): names
+// separated by commas, or, after a leading '^', the names to exclude.
+struct NameFilter {
+  bool exclude = false;            // '^': the names are excluded
+  std::vector<std::string> names;  // as given, spaces and tabs trimmed, empty entries dropped
+};
+NameFilter parse_name_filter(const std::string& value);
 
 }  // namespace bspk::env

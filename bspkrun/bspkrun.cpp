@@ -59,6 +59,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "boot/bootstrap.h"
 #include "boot/protocol.h"
@@ -77,20 +78,11 @@ void on_signal(int s) { g_signal = s; }
 // from a list such as "sockets,tcp" the runtime chooses another
 // (fabric/select.h).
 bool provider_filter_is_sockets(const char* value) {
-  std::string v(value);
-  const size_t b = v.find_first_not_of(" \t");
-  if (b == std::string::npos || v[b] == '^') return false;
-  bool any = false;
-  for (size_t at = b; at != std::string::npos && at <= v.size();) {
-    const size_t comma = v.find(',', at);
-    std::string n = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (n.find_first_not_of(" \t") != std::string::npos) {
-      if (n.find("sockets") == std::string::npos) return false;
-      any = true;
-    }
-    at = comma == std::string::npos ? comma : comma + 1;
-  }
-  return any;
+  const env::NameFilter f = env::parse_name_filter(value);
+  if (f.exclude || f.names.empty()) return false;
+  for (const std::string& n : f.names)
+    if (n.find("sockets") == std::string::npos) return false;
+  return true;
 }
 
 struct Proc {

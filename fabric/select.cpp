@@ -108,29 +108,8 @@ bool provider_available(const std::string& name, bool remote) {
 
 namespace {
 
-// FI_PROVIDER as libfabric reads it (fabric(7)): a comma-separated list of the
-// providers it may use, or, after a leading '^', of those it must not.
-struct ProviderFilter {
-  bool exclude = false;
-  std::vector<std::string> names;  // as given (spaces trimmed, empty entries dropped)
-};
-
-ProviderFilter parse_filter(const std::string& v) {
-  ProviderFilter f;
-  size_t at = v.find_first_not_of(" \t");
-  if (at != std::string::npos && v[at] == '^') {
-    f.exclude = true;
-    ++at;
-  }
-  while (at != std::string::npos && at < v.size()) {
-    const size_t comma = v.find(',', at);
-    std::string n = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    const size_t b = n.find_first_not_of(" \t"), e = n.find_last_not_of(" \t");
-    if (b != std::string::npos) f.names.push_back(n.substr(b, e - b + 1));
-    at = comma == std::string::npos ? comma : comma + 1;
-  }
-  return f;
-}
+// FI_PROVIDER as libfabric reads it (fabric(7)).
+using ProviderFilter = env::NameFilter;
 
 // Whether a name of FI_PROVIDER's names the provider BSPk would open as
 // `canonical`: the same name, BSPk's alias of it (tcp, verbs), or its core
@@ -191,13 +170,14 @@ Selection select(const JobFacts& f) {
   // FI_PROVIDER=sockets under --provider tcp) must not be in force when
   // canonical_provider("tcp") asks whether net is offered. It is set to the
   // choice at the end.
+  const std::optional<std::string> fi_provider = env::get("FI_PROVIDER");
+  const ProviderFilter filt = env::parse_name_filter(fi_provider.value_or(""));
   if (auto p = config::get_string(config::Var::PROVIDER)) {
     unsetenv("FI_PROVIDER");
     c.provider = canonical_provider(*p);
     s.reason = "BSPK_PROVIDER=" + *p;
-  } else if (auto p2 = env::get("FI_PROVIDER"); p2 && !parse_filter(*p2).names.empty()) {
-    const std::string value = *p2;
-    const ProviderFilter filt = parse_filter(value);
+  } else if (!filt.names.empty()) {
+    const std::string& value = *fi_provider;
     if (!filt.exclude && filt.names.size() == 1) {  // one name: that provider
       unsetenv("FI_PROVIDER");
       c.provider = canonical_provider(filt.names[0]);

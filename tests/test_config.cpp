@@ -351,3 +351,21 @@ TEST(EnvParsers, NegativeOverflowingAndUnrepresentableValuesAreRefused) {
   unsetenv("BSPK_TEST_SIZE");
   unsetenv("BSPK_TEST_SECONDS");
 }
+
+// FI_PROVIDER's syntax (fabric(7)): one parser for the runtime's choice
+// (fabric/select.cpp) and bspkrun's sockets check.
+TEST(EnvParsers, NameFilterTrimsDropsEmptyEntriesAndReadsTheCaret) {
+  env::NameFilter f = env::parse_name_filter(" tcp , shm,, verbs;ofi_rxm ");
+  EXPECT_FALSE(f.exclude);
+  EXPECT_EQ(f.names, (std::vector<std::string>{"tcp", "shm", "verbs;ofi_rxm"}));
+  f = env::parse_name_filter("  ^psm3,\tpsm2");
+  EXPECT_TRUE(f.exclude);
+  EXPECT_EQ(f.names, (std::vector<std::string>{"psm3", "psm2"}));
+  f = env::parse_name_filter("^");
+  EXPECT_TRUE(f.exclude);
+  EXPECT_TRUE(f.names.empty());
+  EXPECT_TRUE(env::parse_name_filter(" , ").names.empty());
+  EXPECT_TRUE(env::parse_name_filter("").names.empty());
+  // A '^' after the first name is part of a name, as in libfabric.
+  EXPECT_EQ(env::parse_name_filter("tcp,^shm").names, (std::vector<std::string>{"tcp", "^shm"}));
+}
