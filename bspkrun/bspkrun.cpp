@@ -127,11 +127,11 @@ int pidfd_open_(pid_t pid) {
   return -1;
 #endif
 }
-int pidfd_send_signal_(int pidfd, int sig) {
+int pidfd_send_signal_(int pidfd, int sig, siginfo_t* info = nullptr) {
 #ifdef SYS_pidfd_send_signal
-  return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+  return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, info, 0));
 #else
-  (void)pidfd, (void)sig;
+  (void)pidfd, (void)sig, (void)info;
   errno = ENOSYS;
   return -1;
 #endif
@@ -519,9 +519,25 @@ void Launcher::parent_gone(bool died) {
                         (int)adopt_pid, died ? "died" : "exited", where(0).c_str()));
 }
 
+// SIGTERM goes queued with the job's exit status (kEndOfJob | status): pid 0
+// exits with it (bsplib/spawn.cpp), so that a program started without a
+// launcher ends as bspkrun would (139 after a crash, 1 after bsp_abort), not
+// "Terminated".
 void Launcher::signal_parent(int sig) {
-  if (adopt_pidfd_ >= 0) pidfd_send_signal_(adopt_pidfd_, sig);
-  else if (getppid() == adopt_pid) kill(adopt_pid, sig);  // never a reused pid: it is still our parent
+  constexpr int kEndOfJob = 0x42530000;  // bsplib/spawn.cpp
+  sigval value{};
+  value.sival_int = kEndOfJob | ((exit_status_ & 0xff) ? exit_status_ & 0xff : 1);
+  if (adopt_pidfd_ >= 0) {
+    siginfo_t info{};
+    info.si_signo = sig;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value = value;
+    if (sig != SIGTERM || pidfd_send_signal_(adopt_pidfd_, sig, &info) != 0) pidfd_send_signal_(adopt_pidfd_, sig);
+  } else if (getppid() == adopt_pid) {  // never a reused pid: it is still our parent
+    if (sig != SIGTERM || sigqueue(adopt_pid, sig, value) != 0) kill(adopt_pid, sig);
+  }
 }
 
 void Launcher::emit(Proc& p, const std::string& line, bool is_err) {

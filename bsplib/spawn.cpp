@@ -145,6 +145,28 @@ int reap(pid_t pid, double grace) {
   }
 }
 
+// pid 0 ends with the job's exit status when bspkrun ends the job (another
+// process crashed, aborted or exited early): bspkrun sends it SIGTERM queued
+// (SI_QUEUE) with kEndOfJob | status, and this handler exits with that status,
+// as bspkrun's own exit status would be. Any other SIGTERM (a user's kill)
+// goes to the action that was in place before (by default: terminated).
+constexpr int kEndOfJob = 0x42530000;  // "BS" in the value's high bits (bspkrun/bspkrun.cpp)
+struct sigaction g_old_term {};
+
+void on_term(int sig, siginfo_t* si, void* uc) {
+  if (si && si->si_code == SI_QUEUE && g_launcher > 0 && si->si_pid == g_launcher &&
+      (si->si_value.sival_int & ~0xffff) == kEndOfJob)
+    _exit(si->si_value.sival_int & 0xff);
+  if (g_old_term.sa_flags & SA_SIGINFO) {
+    g_old_term.sa_sigaction(sig, si, uc);
+  } else if (g_old_term.sa_handler == SIG_DFL) {
+    sigaction(sig, &g_old_term, nullptr);  // terminated by it when the handler returns
+    raise(sig);
+  } else if (g_old_term.sa_handler != SIG_IGN) {
+    g_old_term.sa_handler(sig);
+  }
+}
+
 std::string describe(int st) {
   if (WIFSIGNALED(st)) return format("was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
   return format("exited with status %d", WEXITSTATUS(st));
@@ -437,6 +459,11 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   g_launcher = pid;
   g_fd = rd;
   g_owner = self;
+  struct sigaction term{};
+  term.sa_sigaction = on_term;
+  term.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&term.sa_mask);
+  sigaction(SIGTERM, &term, &g_old_term);
   static bool registered = false;
   if (!registered) registered = std::atexit(wait_for_job) == 0;
   return 0;
