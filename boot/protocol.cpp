@@ -1,9 +1,11 @@
 #include "boot/protocol.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 
 #include <algorithm>
 #include <cctype>
@@ -29,6 +31,28 @@ void remove_shm_regions(const std::string& job, int rank) {
       unlinkat(dirfd(d), e->d_name, 0);
   }
   closedir(d);
+}
+
+int remove_job_regions_by_suffix(const std::string& suffix) {
+  int removed = 0;
+  DIR* d = opendir("/dev/shm");
+  if (!d || suffix.empty()) {
+    if (d) closedir(d);
+    return 0;
+  }
+  const std::string tail = "-" + suffix + ".";
+  while (dirent* e = readdir(d)) {
+    const char* n = e->d_name;
+    if (std::strncmp(n, "bspk.", 5) != 0) continue;
+    size_t k = 5;
+    while (std::isdigit(static_cast<unsigned char>(n[k]))) ++k;
+    struct stat st;
+    if (k == 5 || std::strncmp(n + k, tail.c_str(), tail.size()) != 0) continue;
+    if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != geteuid()) continue;
+    if (unlinkat(dirfd(d), n, 0) == 0) ++removed;
+  }
+  closedir(d);
+  return removed;
 }
 
 uint32_t announced_wire_version() {

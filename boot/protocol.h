@@ -75,6 +75,11 @@ std::string shm_name(const std::string& job, int rank);
 // Remove what the shm provider left in /dev/shm for pid `rank` of `job`
 // (every pid's if rank < 0): killed processes leave their regions behind.
 void remove_shm_regions(const std::string& job, int rank);
+// Remove the /dev/shm regions of a bspkrun job that is gone, given the
+// suffix of its directory (bspkrun.<suffix>; its job id is
+// "<launcher os pid>-<suffix>"): those named "bspk.<digits>-<suffix>." and
+// owned by this user. Returns how many were removed.
+int remove_job_regions_by_suffix(const std::string& suffix);
 
 // Blocking helpers; return false on EOF or error (errno set).
 bool write_all(int fd, const void* buf, size_t len);

@@ -31,6 +31,7 @@
 // share with pid 0); failures are handled and reported as for its own
 // processes. Pid 0 leaves by closing its end of FD.
 #include <CLI/CLI.hpp>
+#include <dirent.h>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <poll.h>
@@ -214,6 +215,45 @@ std::string Launcher::where(int rank) const {
   return strprintf(" in superstep %u (%s)", s.superstep, state_name(s.state));
 }
 
+// What jobs of this user whose bspkrun was killed with SIGKILL (the OOM
+// killer, `kill -9`, a batch system's last resort) left under `base`: their
+// directory (bspkrun.XXXXXX: the bootstrap socket, the status page) and their
+// processes' libfabric shm regions in /dev/shm (16 MiB each; the processes
+// died with bspkrun, by PR_SET_PDEATHSIG, before they could remove them). A
+// job is gone when its socket refuses connections (no bspkrun listens) and its
+// directory is older than 10 s (never one whose bspkrun is between bind and
+// listen). Only directories this user owns, under the TMPDIR this bspkrun
+// uses: a job of another container sharing /dev/shm is never touched.
+void remove_stale_jobs(const std::string& base) {
+  DIR* d = opendir(base.c_str());
+  if (!d) return;
+  const std::string prefix = "bspkrun.";
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string dir = base + "/" + name, sock = dir + "/boot.sock";
+    struct stat st;
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        time(nullptr) - st.st_mtime < 10)
+      continue;
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (sock.size() >= sizeof sa.sun_path) continue;
+    std::memcpy(sa.sun_path, sock.c_str(), sock.size() + 1);
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) continue;
+    const bool refused = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 && errno == ECONNREFUSED;
+    close(fd);
+    if (!refused) continue;  // alive (or not ours to judge)
+    const int regions = remove_job_regions_by_suffix(name.substr(prefix.size()));
+    for (const char* f : {"/boot.sock", "/status", "/abort.printed"}) unlink((dir + f).c_str());
+    if (rmdir(dir.c_str()) == 0 && config::get_bool(config::Var::VERBOSE))
+      std::fprintf(stderr, "bspkrun: removed %s and %d shared-memory region(s) of a job whose bspkrun was killed\n",
+                   dir.c_str(), regions);
+  }
+  closedir(d);
+}
+
 void Launcher::setup_rendezvous() {
   // Under $TMPDIR (the per-job directory a site's batch system gives), else
   // /tmp: a TMPDIR that is not absolute, would make the socket's path longer
@@ -225,6 +265,8 @@ void Launcher::setup_rendezvous() {
     while (b.size() > 1 && b.back() == '/') b.pop_back();
     if (b.size() + std::strlen("/bspkrun.XXXXXX/boot.sock") < sizeof(sockaddr_un{}.sun_path)) base = b;
   }
+  remove_stale_jobs(base);
+  if (base != "/tmp") remove_stale_jobs("/tmp");
   auto make = [](const std::string& in) {
     std::string t = in + "/bspkrun.XXXXXX";
     return mkdtemp(t.data()) ? t : std::string();
