@@ -1058,6 +1058,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   L.cmd = app.remaining();
+  // An unknown option before the program ends the options (prefix_command):
+  // say so rather than "cannot execute '--bogus'". After "--" anything is the
+  // program.
+  if (!L.cmd.empty() && L.cmd[0].size() > 1 && L.cmd[0][0] == '-' && L.cmd[0] != "--") {
+    std::fprintf(stderr, "bspkrun: unknown option '%s' (bspkrun --help lists them; the program and its "
+                 "arguments come after bspkrun's options, or after --)\n", L.cmd[0].c_str());
+    return 2;
+  }
   if (!L.cmd.empty() && L.cmd[0] == "--") L.cmd.erase(L.cmd.begin());  // kept by prefix_command()
   if (L.adopt_pid > 0 && !L.cmd.empty()) {
     std::fprintf(stderr, "bspkrun: --adopt starts no program (pids 1..P-1 are --adopt-children), but '%s' is given\n",
