@@ -31,6 +31,7 @@
 // share with pid 0); failures are handled and reported as for its own
 // processes. Pid 0 leaves by closing its end of FD.
 #include <CLI/CLI.hpp>
+#include <bspk.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <hwloc.h>
@@ -62,6 +63,7 @@
 #include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/version.h"
 #include "boot/bootstrap.h"
 #include "boot/protocol.h"
 
@@ -1032,8 +1034,14 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->needs(kids);
   kids->needs("--children-fd");
-  // --info needs no -n or program: its validator ends the parse (CLI11 runs
-  // option callbacks before it checks required options).
+  // --version and --info need no -n or program: their callbacks end the
+  // parse (CLI11 runs option callbacks before it checks required options).
+  bool version_asked = false;
+  app.add_flag("-V,--version", version_asked, "print BSPk's version and the protocols this build speaks, and exit")
+      ->each([&version_asked](const std::string&) {
+        version_asked = true;
+        throw CLI::Success();
+      });
   std::string info_format;
   app.add_flag("--info{text}", info_format,
                "print every BSPK_* setting (its value here, default and meaning) and exit; "
@@ -1051,6 +1059,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (version_asked) {
+      std::printf("%s (BSPk) %d.%d.%d; bootstrap protocol %u, wire protocol %u (every process of a job must "
+                  "speak the same)\n",
+                  invoked_as_bsprun(argv[0]) ? "bsprun" : "bspkrun", BSPK_VERSION_MAJOR, BSPK_VERSION_MINOR,
+                  BSPK_VERSION_PATCH, kProtocolVersion,
+                  version::kWireVersion);
+      return 0;
+    }
     if (!info_format.empty()) {
       std::fputs((info_format == "markdown" ? config::markdown_table() : config::info_text()).c_str(), stdout);
       return 0;
