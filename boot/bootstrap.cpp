@@ -24,6 +24,24 @@ namespace bspk::boot {
 
 namespace {
 
+// Whether process `pid` (of this host) is stopped by a signal: state T in
+// /proc/<pid>/stat (t, a debugger's stop, is not). False when it cannot be
+// read (gone, another pid namespace).
+bool stopped_by_signal(int32_t pid) {
+  if (pid <= 0) return false;
+  char path[48];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* rp = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  return rp && rp[1] == ' ' && rp[2] == 'T';
+}
+
 class Singleton final : public Bootstrap {
  public:
   int rank() const override { return 0; }
@@ -102,18 +120,27 @@ class Launcher final : public Bootstrap {
     return r != 0;
   }
 
+  // A process stopped by a signal (state T in /proc; a debugger's stop is t)
+  // computes nothing: it does not hold the time-out, so `kill -STOP` of one
+  // process (or ^Z of a process started outside a job-control shell) does
+  // not hang the job. A process stopped in a debugger still does: the job
+  // waits for the user.
   int computing_peer(uint32_t step) override {
     if (!status_) return -1;
+    stopped_ = -1;
     for (int j = 0; j < size_; ++j) {
       if (j == rank_) continue;
       const auto st = static_cast<ProcState>(status_[j].state);
       // (state and superstep are two stores: a torn pair only makes a wait
       // look legitimate for one more look, 0.1 s)
-      if ((st == ProcState::Starting || st == ProcState::Running) && step_at_or_before(status_[j].superstep, step))
-        return j;
+      if ((st == ProcState::Starting || st == ProcState::Running) && step_at_or_before(status_[j].superstep, step)) {
+        if (!stopped_by_signal(status_[j].os_pid)) return j;
+        stopped_ = j;
+      }
     }
     return -1;
   }
+  int stopped_peer() const override { return stopped_; }
 
  protected:
   void publish_state(uint32_t step, ProcState st) override {
@@ -137,6 +164,7 @@ class Launcher final : public Bootstrap {
   int fd_ = -1;
   int rank_, size_;
   StatusSlot* status_ = nullptr;
+  int stopped_ = -1;  // computing_peer: the last process passed over as stopped
   size_t status_len_ = 0;
 };
 

@@ -76,6 +76,12 @@ class Bootstrap {
   // see it. Called every 0.1 s while a wait makes no progress (sync::Engine::
   // wait_until: BSPK_SYNC_TIMEOUT runs only while this returns -1).
   virtual int computing_peer(uint32_t /*step*/) { return -1; }
+  // A process that computing_peer passed over because it is stopped by a
+  // signal (SIGSTOP, SIGTSTP; not a debugger's stop), or -1: named in the
+  // time-out's message. Only where this bootstrap can tell (bspkrun: every
+  // process on this host); under the job hub a stopped process stops its
+  // heartbeats and the hub ends the job.
+  virtual int stopped_peer() const { return -1; }
 
  protected:
   // Where set_state publishes (the launcher's status page, the hub's heartbeats).

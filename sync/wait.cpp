@@ -212,9 +212,13 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
     if (t - last_check > 0.1) {
       last_check = t;
       if (boot_.computing_peer(step_) >= 0) quiet_since = t;
-      if (t - quiet_since > opt_.timeout_s)
-        fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in superstep %u: %s (set BSPK_SYNC_TIMEOUT to wait longer)",
-             opt_.timeout_s, step_, what().c_str());
+      if (t - quiet_since > opt_.timeout_s) {
+        const int stopped = boot_.stopped_peer();
+        const std::string note =
+            stopped >= 0 ? "; pid " + std::to_string(stopped) + " is stopped (SIGSTOP or SIGTSTP; send it SIGCONT)" : "";
+        fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in superstep %u: %s%s (set BSPK_SYNC_TIMEOUT to wait longer)",
+             opt_.timeout_s, step_, what().c_str(), note.c_str());
+      }
       if (!boot_.alive()) fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", step_);
       // Every frame slot starved (the pool at its limit, all frames held by
       // regions): nothing more can arrive until the program frees some, so

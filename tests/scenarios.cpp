@@ -965,6 +965,30 @@ int slow_peer(int, char**) {
   return 0;
 }
 
+// ... but a process stopped by a signal (kill -STOP, ^Z) computes nothing: it
+// does not hold the time-out, which names it (Bootstrap::stopped_peer). The
+// last pid stops itself in superstep 1; the others' sync times out after 1 s.
+// (From 2026-12-04's first change until this row, such a job waited for ever.)
+SCENARIO_ROW({.test = "StoppedProcessDoesNotHoldTheTimeout", .args = "stopped_peer", .procs = p_list({2, 3}),
+              .env = "BSPK_SYNC_TIMEOUT=1", .status = fails_before_limit(),
+              .out = [](int p) {
+                return Matches{has(Re{"bspk: error: bspk_sync \\(pid 0, superstep 1\\): no progress for 1 s in superstep "
+                                      "1: .*; pid " + std::to_string(p - 1) +
+                                      " is stopped \\(SIGSTOP or SIGTSTP; send it SIGCONT\\)"}),
+                               lacks("stopped_peer resumed")};
+              },
+              .limit_s = 60, .within_s = 20});
+int stopped_peer(int, char**) {
+  OK(bspk_sync());
+  if (me == P - 1) {
+    raise(SIGSTOP);
+    std::printf("stopped_peer resumed\n");  // only by the job's end (SIGCONT, then SIGTERM)
+  }
+  int rc = bspk_sync();
+  CHECK(rc == BSPK_ERR_TIMEOUT, "pid %d: sync returned %d: %s", me, rc, bspk_error_string());
+  std::exit(1);
+}
+
 // A process that over-declares gets the time-out's message only: its
 // bspk_finalize after the failed bspk_sync returns the same code at once,
 // silently (no second error from the collective end it can no longer make),
@@ -1990,6 +2014,7 @@ int main(int argc, char** argv) {
   else if (name == "killed") return killed(argc, argv);
   else if (name == "crash") return crash(argc, argv);
   else if (name == "slow_peer") return slow_peer(argc, argv);
+  else if (name == "stopped_peer") return stopped_peer(argc, argv);
   else if (name == "no_finalize") return no_finalize(argc, argv);
   else if (name == "abort") return do_abort(argc, argv);
   else if (name == "hello") return hello(argc, argv);
