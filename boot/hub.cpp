@@ -420,7 +420,7 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
 
 void HubServer::run() {
   const double start = now_s(), hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
-  double last_beat = 0;
+  double last_beat = 0, last_look = start;
   uint64_t last_state = ~0ull;
   std::vector<pollfd> pfds;
   while (!stop_) {
@@ -446,6 +446,13 @@ void HubServer::run() {
                                                           "bspk_finalize");
     }
     const double now = now_s();
+    // This loop looks every tick: a longer gap (kPauseGap) means the hub's
+    // own process did not run -- the whole job was suspended (a batch
+    // system's suspend, SIGSTOP of every process) or starved. No process was
+    // silent meanwhile; each gets a whole silence() from now.
+    if (now - last_look > kPauseGap)
+      for (Conn* c : conns_) c->last = now;
+    last_look = now;
     // Unproven connections: closed after kHandshakeSeconds; closed ones freed.
     for (Conn* c : conns_)
       if (c->rank < 0 && c->fd >= 0 && now - c->opened > kHandshakeSeconds) turn_away(*c);
@@ -653,13 +660,17 @@ void HubClient::die(int code, int failed, const std::string& line) {
 
 void HubClient::run() {
   const double hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
-  double last_heard = now_s(), last_sent = 0;
+  double last_heard = now_s(), last_sent = 0, last_look = last_heard;
   uint32_t hub_step = 0;
   uint64_t last_state = ~0ull;
   while (!stop_) {
     pollfd p{fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(tick * 1000) + 1);
     if (stop_) return;
+    // A gap in this loop (kPauseGap) is a pause of this process (the whole
+    // job suspended), not silence of the hub: it gets a whole silence() again.
+    if (const double now = now_s(); now - last_look > kPauseGap) last_heard = last_look = now;
+    else last_look = now;
     bool open = true;
     if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
       open = reader_.fill(fd_);

@@ -74,6 +74,8 @@ namespace {
 
 volatile sig_atomic_t g_signal = 0;
 void on_signal(int s) { g_signal = s; }
+volatile sig_atomic_t g_suspend = 0;  // SIGTSTP (^Z): suspend the job (Launcher::suspend_job)
+void on_tstp(int) { g_suspend = 1; }
 
 // Whether FI_PROVIDER (libfabric's filter: names separated by commas, or
 // after '^' names to exclude) lets the deprecated sockets provider be the
@@ -186,6 +188,7 @@ class Launcher {
   void reap();
   void fail_job(int status, const std::string& msg);
   void kill_all(int sig);
+  void suspend_job();
   std::string where(int rank) const;
 
   std::string dir_, sock_path_, status_path_, jobid_;
@@ -782,6 +785,17 @@ void Launcher::kill_all(int sig) {
   }
 }
 
+// SIGTSTP (^Z at the terminal): stop every process of the job, then bspkrun
+// itself; when bspkrun is continued (fg, bg, SIGCONT) continue them. Their
+// time-outs do not count the pause (base/clock.h kPauseGap).
+void Launcher::suspend_job() {
+  g_suspend = 0;
+  if (failing_) return;
+  kill_all(SIGSTOP);
+  raise(SIGSTOP);  // (SIGTSTP's default would be discarded in an orphaned process group)
+  kill_all(SIGCONT);
+}
+
 void Launcher::fail_job(int status, const std::string& msg) {
   if (failing_) return;
   failing_ = true;
@@ -855,6 +869,14 @@ int Launcher::run() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
+  // ^Z suspends the whole job, not only bspkrun (its processes are in
+  // process groups of their own, out of the terminal's reach); a program
+  // started without a launcher shares pid 0's group, which the terminal stops.
+  if (!adopting()) {
+    struct sigaction ts{};
+    ts.sa_handler = on_tstp;
+    sigaction(SIGTSTP, &ts, nullptr);
+  }
   signal(SIGPIPE, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // ignored (inherited), the kernel would reap our processes before reap() sees how
 
@@ -906,6 +928,7 @@ int Launcher::run() {
     }
     reap();
     check_parent();
+    if (g_suspend) suspend_job();
     if (g_signal && !failing_)
       fail_job(128 + g_signal, strprintf("bspkrun: received signal %d (%s); ending the job", (int)g_signal,
                                          strsignal(g_signal)));

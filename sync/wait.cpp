@@ -189,7 +189,11 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
   // may still send to this one or join its count exchange: a peer that takes
   // long (reading input, writing a checkpoint) is not a fault; a wait that
   // every process able to end it shares is (a too large bspk_expect, a
-  // message never sent, mixed sync kinds not found otherwise).
+  // message never sent, mixed sync kinds not found otherwise). Nor is a
+  // pause of this process itself: checks are 0.1 s apart while it runs, so a
+  // longer gap between two means it was stopped (^Z, a batch system's
+  // suspend, SIGSTOP of the whole job) or not scheduled; the clock restarts
+  // then, so a job suspended for an hour resumes instead of timing out.
   double quiet_since = t;
   double spin_until = t + opt_.spin_s;
   uint64_t last_events = progress_events_;
@@ -210,6 +214,7 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
       continue;
     }
     if (t - last_check > 0.1) {
+      if (t - last_check > kPauseGap) quiet_since = t;
       last_check = t;
       if (boot_.computing_peer(step_) >= 0) quiet_since = t;
       if (t - quiet_since > opt_.timeout_s) {

@@ -1941,6 +1941,34 @@ int hello(int, char**) {
 SCENARIO_ROW({.test = "TimeoutEndsTheJob", .args = "sleep", .procs = p_list({3}), .providers = {kDefaultProvider},
               .env = "", .bspkrun = "--timeout 2", .status = exits(124), .out = {has("time limit of 2 s reached")},
               .limit_s = 60, .within_s = 15, .suite = "Launcher"});
+// run_for S (tests/launcher/suspend.sh): supersteps for S seconds of pid 0's
+// clock (an all-gather decides when to stop), each a ring message checked at
+// its receiver, alternately counted and declared with bspk_expect; the last
+// pid computes 1 ms per superstep. Prints "run_for ok after N supersteps".
+int run_for(int argc, char** argv) {
+  const double secs = argc > 2 ? std::atof(argv[2]) : 3, t0 = bspk_time();
+  for (int64_t s = 0;; ++s) {
+    bspk_ptr m = bspk_malloc("", 0, 1, 8);
+    *static_cast<int64_t*>(bspk_elemP(m)) = s * 1000 + me;
+    OK(bspk_send((me + 1) % P, m, 1));
+    if (s % 2) OK(bspk_expect(1));
+    if (me == P - 1) usleep(1000);
+    OK(bspk_sync());
+    bspk_ptr r = bspk_recv();
+    CHECK(!bspk_is_null(r) && *static_cast<const int64_t*>(bspk_elemP(r)) == s * 1000 + (me + P - 1) % P,
+          "superstep %lld: the ring message", static_cast<long long>(s));
+    OK(bspk_free(r));
+    const int64_t go = me == 0 ? bspk_time() - t0 < secs : 0;
+    std::vector<int64_t> all(static_cast<size_t>(P));
+    OK(bspk_sync_allgather(&go, sizeof go, all.data(), nullptr));
+    if (!all[0]) {
+      OK(bspk_finalize());
+      if (me == 0) std::printf("run_for ok after %lld supersteps\n", static_cast<long long>(2 * (s + 1)));
+      return 0;
+    }
+  }
+}
+
 int sleeper(int, char**) {
   sleep(60);  // outlives bspkrun --timeout
   OK(bspk_finalize());
@@ -2030,6 +2058,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   else if (name == "sleep") return sleeper(argc, argv);
+  else if (name == "run_for") return run_for(argc, argv);
   else if (name == "steady") return steady(argc, argv);
   else bspk_abort("unknown scenario '%s'", name.c_str());
   if (rc == 0) OK(bspk_finalize());
