@@ -4,7 +4,8 @@
 # also when a check fails): PMIx, PMI2 and plain-srun bootstraps running the
 # radix-sort and mp_template examples, a BSPlib program, an sbatch job, core binding, and the
 # failure cases (SIGKILL mid-superstep, exit without bspk_finalize, finalize
-# while others sync, bspk_abort, a process of another BSPk version).
+# while others sync, bspk_abort, a process of another BSPk version), and a job
+# suspended and resumed (scontrol suspend).
 BUILD=${1:?usage: slurm_single.sh BUILD_DIR}
 source "$(dirname "$0")/lib.sh"
 need_slurm
@@ -74,6 +75,38 @@ done
 run "too large bspk_expect srun --mpi=pmix" 60 "${SRUN[@]}" --mpi=pmix env BSPK_SYNC_TIMEOUT=2 "$SCEN" err_expect_fewer
 [[ $RC != 0 ]] && pass "$NAME: exit status $RC" || bad "$NAME: exit status 0, expected a failure"
 expect "no progress for 2 s in superstep 0"
+
+# ---- a suspended job resumes ---------------------------------------------------
+# scontrol suspend / resume (SIGSTOP, later SIGCONT, to every process) for 6 s
+# against a failure time-out of 3 s and a sync time-out of 2 s: neither the
+# hub nor a process counts its own pause as the others' silence
+# (base/clock.h kPauseGap). (Until 2026-12-04 every process ended with "has
+# not been heard from for 6.1 s" right after the resume.)
+log=$BUILD/slurm-suspend.log
+: >"$log"
+timeout -k 5 90 "${SRUN[@]}" --mpi=pmix env BSPK_FAILURE_TIMEOUT=3 BSPK_SYNC_TIMEOUT=2 "$SCEN" run_for 8 >"$log" 2>&1 &
+spid=$!
+NAME="scontrol suspend and resume (pmix)"
+jobid=
+for ((k = 0; k < 100; k++)); do
+  jobid=$(squeue -h -o %i -t R 2>/dev/null | head -1)
+  [[ -n $jobid ]] && break
+  sleep 0.1
+done
+sleep 2
+t0=$(now)
+if [[ -n $jobid ]] && scontrol suspend "$jobid"; then
+  sleep 6
+  scontrol resume "$jobid"
+  wait $spid; rc=$?
+  step "$NAME" "srun ... run_for 8; scontrol suspend $jobid; 6 s; scontrol resume $jobid" "$rc" "$(elapsed "$t0")" \
+    "$(cat "$log")"
+  expect_rc 0; expect "^run_for ok after [0-9]+ supersteps"; expect_not "has not been heard from|no progress for"
+else
+  kill "$spid" 2>/dev/null; wait $spid; rc=$?
+  step "$NAME" "srun ... run_for 8 (job '$jobid' to be suspended)" "$rc" 0 "$(cat "$log")"
+  bad "$NAME: could not suspend the job ('$jobid')"
+fi
 
 # ---- failures ---------------------------------------------------------------
 # SIGKILL in the middle of superstep 3 (pid 3 kills itself while the others
