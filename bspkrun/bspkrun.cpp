@@ -891,6 +891,7 @@ int Launcher::run() {
       }
   }
   const double t0 = now_s();
+  double last_look = t0;  // this loop's last look at the clock (it looks every 50 ms while it runs)
   bool sent_kill = false;
 
   for (;;) {
@@ -932,6 +933,10 @@ int Launcher::run() {
     if (g_signal && !failing_)
       fail_job(128 + g_signal, strprintf("bspkrun: received signal %d (%s); ending the job", (int)g_signal,
                                          strsignal(g_signal)));
+    // A pause of bspkrun itself (the job suspended) is not the late
+    // process's delay (base/clock.h kPauseGap).
+    if (const double tl = now_s(); tl - last_look > kPauseGap) gather_started_ += tl - last_look, last_look = tl;
+    else last_look = tl;
     if (!failing_ && ngathered_ > 0 && now_s() - gather_started_ > exchange_timeout) {
       std::string missing;
       int shown = 0;
