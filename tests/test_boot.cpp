@@ -150,9 +150,11 @@ HubTiming fast() {
   return t;
 }
 
-// Runs f in a child process with stderr captured; returns (exit status, stderr).
-template <class F>
-std::pair<int, std::string> in_child(F f) {
+// Runs f in a child process with stderr captured, and meanwhile (before
+// reading that stderr) while_running(the child's pid) here; returns (exit
+// status, stderr).
+template <class F, class G = void (*)(pid_t)>
+std::pair<int, std::string> in_child(F f, G while_running = [](pid_t) {}) {
   int p[2];
   if (pipe(p) != 0) return {-1, ""};
   pid_t c = fork();
@@ -163,6 +165,7 @@ std::pair<int, std::string> in_child(F f) {
     _exit(0);
   }
   close(p[1]);
+  while_running(c);
   std::string out;
   char buf[4096];
   ssize_t n;
@@ -270,51 +273,40 @@ TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {
 // group for 3.5 s (failure time-out 2 s) in the middle. (Until 2026-12-04 the
 // first look after the resumption declared the others dead.)
 TEST(Hub, WholeJobSuspendedLongerThanTheFailureTimeoutResumes) {
-  int p[2];
-  ASSERT_EQ(pipe(p), 0);
-  pid_t job = fork();
-  ASSERT_GE(job, 0);
-  if (job == 0) {
-    setpgid(0, 0);
-    dup2(p[1], 2);
-    close(p[0]);
-    LocalState s0, s1;
-    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
-    const uint16_t port = server.port();
-    auto supersteps = [](HubClient& c, LocalState& s, const char* blob) {
-      for (uint32_t i = 0; i < 40; ++i) {
-        s.step = i;
-        if (c.allgather(blob).size() != 2) _exit(5);
-        usleep(100000);
-      }
-      c.finalized();
-    };
-    pid_t vp = fork();
-    if (vp == 0) {
-      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
-      supersteps(c, s1, "x");
-      _exit(0);
-    }
-    HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0, kKey);
-    supersteps(c, s0, "y");
-    int st = 0;
-    waitpid(vp, &st, 0);
-    _exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 4);
-  }
-  close(p[1]);
-  setpgid(job, job);  // (both sides set it: no race with the child's first steps)
-  usleep(1500000);
-  ASSERT_EQ(kill(-job, SIGSTOP), 0);
-  usleep(3500000);
-  ASSERT_EQ(kill(-job, SIGCONT), 0);
-  std::string err;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(p[0], buf, sizeof buf)) > 0) err.append(buf, static_cast<size_t>(n));
-  close(p[0]);
-  int st = 0;
-  waitpid(job, &st, 0);
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << ": " << err;
+  auto [status, err] = in_child(
+      [] {
+        setpgid(0, 0);
+        LocalState s0, s1;
+        HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+        const uint16_t port = server.port();
+        auto supersteps = [](HubClient& c, LocalState& s, const char* blob) {
+          for (uint32_t i = 0; i < 40; ++i) {
+            s.step = i;
+            if (c.allgather(blob).size() != 2) _exit(5);
+            usleep(100000);
+          }
+          c.finalized();
+        };
+        pid_t vp = fork();
+        if (vp == 0) {
+          HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
+          supersteps(c, s1, "x");
+          _exit(0);
+        }
+        HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0, kKey);
+        supersteps(c, s0, "y");
+        int st = 0;
+        waitpid(vp, &st, 0);
+        _exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 4);
+      },
+      [](pid_t job) {
+        setpgid(job, job);  // (both sides set it: no race with the child's first steps)
+        usleep(1500000);
+        EXPECT_EQ(kill(-job, SIGSTOP), 0);
+        usleep(3500000);
+        EXPECT_EQ(kill(-job, SIGCONT), 0);
+      });
+  EXPECT_EQ(status, 0) << err;
   EXPECT_EQ(err.find("has not been heard from"), std::string::npos) << err;
 }
 
