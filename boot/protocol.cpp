@@ -20,39 +20,40 @@ namespace bspk::boot {
 
 std::string shm_name(const std::string& job, int rank) { return "bspk." + job + "." + std::to_string(rank); }
 
-void remove_shm_regions(const std::string& job, int rank) {
-  std::string name = rank < 0 ? "bspk." + job + "." : shm_name(job, rank);
+namespace {
+// Unlinks the files of /dev/shm whose name `match` accepts; returns how many.
+template <class Match>
+int unlink_shm_files(Match match) {
+  int removed = 0;
   DIR* d = opendir("/dev/shm");
-  if (!d) return;
-  while (dirent* e = readdir(d)) {
-    // the name, then (one rank) anything but a digit: never pid 10's for pid 1's
-    if (std::strncmp(e->d_name, name.c_str(), name.size()) == 0 &&
-        (rank < 0 || !std::isdigit(static_cast<unsigned char>(e->d_name[name.size()]))))
-      unlinkat(dirfd(d), e->d_name, 0);
-  }
+  if (!d) return 0;
+  while (dirent* e = readdir(d))
+    if (match(dirfd(d), e->d_name) && unlinkat(dirfd(d), e->d_name, 0) == 0) ++removed;
   closedir(d);
+  return removed;
+}
+}  // namespace
+
+void remove_shm_regions(const std::string& job, int rank) {
+  const std::string name = rank < 0 ? "bspk." + job + "." : shm_name(job, rank);
+  // the name, then (one rank) anything but a digit: never pid 10's for pid 1's
+  unlink_shm_files([&name, rank](int, const char* n) {
+    return std::strncmp(n, name.c_str(), name.size()) == 0 &&
+           (rank < 0 || !std::isdigit(static_cast<unsigned char>(n[name.size()])));
+  });
 }
 
 int remove_job_regions_by_suffix(const std::string& suffix) {
-  int removed = 0;
-  DIR* d = opendir("/dev/shm");
-  if (!d || suffix.empty()) {
-    if (d) closedir(d);
-    return 0;
-  }
+  if (suffix.empty()) return 0;
   const std::string tail = "-" + suffix + ".";
-  while (dirent* e = readdir(d)) {
-    const char* n = e->d_name;
-    if (std::strncmp(n, "bspk.", 5) != 0) continue;
+  return unlink_shm_files([&tail](int dir, const char* n) {
+    if (std::strncmp(n, "bspk.", 5) != 0) return false;
     size_t k = 5;
     while (std::isdigit(static_cast<unsigned char>(n[k]))) ++k;
     struct stat st;
-    if (k == 5 || std::strncmp(n + k, tail.c_str(), tail.size()) != 0) continue;
-    if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != geteuid()) continue;
-    if (unlinkat(dirfd(d), n, 0) == 0) ++removed;
-  }
-  closedir(d);
-  return removed;
+    return k > 5 && std::strncmp(n + k, tail.c_str(), tail.size()) == 0 &&
+           fstatat(dir, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == geteuid();
+  });
 }
 
 uint32_t announced_wire_version() {

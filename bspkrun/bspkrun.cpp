@@ -229,6 +229,14 @@ std::string Launcher::where(int rank) const {
 // directory is older than 10 s (never one whose bspkrun is between bind and
 // listen). Only directories this user owns, under the TMPDIR this bspkrun
 // uses: a job of another container sharing /dev/shm is never touched.
+// A job's directory and what bspkrun and its processes put in it: the
+// bootstrap socket, the status page, abort.printed (api/bspk.cpp: the first
+// abort message was printed). True if the directory is gone.
+bool remove_job_dir(const std::string& dir) {
+  for (const char* f : {"/boot.sock", "/status", "/abort.printed"}) unlink((dir + f).c_str());
+  return rmdir(dir.c_str()) == 0;
+}
+
 void remove_stale_jobs(const std::string& base) {
   DIR* d = opendir(base.c_str());
   if (!d) return;
@@ -251,8 +259,7 @@ void remove_stale_jobs(const std::string& base) {
     close(fd);
     if (!refused) continue;  // alive (or not ours to judge)
     const int regions = remove_job_regions_by_suffix(name.substr(prefix.size()));
-    for (const char* f : {"/boot.sock", "/status", "/abort.printed"}) unlink((dir + f).c_str());
-    if (rmdir(dir.c_str()) == 0 && config::get_bool(config::Var::VERBOSE))
+    if (remove_job_dir(dir) && config::get_bool(config::Var::VERBOSE))
       std::fprintf(stderr, "bspkrun: removed %s and %d shared-memory region(s) of a job whose bspkrun was killed\n",
                    dir.c_str(), regions);
   }
@@ -980,10 +987,7 @@ int Launcher::run() {
   }
   // libfabric removes shm regions at a normal exit; a killed process leaves its own.
   remove_shm_regions(jobid_, -1);
-  unlink(sock_path_.c_str());
-  unlink(status_path_.c_str());
-  unlink((dir_ + "/abort.printed").c_str());  // api/bspk.cpp: the first abort message was printed
-  rmdir(dir_.c_str());
+  remove_job_dir(dir_);
   if (avail_) hwloc_bitmap_free(avail_);
   if (topo_) hwloc_topology_destroy(topo_);
   if (adopt_fd >= 0) close(adopt_fd);
