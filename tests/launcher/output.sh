@@ -1,0 +1,49 @@
+#!/bin/bash
+# tests/launcher/output.sh BSPKRUN CASE -- bspkrun forwards its processes'
+# output whole, line by line, in bounded memory:
+#   many_lines  4 processes print 100,000 short lines each on stdout and on
+#               stderr (--tag-output): every line arrives once, whole, with its
+#               process's prefix, in each process's order;
+#   long_line   pid 0 writes 64 MiB without a newline, the others lines on
+#               stderr, with bspkrun's heap limited to 48 MiB (RLIMIT_DATA):
+#               the line arrives whole (one prefix, ended with a newline at
+#               its end) -- bspkrun forwards a line longer than 1 MiB in
+#               pieces instead of holding it for its newline (until
+#               2026-12-04 it held it all: 400 MB for two 100 MB lines).
+set -u
+bspkrun=${1:?usage: output.sh BSPKRUN CASE} case_=${2:?}
+# shellcheck source=tests/launcher/lib.sh
+. "$(dirname "$0")/lib.sh"
+unset BSPK_VERBOSE
+
+case "$case_" in
+  many_lines)
+    n=100000
+    run_job 120 "$bspkrun" --tag-output -n 4 sh -c \
+      "seq -f \"pid \$BSPK_RANK line %.0f\" $n; seq -f \"pid \$BSPK_RANK err %.0f\" $n >&2"
+    expect_rc 0
+    for r in 0 1 2 3; do
+      # This process's lines, prefix removed, must be exactly seq's.
+      diff -q <(grep "^\[$r\] " "$out" | sed "s/^\[$r\] //") <(seq -f "pid $r line %.0f" $n) >/dev/null ||
+        fail "pid $r's stdout lines are not its $n lines, whole and in order"
+      diff -q <(grep "^\[$r\] " "$err" | sed "s/^\[$r\] //") <(seq -f "pid $r err %.0f" $n) >/dev/null ||
+        fail "pid $r's stderr lines are not its $n lines, whole and in order"
+    done
+    [ "$(wc -l <"$out")" = $((4 * n)) ] || fail "stdout has $(wc -l <"$out") lines, not $((4 * n))"
+    ;;
+  long_line)
+    bytes=$((64 << 20))
+    run_job 120 prlimit --data=$((48 << 20)) "$bspkrun" --tag-output -n 3 sh -c \
+      "if [ \$BSPK_RANK = 0 ]; then head -c $bytes /dev/zero | tr '\\0' x; else seq -f \"pid \$BSPK_RANK err %.0f\" 1000 >&2; fi"
+    expect_rc 0
+    [ "$(wc -c <"$out")" = $((bytes + 5)) ] || fail "stdout has $(wc -c <"$out") bytes, not '[0] ', $bytes x and a newline"
+    [ "$(head -c 4 "$out")" = "[0] " ] || fail "stdout does not start with '[0] '"
+    [ "$(tr -d x <"$out" | od -An -c | tr -d ' ')" = '[0]\n' ] || fail "stdout has more than one prefix or bytes other than x"
+    [ "$(grep -c '^\[[12]\] pid [12] err ' "$err")" = 2000 ] || fail "the others' 2000 stderr lines are not all whole"
+    ;;
+  *)
+    echo "output.sh: unknown case $case_" >&2
+    exit 2
+    ;;
+esac
+echo "ok: $case_"
