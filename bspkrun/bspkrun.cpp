@@ -1133,7 +1133,11 @@ int main(int argc, char** argv) {
       std::fputs((info_format == "markdown" ? config::markdown_table() : config::info_text()).c_str(), stdout);
       return 0;
     }
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A usage error: named as bspkrun's, exit status 2 as for an unknown
+    // option (CLI11's own codes, 105 and up, mean nothing to a script).
+    std::fprintf(stderr, "bspkrun: %s (bspkrun --help lists the options)\n", e.what());
+    return 2;
   }
   L.cmd = app.remaining();
   // An unknown option before the program ends the options (prefix_command):
