@@ -12,7 +12,8 @@ namespace bspk {
 // the kernel gives none (getrandom fails: a kernel older than 3.17).
 void random_bytes(void* buf, size_t n);
 
-// 64 unpredictable bits (random_bytes).
+// 64 unpredictable bits (random_bytes, fetched 64 values at a time; a
+// forked child never gets its parent's).
 uint64_t random_u64();
 
 }  // namespace bspk

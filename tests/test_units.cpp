@@ -6,12 +6,14 @@
 
 #include <cstring>
 #include <memory>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <set>
 #include <vector>
 
 #include "base/copy.h"
 #include "base/error.h"
+#include "base/random.h"
 #include "comem/pool.h"
 #include "comem/region.h"
 #include "sync/board.h"
@@ -651,4 +653,30 @@ TEST(CopyBytes, CopiesExactlyTheRangeAtEveryRelativeOffset) {
       }
     }
   EXPECT_GT(backward, 0u) << "the backward path was never taken: the test would not see it break";
+}
+
+// base/random.h: random_u64 hands out values fetched in batches; a forked
+// child must not draw what its parent draws next (the batch it inherited),
+// or two processes would make the same memory keys.
+TEST(Random, ForkedChildNeverDrawsItsParentsNextValues) {
+  (void)bspk::random_u64();  // a batch is buffered now
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    uint64_t v[8];
+    for (auto& x : v) x = bspk::random_u64();
+    _exit(write(fds[1], v, sizeof v) == static_cast<ssize_t>(sizeof v) ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t theirs[8];
+  ASSERT_EQ(read(fds[0], theirs, sizeof theirs), static_cast<ssize_t>(sizeof theirs));
+  close(fds[0]);
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  std::set<uint64_t> all(theirs, theirs + 8);
+  for (int i = 0; i < 8; ++i) all.insert(bspk::random_u64());
+  EXPECT_EQ(all.size(), 16u) << "parent and child drew a value in common";
 }
