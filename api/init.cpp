@@ -504,8 +504,16 @@ int finalize_runtime() {
   r.dsm->flush_errors();  // refusals of the final superstep's copies, too (issue 12, defect 3)
   std::string msg;
   if (int c = r.dsm->take_error(&msg)) late = record("bspk_finalize", c, msg.c_str());
+  // Our last control messages (e.g. the Unregisters of regions freed just
+  // before) complete while every peer still progresses: one sent through the
+  // provider completes only once its receiver has taken it, and a receiver
+  // that has left the barrier takes nothing. (Until 2026-12-04 the barrier
+  // came first; a peer whose barrier Hellos came through the shared-memory
+  // rings could leave with such messages not taken, and this process then
+  // waited BSPK_SYNC_TIMEOUT for them and failed.)
+  r.engine->quiesce();
   r.engine->fabric_barrier(false);  // nobody closes while a peer may still talk to it
-  r.engine->quiesce();               // our last control messages have left
+  r.engine->quiesce();              // the barrier's own Hellos, taken by their receivers within it
   if (r.print_stats) {
     refresh_pool_stats(r);
     // stdout, so that `bspkrun ... | grep bspk-stats` finds it (the user asked for it).

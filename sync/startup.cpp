@@ -87,8 +87,8 @@ void Engine::quiesce() {
     if (idle) return;
     wait_once(0, 50);
     if (now_s() - t0 > opt_.timeout_s)
-      fail(BSPK_ERR_TIMEOUT, "%zu send(s) did not complete within %.0f s at shutdown",
-           all_ops_.size() - op_pool_.size(), opt_.timeout_s);
+      fail(BSPK_ERR_TIMEOUT, "%zu send(s) did not complete within %.0f s at shutdown (%zu held by flow control, %zu "
+           "queued for the provider)", all_ops_.size() - op_pool_.size(), opt_.timeout_s, nblocked_, backlog_.size());
   }
 }
 

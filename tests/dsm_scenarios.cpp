@@ -891,11 +891,54 @@ int move(int argc, char** argv) {
   std::printf("dsm move ok pid=%d\n", me);
   return 0;
 }
+
+// ---------------------------------------------------------------- freeall
+// A program that frees all its named regions just before bspk_finalize (the
+// usual clean-up). Each process registers n named regions, its right
+// neighbour stores into every one, then each frees them all and finalizes.
+// The frees send Unregisters to the names' homes, which flow control may hold
+// until the home is known to have reached their superstep; finalize must get
+// them out while every peer still listens. (Until 2026-12-04 it waited for its
+// sends after the closing barrier: on shm with n = 500-1000, in a third to
+// two thirds of the runs, a process whose peer had already left reported "N
+// send(s) did not complete within 60 s at shutdown"; ctest also runs it 8
+// times in a row, Dsm.FreeAllJustBeforeFinalizeRepeated.) Arguments: n, the
+// parity of the pids that are late into the frees (they sleep late_us first).
+SCENARIO_ROW({.test = "DsmManyNamedRegionsFreedJustBeforeFinalize", .args = "freeall 500 0",
+              .env = "BSPK_SYNC_TIMEOUT=10", .out = once_per_process("dsm freeall ok")});
+int freeall(int argc, char** argv) {
+  const int n = argc > 2 ? atoi(argv[2]) : 1000;
+  const int right = (me + 1) % P, left = (me + P - 1) % P;
+  std::vector<bspk_ptr> mine(static_cast<size_t>(n)), theirs(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    mine[static_cast<size_t>(i)] = bspk_malloc("freeall", me * n + i, 1, 8);
+    CHECK(!bspk_is_null(mine[static_cast<size_t>(i)]), "bspk_malloc %d: %s", i, bspk_error_string());
+    at(mine[static_cast<size_t>(i)], 0) = 0;
+  }
+  OK(bspk_sync());
+  for (int i = 0; i < n; ++i) theirs[static_cast<size_t>(i)] = bspk_lookup("freeall", right * n + i);
+  OK(bspk_sync());
+  for (int i = 0; i < n; ++i) {
+    const uint64_t v = h3(static_cast<uint64_t>(me), 5, static_cast<uint64_t>(i));
+    OK(bspk_put(theirs[static_cast<size_t>(i)], &v, sizeof v));
+  }
+  OK(bspk_sync());
+  for (int i = 0; i < n; ++i)
+    CHECK(at(mine[static_cast<size_t>(i)], 0) == h3(static_cast<uint64_t>(left), 5, static_cast<uint64_t>(i)),
+          "region %d: not the left neighbour's store", i);
+  const int late = argc > 3 ? atoi(argv[3]) : 1;  // which parity is late into the frees
+  const int late_us = argc > 4 ? atoi(argv[4]) : 20000;
+  if (me % 2 == late) usleep(static_cast<useconds_t>(late_us));
+  for (int i = 0; i < n; ++i) OK(bspk_free(mine[static_cast<size_t>(i)]));
+  OK(bspk_sync());
+  std::printf("dsm freeall ok pid=%d\n", me);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   return scenario_main(argc, argv, "dsm_scenarios",
                        {{"ring", ring}, {"fetch", fetch}, {"samestep", samestep}, {"conflict", conflict},
                         {"selfcount", selfcount}, {"put", put}, {"put_many", put_many}, {"buf_errors", buf_errors},
-                        {"errors", errors}, {"move", move}});
+                        {"errors", errors}, {"move", move}, {"freeall", freeall}});
 }
