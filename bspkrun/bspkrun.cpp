@@ -75,6 +75,11 @@ namespace {
 volatile sig_atomic_t g_signal = 0;
 void on_signal(int s) { g_signal = s; }
 volatile sig_atomic_t g_suspend = 0;  // SIGTSTP (^Z): suspend the job (Launcher::suspend_job)
+// SIGUSR1 / SIGUSR2 received, to be passed on to every process of the job (as
+// mpirun and srun do: batch systems announce a coming time limit with them,
+// e.g. sbatch --signal=B:USR1@60 to the batch script's bspkrun).
+volatile sig_atomic_t g_usr1 = 0, g_usr2 = 0;
+void on_usr(int s) { (s == SIGUSR1 ? g_usr1 : g_usr2) = 1; }
 void on_tstp(int) { g_suspend = 1; }
 
 // Whether FI_PROVIDER (libfabric's filter: names separated by commas, or
@@ -193,9 +198,11 @@ class Launcher {
   void reap();
   void fail_job(int status, const std::string& msg);
   void kill_all(int sig);
+  void forward_signal(int sig);
   void suspend_job();
   std::string where(int rank) const;
 
+  bool pipe_ignored_ = false;  // SIGPIPE was ignored when bspkrun started (the job inherits that)
   std::string dir_, sock_path_, status_path_, jobid_;
   int listen_fd_ = -1;
   StatusSlot* status_ = nullptr;
@@ -389,6 +396,7 @@ bool Launcher::spawn(int rank) {
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
+    if (!pipe_ignored_) signal(SIGPIPE, SIG_DFL);  // ignored by bspkrun only (run())
     // A process group of its own (kill_all signals the group, so processes
     // it started go too), except pid 0 reading a terminal: in a group other
     // than the terminal's foreground one, its first read of stdin would stop
@@ -822,6 +830,16 @@ void Launcher::kill_all(int sig) {
   }
 }
 
+// A signal for the program (SIGUSR1, SIGUSR2): to each process of the job
+// that runs, not to what it started (its process group).
+void Launcher::forward_signal(int sig) {
+  for (auto& p : procs_) {
+    if (p.pid <= 0 || p.exited) continue;
+    if (adopted(p.rank)) signal_parent(sig);
+    else kill(p.pid, sig);
+  }
+}
+
 // SIGTSTP (^Z at the terminal): stop every process of the job, then bspkrun
 // itself; when bspkrun is continued (fg, bg, SIGCONT) continue them. Their
 // time-outs do not count the pause (base/clock.h kPauseGap).
@@ -901,18 +919,34 @@ int Launcher::run() {
   gather_.resize(static_cast<size_t>(nprocs));
   gathered_.assign(static_cast<size_t>(nprocs), false);
 
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  // A signal ignored when bspkrun started stays ignored, for bspkrun and (by
+  // exec) for the job: `nohup bspkrun ... &` survives the terminal's hangup,
+  // and a job started in the background by a non-interactive shell ignores
+  // SIGINT, as any other program there would. (Until 2026-12-04 bspkrun
+  // caught SIGHUP regardless and ended a nohup'ed job at logout.)
+  auto catch_unless_ignored = [](int sig, void (*handler)(int)) {
+    struct sigaction old{};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) return;
+    struct sigaction sa{};
+    sa.sa_handler = handler;
+    sigaction(sig, &sa, nullptr);
+  };
+  catch_unless_ignored(SIGINT, on_signal);
+  catch_unless_ignored(SIGTERM, on_signal);
+  catch_unless_ignored(SIGHUP, on_signal);
   // ^Z suspends the whole job, not only bspkrun (its processes are in
   // process groups of their own, out of the terminal's reach); a program
   // started without a launcher shares pid 0's group, which the terminal stops.
-  if (!adopting()) {
-    struct sigaction ts{};
-    ts.sa_handler = on_tstp;
-    sigaction(SIGTSTP, &ts, nullptr);
+  if (!adopting()) catch_unless_ignored(SIGTSTP, on_tstp);
+  catch_unless_ignored(SIGUSR1, on_usr);
+  catch_unless_ignored(SIGUSR2, on_usr);
+  // bspkrun's own writes to a closed output get EPIPE; the job's processes
+  // get SIGPIPE as bspkrun got it (spawn restores it: an ignored signal would
+  // stay ignored across exec, and `yes | head` in a job then reported
+  // "Broken pipe" instead of ending quietly).
+  {
+    struct sigaction old{};
+    pipe_ignored_ = sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_IGN;
   }
   signal(SIGPIPE, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // ignored (inherited), the kernel would reap our processes before reap() sees how
@@ -967,6 +1001,8 @@ int Launcher::run() {
     reap();
     check_parent();
     if (g_suspend) suspend_job();
+    if (g_usr1) g_usr1 = 0, forward_signal(SIGUSR1);
+    if (g_usr2) g_usr2 = 0, forward_signal(SIGUSR2);
     if (g_signal && !failing_)
       fail_job(128 + g_signal, strprintf("bspkrun: received signal %d (%s); ending the job", (int)g_signal,
                                          strsignal(g_signal)));
