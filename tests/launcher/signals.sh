@@ -25,6 +25,15 @@ wait_lines() {
   return 1
 }
 
+# wait_job PID: rc = the background job's exit status (killed after 20 s: 137).
+wait_job() {
+  ( sleep 20; kill -9 "$1" 2>/dev/null ) &
+  local guard=$!
+  wait "$1"
+  rc=$?
+  kill $guard 2>/dev/null
+}
+
 case "$case_" in
   usr1)
     # Each process: handlers for both, "ready", then waits (sleep in small
@@ -38,11 +47,7 @@ case "$case_" in
     kill -USR1 $job
     wait_lines 3 'got USR1$' || { kill -9 $job; fail "SIGUSR1 did not reach every process"; }
     kill -USR2 $job
-    ( sleep 20; kill -9 $job 2>/dev/null ) &
-    guard=$!
-    wait $job
-    rc=$?
-    kill $guard 2>/dev/null
+    wait_job $job
     expect_rc 0
     for r in 0 1 2; do
       expect_out "^pid $r got USR1$"
@@ -61,11 +66,7 @@ case "$case_" in
     job=$!
     sleep 0.7
     kill -HUP $job
-    ( sleep 20; kill -9 $job 2>/dev/null ) &
-    guard=$!
-    wait $job
-    rc=$?
-    kill $guard 2>/dev/null
+    wait_job $job
     expect_rc 0
     expect_out "^done 0$"
     expect_out "^done 1$"
