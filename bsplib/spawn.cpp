@@ -302,6 +302,20 @@ int high_fd(int fd) {
 
 }  // namespace
 
+namespace {
+// Threads of this process (the "Threads:" line of /proc/self/status), 0 if unknown.
+int thread_count() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  int n = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "Threads: %d", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+}  // namespace
+
 extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   if (nprocs < 1) return fail(error, error_size, format("nprocs is %d, must be >= 1", nprocs));
   if (g_launcher > 0)
@@ -314,6 +328,20 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   std::string why;
   const std::string bspkrun = find_bspkrun(&why);
   if (bspkrun.empty()) return fail(error, error_size, why);
+  // A fork has only the calling thread. Said, not refused: a thread that
+  // only sleeps harms nothing, but libgomp's (left by an OpenMP parallel
+  // region before the spawn) makes the forks hang at their first parallel
+  // region, for ever, since they compute as far as the job can tell.
+  if (const int threads = thread_count(); nprocs > 1 && threads > 1) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "bspk: warning: this process runs %d threads and starts the other %d processes of its job as forks "
+                 "of itself (no launcher), which have only the calling thread; an OpenMP parallel region before "
+                 "bsp_begin leaves such threads, and OpenMP (libgomp) then hangs in the forks at their first parallel "
+                 "region. Start the job before any thread (before the first parallel region), or run the program "
+                 "with bsprun -n %d.\n",
+                 threads, nprocs - 1, nprocs);
+  }
 
   const pid_t self = getpid();
   Plan plan;
