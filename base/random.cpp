@@ -39,7 +39,9 @@ std::once_flag g_atfork;
 }  // namespace
 
 uint64_t random_u64() {
-  std::call_once(g_atfork, [] { pthread_atfork(nullptr, nullptr, [] { g_forks.fetch_add(1, std::memory_order_relaxed); }); });
+  std::call_once(g_atfork, [] {
+    pthread_atfork(nullptr, nullptr, [] { g_forks.fetch_add(1, std::memory_order_relaxed); });
+  });
   const unsigned forks = g_forks.load(std::memory_order_relaxed);
   if (t_left == 0 || t_forks != forks) {
     random_bytes(t_supply, sizeof t_supply);

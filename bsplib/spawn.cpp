@@ -300,9 +300,6 @@ int high_fd(int fd) {
   return h;
 }
 
-}  // namespace
-
-namespace {
 // Threads of this process (the "Threads:" line of /proc/self/status), 0 if unknown.
 int thread_count() {
   FILE* f = std::fopen("/proc/self/status", "r");
@@ -314,6 +311,7 @@ int thread_count() {
   std::fclose(f);
   return n;
 }
+
 }  // namespace
 
 extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
