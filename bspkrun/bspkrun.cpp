@@ -232,6 +232,14 @@ std::string Launcher::where(int rank) const {
   return strprintf(" in superstep %u (%s)", s.superstep, state_name(s.state));
 }
 
+// A job's directory and what bspkrun and its processes put in it: the
+// bootstrap socket, the status page, abort.printed (api/bspk.cpp: the first
+// abort message was printed). True if the directory is gone.
+bool remove_job_dir(const std::string& dir) {
+  for (const char* f : {"/boot.sock", "/status", "/abort.printed"}) unlink((dir + f).c_str());
+  return rmdir(dir.c_str()) == 0;
+}
+
 // What jobs of this user whose bspkrun was killed with SIGKILL (the OOM
 // killer, `kill -9`, a batch system's last resort) left under `base`: their
 // directory (bspkrun.XXXXXX: the bootstrap socket, the status page) and their
@@ -241,14 +249,6 @@ std::string Launcher::where(int rank) const {
 // directory is older than 10 s (never one whose bspkrun is between bind and
 // listen). Only directories this user owns, under the TMPDIR this bspkrun
 // uses: a job of another container sharing /dev/shm is never touched.
-// A job's directory and what bspkrun and its processes put in it: the
-// bootstrap socket, the status page, abort.printed (api/bspk.cpp: the first
-// abort message was printed). True if the directory is gone.
-bool remove_job_dir(const std::string& dir) {
-  for (const char* f : {"/boot.sock", "/status", "/abort.printed"}) unlink((dir + f).c_str());
-  return rmdir(dir.c_str()) == 0;
-}
-
 void remove_stale_jobs(const std::string& base) {
   DIR* d = opendir(base.c_str());
   if (!d) return;
@@ -924,9 +924,12 @@ int Launcher::run() {
   // and a job started in the background by a non-interactive shell ignores
   // SIGINT, as any other program there would. (Until 2026-12-04 bspkrun
   // caught SIGHUP regardless and ended a nohup'ed job at logout.)
-  auto catch_unless_ignored = [](int sig, void (*handler)(int)) {
+  auto ignored = [](int sig) {
     struct sigaction old{};
-    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) return;
+    return sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN;
+  };
+  auto catch_unless_ignored = [&ignored](int sig, void (*handler)(int)) {
+    if (ignored(sig)) return;
     struct sigaction sa{};
     sa.sa_handler = handler;
     sigaction(sig, &sa, nullptr);
@@ -944,10 +947,7 @@ int Launcher::run() {
   // get SIGPIPE as bspkrun got it (spawn restores it: an ignored signal would
   // stay ignored across exec, and `yes | head` in a job then reported
   // "Broken pipe" instead of ending quietly).
-  {
-    struct sigaction old{};
-    pipe_ignored_ = sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_IGN;
-  }
+  pipe_ignored_ = ignored(SIGPIPE);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // ignored (inherited), the kernel would reap our processes before reap() sees how
 
