@@ -301,9 +301,21 @@ class ModesAgreeOnRandomTraffic : public ::testing::Test {
 class MissingProgramIsOneClearError : public ::testing::Test {
  public:
   void TestBody() override {
-    JobResult r = shell("timeout 30 " BSPKRUN_PATH " -n 4 /nonexistent/prog");
-    EXPECT_EQ(r.status, 127) << r.out;
-    EXPECT_EQ(count_matches(r.out, std::regex("cannot execute")), 1u) << r.out;
+    // A missing file, a directory (access(X_OK) passes, exec fails) and a file
+    // without execute permission: one message before any process starts.
+    char plain[] = "/tmp/bspk-not-executable-XXXXXX";
+    int fd = mkstemp(plain);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "true\n", 5), 5);
+    close(fd);
+    ASSERT_EQ(chmod(plain, 0644), 0);
+    for (const char* prog : {"/nonexistent/prog", "/tmp", static_cast<const char*>(plain)}) {
+      JobResult r = shell(std::string("timeout 30 " BSPKRUN_PATH " -n 4 ") + prog);
+      EXPECT_EQ(r.status, 127) << prog << ": " << r.out;
+      EXPECT_EQ(count_matches(r.out, std::regex("cannot execute")), 1u) << prog << ": " << r.out;
+      EXPECT_EQ(count_matches(r.out, std::regex("exited with status")), 0u) << prog << ": " << r.out;
+    }
+    unlink(plain);
   }
 };
 
