@@ -494,6 +494,13 @@ int finalize_runtime() {
   int late = 0;  // an error found at the final superstep's boundary (DSM), reported after shutdown
   Runtime& r = need();
   r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
+  // BSPK_POOL_LIMIT no longer applies: the program allocates nothing more,
+  // and a receive slot starved at the limit (a bspk_sync that returned
+  // BSPK_ERR_NOMEM, the program then finalizing without freeing) would
+  // otherwise keep this superstep's messages out, and their senders waiting
+  // in their own bspk_finalize, until BSPK_SYNC_TIMEOUT.
+  r.frames->lift_limit();
+  r.small->lift_limit();
   r.dsm->before_sync();
   if (r.profile) r.profile->sync_called();
   r.engine->sync(/*finalizing=*/true);

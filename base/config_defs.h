@@ -54,7 +54,7 @@ BSPK_CONFIG_VAR(CHECK, "BSPK_CHECK", Bool, User, false, 0, 0, nullptr, nullptr,
 BSPK_CONFIG_VAR(VERBOSE, "BSPK_VERBOSE", Bool, User, false, 0, 0, nullptr, nullptr,
                 "`1`: pid 0 prints the provider, its mr_mode and the registration check")
 BSPK_CONFIG_VAR(POOL_LIMIT, "BSPK_POOL_LIMIT", Size, User, uint64_t{0}, 0, 0, nullptr, "none",
-                "most bytes of slabs per process (frames, and separately 4 KiB buffers)")
+                "most bytes of slabs per process (frames, and separately 4 KiB buffers); bspk_finalize lifts it")
 BSPK_CONFIG_VAR(POOL_RESERVE, "BSPK_POOL_RESERVE", Size, User, uint64_t{0}, 0, 0, nullptr, "0",
                 "bytes of frame slabs each process allocates, registers and touches at `bspk_init`, so that "
                 "the first supersteps needing new frames pay no page faults (steady timings: benchmarks, the "

@@ -121,6 +121,11 @@ class FramePool {
   // rounds, 5-20 us with these pools prefaulted).
   void prefault();
 
+  // Remove the limit from here on (bspk_finalize: the final superstep's
+  // arrivals are received and discarded whatever the program still holds, so
+  // a job whose pools ran out can still end; see api/init.cpp).
+  void lift_limit() noexcept { limit_ = 0; }
+
   size_t frame_size() const { return frame_size_; }
   size_t slab_size() const { return slab_size_; }
   size_t in_use() const { return in_use_; }

@@ -8,6 +8,7 @@
 #include <bspk.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -330,6 +331,40 @@ int nomem(int, char**) {
   return 0;
 }
 
+// A program that meets BSPK_POOL_LIMIT and then finalizes without freeing
+// anything (its error path: report, finalize, exit) ends at once. Every
+// process holds most of its frames and sends every other a 300-frame
+// message, so every bspk_sync returns BSPK_ERR_NOMEM with the superstep not
+// complete; every process then calls bspk_finalize (in that superstep),
+// which must return BSPK_OK within seconds: the limit no longer applies, and
+// the final superstep's arrivals are received and discarded. Until
+// 2026-12-04 the starved receives kept every peer's sends, and so every
+// bspk_finalize, waiting until BSPK_SYNC_TIMEOUT (here 30 s), and failed.
+SCENARIO_ROW({.test = "PoolLimitThenFinalizeWithoutFreeingEndsAtOnce", .args = "nomem_finalize",
+              .procs = p_list({2, 3}), .providers = {"tcp", "shm", "rxm"},
+              .env = "BSPK_SYNC_TIMEOUT=30 BSPK_FRAME_SIZE=4096 BSPK_POOL_LIMIT=8M BSPK_SHM_RINGS=off",
+              .out = {once_per_process("nomem_finalize ok")}, .limit_s = 120, .within_s = 20});
+int nomem_finalize(int, char**) {
+  const size_t kElems = 300 * 512;  // 8-byte elements, 512 per 4 KiB frame: 300 frames
+  bspk_ptr hog = bspk_malloc("", 0, 1500 * 512, 8);
+  bspk_ptr msg = bspk_malloc("", 0, kElems, 8);
+  CHECK(!bspk_is_null(hog) && !bspk_is_null(msg), "malloc: %s", bspk_error_string());
+  fill(msg, kElems, 1, 0, 0);
+  OK(bspk_sync());
+  for (int d = 0; d < P; ++d)
+    if (d != me) OK(bspk_send(d, msg, kElems));
+  const int rc = bspk_sync();
+  CHECK(rc == BSPK_ERR_NOMEM, "sync returned %d, expected BSPK_ERR_NOMEM (the scenario tests nothing): %s", rc,
+        bspk_error_string());
+  const auto t0 = std::chrono::steady_clock::now();
+  const int frc = bspk_finalize();
+  CHECK(frc == BSPK_OK, "bspk_finalize returned %d after %.1f s", frc,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf("nomem_finalize ok\n");
+  std::fflush(stdout);
+  return 2;  // finalized already
+}
+
 // The same for small messages on one host, where the engine reads each ring
 // message out of its cells into a 4 KiB buffer of its own (sync/rx.cpp,
 // Engine::take) and, with that pool at BSPK_POOL_LIMIT, declines it to the
@@ -434,6 +469,6 @@ int reserve(int, char**) {
 int main(int argc, char** argv) {
   return scenario_main(argc, argv, "fidelity_scenarios",
                        {{"ringlist", ringlist}, {"forged", forged}, {"stale", stale}, {"finalstore", finalstore},
-                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}, {"nomem_small", nomem_small},
+                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}, {"nomem_finalize", nomem_finalize}, {"nomem_small", nomem_small},
                         {"reserve", reserve}});
 }
