@@ -403,6 +403,10 @@ void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbyte
     for (int j = 0; j < p; ++j) {
       size_t n = 0;
       const unsigned char* b = r.engine->gather_block(j, &n);
+      // This process's block from its own memory when it is one piece: the
+      // board's copy has been read by the others, so it is no longer in this
+      // process's cache (sync/board.h).
+      if (j == me && iovcnt == 1) b = static_cast<const unsigned char*>(iov[0].iov_base);
       got(j, b, n);
     }
     r.engine->gather_end();  // every block read: the next gather

@@ -54,6 +54,16 @@ void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, siz
     for (int d = 0; d < nprocs_; ++d) add(d);
   }
   CountHead& h = chead(par, pid_);
+  // What poll() needs of this process's own slot, kept here: it never reads
+  // the slot back (see poll).
+  self_count_ = 0;
+  if (dests) {
+    for (size_t i = 0; i < ndests; ++i)
+      if (dests[i] == pid_) self_count_ = v[pid_];
+  } else {
+    self_count_ = v[pid_];
+  }
+  self_kind_ = kind;
   h.from.store(s, std::memory_order_relaxed);
   rec(pid_).from.store(s, std::memory_order_relaxed);
   rec(pid_).joined.store(static_cast<uint32_t>(k_ + 1), std::memory_order_relaxed);
@@ -77,7 +87,20 @@ bool Board::poll(Result& r) {
     r.first[b] = -1;
   }
   std::vector<uint64_t>& read = read_[par];
+  // This process's own slot is not read back: the others have just read
+  // it, and reading it again then costs a cache miss on the path out of
+  // every superstep (on this VM's EPYC the line no longer stays with its
+  // writer once read elsewhere). A two-process replica of this protocol
+  // (shm p = 2, bound, 2026-12-04): 0.32-0.33 us per collective reading
+  // every slot, 0.25-0.26 us without the own one.
+  r.total += self_count_;
+  r.kinds |= 1u << self_kind_;
+  ++r.per_kind[self_kind_];
   for (int j = 0; j < nprocs_; ++j) {
+    if (j == pid_) {
+      if (r.first[self_kind_] < 0) r.first[self_kind_] = j;
+      continue;
+    }
     const CountHead& h = chead(par, j);
     const uint64_t c = counts(par, j)[pid_].load(std::memory_order_relaxed);
     r.total += c - read[static_cast<size_t>(j)];
@@ -125,10 +148,15 @@ void Board::gather_publish(uint32_t s, const iovec* iov, int iovcnt) {
     if (iov->iov_len) std::memcpy(sl.data + at, iov->iov_base, iov->iov_len);
   rec(pid_).gstep.store(uint64_t{s} + 1, std::memory_order_relaxed);
   sl.word.store(gather_word(nbytes), std::memory_order_release);
+  own_bytes_ = nbytes;
 }
 
 const unsigned char* Board::gather_block(int j, size_t* nbytes) const {
   const Slot& sl = slot(static_cast<int>(g_ & 1), j);
+  if (j == pid_) {  // (its word not read back: see poll)
+    *nbytes = own_bytes_;
+    return sl.data;
+  }
   const uint64_t w = sl.word.load(std::memory_order_acquire);
   if ((w >> 32) != ((g_ + 1) & 0xFFFFFFFFull)) return nullptr;
   *nbytes = static_cast<size_t>(w & 0xFFFFFFFFull);

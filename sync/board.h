@@ -112,6 +112,8 @@ class Board {
   }
   // Process j's block of the current gather once j has published it (else
   // nullptr); *nbytes its size. Valid until this process's next gather.
+  // This process's own block is answered without reading its slot back (a
+  // line the others have read is no longer in this process's cache: poll).
   const unsigned char* gather_block(int j, size_t* nbytes) const;
   // Once every block of the current gather was read: the next one.
   void gather_done() { ++g_; }
@@ -193,7 +195,10 @@ class Board {
   uint64_t k_ = 0;          // collectives joined by this process
   uint32_t step_ = 0;       // superstep of the current collective
   bool pending_ = false;    // joined, result not read yet
+  uint64_t self_count_ = 0;  // current collective: what this process added for itself (poll)
+  Kind self_kind_ = Counted;  // ... and the kind it joined with
   uint64_t g_ = 0;          // gathers done by this process
+  size_t own_bytes_ = 0;    // the size of this process's block in the current gather
   // Per parity and source: the count for this process last read in that slot.
   std::vector<uint64_t> read_[2];
 };
