@@ -469,6 +469,6 @@ int reserve(int, char**) {
 int main(int argc, char** argv) {
   return scenario_main(argc, argv, "fidelity_scenarios",
                        {{"ringlist", ringlist}, {"forged", forged}, {"stale", stale}, {"finalstore", finalstore},
-                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}, {"nomem_finalize", nomem_finalize}, {"nomem_small", nomem_small},
-                        {"reserve", reserve}});
+                        {"ghost", ghost}, {"rereg", rereg}, {"nomem", nomem}, {"nomem_finalize", nomem_finalize},
+                        {"nomem_small", nomem_small}, {"reserve", reserve}});
 }
