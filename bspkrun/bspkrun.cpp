@@ -66,6 +66,7 @@
 #include "base/version.h"
 #include "boot/bootstrap.h"
 #include "boot/protocol.h"
+#include "base/exec_path.h"
 
 using namespace bspk;
 using namespace bspk::boot;
@@ -1233,29 +1234,12 @@ int main(int argc, char** argv) {
     }
   }
   if (L.adopt_pid > 0) return L.run();
-  // Resolve the program now, so a typo is one clear message, not P of them.
-  // A directory passes access(X_OK) but exec refuses it; execvp skips it in
-  // PATH, so this does too.
-  auto runnable = [](const std::string& f) {
-    struct stat st;
-    return stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(f.c_str(), X_OK) == 0;
-  };
+  // Resolve the program now, so a typo is one clear message, not P of them
+  // (a directory or a file without execute permission included: exec would
+  // refuse them in every process).
   const std::string& prog = L.exe.empty() ? L.cmd[0] : L.exe;
-  bool found = false;
-  if (prog.find('/') != std::string::npos) {
-    found = runnable(prog);
-  } else if (const char* path = std::getenv("PATH")) {
-    std::string ps = path;
-    size_t s = 0;
-    while (!found) {
-      size_t e = ps.find(':', s);
-      std::string d = ps.substr(s, e == std::string::npos ? std::string::npos : e - s);
-      if (runnable((d.empty() ? "." : d) + "/" + prog)) found = true;
-      if (e == std::string::npos) break;
-      s = e + 1;
-    }
-  }
-  if (!found && prog.find('/') == std::string::npos && runnable(prog)) {
+  bool found = !bspk::search_path(prog).empty();
+  if (!found && prog.find('/') == std::string::npos && bspk::executable_file(prog)) {
     // Not in PATH but here: run ./prog, as mpirun does (argv[0] stays prog).
     L.exe = "./" + prog;
     found = true;

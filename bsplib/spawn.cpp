@@ -4,6 +4,8 @@
 // environment, the --adopt-fd pipe and the --children-fd socket.
 #include "bsplib/spawn.h"
 
+#include "base/exec_path.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -61,22 +63,8 @@ double now() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-bool executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
-
-// `name` as execvp would find it ("" if not found).
-std::string search_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return executable(name) ? name : "";
-  const char* path = std::getenv("PATH");
-  std::string ps = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t s = 0;;) {
-    size_t e = ps.find(':', s);
-    std::string dir = ps.substr(s, e == std::string::npos ? std::string::npos : e - s);
-    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
-    if (executable(cand)) return cand;
-    if (e == std::string::npos) return "";
-    s = e + 1;
-  }
-}
+using bspk::executable_file;
+using bspk::search_path;
 
 // bspkrun: $BSPK_BSPKRUN, else ../bin/bspkrun next to the object holding this
 // code (the installed libbspk-bsplib.so, or a program linked with it
@@ -95,11 +83,11 @@ std::string find_bspkrun(std::string* why) {
     size_t slash = obj.rfind('/');
     std::string dir = slash == std::string::npos ? "." : obj.substr(0, slash);
     std::string cand = dir + "/../bin/bspkrun";
-    if (executable(cand)) return cand;
+    if (executable_file(cand)) return cand;
     tried = cand;
   }
 #ifdef BSPKRUN_BUILD_PATH
-  if (executable(BSPKRUN_BUILD_PATH)) return BSPKRUN_BUILD_PATH;
+  if (executable_file(BSPKRUN_BUILD_PATH)) return BSPKRUN_BUILD_PATH;
   tried += std::string(tried.empty() ? "" : ", ") + BSPKRUN_BUILD_PATH;
 #endif
   *why = format("cannot find bspkrun (tried %s); set BSPK_BSPKRUN to its path", tried.c_str());

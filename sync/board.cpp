@@ -24,6 +24,7 @@ size_t Board::bytes(int nprocs) {
 Board::Board(SharedSegment seg, int pid, int nprocs)
     : seg_(std::move(seg)), base_(seg_.base()), pid_(pid), nprocs_(nprocs), count_lines_(count_lines(nprocs)) {
   for (auto& v : read_) v.assign(static_cast<size_t>(nprocs), 0);
+  for (auto& v : sent_) v.assign(static_cast<size_t>(nprocs), 0);
 }
 
 Board* Board::create(const std::string& prefix, int pid, int nprocs) {
@@ -45,8 +46,13 @@ Board* Board::open(const std::string& name, int pid, int nprocs) {
 void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, size_t ndests) {
   const int par = static_cast<int>(k_ & 1);
   std::atomic<uint64_t>* mine = counts(par, pid_);  // cumulative; only this process writes them
+  std::vector<uint64_t>& sent = sent_[par];          // ... and what it wrote there (never read back: poll)
+  self_count_ = 0;
   auto add = [&](int d) {
-    if (v[d]) mine[d].store(mine[d].load(std::memory_order_relaxed) + v[d], std::memory_order_relaxed);
+    if (!v[d]) return;
+    sent[static_cast<size_t>(d)] += v[d];
+    mine[d].store(sent[static_cast<size_t>(d)], std::memory_order_relaxed);
+    if (d == pid_) self_count_ = v[d];  // (poll takes it from here)
   };
   if (dests) {
     for (size_t i = 0; i < ndests; ++i) add(dests[i]);
@@ -54,15 +60,6 @@ void Board::join(uint32_t s, Kind kind, const uint64_t* v, const int* dests, siz
     for (int d = 0; d < nprocs_; ++d) add(d);
   }
   CountHead& h = chead(par, pid_);
-  // What poll() needs of this process's own slot, kept here: it never reads
-  // the slot back (see poll).
-  self_count_ = 0;
-  if (dests) {
-    for (size_t i = 0; i < ndests; ++i)
-      if (dests[i] == pid_) self_count_ = v[pid_];
-  } else {
-    self_count_ = v[pid_];
-  }
   self_kind_ = kind;
   h.from.store(s, std::memory_order_relaxed);
   rec(pid_).from.store(s, std::memory_order_relaxed);
