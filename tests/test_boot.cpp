@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <mutex>
 #include <cstdio>
 #include <cstdlib>
@@ -150,30 +152,89 @@ HubTiming fast() {
   return t;
 }
 
-// Runs f in a child process with stderr captured, and meanwhile (before
-// reading that stderr) while_running(the child's pid) here; returns (exit
-// status, stderr).
+// Runs f in a child process (leader of its own process group) with stderr
+// captured, and meanwhile (before reading that stderr) while_running(the
+// child's pid) here; returns (exit status, stderr). A job that does not end
+// within kJobDeadline (its processes, or one still holding stderr) is killed
+// as a group and reported in the returned stderr: a failed test, never a
+// hung one.
+constexpr int kJobDeadline = 120;  // seconds; the slowest job here takes about 12 under ASan
+
 template <class F, class G = void (*)(pid_t)>
 std::pair<int, std::string> in_child(F f, G while_running = [](pid_t) {}) {
   int p[2];
   if (pipe(p) != 0) return {-1, ""};
   pid_t c = fork();
   if (c == 0) {
+    setpgid(0, 0);
     dup2(p[1], 2);
     close(p[0]);
     f();
     _exit(0);
   }
+  setpgid(c, c);  // (both sides set it: no race with the child's first steps)
   close(p[1]);
   while_running(c);
   std::string out;
   char buf[4096];
-  ssize_t n;
-  while ((n = read(p[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  const double deadline = bspk_time() + kJobDeadline;
+  for (;;) {
+    pollfd pfd{p[0], POLLIN, 0};
+    const double left = deadline - bspk_time();
+    if (left <= 0 || poll(&pfd, 1, static_cast<int>(left * 1000) + 1) == 0) {
+      kill(-c, SIGKILL);
+      out += "\n[test_boot] the job did not end within " + std::to_string(kJobDeadline) +
+             " s: its process group was killed\n";
+      break;
+    }
+    const ssize_t n = read(p[0], buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
   close(p[0]);
   int st = 0;
   waitpid(c, &st, 0);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), out};
+}
+
+// A process of a job, forked before the hub's threads start, that runs
+// body(the hub's port) once start() tells it the port. Forking a process that
+// already runs threads can leave the child stuck on a lock one of them held
+// (e.g. a sanitizer's allocator lock), so every job here forks first and
+// starts its hub after. sanitize_test_boot hung in CI on 2026-12-04 in
+// Hub.DeathAndExitWithoutFinalizeEndTheOthers, whose victim was forked
+// beside the hub's thread; 15 repetitions under ASan here did not hang, so
+// that cause is likely, not proven; kJobDeadline turns any such hang into a
+// failure with the output so far.
+struct Peer {
+  pid_t pid = -1;
+  int fd = -1;
+  void start(uint16_t port) {
+    if (write(fd, &port, sizeof port) != static_cast<ssize_t>(sizeof port)) std::fprintf(stderr, "PEER NOT STARTED\n");
+    close(fd);
+  }
+};
+
+template <class B>
+Peer fork_peer(B body) {
+  int p[2];
+  if (pipe(p) != 0) return {};
+  Peer peer;
+  peer.pid = fork();
+  if (peer.pid == 0) {
+    close(p[1]);
+    uint16_t port = 0;
+    if (read(p[0], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) _exit(8);  // its job gave up
+    close(p[0]);
+    body(port);
+    _exit(0);
+  }
+  close(p[0]);
+  peer.fd = p[1];
+  return peer;
 }
 }  // namespace
 
@@ -204,18 +265,18 @@ template <class V, class S>
 std::pair<int, std::string> two_process_job(V victim, S survivor) {
   return in_child([&] {
     LocalState s0, s1;
-    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
-    uint16_t port = server.port();
-    pid_t vp = fork();
-    if (vp == 0) {
+    Peer v = fork_peer([&](uint16_t port) {
       HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
       c.allgather("x");
       victim(c, s1);
       _exit(0);  // no bspk_finalize
-    }
+    });
+    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+    uint16_t port = server.port();
+    v.start(port);
     HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0, kKey);
     c.allgather("y");
-    survivor(c, s0, vp);
+    survivor(c, s0, v.pid);
     sleep(10);
     _exit(3);
   });
@@ -275,10 +336,7 @@ TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {
 TEST(Hub, WholeJobSuspendedLongerThanTheFailureTimeoutResumes) {
   auto [status, err] = in_child(
       [] {
-        setpgid(0, 0);
         LocalState s0, s1;
-        HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
-        const uint16_t port = server.port();
         auto supersteps = [](HubClient& c, LocalState& s, const char* blob) {
           for (uint32_t i = 0; i < 40; ++i) {
             s.step = i;
@@ -287,20 +345,21 @@ TEST(Hub, WholeJobSuspendedLongerThanTheFailureTimeoutResumes) {
           }
           c.finalized();
         };
-        pid_t vp = fork();
-        if (vp == 0) {
+        Peer v = fork_peer([&](uint16_t port) {
           HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
           supersteps(c, s1, "x");
-          _exit(0);
-        }
+        });
+        const pid_t vp = v.pid;
+        HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+        const uint16_t port = server.port();
+        v.start(port);
         HubClient c({"127.0.0.1"}, {port}, 0, 2, "job", fast(), &s0, kKey);
         supersteps(c, s0, "y");
         int st = 0;
         waitpid(vp, &st, 0);
         _exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 4);
       },
-      [](pid_t job) {
-        setpgid(job, job);  // (both sides set it: no race with the child's first steps)
+      [](pid_t job) {  // (in_child made the job a process group)
         usleep(1500000);
         EXPECT_EQ(kill(-job, SIGSTOP), 0);
         usleep(3500000);
@@ -313,18 +372,18 @@ TEST(Hub, WholeJobSuspendedLongerThanTheFailureTimeoutResumes) {
 TEST(Hub, RefusesAnotherBuildAndTellsTheOthers) {
   auto [status, err] = in_child([&] {
     LocalState s0, s1;
-    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
-    HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0, kKey);
-    if (fork() == 0) {  // the other build, in its own process
+    Peer other = fork_peer([&](uint16_t port) {  // the other build, in its own process
       setenv("BSPK_TEST_WIRE_VERSION", "99", 1);
       try {
-        HubClient bad({"127.0.0.1"}, {server.port()}, 1, 2, "job", fast(), &s1, kKey);
+        HubClient bad({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
         std::fprintf(stderr, "NOT REFUSED\n");
       } catch (const Error& e) {
         std::fprintf(stderr, "refused: %s\n", e.what());
       }
-      _exit(0);
-    }
+    });
+    HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
+    HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0, kKey);
+    other.start(server.port());
     sleep(10);
     _exit(3);
   });
@@ -435,6 +494,12 @@ TEST(Auth, JobKeyFromTheEnvironmentIs64HexDigits) {
 TEST(Hub, StrangerWithoutTheKeyCanNeitherJoinNorEndTheJob) {
   auto [status, err] = in_child([&] {
     LocalState s0, s1;
+    // The job's pid 1, in a child process, joins after the forgeries below.
+    Peer kid = fork_peer([&](uint16_t port) {
+      HubClient c({"127.0.0.1"}, {port}, 1, 2, "job", fast(), &s1, kKey);
+      c.allgather("one");
+      c.finalized();
+    });
     HubServer server(2, "job", {0}, fast(), 0, &s0, kKey);
     // 1. An old-style hello without proof, claiming pid 1.
     int fd = raw_connect(server.port());
@@ -461,21 +526,15 @@ TEST(Hub, StrangerWithoutTheKeyCanNeitherJoinNorEndTheJob) {
     char b;
     std::fprintf(stderr, "forged closed: %d %d\n", static_cast<int>(read(fd, &b, 1)),
                  static_cast<int>(recv(fd2, &b, 1, 0)));
-    // The job itself: pid 1 in a child process, pid 0 here; both finish.
-    pid_t kid = fork();
-    if (kid == 0) {
-      HubClient c({"127.0.0.1"}, {server.port()}, 1, 2, "job", fast(), &s1, kKey);
-      c.allgather("one");
-      c.finalized();
-      _exit(0);
-    }
+    // The job itself: pid 1 in the child process, pid 0 here; both finish.
+    kid.start(server.port());
     HubClient c({"127.0.0.1"}, {server.port()}, 0, 2, "job", fast(), &s0, kKey);
     auto all = c.allgather("zero");
     std::fprintf(stderr, "gathered %s %s; turned away %llu\n", all[0].c_str(), all[1].c_str(),
                  static_cast<unsigned long long>(server.turned_away()));
     c.finalized();
     int st = 0;
-    waitpid(kid, &st, 0);
+    waitpid(kid.pid, &st, 0);
     _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 9);
   });
   EXPECT_EQ(status, 0) << err;
