@@ -965,6 +965,7 @@ int Launcher::run() {
   const double t0 = now_s();
   double last_look = t0;  // this loop's last look at the clock (it looks every 50 ms while it runs)
   bool sent_kill = false;
+  double ended_at = 0;  // when every process had exited
 
   for (;;) {
     std::vector<pollfd> fds;
@@ -1027,10 +1028,17 @@ int Launcher::run() {
       kill_all(SIGKILL);
       sent_kill = true;
     }
-    // After a failure, output pipes that something outside the job's process
-    // groups still holds open (e.g. a process started with setsid) are not
-    // waited for beyond a second after the SIGKILL.
-    const bool stop_forwarding = sent_kill && now_s() > kill_deadline_ + 1.0;
+    // Output pipes that something else still holds open once the job's
+    // processes have ended (a process they started in the background, or one
+    // started with setsid after a failure) are not waited for beyond a second
+    // after the last process's exit or the SIGKILL: bspkrun ends with its
+    // job, as mpirun does (until 2026-12-05 `sleep 60 &` in a job held
+    // bspkrun for the minute). What the processes wrote is in the pipes by
+    // then and is forwarded; later output of what they left running is not.
+    if (ended_at == 0 && std::all_of(procs_.begin(), procs_.end(), [](const Proc& p) { return p.exited; }))
+      ended_at = now_s();
+    const bool stop_forwarding =
+        (sent_kill && now_s() > kill_deadline_ + 1.0) || (ended_at > 0 && now_s() > ended_at + 1.0);
     bool all_done = true;
     for (auto& p : procs_) {
       if (p.exited && stop_forwarding) {  // what is there now, then close

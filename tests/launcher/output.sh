@@ -10,6 +10,10 @@
 #               its end) -- bspkrun forwards a line longer than 1 MiB in
 #               pieces instead of holding it for its newline (until
 #               2026-12-04 it held it all: 400 MB for two 100 MB lines).
+#   background  3 processes each start `sleep 20 &` (holding their stdout and
+#               stderr) and exit: bspkrun ends within a few seconds with
+#               status 0 and every line they wrote, the last one without its
+#               newline included (until 2026-12-05 it waited for the sleeps).
 set -u
 bspkrun=${1:?usage: output.sh BSPKRUN CASE} case_=${2:?}
 # shellcheck source=tests/launcher/lib.sh
@@ -40,6 +44,18 @@ case "$case_" in
     [ "$(head -c 4 "$out")" = "[0] " ] || fail "stdout does not start with '[0] '"
     [ "$(tr -d x <"$out" | od -An -c | tr -d ' ')" = '[0]\n' ] || fail "stdout has more than one prefix or bytes other than x"
     [ "$(grep -c '^\[[12]\] pid [12] err ' "$err")" = 2000 ] || fail "the others' 2000 stderr lines are not all whole"
+    ;;
+  background)
+    # shellcheck disable=SC2016
+    run_job 60 "$bspkrun" --tag-output -n 3 sh -c \
+      'echo "pid $BSPK_RANK start"; echo "pid $BSPK_RANK err" >&2; sleep 20 & printf "pid %s end" "$BSPK_RANK"'
+    expect_rc 0
+    [ "$secs" -lt 10 ] || fail "bspkrun waited ${secs} s for the processes' background children"
+    for r in 0 1 2; do
+      expect_out "^\[$r\] pid $r start$"
+      expect_out "^\[$r\] pid $r end$"
+      expect_err "^\[$r\] pid $r err$"
+    done
     ;;
   *)
     echo "output.sh: unknown case $case_" >&2
