@@ -25,6 +25,7 @@
 #include "boot/protocol.h"
 #include "fabric/local.h"
 #include "fabric/select.h"
+#include "fabric/shm_names.h"
 #include "sync/board.h"
 #include "sync/wire.h"
 
@@ -284,7 +285,10 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   // bits of this process's own, so no other local user can know the name
   // before it exists (issue 13; fabric.cpp refuses a name already taken).
   uint64_t salt = random_u64();
-  facts.local_name = boot::shm_name(job, r.pid) + strprintf(".%016llx", static_cast<unsigned long long>(salt));
+  // kHeldMark: this process holds a lock on the region for its life, so a
+  // later process can tell a dead job's region from a live one's.
+  facts.local_name = boot::shm_name(job, r.pid) + fabric::kHeldMark +
+                     strprintf("%016llx", static_cast<unsigned long long>(salt));
   facts.header_bytes = sizeof(wire::Header);
   fabric::Selection sel = fabric::select(facts);
   // Bind before anything is allocated, so pools land on our NUMA node.
@@ -317,6 +321,11 @@ void start_runtime(Runtime& r, StartWatch& watch) {
         boot::remove_shm_regions(job, failed);
     });
   }
+  // What a job of this user killed whole on this host left in /dev/shm
+  // (fabric/shm_names.h); 10 s spares an endpoint being opened right now.
+  if (int n = fabric::remove_dead_shm_regions("bspk.", 10.0); n > 0 && config::get_bool(config::Var::VERBOSE))
+    std::fprintf(stderr, "bspk: pid %d removed %d shared-memory region(s) of killed processes from /dev/shm\n",
+                 r.pid, n);
   watch.phase("opening the fabric endpoint");
   // A CQ wait object only where it pays (fabric/select.h cq_wait_fd_auto):
   // without one every completion is cheaper (on tcp;ofi_rxm 1.17 about 2 us

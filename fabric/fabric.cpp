@@ -8,7 +8,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
-#include <dirent.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -23,6 +24,7 @@
 #include "base/random.h"
 #include "fabric/caps.h"
 #include "fabric/getinfo.h"
+#include "fabric/shm_names.h"
 
 namespace bspk::fabric {
 
@@ -61,18 +63,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // /dev/shm by another local user would crash the process (SIGBUS) or share
   // its messages with that user. Names are unpredictable (api/init.cpp); a
   // name already present is refused here, before the provider sees it.
-  if (!cfg.node_name.empty()) {
-    if (DIR* d = opendir("/dev/shm")) {
-      std::string found;
-      while (dirent* e = readdir(d))
-        if (std::strncmp(e->d_name, cfg.node_name.c_str(), cfg.node_name.size()) == 0) found = e->d_name;
-      closedir(d);
-      if (!found.empty())
-        fail(BSPK_ERR_FABRIC, "the shared-memory name of this process's endpoint is taken: /dev/shm/%s already "
-             "exists (created by another process, possibly another user); refusing to use it",
-             found.c_str());
-    }
-  }
+  if (!cfg.node_name.empty()) refuse_taken_shm_name(cfg.node_name);
   fi_info* hints = caps::hints(cfg.provider, cfg.off_host);
   if (!hints) fail(BSPK_ERR_NOMEM, "fi_allocinfo failed");
   fi_info* list = nullptr;
@@ -235,6 +226,10 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
     fab_fail("fi_ep_bind", rc, "(completion queue)");
   if ((rc = fi_enable(ep_))) fab_fail("fi_enable", rc);
+  // The shm provider has created this endpoint's region in /dev/shm: hold it
+  // for this process's life, so that if the whole job is killed, the next
+  // BSPk process of this user on the host removes it (fabric/shm_names.h).
+  if (!cfg.node_name.empty()) shm_lock_fd_ = hold_shm_region(cfg.node_name);
 
   // Operations in flight (fabric.h), when bounded: a sixteenth of the smaller
   // queue shared by every process, since all may send to one receiver at
@@ -289,6 +284,7 @@ Endpoint::~Endpoint() {
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
   if (info_) fi_freeinfo(info_);
+  if (shm_lock_fd_ >= 0) ::close(shm_lock_fd_);
 }
 
 std::vector<uint8_t> Endpoint::name() const {

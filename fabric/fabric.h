@@ -388,6 +388,7 @@ class Endpoint final : public Transport {
   void setup_bounces();
   void release_bounces() noexcept;
   std::string provider_, domain_name_;
+  int shm_lock_fd_ = -1;  // the shared flock on our shm region's file (fabric/shm_names.h)
 };
 
 // Text of a libfabric error code (fi_strerror of its absolute value).

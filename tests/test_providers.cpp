@@ -6,7 +6,12 @@
 #include <rdma/fabric.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <cctype>
 #include <chrono>
@@ -20,6 +25,7 @@
 #include "fabric/caps.h"
 #include "fabric/fabric.h"
 #include "fabric/select.h"
+#include "fabric/shm_names.h"
 
 namespace {
 
@@ -338,6 +344,97 @@ TEST(ProviderSelect, PlantedSharedMemoryNameIsRefused) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
   unlink(path.c_str());
+}
+
+// A job killed whole (every process SIGKILLed, so the shm provider removed
+// nothing and no peer survived to) leaves its endpoints' regions in /dev/shm;
+// the next process removes them (fabric/shm_names.h), and only them: a live
+// endpoint's region (held), a region younger than the age given, a file
+// without the held-region mark (an older build's) and another user's file
+// stay.
+bool shm_exists(const std::string& prefix) {
+  const std::string dir = "/dev/shm";
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) return false;
+  while (dirent* e = readdir(d.get()))
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) return true;
+  return false;
+}
+
+TEST(ShmNames, RegionsOfKilledProcessesAreRemovedLiveOnesKept) {
+  if (access("/dev/shm", W_OK) != 0) GTEST_SKIP() << "no writable /dev/shm";
+  const std::string prefix = "bspk.held-test." + std::to_string(getpid()) + ".";
+  const std::string held = prefix + "0" + bspk::fabric::kHeldMark + "0123456789abcdef";
+  const std::string live = prefix + "1" + bspk::fabric::kHeldMark + "fedcba9876543210";
+  // Two processes with an shm endpoint each; one is then killed.
+  pid_t kids[2];
+  for (int k = 0; k < 2; ++k) {
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    kids[k] = fork();
+    ASSERT_GE(kids[k], 0);
+    if (kids[k] == 0) {
+      close(ready[0]);
+      bspk::fabric::Config c;
+      c.provider = "shm";
+      c.nprocs = 2;
+      c.node_name = k == 0 ? held : live;
+      char ok = 'n';
+      try {
+        Endpoint ep(c);
+        ok = 'y';
+        (void)!write(ready[1], &ok, 1);
+        for (;;) pause();
+      } catch (...) {
+      }
+      (void)!write(ready[1], &ok, 1);
+      _exit(1);
+    }
+    close(ready[1]);
+    char ok = 0;
+    ASSERT_EQ(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    ASSERT_EQ(ok, 'y') << "child " << k << " could not open an shm endpoint";
+  }
+  ASSERT_TRUE(shm_exists(held) && shm_exists(live));
+  // Without the mark, and another user's: never candidates.
+  const std::string unmarked = "/dev/shm/" + prefix + "2.0123456789abcdef:0:0";
+  const std::string foreign = "/dev/shm/" + prefix + "3" + bspk::fabric::kHeldMark + "0123456789abcdef:0:0";
+  for (const std::string& f : {unmarked, foreign}) {
+    int fd = open(f.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << f;
+    close(fd);
+  }
+  const bool other_user = geteuid() == 0 && chown(foreign.c_str(), 65534, 65534) == 0;
+
+  // Both alive: nothing to remove.
+  EXPECT_EQ(bspk::fabric::remove_dead_shm_regions(prefix, 0), other_user ? 0 : 1);
+  EXPECT_TRUE(shm_exists(held) && shm_exists(live));
+  kill(kids[0], SIGKILL);
+  int st = 0;
+  ASSERT_EQ(waitpid(kids[0], &st, 0), kids[0]);
+  ASSERT_TRUE(WIFSIGNALED(st));
+  EXPECT_TRUE(shm_exists(held)) << "the killed process's region should still be there (SIGKILL)";
+  // Too young for an age of an hour: kept.
+  EXPECT_EQ(bspk::fabric::remove_dead_shm_regions(prefix, 3600), 0);
+  EXPECT_TRUE(shm_exists(held));
+  // The killed one's goes, the live one's stays.
+  EXPECT_EQ(bspk::fabric::remove_dead_shm_regions(prefix, 0), 1);
+  EXPECT_FALSE(shm_exists(held));
+  EXPECT_TRUE(shm_exists(live));
+  EXPECT_EQ(access(unmarked.c_str(), F_OK), 0) << "a region without the mark was removed";
+  if (other_user) {
+    EXPECT_EQ(access(foreign.c_str(), F_OK), 0) << "another user's region was removed";
+  }
+  // The live endpoint ends normally (SIGTERM: the provider removes its own).
+  kill(kids[1], SIGTERM);
+  ASSERT_EQ(waitpid(kids[1], &st, 0), kids[1]);
+  unlink(unmarked.c_str());
+  unlink(foreign.c_str());
+  if (shm_exists(live)) {
+    ADD_FAILURE() << "the live endpoint's region outlived its SIGTERM";
+    bspk::fabric::remove_dead_shm_regions(prefix, 0);
+  }
 }
 
 // Issue 13: fabric traffic from outside the job is never accepted. Three

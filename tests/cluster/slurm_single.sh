@@ -144,6 +144,37 @@ else
   expect "^bspk: ending pid [0-3] \(superstep [0-9]+\): pid [0-3] \(os pid ${pids[1]} on [^)]*\) died .*its last report: superstep [0-9]+"
 fi
 
+# The whole step killed at once (kill -9 of every process, as `scancel -s
+# KILL` or a cgroup's OOM killer does): no process survives to remove the
+# shm regions (16 MiB each), so the next BSPk process of this user on the
+# host removes them (fabric/shm_names.h), once they are 10 s old.
+log=$BUILD/slurm-killall.log
+: >"$log"
+timeout -k 5 60 "${SRUN[@]}" --mpi=pmix "$SCEN" steady 30 >"$log" 2>&1 &
+spid=$!
+mapfile -t pids < <(job_pids "$log" 4 20)
+NAME="whole step killed, regions removed by the next job"
+if ((${#pids[@]} < 4)); then
+  kill "$spid" 2>/dev/null; wait $spid; rc=$?
+  step "$NAME" "srun ... steady 30 (to be killed)" "$rc" 20 "$(cat "$log")"
+  bad "$NAME: the job did not report 4 running processes within 20 s"
+else
+  # (stopped first: killed one by one, the later ones would still see the
+  # first die and clean up, as they should)
+  kill -STOP "${pids[@]}"
+  kill -9 "${pids[@]}"
+  wait_gone 15 "${pids[@]}" >/dev/null
+  wait $spid
+  left=$(ls /dev/shm 2>/dev/null | grep -c '^bspk\.slurm\.' || true)
+  sleep 10.5
+  run "$NAME" 60 srun --immediate=10 -n 2 --mpi=pmix env BSPK_VERBOSE=1 "$SCEN" hello
+  expect_rc 0
+  if [[ $left == 4 ]]; then pass "the killed step left its 4 regions"; else bad "$NAME: the killed step left $left regions, not 4"; fi
+  expect "^bspk: pid [01] removed 4 shared-memory region\(s\) of killed processes from /dev/shm"
+  now_left=$(ls /dev/shm 2>/dev/null | grep -c '^bspk\.slurm\.' || true)
+  if [[ $now_left == 0 ]]; then pass "no regions left"; else bad "$NAME: $now_left regions left after the next job"; fi
+fi
+
 # exit() without bspk_finalize in superstep 2.
 run "exit without bspk_finalize" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" no_finalize
 expect_fail; expect_within 10 "$SECS" "the whole job ended"
