@@ -61,6 +61,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/end_of_job.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/version.h"
@@ -592,9 +593,8 @@ void Launcher::parent_gone(bool died) {
 // launcher ends as bspkrun would (139 after a crash, 1 after bsp_abort), not
 // "Terminated".
 void Launcher::signal_parent(int sig) {
-  constexpr int kEndOfJob = 0x42530000;  // bsplib/spawn.cpp
   sigval value{};
-  value.sival_int = kEndOfJob | ((exit_status_ & 0xff) ? exit_status_ & 0xff : 1);
+  value.sival_int = end_of_job_value(exit_status_);
   if (adopt_pidfd_ >= 0) {
     siginfo_t info{};
     info.si_signo = sig;

@@ -4,6 +4,7 @@
 // environment, the --adopt-fd pipe and the --children-fd socket.
 #include "bsplib/spawn.h"
 
+#include "base/end_of_job.h"
 #include "base/exec_path.h"
 
 #include <dlfcn.h>
@@ -138,12 +139,11 @@ int reap(pid_t pid, double grace) {
 // (SI_QUEUE) with kEndOfJob | status, and this handler exits with that status,
 // as bspkrun's own exit status would be. Any other SIGTERM (a user's kill)
 // goes to the action that was in place before (by default: terminated).
-constexpr int kEndOfJob = 0x42530000;  // "BS" in the value's high bits (bspkrun/bspkrun.cpp)
 struct sigaction g_old_term {};
 
 void on_term(int sig, siginfo_t* si, void* uc) {
   if (si && si->si_code == SI_QUEUE && g_launcher > 0 && si->si_pid == g_launcher &&
-      (si->si_value.sival_int & ~0xffff) == kEndOfJob)
+      bspk::is_end_of_job(si->si_value.sival_int))
     _exit(si->si_value.sival_int & 0xff);
   if (g_old_term.sa_flags & SA_SIGINFO) {
     g_old_term.sa_sigaction(sig, si, uc);
