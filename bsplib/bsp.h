@@ -313,9 +313,34 @@ BSPK_BSP_API void bspk_bsp_elements_error(const char *fn, int negative, unsigned
 #define bsp_qsize(nmessages, accum_nbytes) \
   bspk_bsp_qsize_w((nmessages), BSPK_BSP_WIDTH_(nmessages), (accum_nbytes), BSPK_BSP_WIDTH_(accum_nbytes))
 #define bsp_get_tag(status, tag) bspk_bsp_get_tag_w((status), BSPK_BSP_WIDTH_(status), (tag))
+#ifdef BSPK_BSP_GENERIC_
+/* bsp_hpmove also takes const void ** arguments (LPF's BSPlib declares it
+ * so, and programs written for it pass them): converted to void ** here,
+ * where C would warn (GCC 14: refuse) at the implicit conversion; any other
+ * pointer type is passed on as written. */
+#define BSPK_BSP_VOIDPP_(p) BSPK_BSP_GENERIC_((p), const void **: (void **)(p), default: (p))
+#define bsp_hpmove(tag_ptr, payload_ptr) (bsp_hpmove)(BSPK_BSP_VOIDPP_(tag_ptr), BSPK_BSP_VOIDPP_(payload_ptr))
+#endif
 #endif
 
 #ifdef __cplusplus
+}
+#endif
+
+#if defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
+/* bsp_hpmove with const void ** arguments, as LPF's BSPlib declares it
+ * (programs written for it pass `const void *tag, *payload; bsp_hpmove(&tag,
+ * &payload)`, which C++ would refuse): the same call. (Being overloaded,
+ * `&bsp_hpmove` needs a target type, e.g. `int (*f)(void **, void **) =
+ * bsp_hpmove;`.) */
+inline bsp_size_t bsp_hpmove(const void **tag_ptr, const void **payload_ptr) {
+  return bsp_hpmove(const_cast<void **>(tag_ptr), const_cast<void **>(payload_ptr));
+}
+inline bsp_size_t bsp_hpmove(void **tag_ptr, const void **payload_ptr) {
+  return bsp_hpmove(tag_ptr, const_cast<void **>(payload_ptr));
+}
+inline bsp_size_t bsp_hpmove(const void **tag_ptr, void **payload_ptr) {
+  return bsp_hpmove(const_cast<void **>(tag_ptr), payload_ptr);
 }
 #endif
 

@@ -8,7 +8,10 @@
  * - BSPonMPI's get_tag_status_null passes NULL to bsp_get_tag and bsp_qsize
  *   (reported at run time, so it must compile);
  * - the Oxford toolset's older names bsp_pushregister, bsp_popregister and
- *   bsp_set_tag_size. */
+ *   bsp_set_tag_size;
+ * - LPF's BSPlib declares bsp_hpmove(const void **, const void **), and its
+ *   programs pass const void ** (C would warn, GCC 14 refuse; C++ refuse),
+ *   alone or mixed with void **, and compare the result with -1. */
 #define T double
 #define N 1000
 #define B 3
@@ -26,5 +29,12 @@ int compat(void) {
   bsp_pushregister(x, (int)sizeof x);
   bsp_set_tag_size(&tag);
   bsp_popregister(x);
+  {
+    const void *ctag, *cpayload;
+    void *vtag;
+    if (bsp_hpmove(&ctag, &cpayload) != -1) tag += *(const int *)cpayload + *(const int *)ctag;
+    if (bsp_hpmove(&vtag, &cpayload) == -1) tag += 1;
+    if (bsp_hpmove((void **)&ctag, (void **)&cpayload) == -1) tag += 1;
+  }
   return tag;
 }

@@ -10,7 +10,9 @@ static_assert(std::is_same<bsp_pid_t, int>::value, "bsp_pid_t is int");
 static_assert(std::is_same<bsp_nprocs_t, int>::value, "bsp_nprocs_t is int");
 static_assert(std::is_same<bsp_size_t, int>::value, "bsp_size_t is int");
 static_assert(std::is_same<decltype(&bsp_put), void (*)(int, const void*, void*, int, int)>::value, "bsp_put");
-static_assert(std::is_same<decltype(&bsp_hpmove), int (*)(void**, void**)>::value, "bsp_hpmove");
+// (bsp_hpmove is overloaded for const void ** in C++: the C function by its type)
+static_assert(std::is_same<decltype(static_cast<int (*)(void**, void**)>(&bsp_hpmove)), int (*)(void**, void**)>::value,
+              "bsp_hpmove");
 
 extern "C" void (*const c_linkage_sync)(void);
 void (*const c_linkage_sync)(void) = bsp_sync;
