@@ -11,7 +11,8 @@
  *   bsp_set_tag_size;
  * - LPF's BSPlib declares bsp_hpmove(const void **, const void **), and its
  *   programs pass const void ** (C would warn, GCC 14 refuse; C++ refuse),
- *   alone or mixed with void **, and compare the result with -1. */
+ *   alone or mixed with void **, and compare the result with -1 or with
+ *   LPF's name for it, bsp_size_unavailable. */
 #define T double
 #define N 1000
 #define B 3
@@ -33,7 +34,7 @@ int compat(void) {
     const void *ctag, *cpayload;
     void *vtag;
     if (bsp_hpmove(&ctag, &cpayload) != -1) tag += *(const int *)cpayload + *(const int *)ctag;
-    if (bsp_hpmove(&vtag, &cpayload) == -1) tag += 1;
+    if (bsp_hpmove(&vtag, &cpayload) == bsp_size_unavailable) tag += 1;
     if (bsp_hpmove((void **)&ctag, (void **)&cpayload) == -1) tag += 1;
   }
   return tag;
