@@ -229,7 +229,9 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // The shm provider has created this endpoint's region in /dev/shm: hold it
   // for this process's life, so that if the whole job is killed, the next
   // BSPk process of this user on the host removes it (fabric/shm_names.h).
-  if (!cfg.node_name.empty()) shm_lock_fd_ = hold_shm_region(cfg.node_name);
+  // (A provider that creates it later is held at insert_peers.)
+  shm_name_ = cfg.node_name;
+  if (!shm_name_.empty()) shm_lock_fd_ = hold_shm_region(shm_name_);
 
   // Operations in flight (fabric.h), when bounded: a sixteenth of the smaller
   // queue shared by every process, since all may send to one receiver at
@@ -307,6 +309,8 @@ void Endpoint::insert_peers(const std::vector<std::vector<uint8_t>>& names) {
       fail(BSPK_ERR_FABRIC, "fi_av_insert gave address %llu to pid %zu (expected %zu)",
            (unsigned long long)addrs_[r], r, r);
   }
+  // Peers map our region by its name from here on: it exists by now.
+  if (!shm_name_.empty() && shm_lock_fd_ < 0) shm_lock_fd_ = hold_shm_region(shm_name_);
 }
 
 void Endpoint::set_job_token(uint64_t token) {

@@ -388,7 +388,8 @@ class Endpoint final : public Transport {
   void setup_bounces();
   void release_bounces() noexcept;
   std::string provider_, domain_name_;
-  int shm_lock_fd_ = -1;  // the shared flock on our shm region's file (fabric/shm_names.h)
+  std::string shm_name_;  // Config::node_name: our shm region's name prefix in /dev/shm
+  int shm_lock_fd_ = -1;  // the shared flock on that file (fabric/shm_names.h)
 };
 
 // Text of a libfabric error code (fi_strerror of its absolute value).

@@ -45,7 +45,9 @@ void refuse_taken_shm_name(const std::string& name);
 
 // Opens the file in /dev/shm whose name starts with `name` (this process's
 // endpoint's region, which the provider has just created) and takes a
-// shared flock on it. Returns the descriptor (close-on-exec; closing it
+// shared flock on it. The Endpoint calls it after fi_enable, and again after
+// fi_av_insert if the file did not exist yet (peers map it by name from
+// then on), so a region the scan below can find is held well within its 10 s. Returns the descriptor (close-on-exec; closing it
 // releases the lock), or -1 when there is no such file or it cannot be
 // locked (then the file is left to the survivors' and bspkrun's clean-up
 // only).
