@@ -323,7 +323,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   }
   // What a job of this user killed whole on this host left in /dev/shm
   // (fabric/shm_names.h); 10 s spares an endpoint being opened right now.
-  if (int n = fabric::remove_dead_shm_regions("bspk.", 10.0); n > 0 && config::get_bool(config::Var::VERBOSE))
+  if (int n = fabric::remove_dead_shm_regions(boot::kShmPrefix, 10.0); n > 0 && config::get_bool(config::Var::VERBOSE))
     std::fprintf(stderr, "bspk: pid %d removed %d shared-memory region(s) of killed processes from /dev/shm\n",
                  r.pid, n);
   watch.phase("opening the fabric endpoint");

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 
 #include <algorithm>
@@ -13,29 +12,29 @@
 #include <cstring>
 
 #include "base/config.h"
+#include "base/shm_dir.h"
 #include "boot/bootstrap.h"
 #include "base/version.h"
 
 namespace bspk::boot {
 
-std::string shm_name(const std::string& job, int rank) { return "bspk." + job + "." + std::to_string(rank); }
+std::string shm_name(const std::string& job, int rank) { return kShmPrefix + job + "." + std::to_string(rank); }
 
 namespace {
 // Unlinks the files of /dev/shm whose name `match` accepts; returns how many.
 template <class Match>
 int unlink_shm_files(Match match) {
   int removed = 0;
-  DIR* d = opendir("/dev/shm");
-  if (!d) return 0;
-  while (dirent* e = readdir(d))
-    if (match(dirfd(d), e->d_name) && unlinkat(dirfd(d), e->d_name, 0) == 0) ++removed;
-  closedir(d);
+  for_each_shm_entry([&](int dir, const char* n) {
+    if (match(dir, n) && unlinkat(dir, n, 0) == 0) ++removed;
+    return true;
+  });
   return removed;
 }
 }  // namespace
 
 void remove_shm_regions(const std::string& job, int rank) {
-  const std::string name = rank < 0 ? "bspk." + job + "." : shm_name(job, rank);
+  const std::string name = rank < 0 ? kShmPrefix + job + "." : shm_name(job, rank);
   // the name, then (one rank) anything but a digit: never pid 10's for pid 1's
   unlink_shm_files([&name, rank](int, const char* n) {
     return std::strncmp(n, name.c_str(), name.size()) == 0 &&
@@ -47,11 +46,12 @@ int remove_job_regions_by_suffix(const std::string& suffix) {
   if (suffix.empty()) return 0;
   const std::string tail = "-" + suffix + ".";
   return unlink_shm_files([&tail](int dir, const char* n) {
-    if (std::strncmp(n, "bspk.", 5) != 0) return false;
-    size_t k = 5;
+    const size_t k0 = std::strlen(kShmPrefix);
+    if (std::strncmp(n, kShmPrefix, k0) != 0) return false;
+    size_t k = k0;
     while (std::isdigit(static_cast<unsigned char>(n[k]))) ++k;
     struct stat st;
-    return k > 5 && std::strncmp(n + k, tail.c_str(), tail.size()) == 0 &&
+    return k > k0 && std::strncmp(n + k, tail.c_str(), tail.size()) == 0 &&
            fstatat(dir, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == geteuid();
   });
 }

@@ -68,6 +68,9 @@ struct StatusSlot {
 };
 static_assert(sizeof(StatusSlot) == 64);
 
+// Every shared-memory name of BSPk's jobs starts with it.
+inline constexpr const char* kShmPrefix = "bspk.";
+
 // The libfabric shm endpoint (and /dev/shm region) name of pid `rank` in job
 // `job`: "bspk.<job>.<rank>", unique per job so a region a killed process left
 // never blocks a new job.

@@ -1,7 +1,6 @@
 #include "fabric/shm_names.h"
 
 #include <bspk.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -13,24 +12,20 @@
 #include <ctime>
 
 #include "base/error.h"
+#include "base/shm_dir.h"
 
 namespace bspk::fabric {
 
 namespace {
 
-constexpr const char* kShmDir = "/dev/shm";
-
 // The first entry of /dev/shm whose name starts with `name`, or "".
 std::string find_prefixed(const std::string& name) {
   std::string found;
-  if (DIR* d = opendir(kShmDir)) {
-    while (dirent* e = readdir(d))
-      if (std::strncmp(e->d_name, name.c_str(), name.size()) == 0) {
-        found = e->d_name;
-        break;
-      }
-    closedir(d);
-  }
+  for_each_shm_entry([&](int, const char* n) {
+    if (std::strncmp(n, name.c_str(), name.size()) != 0) return true;
+    found = n;
+    return false;
+  });
   return found;
 }
 
@@ -72,17 +67,14 @@ int hold_shm_region(const std::string& name) {
 }
 
 int remove_dead_shm_regions(const std::string& prefix, double min_age_s) {
-  DIR* d = opendir(kShmDir);
-  if (!d) return 0;
   int removed = 0;
   const uid_t me = geteuid();
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
-  while (dirent* e = readdir(d)) {
-    const char* n = e->d_name;
-    if (std::strncmp(n, prefix.c_str(), prefix.size()) != 0 || !has_held_mark(n)) continue;
-    int fd = openat(dirfd(d), n, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) continue;
+  for_each_shm_entry([&](int dir, const char* n) {
+    if (std::strncmp(n, prefix.c_str(), prefix.size()) != 0 || !has_held_mark(n)) return true;
+    int fd = openat(dir, n, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return true;
     struct stat st;
     const bool candidate = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me && st.st_nlink > 0 &&
                            static_cast<double>(now.tv_sec - st.st_ctim.tv_sec) +
@@ -90,10 +82,10 @@ int remove_dead_shm_regions(const std::string& prefix, double min_age_s) {
                                min_age_s;
     // Nobody holds it: its process is gone. Unlinked while this process
     // holds the exclusive lock, so no endpoint can be taking it meanwhile.
-    if (candidate && flock(fd, LOCK_EX | LOCK_NB) == 0 && unlinkat(dirfd(d), n, 0) == 0) ++removed;
+    if (candidate && flock(fd, LOCK_EX | LOCK_NB) == 0 && unlinkat(dir, n, 0) == 0) ++removed;
     close(fd);
-  }
-  closedir(d);
+    return true;
+  });
   return removed;
 }
 
