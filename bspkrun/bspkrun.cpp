@@ -1106,7 +1106,10 @@ void accept_mpirun_np(int argc, char** argv) {
 int main(int argc, char** argv) {
   accept_mpirun_np(argc, argv);
   Launcher L;
-  CLI::App app{"bspkrun: start a BSPk job of P processes on this machine"};
+  // Usage errors name the command the user typed (bsprun for BSPlib
+  // programs); the job's own messages stay "bspkrun:", one launcher.
+  const char* const me = invoked_as_bsprun(argv[0]) ? "bsprun" : "bspkrun";
+  CLI::App app{std::string(me) + ": start a BSPk job of P processes on this machine"};
   app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
   app.add_option("--provider", L.provider,
                  "libfabric provider, by any name `fi_info -l` lists (tcp = net where offered, else tcp;ofi_rxm; "
@@ -1179,9 +1182,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    // A usage error: named as bspkrun's, exit status 2 as for an unknown
+    // A usage error: named as the command typed (bsprun or bspkrun), exit status 2 as for an unknown
     // option (CLI11's own codes, 105 and up, mean nothing to a script).
-    std::fprintf(stderr, "bspkrun: %s (bspkrun --help lists the options)\n", e.what());
+    std::fprintf(stderr, "%s: %s (%s --help lists the options)\n", me, e.what(), me);
     return 2;
   }
   L.cmd = app.remaining();
@@ -1189,8 +1192,8 @@ int main(int argc, char** argv) {
   // say so rather than "cannot execute '--bogus'". After "--" anything is the
   // program.
   if (!L.cmd.empty() && L.cmd[0].size() > 1 && L.cmd[0][0] == '-' && L.cmd[0] != "--") {
-    std::fprintf(stderr, "bspkrun: unknown option '%s' (bspkrun --help lists them; the program and its "
-                 "arguments come after bspkrun's options, or after --)\n", L.cmd[0].c_str());
+    std::fprintf(stderr, "%s: unknown option '%s' (%s --help lists them; the program and its "
+                 "arguments come after %s's options, or after --)\n", me, L.cmd[0].c_str(), me, me);
     return 2;
   }
   if (!L.cmd.empty() && L.cmd[0] == "--") L.cmd.erase(L.cmd.begin());  // kept by prefix_command()
@@ -1200,7 +1203,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (L.cmd.empty() && L.adopt_pid <= 0) {
-    std::fprintf(stderr, "bspkrun: no program given\n%s", app.help().c_str());
+    std::fprintf(stderr, "%s: no program given\n%s", me, app.help().c_str());
     return 2;
   }
   // A BSPK_* variable that is no setting (a typo such as BSPK_SYNC_TIMOUT)
@@ -1253,7 +1256,7 @@ int main(int argc, char** argv) {
     found = true;
   }
   if (!found) {
-    std::fprintf(stderr, "bspkrun: cannot execute '%s': not found or not executable\n", prog.c_str());
+    std::fprintf(stderr, "%s: cannot execute '%s': not found or not executable\n", me, prog.c_str());
     return 127;
   }
   return L.run();
