@@ -1108,7 +1108,8 @@ int main(int argc, char** argv) {
   Launcher L;
   // Usage errors name the command the user typed (bsprun for BSPlib
   // programs); the job's own messages stay "bspkrun:", one launcher.
-  const char* const me = invoked_as_bsprun(argv[0]) ? "bsprun" : "bspkrun";
+  const bool as_bsprun = invoked_as_bsprun(argv[0]);
+  const char* const me = as_bsprun ? "bsprun" : "bspkrun";
   CLI::App app{std::string(me) + ": start a BSPk job of P processes on this machine"};
   app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
   app.add_option("--provider", L.provider,
@@ -1172,7 +1173,7 @@ int main(int argc, char** argv) {
     if (version_asked) {
       std::printf("%s (BSPk) %d.%d.%d; bootstrap protocol %u, wire protocol %u (every process of a job must "
                   "speak the same)\n",
-                  invoked_as_bsprun(argv[0]) ? "bsprun" : "bspkrun", BSPK_VERSION_MAJOR, BSPK_VERSION_MINOR,
+                  me, BSPK_VERSION_MAJOR, BSPK_VERSION_MINOR,
                   BSPK_VERSION_PATCH, kProtocolVersion,
                   version::kWireVersion);
       return 0;
@@ -1182,8 +1183,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    // A usage error: named as the command typed (bsprun or bspkrun), exit status 2 as for an unknown
-    // option (CLI11's own codes, 105 and up, mean nothing to a script).
+    // A usage error: named as the command typed (bsprun or bspkrun), exit
+    // status 2 as for an unknown option (CLI11's own codes, 105 and up, mean
+    // nothing to a script).
     std::fprintf(stderr, "%s: %s (%s --help lists the options)\n", me, e.what(), me);
     return 2;
   }
@@ -1217,7 +1219,7 @@ int main(int argc, char** argv) {
   // inside the SPMD section (BSPedupack's programs ask for n there), and
   // BSPonMPI and MulticoreBSP wait for ever; the processes' BSPlib layer
   // makes the same default for their syncs.
-  if (invoked_as_bsprun(argv[0]) && !std::getenv(config::name(config::Var::SYNC_TIMEOUT)))
+  if (as_bsprun && !std::getenv(config::name(config::Var::SYNC_TIMEOUT)))
     setenv(config::name(config::Var::SYNC_TIMEOUT), "off", 1);
   try {
     L.exchange_timeout = config::get_seconds(config::Var::SYNC_TIMEOUT, L.exchange_timeout);
