@@ -134,6 +134,16 @@ int record(const char* call, int code, const char* msg) {
   return code;
 }
 
+InCall in_call;
+
+int refuse_concurrent(const char* call, const char* other) {
+  return record(call, BSPK_ERR_STATE,
+                strprintf("called while another thread of this process is inside %s: BSPk takes calls from one "
+                          "thread at a time (bspk.h, Threads); this call did nothing",
+                          other ? other : "a BSPk call")
+                    .c_str());
+}
+
 Runtime& need() {
   if (!rt) {
     if (finalized) fail(BSPK_ERR_STATE, "called after bspk_finalize");

@@ -10,6 +10,8 @@
 
 #include <bspk.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -76,9 +78,49 @@ std::string where(const char* call);
 // End the whole job with `line` (printed once) and exit status `code`.
 [[noreturn]] void abort_job(const std::string& line, int code);
 
+// Which thread is inside a guarded call, and which call (bspk.h, "Threads").
+// Relaxed atomics: a check, not a lock. Two threads entering at the same
+// instant can both pass; a thread entering while another is inside (blocked
+// in bspk_sync, say) is refused every time. One load and two stores per call.
+struct InCall {
+  std::atomic<uintptr_t> thread{0};  // 0: no call in progress
+  std::atomic<const char*> call{nullptr};
+};
+extern InCall in_call;
+
+// A value that differs between the threads of a process (the thread pointer).
+inline uintptr_t this_thread() {
+#if defined(__has_builtin) && __has_builtin(__builtin_thread_pointer)
+  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+#else
+  static thread_local char tag;
+  return reinterpret_cast<uintptr_t>(&tag);
+#endif
+}
+
+// Refuse `call`, made while another thread is inside `other`: BSPK_ERR_STATE,
+// recorded like any error; nothing of the call is done.
+int refuse_concurrent(const char* call, const char* other);
+
 // Run f, mapping exceptions to error codes recorded for bspk_error_string().
+// A call while another thread of the process is inside one is refused. A
+// call from inside a call on the same thread (a bspk_sync_allgatherv reader,
+// a C++ collective's operator) runs: the outermost call marks the thread.
 template <class F>
 int guarded(const char* call, F&& f) {
+  const uintptr_t me = this_thread();
+  const uintptr_t inside = in_call.thread.load(std::memory_order_relaxed);
+  if (inside != 0 && inside != me) return refuse_concurrent(call, in_call.call.load(std::memory_order_relaxed));
+  struct Leave {
+    bool outermost;
+    ~Leave() {
+      if (outermost) in_call.thread.store(0, std::memory_order_relaxed);
+    }
+  } leave{inside == 0};
+  if (inside == 0) {
+    in_call.call.store(call, std::memory_order_relaxed);
+    in_call.thread.store(me, std::memory_order_relaxed);
+  }
   try {
     f();
     return BSPK_OK;

@@ -18,7 +18,22 @@
  *   - Cost notes use BSP terms: h = messages (or elements) this process sends or
  *     receives in the superstep, F = frames touched, p = bspk_nprocs().
  *
- * Not thread-safe: call from one thread per process.
+ * Threads: BSPk is not thread-safe; one thread at a time calls it. Calls from
+ * different threads one after another are fine (a worker thread that does a
+ * process's communication while the others wait, an OpenMP `master` or
+ * `single` region between barriers). A call made while another thread of the
+ * process is inside a BSPk call (blocked in bspk_sync, say) is refused: it
+ * returns BSPK_ERR_STATE (BSPK_NULL for pointer results), with a message
+ * naming both calls, and does nothing; the other thread's call goes on
+ * unharmed. The check costs one load and two stores per call and is not a
+ * lock: two calls entering at the same instant may both pass, and then
+ * anything can happen. Exempt, callable from any thread: bspk_pid,
+ * bspk_nprocs, bspk_time, bspk_abort (it ends the job from there), and the
+ * pointer accessors (bspk_elemP, bspk_incr, bspk_span, bspk_nelems,
+ * bspk_elem_size, bspk_owner, bspk_is_null) on regions that no thread frees
+ * or passes through a bspk_sync meanwhile (a boundary may replace a region's
+ * frames) -- e.g. threads reading and writing elements of a region in a
+ * parallel loop between two bspk_syncs.
  */
 #ifndef BSPK_H
 #define BSPK_H

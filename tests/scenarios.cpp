@@ -12,12 +12,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "scenario_table.h"
@@ -831,6 +833,81 @@ int runaway(int argc, char** argv) {
   std::printf("runaway pid=%d role=%s frames_peak=%llu small_peak=%llu flow_waits=%llu\n", me,
               producer ? "producer" : consumer ? "consumer" : "idle", (unsigned long long)st.frames_peak,
               (unsigned long long)st.small_peak, (unsigned long long)st.flow_waits);
+  return 0;
+}
+
+// ---------------------------------------------------------------- threads
+// bspk.h, "Threads": one thread at a time calls BSPk.
+// (1) Handing the calls to another thread works: a worker thread sends,
+//     syncs and receives while the main thread waits for it; then the main
+//     thread goes on.
+// (2) A call made while another thread of the process is inside one is
+//     refused (BSPK_ERR_STATE, naming both calls, the pid and the superstep)
+//     and does nothing: every process but pid 0 waits in bspk_sync for pid 0,
+//     which sleeps first, and meanwhile a second thread calls bspk_send (to
+//     this process), bspk_malloc and bspk_expect. After the sync no message
+//     arrived, no declaration holds and the main thread's superstep ended
+//     normally.
+SCENARIO_ROW({.test = "CallFromASecondThreadIsRefused", .args = "threads",
+              .out = [](int p) {
+                return Matches{exactly(p, "threads ok"),
+                               exactly(3L * (p - 1), "is inside bspk_sync: BSPk takes calls from one thread at a time")};
+              }});
+int threads(int, char**) {
+  // (1) a worker thread does a whole superstep
+  int got = -1;
+  std::thread worker([&] {
+    bspk_ptr r = bspk_malloc("", 0, 1, sizeof(int));
+    CHECK(!bspk_is_null(r), "worker: bspk_malloc: %s", bspk_error_string());
+    *static_cast<int*>(bspk_elemP(r)) = 1000 + me;
+    OK(bspk_send((me + 1) % P, r, 1));
+    OK(bspk_expect(1));
+    OK(bspk_sync());
+    OK(bspk_free(r));
+    bspk_ptr in = bspk_recv();
+    CHECK(!bspk_is_null(in), "worker: no message after the sync: %s", bspk_error_string());
+    got = *static_cast<int*>(bspk_elemP(in));
+    OK(bspk_free(in));
+  });
+  worker.join();
+  CHECK(got == 1000 + (me + P - 1) % P, "worker received %d, expected %d", got, 1000 + (me + P - 1) % P);
+
+  // (2) a second thread while the main thread waits in bspk_sync
+  const uint64_t step = bspk_superstep();
+  bspk_ptr mine = bspk_malloc("", 0, 1, sizeof(int));
+  CHECK(!bspk_is_null(mine), "bspk_malloc: %s", bspk_error_string());
+  std::atomic<bool> syncing{false};
+  std::thread second;
+  if (me != 0) {
+    second = std::thread([&] {
+      while (!syncing.load()) usleep(1000);
+      usleep(200 * 1000);  // the main thread is inside bspk_sync by now: pid 0 is still asleep
+      auto refused = [&](int rc, const char* call) {
+        const std::string e = bspk_error_string();
+        CHECK(rc == BSPK_ERR_STATE, "%s from a second thread returned %d, expected BSPK_ERR_STATE (%s)", call, rc,
+              e.c_str());
+        for (const std::string& part : {std::string(call), "pid " + std::to_string(me), std::string("superstep"),
+                                        std::string("inside bspk_sync")})
+          CHECK(e.find(part) != std::string::npos, "error '%s' does not name '%s'", e.c_str(), part.c_str());
+      };
+      refused(bspk_send(me, mine, 1), "bspk_send");
+      CHECK(bspk_is_null(bspk_malloc("", 0, 1, 1)), "bspk_malloc from a second thread gave a region");
+      refused(BSPK_ERR_STATE, "bspk_malloc");
+      refused(bspk_expect(5), "bspk_expect");
+    });
+  } else {
+    usleep(1500 * 1000);  // the others wait for pid 0 meanwhile
+  }
+  syncing.store(true);
+  OK(bspk_sync());
+  if (second.joinable()) second.join();
+  CHECK(bspk_superstep() == step + 1, "the main thread's bspk_sync ended superstep %llu, now %llu",
+        (unsigned long long)step, (unsigned long long)bspk_superstep());
+  CHECK(bspk_is_null(bspk_recv()), "the refused bspk_send delivered a message");
+  CHECK(bspk_declared() == 0, "the refused bspk_expect is in force");
+  OK(bspk_free(mine));
+  OK(bspk_sync());  // counted: the refused bspk_expect(5) would make it fail
+  std::printf("threads ok pid=%d\n", me);
   return 0;
 }
 
@@ -2034,6 +2111,7 @@ int main(int argc, char** argv) {
   else if (name == "unclaimed") rc = unclaimed(argc, argv);
   else if (name == "runaway") rc = runaway(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
+  else if (name == "threads") rc = threads(argc, argv);
   else if (name == "err_expect_more") return err_expect_more(argc, argv);
   else if (name == "err_expect_fewer") return err_expect_fewer(argc, argv);
   else if (name == "err_over_finalize") return err_over_finalize(argc, argv);
