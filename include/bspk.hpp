@@ -54,7 +54,9 @@
  * and C++20 therefore sees two different types under this name: do not pass
  * one across such a boundary.
  *
- * Not thread-safe, like bspk.h: one thread per process.
+ * Not thread-safe, like bspk.h ("Threads"): one thread at a time. A call
+ * while another thread of the process is inside one is refused by the C API
+ * below (BSPK_ERR_STATE, thrown as bspk::error like any other).
  */
 #ifndef BSPK_HPP
 #define BSPK_HPP
