@@ -76,7 +76,8 @@ extern "C" {
                                     bspk_sync: a copy refused by its target           [step]  */
 #define BSPK_ERR_RANGE       -4  /* element range runs past the end of a region           [call]  */
 #define BSPK_ERR_NOMEM       -5  /* frame or index pool could not grow                    [call]  */
-#define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, ...)   [call]  */
+#define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, made
+                                    while another thread is inside a call: Threads)   [call]  */
 #define BSPK_ERR_MODE        -7  /* sync declarations: repeated (bspk_expect/will_send)   [call];
                                     kinds mixed between processes (bspk_sync)         [over]  */
 #define BSPK_ERR_COUNT       -8  /* more/fewer messages than declared                     [over]  */
