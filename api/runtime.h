@@ -81,7 +81,8 @@ std::string where(const char* call);
 // Which thread is inside a guarded call, and which call (bspk.h, "Threads").
 // Relaxed atomics: a check, not a lock. Two threads entering at the same
 // instant can both pass; a thread entering while another is inside (blocked
-// in bspk_sync, say) is refused every time. One load and two stores per call.
+// in bspk_sync, say) is refused every time. One load and three stores per
+// call (thread and call at entry, thread at exit).
 struct InCall {
   std::atomic<uintptr_t> thread{0};  // 0: no call in progress
   std::atomic<const char*> call{nullptr};

@@ -25,7 +25,7 @@
  * process is inside a BSPk call (blocked in bspk_sync, say) is refused: it
  * returns BSPK_ERR_STATE (BSPK_NULL for pointer results), with a message
  * naming both calls, and does nothing; the other thread's call goes on
- * unharmed. The check costs one load and two stores per call and is not a
+ * unharmed. The check costs one load and three stores per call and is not a
  * lock: two calls entering at the same instant may both pass, and then
  * anything can happen. Exempt, callable from any thread: bspk_pid,
  * bspk_nprocs, bspk_time, bspk_abort (it ends the job from there), and the
