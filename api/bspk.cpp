@@ -82,7 +82,11 @@ inline void canon_in_place(bspk_ptr& p) {
 
 std::string where(const char* call) {
   if (!rt) return strprintf(finalized ? "%s (after bspk_finalize)" : "%s (before bspk_init)", call);
-  return strprintf("%s (pid %d, superstep %u)", call, rt->pid, rt->engine ? rt->engine->step() : 0);
+  const uint32_t step = rt->engine ? rt->engine->step() : 0;
+  if (rt->boot && rt->boot->layer_step1())  // a layer's own count first (bspk_set_layer_superstep)
+    return strprintf("%s (pid %d, %s superstep %u; BSPk superstep %u)", call, rt->pid, rt->boot->layer(),
+                     rt->boot->layer_step1() - 1, step);
+  return strprintf("%s (pid %d, superstep %u)", call, rt->pid, step);
 }
 
 // Is this the first abort message of the job? Under bspkrun, processes
@@ -550,6 +554,23 @@ int bspk_withdraw(int64_t* nmsgs, int* counts) {
 }
 
 uint64_t bspk_superstep(void) { return rt ? rt->stats.supersteps : 0; }
+
+int bspk_set_layer_superstep(const char* layer, unsigned long superstep) {
+  return guarded("bspk_set_layer_superstep", [&] {
+    Runtime& r = need();
+    if (!layer || !*layer) fail(BSPK_ERR_ARG, "layer is %s", layer ? "empty" : "NULL");
+    size_t n = 0;
+    for (; layer[n] && n < 16; ++n)
+      if (layer[n] <= ' ' || layer[n] > '~')
+        fail(BSPK_ERR_ARG, "layer's character %zu is not printable ASCII or is a space", n);
+    if (n > 15) fail(BSPK_ERR_ARG, "layer \"%.15s...\" is longer than 15 characters", layer);
+    if (r.boot->layer_step1() && std::strcmp(layer, r.boot->layer()) != 0)
+      fail(BSPK_ERR_ARG, "layer \"%s\" is not \"%s\", the name this process's first call gave", layer,
+           r.boot->layer());
+    if (superstep >= 0xFFFFFFFFul) fail(BSPK_ERR_ARG, "superstep %lu is past 2^32 - 2", superstep);
+    r.boot->set_layer_step(layer, static_cast<uint32_t>(superstep));
+  });
+}
 
 uint64_t bspk_step_sends(void) { return rt ? rt->step_sends() : 0; }
 

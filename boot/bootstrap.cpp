@@ -148,6 +148,15 @@ class Launcher final : public Bootstrap {
     status_[rank_].superstep = step;
     status_[rank_].state = static_cast<uint32_t>(st);
   }
+  void publish_layer_step(uint32_t layer_step1) override {
+    if (!status_) return;
+    StatusSlot& me = status_[rank_];
+    if (me.layer_step1 == 0 && !me.layer[0]) {  // the name first, then (released) the step
+      std::memcpy(me.layer, layer(), sizeof me.layer);
+      __atomic_thread_fence(__ATOMIC_RELEASE);
+    }
+    me.layer_step1 = layer_step1;
+  }
 
  private:
   void map_status(const std::string& path) {
@@ -169,6 +178,14 @@ class Launcher final : public Bootstrap {
 };
 
 }  // namespace
+
+void Bootstrap::set_layer_step(const char* layer, uint32_t step) {
+  if (layer_step1_ == 0 && !layer_[0]) std::snprintf(layer_, sizeof layer_, "%s", layer);
+  layer_step1_ = step + 1;
+  publish_layer_step(step + 1);
+}
+
+std::string Bootstrap::step_text(uint32_t step) const { return superstep_text(step, layer_, layer_step1_); }
 
 std::string bootstrap_kind() {
   using config::Var;

@@ -66,6 +66,18 @@ class Bootstrap {
   ProcState state() const { return state_; }
   uint32_t state_step() const { return state_step_; }
 
+  // A layer's own count of this process's supersteps (bspk_set_layer_superstep:
+  // the BSPlib layer's), published next to BSPk's for failure reports. `layer`
+  // (1-15 characters, checked by the caller) is kept from the first call;
+  // `step` < 2^32 - 1. A few stores, no syscall; any thread.
+  void set_layer_step(const char* layer, uint32_t step);
+  const char* layer() const { return layer_; }
+  // The layer's superstep + 1, 0 before set_layer_step.
+  uint32_t layer_step1() const { return layer_step1_; }
+  // How reports of this process name BSPk superstep `step` (superstep_text,
+  // boot/protocol.h): "superstep 8" or "BSPlib superstep 5 (BSPk superstep 8)".
+  std::string step_text(uint32_t step) const;
+
   // A process other than this one that, by what it published last, is
   // starting or computing (not waiting, finalizing or done) in superstep
   // `step` or an earlier one: it may still send messages of `step` or join its
@@ -86,10 +98,14 @@ class Bootstrap {
  protected:
   // Where set_state publishes (the launcher's status page, the hub's heartbeats).
   virtual void publish_state(uint32_t /*superstep*/, ProcState /*state*/) {}
+  // Where set_layer_step publishes; `layer` is set (and fixed) by then.
+  virtual void publish_layer_step(uint32_t /*layer_step1*/) {}
 
  private:
   ProcState state_ = ProcState::Starting;
   uint32_t state_step_ = 0;
+  char layer_[16] = {};
+  volatile uint32_t layer_step1_ = 0;
 };
 
 // Whether superstep a comes at or before superstep b (superstep numbers wrap

@@ -35,6 +35,8 @@ std::string u32s(uint32_t a, uint32_t b, int32_t c = 0) {
   return s;
 }
 
+std::string u32(uint32_t a) { return std::string(reinterpret_cast<const char*>(&a), 4); }
+
 uint32_t u32_at(const std::string& s, size_t off) {
   uint32_t v = 0;
   if (s.size() >= off + 4) std::memcpy(&v, &s[off], 4);
@@ -154,6 +156,7 @@ struct HubServer::Conn {
   int os_pid = 0;
   std::string host;
   uint32_t step = 0, state = 0;
+  uint32_t layer_step1 = 0;  // its layer's superstep + 1 (0: none)
   double last = 0;
   bool finalized = false, exiting = false, gone = false;
 };
@@ -263,8 +266,8 @@ void HubServer::drop(Conn& c, const char* why) {
   c.fd = -1;
   if (c.rank < 0 || c.finalized || c.exiting) return;
   fail_job(1, c.rank,
-           strprintf("%s died (%s); its last report: superstep %u, %s", who(c.rank).c_str(), why, c.step,
-                     state_name(c.state)));
+           strprintf("%s died (%s); its last report: %s", who(c.rank).c_str(), why,
+                     superstep_text(c.step, own_->layer_if_set(), c.layer_step1, state_name(c.state)).c_str()));
 }
 
 // A connection's first message: a Hello with its proof (boot/auth.h). Without
@@ -363,7 +366,7 @@ std::string HubServer::computing_summary() const {
       r[1] = c->rank, st[1] = c->step;
     }
   }
-  return u32s(static_cast<uint32_t>(r[0]), st[0], r[1]) + u32s(st[1], 0);
+  return u32s(static_cast<uint32_t>(r[0]), st[0], r[1]) + u32(st[1]);
 }
 
 void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
@@ -374,6 +377,7 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
     case Msg::Heartbeat:
       c.step = u32_at(pl, 0);
       c.state = u32_at(pl, 4);
+      if (pl.size() >= 12) c.layer_step1 = u32_at(pl, 8);
       break;
     case Msg::Allgather:
       if (gathered_[static_cast<size_t>(c.rank)]) {
@@ -399,9 +403,11 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
     }
     case Msg::Exiting:
       c.step = u32_at(pl, 0);
+      if (pl.size() >= 8) c.layer_step1 = u32_at(pl, 4);
       c.exiting = true;
       fail_job(1, c.rank,
-               strprintf("%s exited without calling bspk_finalize in superstep %u", who(c.rank).c_str(), c.step));
+               strprintf("%s exited without calling bspk_finalize in %s", who(c.rank).c_str(),
+                         superstep_text(c.step, own_->layer_if_set(), c.layer_step1).c_str()));
       break;
     case Msg::Finalized:
       if (!c.finalized) {
@@ -468,7 +474,10 @@ void HubServer::run() {
     if (now - last_beat >= hb || (st != last_state && now - last_beat >= tick)) {
       last_beat = now;
       last_state = st;
-      std::string beat = u32s(own_->step.load(), own_->state.load(), hub_rank_) + computing_summary();
+      // pid, superstep and state of the hub process, the computing summary
+      // (bytes 12-27), the hub process's layer superstep + 1 (28-31)
+      std::string beat =
+          u32s(own_->step.load(), own_->state.load(), hub_rank_) + computing_summary() + u32(own_->layer_step1.load());
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
     }
@@ -505,9 +514,10 @@ void HubServer::run() {
                                now - c->last, remote, me.c_str()));
           else
             fail_job(1, c->rank,
-                     strprintf("%s has not been heard from for %.1f s, last while %s in superstep %u: its host is "
+                     strprintf("%s has not been heard from for %.1f s, last while %s in %s: its host is "
                                "down or cut off, or the process is stopped",
-                               who(c->rank).c_str(), now - c->last, state_name(c->state), c->step));
+                               who(c->rank).c_str(), now - c->last, state_name(c->state),
+                               superstep_text(c->step, own_->layer_if_set(), c->layer_step1).c_str()));
           break;
         }
   }
@@ -626,7 +636,7 @@ void HubClient::abort(int code, const std::string& message, bool wait) {
 
 void HubClient::exiting(uint32_t superstep) {
   if (finalized_) return;
-  send(uint8_t(Msg::Exiting), u32s(superstep, 0));
+  send(uint8_t(Msg::Exiting), u32s(superstep, state_->layer_step1.load()));
   await_end();
 }
 
@@ -647,7 +657,9 @@ void HubClient::die(int code, int failed, const std::string& line) {
   if (dying.exchange(true))
     for (;;) pause();  // another thread is already ending the process
   std::fflush(stdout);
-  std::fprintf(stderr, "bspk: ending pid %d (superstep %u): %s\n", rank_, state_->step.load(), line.c_str());
+  std::fprintf(stderr, "bspk: ending pid %d (%s): %s\n", rank_,
+               superstep_text(state_->step.load(), state_->layer_if_set(), state_->layer_step1.load()).c_str(),
+               line.c_str());
   std::fflush(stderr);
   std::function<void(int)> cleanup;
   {
@@ -684,6 +696,7 @@ void HubClient::run() {
             computing_[0] = uint64_t{u32_at(pl, 12)} << 32 | u32_at(pl, 16);
             computing_[1] = uint64_t{u32_at(pl, 20)} << 32 | u32_at(pl, 24);
           }
+          if (pl.size() >= 32) hub_layer_step1_ = u32_at(pl, 28);  // the hub process's layer superstep
         } else if (t == Msg::AllgatherResult) {
           std::lock_guard<std::mutex> lk(mu_);
           result_ = std::move(pl);
@@ -716,22 +729,26 @@ void HubClient::run() {
       if (finalized_ || stop_) return;
       die(1, hub_rank_,
           strprintf("pid %d (%s; the job hub) died (killed or crashed: the hub connection closed); its last report: "
-                    "superstep %u", hub_rank_, hub_where_.c_str(), hub_step));
+                    "%s", hub_rank_, hub_where_.c_str(),
+                    superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
     }
     const double now = now_s();
     // A heartbeat every hb, and the superstep whenever it changed (at most
     // every tick), so failure reports name a recent superstep.
+    // (the layer's superstep changes only with BSPk's, so it needs no key of its own)
     uint64_t st = uint64_t{state_->step.load()} << 32 | state_->state.load();
     if (now - last_sent >= hb || (st != last_state && now - last_sent >= tick)) {
       last_sent = now;
       last_state = st;
-      send(uint8_t(Msg::Heartbeat), u32s(state_->step.load(), state_->state.load()));
+      send(uint8_t(Msg::Heartbeat),
+           u32s(state_->step.load(), state_->state.load(), static_cast<int32_t>(state_->layer_step1.load())));
     }
     if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence())
       die(1, hub_rank_,
-          strprintf("pid %d (%s; the job hub) has not been heard from for %.1f s, last in superstep %u: its host "
+          strprintf("pid %d (%s; the job hub) has not been heard from for %.1f s, last in %s: its host "
                     "is down or cut off, or this host is",
-                    hub_rank_, hub_where_.c_str(), now - last_heard, hub_step));
+                    hub_rank_, hub_where_.c_str(), now - last_heard,
+                    superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
   }
 }
 

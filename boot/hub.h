@@ -74,6 +74,11 @@ std::vector<std::string> local_ipv4_addresses();
 struct LocalState {
   std::atomic<uint32_t> step{0};
   std::atomic<uint32_t> state{0};  // ProcState
+  // The layer's superstep + 1 (bspk_set_layer_superstep; 0: none) and the
+  // layer's name, written before layer_step1 first turns non-zero (release).
+  std::atomic<uint32_t> layer_step1{0};
+  char layer[16] = {};
+  const char* layer_if_set() const { return layer_step1.load(std::memory_order_acquire) ? layer : nullptr; }
 };
 
 class HubServer {
@@ -190,6 +195,8 @@ class HubClient {
   std::atomic<bool> lost_{false};
   std::atomic<bool> stop_{false};
   std::atomic<bool> self_reported_{false};
+  // The hub process's layer superstep + 1 from its heartbeats (0: none).
+  uint32_t hub_layer_step1_ = 0;
   // From the hub's heartbeats: pid << 32 | superstep of the two processes
   // computing in the earliest supersteps (pid 0xFFFFFFFF: none).
   std::atomic<uint64_t> computing_[2]{{~0ull}, {~0ull}};

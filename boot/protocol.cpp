@@ -18,6 +18,18 @@
 
 namespace bspk::boot {
 
+std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step1, const char* state) {
+  std::string s;
+  if (layer && *layer && layer_step1 != 0) {
+    s = std::string(layer) + " superstep " + std::to_string(layer_step1 - 1) + " (";
+    if (state) s += std::string(state) + "; ";
+    return s + "BSPk superstep " + std::to_string(step) + ")";
+  }
+  s = "superstep " + std::to_string(step);
+  if (state) s += std::string(" (") + state + ")";
+  return s;
+}
+
 std::string shm_name(const std::string& job, int rank) { return kShmPrefix + job + "." + std::to_string(rank); }
 
 namespace {

@@ -15,7 +15,8 @@
 
 namespace bspk::boot {
 
-constexpr uint32_t kProtocolVersion = 3;  // 2: authenticated hub (Challenge, Welcome); 3: start-up record carries the job token
+constexpr uint32_t kProtocolVersion = 4;  // 2: authenticated hub (Challenge, Welcome); 3: start-up record carries the job token;
+                                          // 4: Heartbeat and Exiting carry the layer's superstep
 
 enum class Msg : uint8_t {
   Hello = 1,            // i32 rank, i32 os pid, u32 protocol version, u32 wire version, u32 byte-order mark
@@ -25,8 +26,9 @@ enum class Msg : uint8_t {
   Finalized = 5,        // (empty)
   Refused = 6,          // launcher -> process: reason (version/byte-order mismatch)
   // Hub only (boot/hub.h):
-  Heartbeat = 7,        // both ways: u32 superstep, u32 state (ProcState); "I am alive"
-  Exiting = 8,          // process -> hub: u32 superstep; exit() without bspk_finalize
+  Heartbeat = 7,        // both ways: u32 superstep, u32 state (ProcState), then process -> hub: u32 layer
+                        // superstep + 1 (0: none; bspk_set_layer_superstep); "I am alive"
+  Exiting = 8,          // process -> hub: u32 superstep, u32 layer superstep + 1; exit() without bspk_finalize
   Fail = 9,             // hub -> process: i32 exit code, i32 failed pid (-1: none), report
   Challenge = 10,       // hub -> process, first thing on a connection: the hub's nonce (boot/auth.h)
   Welcome = 11,         // hub -> process after a proven Hello: proof, then a Heartbeat's payload
@@ -64,9 +66,22 @@ struct StatusSlot {
   volatile uint32_t superstep;
   volatile uint32_t state;  // ProcState
   volatile int32_t os_pid;
-  uint32_t pad[13];
+  // The layer's own superstep + 1 (bspk_set_layer_superstep), 0 while there
+  // is none; `layer` (NUL-terminated) is written before it first turns
+  // non-zero and never changes after.
+  volatile uint32_t layer_step1;
+  char layer[16];
+  uint32_t pad[8];
 };
 static_assert(sizeof(StatusSlot) == 64);
+
+// How a report names a process's superstep. `step`: BSPk's; `layer` and
+// `layer_step1` (the layer's superstep + 1, 0: none): a layer's own count
+// (bspk_set_layer_superstep); `state`: what the process was doing, or NULL.
+//   "superstep 8"            "superstep 8 (computing)"
+//   "BSPlib superstep 5 (BSPk superstep 8)"
+//   "BSPlib superstep 5 (computing; BSPk superstep 8)"
+std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step1, const char* state = nullptr);
 
 // Every shared-memory name of BSPk's jobs starts with it.
 inline constexpr const char* kShmPrefix = "bspk.";

@@ -119,6 +119,10 @@ class HubBacked : public Bootstrap {
     state_.step.store(step, std::memory_order_relaxed);
     state_.state.store(static_cast<uint32_t>(st), std::memory_order_relaxed);
   }
+  void publish_layer_step(uint32_t layer_step1) override {
+    if (!state_.layer[0]) std::memcpy(state_.layer, layer(), sizeof state_.layer);
+    state_.layer_step1.store(layer_step1, std::memory_order_release);
+  }
 
  public:
   void on_fatal(std::function<void(int)> f) override {

@@ -231,7 +231,13 @@ class Launcher {
 std::string Launcher::where(int rank) const {
   if (!status_) return "";
   const StatusSlot& s = status_[rank];
-  return strprintf(" in superstep %u (%s)", s.superstep, state_name(s.state));
+  const uint32_t layer_step1 = s.layer_step1;
+  char layer[sizeof s.layer] = {};
+  if (layer_step1) {  // its name was written before (bootstrap.cpp, publish_layer_step)
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    std::memcpy(layer, s.layer, sizeof layer - 1);
+  }
+  return " in " + superstep_text(s.superstep, layer, layer_step1, state_name(s.state));
 }
 
 // A job's directory and what bspkrun and its processes put in it: the

@@ -2137,6 +2137,7 @@ void finish_superstep() {
   if (!S.stage.empty()) stage_trim(false);
   ++S.step;
   S.applied.store(S.step, std::memory_order_release);  // every write of the sync is in (bsp_direct_get)
+  if (S.step < 0xFFFFFFFFu) bspk_set_layer_superstep("BSPlib", S.step);  // (reports; past 2^32 - 2 they keep the last)
 }
 
 // The BSPlib superstep boundary (see the top of the file). `ending`: bsp_end's.
@@ -2423,6 +2424,8 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   if (bspk_get_stats(&st) == BSPK_OK && st.frame_size) S.frame = st.frame_size;
   if (S.frame & (S.frame - 1)) fatal(fn, "internal: frame size %zu is not a power of two", S.frame);
   S.frame_shift = static_cast<unsigned>(__builtin_ctzll(S.frame));
+  // BSPk's reports (bspkrun's, the job hub's) name BSPlib's superstep first
+  check(fn, bspk_set_layer_superstep("BSPlib", S.step));
 }
 
 bool runtime_started = false;

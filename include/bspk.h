@@ -400,6 +400,25 @@ BSPK_API int bspk_withdraw(int64_t *nmsgs, int *counts);
 BSPK_API uint64_t bspk_superstep(void);
 BSPK_API uint64_t bspk_step_sends(void);
 
+/* Beyond the paper: for a layer built on this API whose superstep spans one
+ * or more BSPk supersteps (the BSPlib layer: a bsp_sync runs one or two, and
+ * bsp_begin two more), the layer's own count of this process's supersteps,
+ * which BSPk's reports then name first: bspkrun's and the job hub's failure
+ * reports ("pid 2 ... was killed by signal 11 in BSPlib superstep 5
+ * (computing; BSPk superstep 8)"), the sync time-out and the errors of bspk_*
+ * calls ("bspk_send (pid 1, BSPlib superstep 5; BSPk superstep 8)").
+ * Without it every report names BSPk's superstep alone.
+ * layer: the layer's name, 1-15 printable ASCII characters without spaces,
+ * the same in every call of the process (only the first call's is kept);
+ * superstep: the layer's superstep, 0 to 2^32 - 2. Call it whenever the
+ * layer's superstep changes (a few stores into this process's status slot;
+ * no communication, no system call), from one thread at a time as every
+ * call (Threads).
+ * Errors: BSPK_ERR_ARG (layer NULL, empty, too long, not printable, or not
+ * the first call's; superstep out of range), BSPK_ERR_STATE (before
+ * bspk_init or after bspk_finalize); a refused call changes nothing. */
+BSPK_API int bspk_set_layer_superstep(const char *layer, unsigned long superstep);
+
 /* Beyond the paper: a superstep whose communication is an all-gather of small
  * blocks. Ends the current superstep like bspk_sync and gives every process
  * the block of nbytes <= BSPK_SYNC_BLOCK_MAX bytes at `mine` of every process:

@@ -221,8 +221,8 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
         const int stopped = boot_.stopped_peer();
         const std::string note =
             stopped >= 0 ? "; pid " + std::to_string(stopped) + " is stopped (SIGSTOP or SIGTSTP; send it SIGCONT)" : "";
-        fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in superstep %u: %s%s (set BSPK_SYNC_TIMEOUT to wait longer)",
-             opt_.timeout_s, step_, what().c_str(), note.c_str());
+        fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in %s: %s%s (set BSPK_SYNC_TIMEOUT to wait longer)",
+             opt_.timeout_s, boot_.step_text(step_).c_str(), what().c_str(), note.c_str());
       }
       if (!boot_.alive()) fail(BSPK_ERR_PEER, "the launcher is gone; ending superstep %u", step_);
       // Every frame slot starved (the pool at its limit, all frames held by

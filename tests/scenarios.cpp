@@ -911,6 +911,53 @@ int threads(int, char**) {
   return 0;
 }
 
+// bspk_set_layer_superstep: a layer's own superstep count, named first in the
+// errors of bspk_* calls (and in the launcher's reports: tests/bsplib,
+// CrashReportNamesTheBsplibSuperstep); bad names and numbers are refused and
+// change nothing.
+SCENARIO_ROW({.test = "LayerSuperstepNamesErrorsAndRefusesBadInput", .args = "layer_superstep",
+              .procs = p_list({1, 2, 3}), .out = [](int p) { return Matches{exactly(p, "layer_superstep ok")}; }});
+int layer_superstep(int, char**) {
+  auto refused = [](int rc, const char* what, const char* part) {
+    const std::string e = bspk_error_string();
+    CHECK(rc == BSPK_ERR_ARG, "bspk_set_layer_superstep(%s) returned %d, expected BSPK_ERR_ARG", what, rc);
+    CHECK(e.find("bspk_set_layer_superstep") != std::string::npos && e.find(part) != std::string::npos,
+          "error '%s' for %s does not name bspk_set_layer_superstep and '%s'", e.c_str(), what, part);
+  };
+  // With no layer superstep set, errors name BSPk's superstep alone.
+  bspk_ptr m = bspk_malloc("", 0, 1, 8);
+  CHECK(!bspk_is_null(m), "bspk_malloc: %s", bspk_error_string());
+  CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "bspk_send to pid P accepted");
+  CHECK(std::string(bspk_error_string()).find("(pid " + std::to_string(me) + ", superstep 0)") != std::string::npos,
+        "error '%s' does not name superstep 0 alone", bspk_error_string());
+  refused(bspk_set_layer_superstep(nullptr, 1), "NULL", "NULL");
+  refused(bspk_set_layer_superstep("", 1), "\"\"", "empty");
+  refused(bspk_set_layer_superstep("My Layer", 1), "a space", "printable");
+  refused(bspk_set_layer_superstep("Lay\x01er", 1), "a control character", "printable");
+  refused(bspk_set_layer_superstep("ALayerNameOf16ch", 1), "16 characters", "longer than 15");
+  refused(bspk_set_layer_superstep("MyLayer", 0xFFFFFFFFul), "2^32 - 1", "2^32 - 2");
+  CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "bspk_send to pid P accepted");
+  CHECK(std::string(bspk_error_string()).find("MyLayer") == std::string::npos &&
+            std::string(bspk_error_string()).find("(pid " + std::to_string(me) + ", superstep 0)") != std::string::npos,
+        "a refused bspk_set_layer_superstep changed the errors: '%s'", bspk_error_string());
+  OK(bspk_set_layer_superstep("MyLayer", 7));
+  CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "bspk_send to pid P accepted");
+  const std::string named = "bspk_send (pid " + std::to_string(me) + ", MyLayer superstep 7; BSPk superstep 0)";
+  CHECK(std::string(bspk_error_string()).find(named) != std::string::npos, "error '%s' does not begin '%s'",
+        bspk_error_string(), named.c_str());
+  refused(bspk_set_layer_superstep("Other", 8), "another name", "MyLayer");
+  OK(bspk_sync());
+  OK(bspk_sync());
+  OK(bspk_set_layer_superstep("MyLayer", 8));
+  CHECK(bspk_expect(-1) == BSPK_ERR_ARG, "bspk_expect(-1) accepted");
+  const std::string later = "bspk_expect (pid " + std::to_string(me) + ", MyLayer superstep 8; BSPk superstep 2)";
+  CHECK(std::string(bspk_error_string()).find(later) != std::string::npos, "error '%s' does not begin '%s'",
+        bspk_error_string(), later.c_str());
+  OK(bspk_free(m));
+  std::printf("layer_superstep ok pid=%d\n", me);
+  return 0;
+}
+
 // ---------------------------------------------------------------- errors
 // Bad input returns a clear error naming the call, the pid and the superstep.
 SCENARIO_ROW({.test = "BadArgumentsGiveClearErrors", .args = "errors", .out = {exactly(1, "errors ok")}});
@@ -994,7 +1041,15 @@ SCENARIO_ROW({.test = "FewerArrivalsThanExpectedTimesOutWithDiagnosis", .args = 
                                    " message(s) arrived")};
               },
               .within_s = 30});
-int err_expect_fewer(int, char**) {
+// The same in a layer that counts its own supersteps (bspk_set_layer_superstep):
+// the time-out and the error name the layer's superstep first.
+SCENARIO_ROW({.test = "TimeOutNamesTheLayersSuperstep", .args = "err_expect_fewer layer", .procs = p_list({2, 3}),
+              .env = "BSPK_SYNC_TIMEOUT=2", .status = fails(),
+              .out = {has("bspk: error: bspk_sync (pid 0, MyLayer superstep 41; BSPk superstep 0): no progress for 2 s "
+                          "in MyLayer superstep 41 (BSPk superstep 0): bspk_expect(")},
+              .within_s = 30});
+int err_expect_fewer(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[2]) == "layer") OK(bspk_set_layer_superstep("MyLayer", 41));
   // pid 0 declares P+1 messages but only P come: a time-out, not a hang.
   bspk_ptr m = bspk_malloc("", 0, 1, 8);
   OK(bspk_send(0, m, 1));
@@ -2112,6 +2167,7 @@ int main(int argc, char** argv) {
   else if (name == "runaway") rc = runaway(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
   else if (name == "threads") rc = threads(argc, argv);
+  else if (name == "layer_superstep") rc = layer_superstep(argc, argv);
   else if (name == "err_expect_more") return err_expect_more(argc, argv);
   else if (name == "err_expect_fewer") return err_expect_fewer(argc, argv);
   else if (name == "err_over_finalize") return err_over_finalize(argc, argv);

@@ -304,6 +304,48 @@ TEST(Hub, DeathAndExitWithoutFinalizeEndTheOthers) {
   }
 }
 
+// With a layer's own superstep count (bspk_set_layer_superstep: BSPlib's),
+// every report names it first and BSPk's next to it: the dead process's last
+// report as the hub heard it, its exit, and the survivor's own line.
+TEST(Hub, ReportsNameTheLayersSuperstep) {
+  auto label = [](LocalState& s, uint32_t layer_step) {
+    std::snprintf(s.layer, sizeof s.layer, "%s", "BSPlib");
+    s.layer_step1 = layer_step + 1;
+  };
+  for (bool say_exiting : {false, true}) {
+    auto [status, err] = two_process_job(
+        [&](HubClient& c, LocalState& s) {
+          label(s, 5);
+          s.step = 8;
+          s.state = static_cast<uint32_t>(ProcState::Running);
+          usleep(100000);  // long enough for the change to be reported
+          if (say_exiting) c.exiting(8);
+        },
+        [&](HubClient&, LocalState& s, pid_t) {
+          label(s, 4);
+          s.step = 7;
+        });
+    EXPECT_EQ(status, 1) << err;
+    if (say_exiting) {
+      EXPECT_NE(err.find("exited without calling bspk_finalize in BSPlib superstep 5 (BSPk superstep 8)"),
+                std::string::npos) << err;
+    } else {
+      EXPECT_NE(err.find("its last report: BSPlib superstep 5 (computing; BSPk superstep 8)"), std::string::npos)
+          << err;
+    }
+    EXPECT_NE(err.find("bspk: ending pid 0 (BSPlib superstep 4 (BSPk superstep 7))"), std::string::npos) << err;
+  }
+}
+
+TEST(Protocol, SuperstepTextNamesTheLayerFirst) {
+  EXPECT_EQ(superstep_text(8, nullptr, 0), "superstep 8");
+  EXPECT_EQ(superstep_text(8, "BSPlib", 0), "superstep 8");  // no layer superstep yet
+  EXPECT_EQ(superstep_text(8, "", 6), "superstep 8");
+  EXPECT_EQ(superstep_text(8, nullptr, 0, "computing"), "superstep 8 (computing)");
+  EXPECT_EQ(superstep_text(8, "BSPlib", 6), "BSPlib superstep 5 (BSPk superstep 8)");
+  EXPECT_EQ(superstep_text(8, "BSPlib", 6, "in sync"), "BSPlib superstep 5 (in sync; BSPk superstep 8)");
+}
+
 // A stopped process is silent: after 80% of the failure time-out the hub
 // declares it dead and the others end, within the time-out.
 TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -1485,6 +1486,20 @@ SCENARIO_ROW({.test = "ErrExpectTooLargeFoundAtOnceOnOneHost", .args = "err_expe
               .out = {lacks("CHECK FAILED"), lacks("reached past"), msg("bsp_sync", "bspk_expect\\(\\d+\\) declared")},
               .limit_s = kErrLimit, .within_s = 15, .suite = "BSPlib"});
 
+// A process that dies: the launcher's report names BSPlib's superstep, BSPk's
+// next to it (bsp.h's layer counts, bspk_set_layer_superstep). err_begin's
+// sync ends BSPlib superstep 0; three more, each with a get (whose reply
+// superstep puts BSPk's count ahead of BSPlib's), and the last pid dies
+// computing in BSPlib superstep 4 while the others wait in its sync.
+#define CRASH_ROW(Test, name, report)                                                                         \
+  SCENARIO_ROW({.test = Test, .args = name, .procs = p_list({2, 3}), .providers = BOTH,                     \
+                .status = fails_before_limit(),                                                             \
+                .out = {lacks("CHECK FAILED"), lacks("reached past"),                                       \
+                        exactly(1, Re{report " in BSPlib superstep 4 \\(computing; BSPk superstep [0-9]+\\)"})}, \
+                .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"})
+CRASH_ROW("CrashReportNamesTheBsplibSuperstep", "err_crash segv", "was killed by signal 11 \\(Segmentation fault\\)");
+CRASH_ROW("ExitReportNamesTheBsplibSuperstep", "err_crash exit", "exited without calling bspk_finalize");
+
 // bsp_abort: the message as given, exactly once, every process non-zero.
 #define ABORT_ROW(Test, name, procs_, provs)                                                                    \
   SCENARIO_ROW({.test = Test, .args = name, .procs = procs_, .providers = provs, .status = fails_before_limit(), \
@@ -1791,6 +1806,18 @@ int err(const std::string& name, int argc, char** argv) {
     else bspk_expect(2);
     bsp_sync();
     reached("a sync with a too large bspk_expect");
+  }
+  if (name == "err_crash") {
+    for (int i = 0; i < 3; ++i) {
+      bsp_get(R, ex, 0, src, 4);
+      bsp_sync();
+    }
+    if (me == P - 1) {
+      usleep(50000);  // the others are waiting in the sync
+      if (arg == "segv") raise(SIGSEGV);
+      std::exit(0);  // no bsp_end (atexit runs: under srun the exit is reported as one)
+    }
+    reached("a process that died");
   }
   if (name == "abort_one") {
     bsp_sync();

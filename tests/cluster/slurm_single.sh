@@ -178,6 +178,17 @@ run "exit without bspk_finalize" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" no_finalize
 expect_fail; expect_within 10 "$SECS" "the whole job ended"
 expect "pid 3 \(os pid [0-9]+ on [^)]*\) exited without calling bspk_finalize in superstep 2"
 
+# A BSPlib program's failures name BSPlib's superstep first (the job hub's
+# reports; bspk_set_layer_superstep): pid 3 dies in BSPlib superstep 4, whose
+# BSPk superstep is later (a get's reply superstep per bsp_sync).
+BSCEN=$BUILD/tests/bsplib/bsplib_scenarios
+run "BSPlib: exit without bsp_end" 60 "${SRUN[@]}" --mpi=pmix "$BSCEN" err_crash exit
+expect_fail; expect_within 10 "$SECS" "the whole job ended"
+expect "pid 3 \(os pid [0-9]+ on [^)]*\) exited without calling bspk_finalize in BSPlib superstep 4 \(BSPk superstep [0-9]+\)"
+run "BSPlib: segmentation fault" 60 "${SRUN[@]}" --mpi=pmix "$BSCEN" err_crash segv
+expect_fail; expect_within 10 "$SECS" "the whole job ended"
+expect_count 3 "^bspk: ending pid [0-2] \(BSPlib superstep 4 \(BSPk superstep [0-9]+\)\): pid 3 \(os pid [0-9]+ on [^)]*\) died .*its last report: BSPlib superstep 4 \(computing; BSPk superstep [0-9]+\)"
+
 # BSPlib's Err_SYNC: pid 3 calls bspk_finalize while the others call bspk_sync.
 run "bspk_finalize while others sync" 60 "${SRUN[@]}" --mpi=pmix "$SCEN" early_finalize
 expect_fail; expect "called bspk_finalize while others called bspk_sync"
