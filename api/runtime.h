@@ -50,6 +50,9 @@ struct Runtime {
   int local_procs = 1;  // processes of the job on this host
   std::vector<int> host_of;  // by pid: its host, numbered by first appearance (bspk_same_host)
   bool print_stats = false;
+  // The layer name of the last accepted bspk_set_layer_superstep, as passed
+  // (a layer passes one literal: the same pointer skips the checks).
+  const char* layer_name = nullptr;
 
   // Bytes of comem frames and small buffers holding data now (the profile's
   // comem_bytes): all in use, less those posted for receiving.

@@ -151,9 +151,10 @@ class Launcher final : public Bootstrap {
   void publish_layer_step(uint32_t layer_step1) override {
     if (!status_) return;
     StatusSlot& me = status_[rank_];
-    if (me.layer_step1 == 0 && !me.layer[0]) {  // the name first, then (released) the step
+    if (!layer_published_) {  // the name first, then (released) the step
       std::memcpy(me.layer, layer(), sizeof me.layer);
       __atomic_thread_fence(__ATOMIC_RELEASE);
+      layer_published_ = true;
     }
     me.layer_step1 = layer_step1;
   }
@@ -174,16 +175,13 @@ class Launcher final : public Bootstrap {
   int rank_, size_;
   StatusSlot* status_ = nullptr;
   int stopped_ = -1;  // computing_peer: the last process passed over as stopped
+  bool layer_published_ = false;  // the layer's name is in the status slot
   size_t status_len_ = 0;
 };
 
 }  // namespace
 
-void Bootstrap::set_layer_step(const char* layer, uint32_t step) {
-  if (layer_step1_ == 0 && !layer_[0]) std::snprintf(layer_, sizeof layer_, "%s", layer);
-  layer_step1_ = step + 1;
-  publish_layer_step(step + 1);
-}
+void Bootstrap::keep_layer(const char* layer) { std::snprintf(layer_, sizeof layer_, "%s", layer); }
 
 std::string Bootstrap::step_text(uint32_t step) const { return superstep_text(step, layer_, layer_step1_); }
 

@@ -70,7 +70,11 @@ class Bootstrap {
   // the BSPlib layer's), published next to BSPk's for failure reports. `layer`
   // (1-15 characters, checked by the caller) is kept from the first call;
   // `step` < 2^32 - 1. A few stores, no syscall; any thread.
-  void set_layer_step(const char* layer, uint32_t step);
+  void set_layer_step(const char* layer, uint32_t step) {
+    if (!layer_[0]) keep_layer(layer);
+    layer_step1_ = step + 1;
+    publish_layer_step(step + 1);
+  }
   const char* layer() const { return layer_; }
   // The layer's superstep + 1, 0 before set_layer_step.
   uint32_t layer_step1() const { return layer_step1_; }
@@ -104,6 +108,7 @@ class Bootstrap {
  private:
   ProcState state_ = ProcState::Starting;
   uint32_t state_step_ = 0;
+  void keep_layer(const char* layer);
   char layer_[16] = {};
   volatile uint32_t layer_step1_ = 0;
 };
