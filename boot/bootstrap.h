@@ -69,7 +69,7 @@ class Bootstrap {
   // A layer's own count of this process's supersteps (bspk_set_layer_superstep:
   // the BSPlib layer's), published next to BSPk's for failure reports. `layer`
   // (1-15 characters, checked by the caller) is kept from the first call;
-  // `step` < 2^32 - 1. A few stores, no syscall; any thread.
+  // `step` < 2^32 - 1. A few stores, no syscall.
   void set_layer_step(const char* layer, uint32_t step) {
     if (!layer_[0]) keep_layer(layer);
     layer_step1_ = step + 1;

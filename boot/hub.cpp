@@ -428,6 +428,7 @@ void HubServer::run() {
   const double start = now_s(), hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
   double last_beat = 0, last_look = start;
   uint64_t last_state = ~0ull;
+  uint32_t last_layer = 0;
   std::vector<pollfd> pfds;
   while (!stop_) {
     pfds.clear();
@@ -471,13 +472,15 @@ void HubServer::run() {
                  conns_.end());
     held_ = conns_.size();
     uint64_t st = uint64_t{own_->step.load()} << 32 | own_->state.load();
-    if (now - last_beat >= hb || (st != last_state && now - last_beat >= tick)) {
+    const uint32_t layer = own_->layer_step1.load();  // a change of its own (HubClient::run)
+    if (now - last_beat >= hb || ((st != last_state || layer != last_layer) && now - last_beat >= tick)) {
       last_beat = now;
       last_state = st;
+      last_layer = layer;
       // pid, superstep and state of the hub process, the computing summary
       // (bytes 12-27), the hub process's layer superstep + 1 (28-31)
       std::string beat =
-          u32s(own_->step.load(), own_->state.load(), hub_rank_) + computing_summary() + u32(own_->layer_step1.load());
+          u32s(own_->step.load(), own_->state.load(), hub_rank_) + computing_summary() + u32(layer);
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
     }
@@ -675,6 +678,7 @@ void HubClient::run() {
   double last_heard = now_s(), last_sent = 0, last_look = last_heard;
   uint32_t hub_step = 0;
   uint64_t last_state = ~0ull;
+  uint32_t last_layer = 0;
   while (!stop_) {
     pollfd p{fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(tick * 1000) + 1);
@@ -735,13 +739,16 @@ void HubClient::run() {
     const double now = now_s();
     // A heartbeat every hb, and the superstep whenever it changed (at most
     // every tick), so failure reports name a recent superstep.
-    // (the layer's superstep changes only with BSPk's, so it needs no key of its own)
-    uint64_t st = uint64_t{state_->step.load()} << 32 | state_->state.load();
-    if (now - last_sent >= hb || (st != last_state && now - last_sent >= tick)) {
+    // The layer's superstep is a change of its own: the layer sets it after
+    // BSPk's superstep changed, and a tick between the two must not leave the
+    // hub with the old one until the next heartbeat.
+    const uint32_t step = state_->step.load(), pstate = state_->state.load(), layer = state_->layer_step1.load();
+    const uint64_t st = uint64_t{step} << 32 | pstate;
+    if (now - last_sent >= hb || ((st != last_state || layer != last_layer) && now - last_sent >= tick)) {
       last_sent = now;
       last_state = st;
-      send(uint8_t(Msg::Heartbeat),
-           u32s(state_->step.load(), state_->state.load(), static_cast<int32_t>(state_->layer_step1.load())));
+      last_layer = layer;
+      send(uint8_t(Msg::Heartbeat), u32s(step, pstate, static_cast<int32_t>(layer)));
     }
     if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence())
       die(1, hub_rank_,
