@@ -398,7 +398,11 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
       int32_t code = 1;
       if (pl.size() >= 4) std::memcpy(&code, pl.data(), 4);
       c.exiting = true;  // its exit is expected now
-      fail_job(code, c.rank, pl.size() > 4 ? pl.substr(4) : strprintf("%s called bspk_abort", who(c.rank).c_str()));
+      fail_job(code, c.rank,
+               pl.size() > 4 ? pl.substr(4)
+                             : strprintf("%s %s in %s", who(c.rank).c_str(),
+                                         abort_text(own_->layer_if_set(), c.layer_step1).c_str(),
+                                         superstep_text(c.step, own_->layer_if_set(), c.layer_step1).c_str()));
       break;
     }
     case Msg::Exiting:
@@ -406,7 +410,8 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
       if (pl.size() >= 8) c.layer_step1 = u32_at(pl, 4);
       c.exiting = true;
       fail_job(1, c.rank,
-               strprintf("%s exited without calling bspk_finalize in %s", who(c.rank).c_str(),
+               strprintf("%s %s in %s", who(c.rank).c_str(),
+                         unfinalized_text(own_->layer_if_set(), c.layer_step1).c_str(),
                          superstep_text(c.step, own_->layer_if_set(), c.layer_step1).c_str()));
       break;
     case Msg::Finalized:

@@ -18,9 +18,13 @@
 
 namespace bspk::boot {
 
+namespace {
+bool layered(const char* layer, uint32_t layer_step1) { return layer && *layer && layer_step1 != 0; }
+}  // namespace
+
 std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step1, const char* state) {
   std::string s;
-  if (layer && *layer && layer_step1 != 0) {
+  if (layered(layer, layer_step1)) {
     s = std::string(layer) + " superstep " + std::to_string(layer_step1 - 1) + " (";
     if (state) s += std::string(state) + "; ";
     return s + "BSPk superstep " + std::to_string(step) + ")";
@@ -28,6 +32,16 @@ std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step
   s = "superstep " + std::to_string(step);
   if (state) s += std::string(" (") + state + ")";
   return s;
+}
+
+std::string abort_text(const char* layer, uint32_t layer_step1) {
+  if (!layered(layer, layer_step1)) return "called bspk_abort";
+  return std::string("called bspk_abort (through ") + layer + ": its abort or an error it found)";
+}
+
+std::string unfinalized_text(const char* layer, uint32_t layer_step1) {
+  if (!layered(layer, layer_step1)) return "exited without calling bspk_finalize";
+  return std::string("exited without calling bspk_finalize (") + layer + "'s end)";
 }
 
 std::string shm_name(const std::string& job, int rank) { return kShmPrefix + job + "." + std::to_string(rank); }

@@ -83,6 +83,16 @@ static_assert(sizeof(StatusSlot) == 64);
 //   "BSPlib superstep 5 (computing; BSPk superstep 8)"
 std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step1, const char* state = nullptr);
 
+// What a report says a process did when it left the job early, named as
+// the program sees it: a program of a layer (`layer`/`layer_step1` as
+// above) never called bspk_abort or bspk_finalize itself, its layer did.
+//   "called bspk_abort"
+//   "called bspk_abort (through BSPlib: its abort or an error it found)"
+//   "exited without calling bspk_finalize"
+//   "exited without calling bspk_finalize (BSPlib's end)"
+std::string abort_text(const char* layer, uint32_t layer_step1);
+std::string unfinalized_text(const char* layer, uint32_t layer_step1);
+
 // Every shared-memory name of BSPk's jobs starts with it.
 inline constexpr const char* kShmPrefix = "bspk.";
 

@@ -202,7 +202,10 @@ class Launcher {
   void kill_all(int sig);
   void forward_signal(int sig);
   void suspend_job();
-  std::string where(int rank) const;
+  // " in <superstep_text>" of pid `rank`'s status slot ("" without one);
+  // with `what` (abort_text, unfinalized_text), what it did comes first:
+  // " called bspk_abort in superstep 3 (computing)".
+  std::string where(int rank, std::string (*what)(const char*, uint32_t) = nullptr) const;
 
   bool pipe_ignored_ = false;  // SIGPIPE was ignored when bspkrun started (the job inherits that)
   std::string dir_, sock_path_, status_path_, jobid_;
@@ -228,8 +231,8 @@ class Launcher {
   int children_unsent_ = 0;   // records still to send
 };
 
-std::string Launcher::where(int rank) const {
-  if (!status_) return "";
+std::string Launcher::where(int rank, std::string (*what)(const char*, uint32_t)) const {
+  if (!status_) return what ? " " + what(nullptr, 0) : "";
   const StatusSlot& s = status_[rank];
   const uint32_t layer_step1 = s.layer_step1;
   char layer[sizeof s.layer] = {};
@@ -237,7 +240,8 @@ std::string Launcher::where(int rank) const {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     std::memcpy(layer, s.layer, sizeof layer - 1);
   }
-  return " in " + superstep_text(s.superstep, layer, layer_step1, state_name(s.state));
+  return (what ? " " + what(layer, layer_step1) : "") + " in " +
+         superstep_text(s.superstep, layer, layer_step1, state_name(s.state));
 }
 
 // A job's directory and what bspkrun and its processes put in it: the
@@ -811,7 +815,7 @@ void Launcher::handle_msg(int fd, Msg type, const std::string& pl) {
         std::fflush(stdout);
         std::fprintf(stderr, "%s\n", pl.c_str() + 4);
       }
-      fail_job(code ? code : 1, strprintf("bspkrun: pid %d called bspk_abort; ending the job", rank));
+      fail_job(code ? code : 1, strprintf("bspkrun: pid %d%s; ending the job", rank, where(rank, abort_text).c_str()));
       break;
     }
     case Msg::Finalized:
@@ -897,9 +901,8 @@ void Launcher::reap() {
                  strprintf("bspkrun: pid %d (os pid %d) exited with status %d%s; ending the job",
                            p.rank, (int)pid, WEXITSTATUS(st), where(p.rank).c_str()));
       } else if ((p.hello || adopting()) && !p.finalized) {
-        fail_job(1, strprintf("bspkrun: pid %d (os pid %d) exited without calling bspk_finalize%s; "
-                              "ending the job",
-                              p.rank, (int)pid, where(p.rank).c_str()));
+        fail_job(1, strprintf("bspkrun: pid %d (os pid %d)%s; ending the job", p.rank, (int)pid,
+                              where(p.rank, unfinalized_text).c_str()));
       }
       break;
     }

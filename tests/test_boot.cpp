@@ -327,7 +327,7 @@ TEST(Hub, ReportsNameTheLayersSuperstep) {
         });
     EXPECT_EQ(status, 1) << err;
     if (say_exiting) {
-      EXPECT_NE(err.find("exited without calling bspk_finalize in BSPlib superstep 5 (BSPk superstep 8)"),
+      EXPECT_NE(err.find("exited without calling bspk_finalize (BSPlib's end) in BSPlib superstep 5 (BSPk superstep 8)"),
                 std::string::npos) << err;
     } else {
       EXPECT_NE(err.find("its last report: BSPlib superstep 5 (computing; BSPk superstep 8)"), std::string::npos)
@@ -335,6 +335,15 @@ TEST(Hub, ReportsNameTheLayersSuperstep) {
     }
     EXPECT_NE(err.find("bspk: ending pid 0 (BSPlib superstep 4 (BSPk superstep 7))"), std::string::npos) << err;
   }
+}
+
+// A layer's program never called bspk_abort or bspk_finalize itself.
+TEST(Protocol, LeavingTextsNameTheLayer) {
+  EXPECT_EQ(abort_text(nullptr, 0), "called bspk_abort");
+  EXPECT_EQ(abort_text("BSPlib", 0), "called bspk_abort");  // no layer superstep yet
+  EXPECT_EQ(abort_text("BSPlib", 3), "called bspk_abort (through BSPlib: its abort or an error it found)");
+  EXPECT_EQ(unfinalized_text("", 3), "exited without calling bspk_finalize");
+  EXPECT_EQ(unfinalized_text("BSPlib", 3), "exited without calling bspk_finalize (BSPlib's end)");
 }
 
 TEST(Protocol, SuperstepTextNamesTheLayerFirst) {

@@ -1498,7 +1498,12 @@ SCENARIO_ROW({.test = "ErrExpectTooLargeFoundAtOnceOnOneHost", .args = "err_expe
                         exactly(1, Re{report " in BSPlib superstep 4 \\(computing; BSPk superstep [0-9]+\\)"})}, \
                 .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"})
 CRASH_ROW("CrashReportNamesTheBsplibSuperstep", "err_crash segv", "was killed by signal 11 \\(Segmentation fault\\)");
-CRASH_ROW("ExitReportNamesTheBsplibSuperstep", "err_crash exit", "exited without calling bspk_finalize");
+// A BSPlib program calls neither bspk_finalize nor bspk_abort itself: the
+// reports say its layer did (boot/protocol.h, unfinalized_text, abort_text).
+CRASH_ROW("ExitReportNamesTheBsplibSuperstep", "err_crash exit",
+          "exited without calling bspk_finalize \\(BSPlib's end\\)");
+CRASH_ROW("AbortReportNamesTheBsplibSuperstep", "err_crash abort",
+          "called bspk_abort \\(through BSPlib: its abort or an error it found\\)");
 
 // bsp_abort: the message as given, exactly once, every process non-zero.
 #define ABORT_ROW(Test, name, procs_, provs)                                                                    \
@@ -1815,6 +1820,7 @@ int err(const std::string& name, int argc, char** argv) {
     if (me == P - 1) {
       usleep(50000);  // the others are waiting in the sync
       if (arg == "segv") raise(SIGSEGV);
+      if (arg == "abort") bsp_abort("err_crash: pid %d aborts\n", me);
       std::exit(0);  // no bsp_end (atexit runs: under srun the exit is reported as one)
     }
     reached("a process that died");

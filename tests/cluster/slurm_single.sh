@@ -184,7 +184,7 @@ expect "pid 3 \(os pid [0-9]+ on [^)]*\) exited without calling bspk_finalize in
 BSCEN=$BUILD/tests/bsplib/bsplib_scenarios
 run "BSPlib: exit without bsp_end" 60 "${SRUN[@]}" --mpi=pmix "$BSCEN" err_crash exit
 expect_fail; expect_within 10 "$SECS" "the whole job ended"
-expect "pid 3 \(os pid [0-9]+ on [^)]*\) exited without calling bspk_finalize in BSPlib superstep 4 \(BSPk superstep [0-9]+\)"
+expect "pid 3 \(os pid [0-9]+ on [^)]*\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 4 \(BSPk superstep [0-9]+\)"
 run "BSPlib: segmentation fault" 60 "${SRUN[@]}" --mpi=pmix "$BSCEN" err_crash segv
 expect_fail; expect_within 10 "$SECS" "the whole job ended"
 expect_count 3 "^bspk: ending pid [0-2] \(BSPlib superstep 4 \(BSPk superstep [0-9]+\)\): pid 3 \(os pid [0-9]+ on [^)]*\) died .*its last report: BSPlib superstep 4 \(computing; BSPk superstep [0-9]+\)"

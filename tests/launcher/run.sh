@@ -65,7 +65,7 @@ case $case_ in
     run 20 -n 2 "$peer" "$case_" "$dir"
     expect_rc 3
     expect_err "^pid 0: test abort$"
-    expect_err "^bspkrun: pid 0 called bspk_abort; ending the job$"
+    expect_err "^bspkrun: pid 0 called bspk_abort in superstep 0 \(starting\); ending the job$"
     expect_err "^pid 1: got SIGTERM$"
     ;;
   held_output)

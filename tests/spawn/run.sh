@@ -148,7 +148,7 @@ case $case_ in
     [ $status = 1 ] || fail "exit status $status, expected 1 (bspkrun's after bspk_abort)"
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count 1 "bspk_abort \(pid $last, superstep 1\): boom 42" "$err"
-    expect_count 1 "^bspkrun: pid $last called bspk_abort; ending the job" "$err"
+    expect_count 1 "^bspkrun: pid $last called bspk_abort in superstep 1 \(computing\); ending the job" "$err"
     expect_count 1 "boom" "$err"
     gone_within 5
     ;;
