@@ -2437,7 +2437,7 @@ bool runtime_started = false;
 extern "C" {
 
 void bsp_init(void (*spmd)(void), int argc, char** argv) {
-  if (runtime_started || S.phase != Phase::Before) fatal("bsp_init", "called twice or after bsp_begin");
+  if (runtime_started || S.phase != Phase::Before) fatal("bsp_init", "called twice or after bsp_begin (one SPMD section per program)");
   if (!spmd) fatal("bsp_init", "the SPMD function is NULL");
   if (bspk_launched() == 0) return;  // started directly: this is pid 0; bsp_begin starts the others
   start_runtime("bsp_init", &argc, &argv);

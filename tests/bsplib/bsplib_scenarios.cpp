@@ -1465,6 +1465,8 @@ ERR_ROW("ErrSendAfterEnd", "err_after_end bsp_send", p_list({2}), SHM, msg("bsp_
 ERR_ROW("ErrQsizeAfterEnd", "err_after_end bsp_qsize", p_list({2}), SHM, msg("bsp_qsize", "outside|after bsp_end"));
 // One SPMD section per program: a bsp_begin after bsp_end is the second one.
 ERR_ROW("ErrBeginAfterEnd", "err_after_end bsp_begin", p_list({2}), TCP, msg("bsp_begin", "twice"));
+ERR_ROW("ErrInitAfterEnd", "err_after_end bsp_init", p_list({2}), SHM,
+        msg("bsp_init", "one SPMD section per program"));
 // A wrong (too small) bspk_expect: an error, not a hang or silent corruption.
 // The declaration may be refused by bspk_expect itself (the batches are in
 // already) or found wrong by bsp_sync; a program that ignores bspk_expect's
@@ -1781,6 +1783,7 @@ int err(const std::string& name, int argc, char** argv) {
       if (arg == "bsp_send") bsp_send(0, nullptr, src, 4);
       if (arg == "bsp_qsize") bsp_qsize(&n, &b);
       if (arg == "bsp_begin") bsp_begin(P);
+      if (arg == "bsp_init") bsp_init([] {}, 0, nullptr);  // (MulticoreBSP's second section)
       std::printf("reached past a call after bsp_end on pid 1\n");
       std::fflush(stdout);
     }
