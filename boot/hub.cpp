@@ -43,6 +43,24 @@ uint32_t u32_at(const std::string& s, size_t off) {
   return v;
 }
 
+// When a process's heartbeat is due (the job hub's and a client's): every
+// `hb` seconds, and whenever its superstep, state or layer's superstep
+// changed, at most every `tick`, so that failure reports name a recent
+// superstep. The layer's superstep is a change of its own: the layer sets it
+// after BSPk's changed, and a tick between the two must not leave the others
+// with the old one until the next heartbeat.
+struct BeatPacer {
+  double last = 0;
+  uint64_t key = ~0ull;  // superstep << 32 | state
+  uint32_t layer = 0;
+  bool due(double now, double hb, double tick, uint32_t step, uint32_t state, uint32_t layer_step1) {
+    const uint64_t k = uint64_t{step} << 32 | state;
+    if (now - last < hb && ((k == key && layer_step1 == layer) || now - last < tick)) return false;
+    last = now, key = k, layer = layer_step1;
+    return true;
+  }
+};
+
 std::string hostname() {
   char h[256] = {0};
   gethostname(h, sizeof h - 1);
@@ -236,6 +254,11 @@ std::string HubServer::who(int rank) const {
   return strprintf("pid %d (os pid %d on %s)", rank, c->os_pid, c->host.c_str());
 }
 
+std::string HubServer::left_early(const Conn& c, std::string (*what)(const char*, uint32_t)) const {
+  const char* layer = own_->layer_if_set();  // (every process of a job runs the same layer)
+  return who(c.rank) + " " + what(layer, c.layer_step1) + " in " + superstep_text(c.step, layer, c.layer_step1);
+}
+
 void HubServer::send_to(Conn& c, uint8_t type, const std::string& pl) {
   if (c.fd < 0 || c.gone) return;
   if (!send_msg(c.fd, static_cast<Msg>(type), pl)) c.gone = true;  // its EOF or silence reports it
@@ -398,21 +421,14 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
       int32_t code = 1;
       if (pl.size() >= 4) std::memcpy(&code, pl.data(), 4);
       c.exiting = true;  // its exit is expected now
-      fail_job(code, c.rank,
-               pl.size() > 4 ? pl.substr(4)
-                             : strprintf("%s %s in %s", who(c.rank).c_str(),
-                                         abort_text(own_->layer_if_set(), c.layer_step1).c_str(),
-                                         superstep_text(c.step, own_->layer_if_set(), c.layer_step1).c_str()));
+      fail_job(code, c.rank, pl.size() > 4 ? pl.substr(4) : left_early(c, abort_text));
       break;
     }
     case Msg::Exiting:
       c.step = u32_at(pl, 0);
       if (pl.size() >= 8) c.layer_step1 = u32_at(pl, 4);
       c.exiting = true;
-      fail_job(1, c.rank,
-               strprintf("%s %s in %s", who(c.rank).c_str(),
-                         unfinalized_text(own_->layer_if_set(), c.layer_step1).c_str(),
-                         superstep_text(c.step, own_->layer_if_set(), c.layer_step1).c_str()));
+      fail_job(1, c.rank, left_early(c, unfinalized_text));
       break;
     case Msg::Finalized:
       if (!c.finalized) {
@@ -431,9 +447,8 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
 
 void HubServer::run() {
   const double start = now_s(), hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
-  double last_beat = 0, last_look = start;
-  uint64_t last_state = ~0ull;
-  uint32_t last_layer = 0;
+  double last_look = start;
+  BeatPacer pacer;
   std::vector<pollfd> pfds;
   while (!stop_) {
     pfds.clear();
@@ -476,16 +491,11 @@ void HubServer::run() {
                                 }),
                  conns_.end());
     held_ = conns_.size();
-    uint64_t st = uint64_t{own_->step.load()} << 32 | own_->state.load();
-    const uint32_t layer = own_->layer_step1.load();  // a change of its own (HubClient::run)
-    if (now - last_beat >= hb || ((st != last_state || layer != last_layer) && now - last_beat >= tick)) {
-      last_beat = now;
-      last_state = st;
-      last_layer = layer;
+    const uint32_t step = own_->step.load(), pstate = own_->state.load(), layer = own_->layer_step1.load();
+    if (pacer.due(now, hb, tick, step, pstate, layer)) {
       // pid, superstep and state of the hub process, the computing summary
       // (bytes 12-27), the hub process's layer superstep + 1 (28-31)
-      std::string beat =
-          u32s(own_->step.load(), own_->state.load(), hub_rank_) + computing_summary() + u32(layer);
+      std::string beat = u32s(step, pstate, hub_rank_) + computing_summary() + u32(layer);
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
     }
@@ -680,10 +690,9 @@ void HubClient::die(int code, int failed, const std::string& line) {
 
 void HubClient::run() {
   const double hb = t_.heartbeat(), tick = t_.update_interval(nprocs_);
-  double last_heard = now_s(), last_sent = 0, last_look = last_heard;
+  double last_heard = now_s(), last_look = last_heard;
   uint32_t hub_step = 0;
-  uint64_t last_state = ~0ull;
-  uint32_t last_layer = 0;
+  BeatPacer pacer;
   while (!stop_) {
     pollfd p{fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(tick * 1000) + 1);
@@ -742,19 +751,9 @@ void HubClient::run() {
                     superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
     }
     const double now = now_s();
-    // A heartbeat every hb, and the superstep whenever it changed (at most
-    // every tick), so failure reports name a recent superstep.
-    // The layer's superstep is a change of its own: the layer sets it after
-    // BSPk's superstep changed, and a tick between the two must not leave the
-    // hub with the old one until the next heartbeat.
     const uint32_t step = state_->step.load(), pstate = state_->state.load(), layer = state_->layer_step1.load();
-    const uint64_t st = uint64_t{step} << 32 | pstate;
-    if (now - last_sent >= hb || ((st != last_state || layer != last_layer) && now - last_sent >= tick)) {
-      last_sent = now;
-      last_state = st;
-      last_layer = layer;
+    if (pacer.due(now, hb, tick, step, pstate, layer))
       send(uint8_t(Msg::Heartbeat), u32s(step, pstate, static_cast<int32_t>(layer)));
-    }
     if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence())
       die(1, hub_rank_,
           strprintf("pid %d (%s; the job hub) has not been heard from for %.1f s, last in %s: its host "

@@ -116,6 +116,9 @@ class HubServer {
   void fail_job(int code, int failed, const std::string& report);
   void send_to(Conn& c, uint8_t type, const std::string& pl);
   std::string who(int rank) const;
+  // "pid 3 (os pid ... on ...) <what> in <superstep>": a process that left
+  // early (what: abort_text or unfinalized_text, protocol.h).
+  std::string left_early(const Conn& c, std::string (*what)(const char*, uint32_t)) const;
 
   int nprocs_;
   std::string tag_;
