@@ -158,7 +158,7 @@ BSPK_CONFIG_VAR(JOB_KEY, "BSPK_JOB_KEY", String, User, kNoDefault, 0, 0, nullptr
 BSPK_CONFIG_VAR(BIND, "BSPK_BIND", Enum, User, "auto", 0, 0, "auto|core|none", nullptr,
                 "`auto`, `core` or `none` (see Placement)")
 BSPK_CONFIG_VAR(REPORT_BINDINGS, "BSPK_REPORT_BINDINGS", Bool, User, false, 0, 0, nullptr, nullptr,
-                "`1`: one line per process with its PUs and NUMA node")
+                "`1`: one line per process saying where it is bound: under bspkrun its `--report-bindings` line (`bspkrun: pid 1 bound to cpu 1`), under srun or without a launcher the process's own (its PUs and the NUMA node of its frames)")
 BSPK_CONFIG_VAR(HP_ZEROCOPY_MIN, "BSPK_HP_ZEROCOPY_MIN", String, User, kNoDefault, 0, 0, nullptr, "`64K`",
                 "BSPlib programs: `bsp_hpput` / `bsp_hpget` of at least this many bytes (K, M, G suffixes) to or "
                 "from another process move by one fabric read from program memory into program memory (no copy; "

@@ -32,6 +32,9 @@ test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/
 # ... wherever it stands, the other arguments in their order
 "$prefix/bin/bspcc" -O2 -show 'my prog.c' -o out | grep -q -- "-O2 my prog.c -o out .*-lbspk-bsplib" ||
   { echo "bspcc -O2 -show: not the command"; exit 1; }
+# ... naming the installed library directory once (both libraries live there)
+"$prefix/bin/bspcc" -show prog.c | grep -o -- "-Wl,-rpath," | wc -l | grep -qx 1 ||
+  { echo "bspcc -show: the library directory more than once"; exit 1; }
 "$prefix/bin/bsprun" -n 3 "$work/bsp_app" | grep -c ': bsp ok$' | grep -qx 3
 cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
 "$prefix/bin/bspcxx" -O2 -o "$work/bsp_app_cxx" "$work/bsp_app.cpp"
