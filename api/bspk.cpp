@@ -126,15 +126,45 @@ void abort_job(const std::string& line, int code) {
   _exit(code);
 }
 
+namespace {
+// Printed errors that repeat. A program that ignores a failing call's status
+// and calls it again in a loop (a fill loop over a null region: bspk_span
+// returns 0 every time) would print one line per call, millions a second. An
+// error whose text (call, pid, superstep, message) is the one printed last
+// is printed once more, marked, and after that only counted; the count is
+// printed before the next different error, and when the process exits.
+struct Repeats {
+  std::string text;   // the error printed last
+  uint64_t more = 0;  // times it came again after that
+  void flush() {
+    if (more > 1)
+      std::fprintf(stderr, "bspk: error: %s (%llu times in all)\n", text.c_str(),
+                   static_cast<unsigned long long>(more + 1));
+    more = 0;
+  }
+  ~Repeats() { flush(); }
+};
+Repeats repeats;
+
+void print_error(const std::string& text) {
+  std::fflush(stdout);
+  if (text == repeats.text) {
+    if (++repeats.more == 1)
+      std::fprintf(stderr, "bspk: error: %s (again; further repeats are counted, not printed)\n", text.c_str());
+    return;
+  }
+  repeats.flush();
+  repeats.text = text;
+  std::fprintf(stderr, "bspk: error: %s\n", text.c_str());
+}
+}  // namespace
+
 int record(const char* call, int code, const char* msg) {
   last_error = where(call) + ": " + msg;
   // The first [over] error is the one bspk_finalize returns (without a second message).
   if (rt && over_code == 0 && leaves_over(call, code)) over_code = code;
   if (policy == ErrorPolicy::Abort) abort_job("bspk: error (BSPK_ERRORS=abort): " + last_error, 1);
-  if (policy == ErrorPolicy::Print) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "bspk: error: %s\n", last_error.c_str());
-  }
+  if (policy == ErrorPolicy::Print) print_error(last_error);
   return code;
 }
 

@@ -12,6 +12,10 @@
  *   - After any error, bspk_error_string() holds a message naming the call, the
  *     process (pid) and the superstep. Errors are also printed to stderr unless
  *     BSPK_ERRORS=quiet; BSPK_ERRORS=abort ends the job on the first error.
+ *     An error whose message is the one printed last (a failing call repeated
+ *     in a loop) is printed once more, marked "again", then only counted: the
+ *     count ("N times in all") is printed before the next different error and
+ *     when the process exits.
  *   - A superstep is the code between two bspk_sync() calls; supersteps are
  *     numbered from 0 on each process. All communication issued in superstep s
  *     takes effect at the boundary s -> s+1 [BSPk §3].

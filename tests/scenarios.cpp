@@ -1014,6 +1014,32 @@ int errors(int, char**) {
   return 0;
 }
 
+// A failing call repeated in a loop prints its error twice (the second time
+// marked "again"), then only counts it; the count comes with the next
+// different error, and at exit. Every process: 1000 sends to pid P, one to
+// pid -1, 5 to pid P again, in superstep 0.
+SCENARIO_ROW({.test = "RepeatedErrorsAreCountedNotPrinted", .args = "repeated_errors", .out = [](int p) {
+                const std::string pp = std::to_string(p), outside = "is outside \\[0, " + pp + "\\)";
+                return Matches{exactly(7 * p, "bspk: error: "),
+                               exactly(2 * p, Re{"destination pid " + pp + " " + outside + "\\n"}),
+                               exactly(2 * p, Re{"destination pid " + pp + " " + outside +
+                                                 " \\(again; further repeats are counted, not printed\\)\\n"}),
+                               exactly(p, Re{"destination pid " + pp + " " + outside + " \\(1000 times in all\\)\\n"}),
+                               exactly(p, Re{"destination pid " + pp + " " + outside + " \\(5 times in all\\)\\n"}),
+                               exactly(p, Re{"destination pid -1 " + outside + "\\n"}),
+                               once_per_process("repeated_errors ok").of_p(p)[0]};
+              }});
+int repeated_errors(int, char**) {
+  bspk_ptr m = bspk_malloc("", 0, 1, sizeof(int));
+  CHECK(!bspk_is_null(m), "malloc: %s", bspk_error_string());
+  for (int i = 0; i < 1000; ++i) CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "send to pid P");
+  CHECK(bspk_send(-1, m, 1) == BSPK_ERR_PID, "send to pid -1");
+  for (int i = 0; i < 5; ++i) CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "send to pid P");
+  OK(bspk_free(m));
+  std::printf("repeated_errors ok\n");
+  return 0;
+}
+
 // ---------------------------------------------------------------- failing jobs
 // Each of these is expected to end the job with a clear message.
 // Depending on timing the extra message is seen by bspk_expect (already
@@ -2166,6 +2192,7 @@ int main(int argc, char** argv) {
   else if (name == "unclaimed") rc = unclaimed(argc, argv);
   else if (name == "runaway") rc = runaway(argc, argv);
   else if (name == "errors") rc = errors(argc, argv);
+  else if (name == "repeated_errors") rc = repeated_errors(argc, argv);
   else if (name == "threads") rc = threads(argc, argv);
   else if (name == "layer_superstep") rc = layer_superstep(argc, argv);
   else if (name == "err_expect_more") return err_expect_more(argc, argv);
