@@ -1,4 +1,5 @@
 #include "fabric/caps.h"
+#include <algorithm>
 
 #include <rdma/fi_domain.h>
 
@@ -137,8 +138,15 @@ std::string why_unusable(const std::string& prov_name, bool remote) {
   const fi_info* best = nullptr;
   std::vector<std::string> best_unmet;
   bool any_rdm = false;
+  std::vector<std::string> layered_rdm;  // "udp;ofi_rxd" and the like, as fi_getinfo lists them here
   for (const fi_info* e = list; e; e = e->next) {
-    if (e->fabric_attr && e->fabric_attr->prov_name && prov_name != e->fabric_attr->prov_name) continue;
+    if (e->fabric_attr && e->fabric_attr->prov_name && prov_name != e->fabric_attr->prov_name) {
+      const std::string name = e->fabric_attr->prov_name;
+      if (name.compare(0, prov_name.size() + 1, prov_name + ";") == 0 && e->ep_attr &&
+          e->ep_attr->type == FI_EP_RDM && std::find(layered_rdm.begin(), layered_rdm.end(), name) == layered_rdm.end())
+        layered_rdm.push_back(name);
+      continue;
+    }
     any_rdm |= e->ep_attr && e->ep_attr->type == FI_EP_RDM;
     std::vector<std::string> u = unmet(e, remote);
     if (!best || u.size() < best_unmet.size()) best = e, best_unmet = std::move(u);
@@ -148,9 +156,14 @@ std::string why_unusable(const std::string& prov_name, bool remote) {
     text = strprintf("fi_getinfo lists no endpoint named exactly '%s' (only layered ones)", prov_name.c_str());
   } else if (!any_rdm) {
     text = strprintf("provider '%s' offers no reliable-datagram endpoint (FI_EP_RDM) on this host", prov_name.c_str());
-    if (prov_name.find(';') == std::string::npos)
-      text += strprintf("; a utility provider may add one, e.g. '%s;ofi_rxm' or '%s;ofi_rxd'", prov_name.c_str(),
-                        prov_name.c_str());
+    // Name only the layered providers this libfabric lists over it here
+    // (rxm needs a connected core endpoint, rxd a datagram one).
+    if (!layered_rdm.empty()) {
+      text += "; a utility provider layered on it offers one here: ";
+      for (size_t i = 0; i < layered_rdm.size(); ++i) text += (i ? ", '" : "'") + layered_rdm[i] + "'";
+    } else if (prov_name.find(';') == std::string::npos) {
+      text += "; fi_getinfo lists no utility provider layered on it here either";
+    }
   } else if (!best_unmet.empty()) {
     text = strprintf("provider '%s' lacks what BSPk needs: ", prov_name.c_str());
     for (size_t i = 0; i < best_unmet.size(); ++i) text += (i ? "; " : "") + best_unmet[i];

@@ -123,6 +123,9 @@ TEST(ProviderCaps, WhyUnusableOnThisHost) {
   std::string udp = bspk::fabric::caps::why_unusable("udp", false);
   EXPECT_NE(udp.find("no reliable-datagram endpoint (FI_EP_RDM)"), std::string::npos) << udp;
   EXPECT_NE(udp.find("udp;ofi_rxd"), std::string::npos) << udp;
+  // Only the layered providers fi_getinfo lists here are suggested: rxm
+  // needs a connected core endpoint, which udp does not offer.
+  EXPECT_EQ(udp.find("ofi_rxm"), std::string::npos) << udp;
   std::string none = bspk::fabric::caps::why_unusable("no-such-provider", false);
   EXPECT_NE(none.find("unknown to this libfabric"), std::string::npos) << none;
   // shm cannot reach other hosts.
