@@ -37,7 +37,7 @@ static uint64_t gcd(uint64_t x, uint64_t y) { return y ? gcd(y, x % y) : x; }
 int main(int argc, char **argv) {
     uint64_t M = 16;
     if (bspk_init(&argc, &argv) != BSPK_OK) {
-        fprintf(stderr, "bspk_init: %s\n", bspk_error_string());
+        /* bspk_init has printed why on stderr (unless BSPK_ERRORS=quiet) */
         return 1;
     }
     for (int i = 1; i < argc; i++) {

@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     size_t n = 512;
     const char *variant = "store";
     if (bspk_init(&argc, &argv) != BSPK_OK) {
-        fprintf(stderr, "bspk_init: %s\n", bspk_error_string());
+        /* bspk_init has printed why on stderr (unless BSPK_ERRORS=quiet) */
         return 1;
     }
     for (int i = 1; i < argc; i++) {

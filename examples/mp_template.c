@@ -42,7 +42,7 @@ static double fold(double acc, double first) {
 
 int main(int argc, char **argv) {
     if (bspk_init(&argc, &argv) != BSPK_OK) {
-        fprintf(stderr, "bspk_init: %s\n", bspk_error_string());
+        /* bspk_init has printed why on stderr (unless BSPK_ERRORS=quiet) */
         return 1;
     }
     P = bspk_nprocs();

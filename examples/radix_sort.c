@@ -113,7 +113,7 @@ static void checksums(const runs_t *rs, uint64_t *sum, uint64_t *cnt) {
 
 int main(int argc, char **argv) {
     if (bspk_init(&argc, &argv) != BSPK_OK) {
-        fprintf(stderr, "bspk_init: %s\n", bspk_error_string());
+        /* bspk_init has printed why on stderr (unless BSPK_ERRORS=quiet) */
         return 1;
     }
     me = bspk_pid();

@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
     size_t N = 256;
     int iters = 200;
     if (bspk_init(&argc, &argv) != BSPK_OK) {
-        fprintf(stderr, "bspk_init: %s\n", bspk_error_string());
+        /* bspk_init has printed why on stderr (unless BSPK_ERRORS=quiet) */
         return 1;
     }
     for (int i = 1; i < argc; i++) {
