@@ -56,7 +56,7 @@ FAILED=0
 one() {
   prov=$1 round=$2 p=$3 label=$4; shift 4
   echo "hp_bench.sh: $prov p=$p round $round: $label" >&2
-  if ! timeout 300 "$@" >"$OUT/last.out" 2>"$OUT/last.err"; then
+  if ! timeout --foreground 300 "$@" >"$OUT/last.out" 2>"$OUT/last.err"; then
     echo "hp_bench.sh: FAILED: $label on $prov p=$p (stderr below)" >&2
     tail -20 "$OUT/last.err" >&2
     FAILED=1

@@ -33,14 +33,14 @@ IFS_SAVE=$IFS
 for prov in $provs; do
   tag=$(echo "$prov" | tr ';' '_')
   echo "=== provider $prov: pingpong, p = 2"
-  if ! BSPK_SHM_RINGS=off timeout 300 "$run" -n 2 --provider "$prov" "$build/bench/pingpong" --max 1048576 \
+  if ! BSPK_SHM_RINGS=off timeout --foreground 300 "$run" -n 2 --provider "$prov" "$build/bench/pingpong" --max 1048576 \
       --time "$t" >"$out/pp.$tag" 2>&1; then
     echo "pingpong on $prov failed:"; status=1
   fi
   cat "$out/pp.$tag"
   for p in $procs; do
     echo "=== provider $prov: sync, p = $p"
-    if ! BSPK_SHM_RINGS=off timeout 300 "$run" -n "$p" --provider "$prov" "$build/bench/sync" --time "$t" \
+    if ! BSPK_SHM_RINGS=off timeout --foreground 300 "$run" -n "$p" --provider "$prov" "$build/bench/sync" --time "$t" \
         >"$out/sync.$tag.$p" 2>&1; then
       echo "sync on $prov at p = $p failed:"; status=1
     fi

@@ -4,6 +4,6 @@
 B=${1:-build}
 for prov in shm tcp; do
   for p in 2 4 8; do
-    timeout 300 "$B/bspkrun" -n $p --provider $prov "$B/bench/sync" --time 0.5 | { [ $p = 2 ] && cat || grep -v '^#\|mode'; }
+    timeout --foreground 300 "$B/bspkrun" -n $p --provider $prov "$B/bench/sync" --time 0.5 | { [ $p = 2 ] && cat || grep -v '^#\|mode'; }
   done
 done

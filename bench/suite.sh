@@ -79,7 +79,7 @@ run_bspk() {
     rings=off
     exch=messages
   fi
-  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
+  BSPK_COUNT_EXCHANGE=$exch BSPK_SHM_RINGS=$rings timeout --foreground 900 "$BUILD/bspkrun" -n "$p" --provider "$prov" --bind $bind "$@"
 }
 # run_mpi PROVIDER P PROGRAM ARGS...
 run_mpi() {
@@ -90,7 +90,7 @@ run_mpi() {
     tcp) mca="--mca pml ob1 --mca btl self,tcp --mca osc pt2pt" ;;
   esac
   # shellcheck disable=SC2086
-  timeout 900 mpirun -n "$p" $bind $mca "$@"
+  timeout --foreground 900 mpirun -n "$p" $bind $mca "$@"
 }
 # one PROVIDER ROUND LIB P PROGRAM ARGS...: run it, keep its csv lines.
 one() {

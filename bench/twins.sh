@@ -31,7 +31,7 @@ twins_run_bspk() {
   if [ "$_p" -le "$NCORES" ]; then _bind=core; else _bind=auto; fi  # auto: round-robin, BSPk's default
   _exch=auto _rings=auto
   if [ "$_prov" = tcp ]; then _rings=off; _exch=messages; fi
-  BSPK_COUNT_EXCHANGE=$_exch BSPK_SHM_RINGS=$_rings timeout 900 "$BUILD/bspkrun" -n "$_p" --provider "$_prov" \
+  BSPK_COUNT_EXCHANGE=$_exch BSPK_SHM_RINGS=$_rings timeout --foreground 900 "$BUILD/bspkrun" -n "$_p" --provider "$_prov" \
     --bind $_bind "$@"
 }
 
@@ -44,5 +44,5 @@ twins_run_mpi() {
     *) _mca="--mca pml ob1 --mca btl self,tcp" ;;
   esac
   # shellcheck disable=SC2086
-  timeout 900 mpirun -n "$_p" $_bind $_mca "$@"
+  timeout --foreground 900 mpirun -n "$_p" $_bind $_mca "$@"
 }

@@ -87,7 +87,7 @@ run_program() {  # PROV P PROGRAM SIZE ARGS...
   while [ "$e" -le "$execs" ]; do
     prof="$out/profile_${tag}_run$e.csv"
     json="$out/predict_${tag}_run$e.json"
-    if ! BSPK_PROFILE="$prof" BSPK_POOL_RESERVE="${BSPK_POOL_RESERVE:-256M}" timeout 600 "$build/bspkrun" -n "$np" --provider "$prov" "$build/examples/$prog" "$@" \
+    if ! BSPK_PROFILE="$prof" BSPK_POOL_RESERVE="${BSPK_POOL_RESERVE:-256M}" timeout --foreground 600 "$build/bspkrun" -n "$np" --provider "$prov" "$build/examples/$prog" "$@" \
          > "$out/run_${tag}_run$e.log" 2>&1; then
       echo "validate.sh: $prog --n $size on $prov p=$np failed; see $out/run_${tag}_run$e.log" >&2
       return 1
@@ -111,12 +111,12 @@ for prov in $(echo "$providers" | tr ',' ' '); do
     echo "== $prov, p = $np: bspk-probe $quick"
     cold=""
     [ "$cache" = cold ] && cold=--cold
-    timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick $cold $warm \
+    timeout --foreground 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick $cold $warm \
       --out "$out/machine_${prov}_p${np}.json" --raw "$out/probe_${prov}_p${np}.csv" | tee "$out/probe_${prov}_p${np}.txt"
     cold_machine=""
     if [ "$cache" = both ]; then
       echo "== $prov, p = $np: bspk-probe $quick --cold"
-      timeout 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick --cold $warm \
+      timeout --foreground 1800 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" $quick --cold $warm \
         --out "$out/machine_${prov}_p${np}_cold.json" --raw "$out/probe_${prov}_p${np}_cold.csv" \
         > "$out/probe_${prov}_p${np}_cold.txt"
       cold_machine="--cold-machine $out/machine_${prov}_p${np}_cold.json"

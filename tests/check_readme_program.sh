@@ -25,11 +25,11 @@ grep -q 'bspk_finalize' "$tmp/app.c" || fail "README: the Figure 4 program is cu
 "$cc" -std=c99 -Wall -Wextra -Werror -I"$src/include" "$tmp/app.c" -o "$tmp/app" \
   -L"$build" -Wl,-rpath,"$build" -lbspk || fail "the README's Figure 4 program does not compile"
 for p in 1 2 3; do
-  timeout 60 "$build/bspkrun" -n $p "$tmp/app" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "the README's program at p = $p"; }
+  timeout --foreground 60 "$build/bspkrun" -n $p "$tmp/app" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "the README's program at p = $p"; }
 done
 # A bspk_init that fails (an invalid frame size): the program stops, non-zero.
 rc=0
-BSPK_FRAME_SIZE=100 timeout 30 "$build/bspkrun" -n 2 "$tmp/app" >"$tmp/out" 2>&1 || rc=$?
+BSPK_FRAME_SIZE=100 timeout --foreground 30 "$build/bspkrun" -n 2 "$tmp/app" >"$tmp/out" 2>&1 || rc=$?
 [ $rc = 124 ] && fail "the README's program did not stop after bspk_init failed (timed out)"
 [ $rc != 0 ] || fail "the README's program exited 0 although bspk_init failed"
 grep -q 'frame size 100' "$tmp/out" || { cat "$tmp/out"; fail "no bspk_init error printed"; }

@@ -12,10 +12,10 @@ trap 'rm -rf "$dir"' EXIT
 cold="" llc=""
 [ "$prov" = shm ] && cold=--cold  # the cache-evicting variant on one provider (it costs seconds)
 [ "$prov" = tcp ] && llc="--llc 8388608"  # the cache size given, not measured, on the other
-timeout 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 $cold $llc \
+timeout --foreground 300 "$build/bspkrun" -n "$np" --provider "$prov" "$build/costmodel/bspk-probe" --quick --runs 3 $cold $llc \
   --hmax 262144 --out "$dir/machine.json" --raw "$dir/raw.csv" > "$dir/probe.txt"
 grep -q "Suite 2 validation, avg err" "$dir/probe.txt" || { cat "$dir/probe.txt"; echo "FAIL: no table"; exit 1; }
-BSPK_PROFILE="$dir/profile.csv" timeout 120 "$build/bspkrun" -n "$np" --provider "$prov" \
+BSPK_PROFILE="$dir/profile.csv" timeout --foreground 120 "$build/bspkrun" -n "$np" --provider "$prov" \
   "$build/tests/profile/profile_check" "$dir/profile.csv" > "$dir/check.txt"
 /usr/bin/python3 "$src/costmodel/bspk-predict" "$dir/profile.csv" "$dir/machine.json" --json "$dir/predict.json" \
   --per-superstep > "$dir/predict.txt"
