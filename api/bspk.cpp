@@ -136,8 +136,9 @@ namespace {
 struct Repeats {
   std::string text;   // the error printed last
   uint64_t more = 0;  // times it came again after that
+  pid_t counter = 0;  // the OS process that counted them (a forked child inherits the count, not the report)
   void flush() {
-    if (more > 1)
+    if (more > 1 && counter == getpid())
       std::fprintf(stderr, "bspk: error: %s (%llu times in all)\n", text.c_str(),
                    static_cast<unsigned long long>(more + 1));
     more = 0;
@@ -149,6 +150,7 @@ Repeats repeats;
 void print_error(const std::string& text) {
   std::fflush(stdout);
   if (text == repeats.text) {
+    if (const pid_t self = getpid(); repeats.counter != self) repeats.counter = self, repeats.more = 0;
     if (++repeats.more == 1)
       std::fprintf(stderr, "bspk: error: %s (again; further repeats are counted, not printed)\n", text.c_str());
     return;

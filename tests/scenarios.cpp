@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -1017,7 +1018,7 @@ int errors(int, char**) {
 // A failing call repeated in a loop prints its error twice (the second time
 // marked "again"), then only counts it; the count comes with the next
 // different error, and at exit. Every process: 1000 sends to pid P, one to
-// pid -1, 5 to pid P again, in superstep 0.
+// pid -1, 5 to pid P again, in superstep 0; then a forked child exits.
 SCENARIO_ROW({.test = "RepeatedErrorsAreCountedNotPrinted", .args = "repeated_errors", .out = [](int p) {
                 const std::string pp = std::to_string(p), outside = "is outside \\[0, " + pp + "\\)";
                 return Matches{exactly(7 * p, "bspk: error: "),
@@ -1035,6 +1036,13 @@ int repeated_errors(int, char**) {
   for (int i = 0; i < 1000; ++i) CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "send to pid P");
   CHECK(bspk_send(-1, m, 1) == BSPK_ERR_PID, "send to pid -1");
   for (int i = 0; i < 5; ++i) CHECK(bspk_send(P, m, 1) == BSPK_ERR_PID, "send to pid P");
+  // A child forked now inherits the count but does not report it at its exit.
+  std::fflush(stdout);
+  const pid_t child = fork();
+  CHECK(child >= 0, "fork: %s", std::strerror(errno));
+  if (child == 0) std::exit(0);
+  int status = 0;
+  CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status), "the forked child did not exit normally");
   OK(bspk_free(m));
   std::printf("repeated_errors ok\n");
   return 0;
