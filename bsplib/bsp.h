@@ -28,9 +28,13 @@
  * bsp_pop_reg or bsp_set_tagsize every process sends every other one a batch
  * (declare m = bsp_nprocs() - 1). Operations on the process itself never
  * count, nor do puts and gets of 0 bytes (they send nothing), while a 0-byte
- * bsp_send is a message like any other. A too small m is reported at once; a
- * too large one waits (BSPlib programs have no sync time-out unless
- * BSPK_SYNC_TIMEOUT sets one: then it is reported after that). Not available while
+ * bsp_send is a message like any other. A too small m is reported when the
+ * first batch beyond m arrives: the process may have left bsp_sync by then,
+ * with that superstep's data incomplete, and may have run on for a while
+ * before the error ends the job (a wrong declaration is a program error,
+ * not a result to use); a too large one waits (BSPlib programs have no
+ * sync time-out unless BSPK_SYNC_TIMEOUT sets one: then it is reported
+ * after that). Not available while
  * processes beyond bsp_begin's P are idle (they make every sync counted: a
  * declaration is then an error). Without a declaration bsp_sync counts the
  * batches itself. With every process on one host the batches go through
