@@ -513,6 +513,7 @@ int finalize_runtime() {
   r.dsm->before_sync();
   if (r.profile) r.profile->sync_called();
   r.engine->sync(/*finalizing=*/true);
+  r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);  // (the superstep's end said "computing")
   if (r.profile) {
     r.profile->sync_done(r.engine->step() - 1, "finalize", r.stats, r.comem_bytes());
     r.profile.reset();  // written and closed
@@ -550,6 +551,7 @@ void abandon_runtime() {
   // sending to this process report fabric errors of their own, and the
   // launcher must learn of the failure from this process's exit (no
   // Finalized message is sent).
+  rt->boot->set_state(rt->engine->step(), boot::ProcState::Finalizing);
   abandoned = rt;
   rt = nullptr;
   finalized = true;

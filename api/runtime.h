@@ -143,7 +143,8 @@ void init_runtime(int* argc, char*** argv);
 int finalize_runtime();
 // bspk_finalize after an [over] error: no collective end. The runtime is set
 // aside untouched (rt becomes null, as after bspk_finalize) and dies with the
-// process, whose exit then ends the job through the launcher or the job hub.
+// process, whose exit then ends the job through the launcher or the job hub
+// (which report it as a process that left after its bspk_finalize failed).
 void abandon_runtime();
 // Copy this process's counters into a bspk_stats of `size` bytes.
 void fill_stats(bspk_stats* out, size_t size);

@@ -427,8 +427,10 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
     case Msg::Exiting:
       c.step = u32_at(pl, 0);
       if (pl.size() >= 8) c.layer_step1 = u32_at(pl, 4);
+      if (pl.size() >= 12) c.state = u32_at(pl, 8);
       c.exiting = true;
-      fail_job(1, c.rank, left_early(c, unfinalized_text));
+      fail_job(1, c.rank,
+               left_early(c, c.state == uint32_t(ProcState::Finalizing) ? finalize_failed_text : unfinalized_text));
       break;
     case Msg::Finalized:
       if (!c.finalized) {
@@ -654,7 +656,8 @@ void HubClient::abort(int code, const std::string& message, bool wait) {
 
 void HubClient::exiting(uint32_t superstep) {
   if (finalized_) return;
-  send(uint8_t(Msg::Exiting), u32s(superstep, state_->layer_step1.load()));
+  // (the state: a process whose bspk_finalize failed is still Finalizing)
+  send(uint8_t(Msg::Exiting), u32s(superstep, state_->layer_step1.load(), static_cast<int32_t>(state_->state.load())));
   await_end();
 }
 

@@ -44,6 +44,11 @@ std::string unfinalized_text(const char* layer, uint32_t layer_step1) {
   return std::string("exited without calling bspk_finalize (") + layer + "'s end)";
 }
 
+std::string finalize_failed_text(const char* layer, uint32_t layer_step1) {
+  if (!layered(layer, layer_step1)) return "exited after its bspk_finalize failed";
+  return std::string("exited after its bspk_finalize (") + layer + "'s end) failed";
+}
+
 std::string shm_name(const std::string& job, int rank) { return kShmPrefix + job + "." + std::to_string(rank); }
 
 namespace {

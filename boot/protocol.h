@@ -28,7 +28,7 @@ enum class Msg : uint8_t {
   // Hub only (boot/hub.h):
   Heartbeat = 7,        // both ways: u32 superstep, u32 state (ProcState), then process -> hub: u32 layer
                         // superstep + 1 (0: none; bspk_set_layer_superstep); "I am alive"
-  Exiting = 8,          // process -> hub: u32 superstep, u32 layer superstep + 1; exit() without bspk_finalize
+  Exiting = 8,          // process -> hub: u32 superstep, u32 layer superstep + 1, u32 ProcState; exit() without bspk_finalize
   Fail = 9,             // hub -> process: i32 exit code, i32 failed pid (-1: none), report
   Challenge = 10,       // hub -> process, first thing on a connection: the hub's nonce (boot/auth.h)
   Welcome = 11,         // hub -> process after a proven Hello: proof, then a Heartbeat's payload
@@ -90,8 +90,11 @@ std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step
 //   "called bspk_abort (through BSPlib: its abort or an error it found)"
 //   "exited without calling bspk_finalize"
 //   "exited without calling bspk_finalize (BSPlib's end)"
+//   "exited after its bspk_finalize failed"                (state Finalizing)
+//   "exited after its bspk_finalize (BSPlib's end) failed"
 std::string abort_text(const char* layer, uint32_t layer_step1);
 std::string unfinalized_text(const char* layer, uint32_t layer_step1);
+std::string finalize_failed_text(const char* layer, uint32_t layer_step1);
 
 // Every shared-memory name of BSPk's jobs starts with it.
 inline constexpr const char* kShmPrefix = "bspk.";

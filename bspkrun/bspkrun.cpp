@@ -240,8 +240,9 @@ std::string Launcher::where(int rank, std::string (*what)(const char*, uint32_t)
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     std::memcpy(layer, s.layer, sizeof layer - 1);
   }
+  // (what says it already when the process left from bspk_finalize)
   return (what ? " " + what(layer, layer_step1) : "") + " in " +
-         superstep_text(s.superstep, layer, layer_step1, state_name(s.state));
+         superstep_text(s.superstep, layer, layer_step1, what == finalize_failed_text ? nullptr : state_name(s.state));
 }
 
 // A job's directory and what bspkrun and its processes put in it: the
@@ -901,8 +902,9 @@ void Launcher::reap() {
                  strprintf("bspkrun: pid %d (os pid %d) exited with status %d%s; ending the job",
                            p.rank, (int)pid, WEXITSTATUS(st), where(p.rank).c_str()));
       } else if ((p.hello || adopting()) && !p.finalized) {
+        const bool in_finalize = status_ && status_[p.rank].state == static_cast<uint32_t>(ProcState::Finalizing);
         fail_job(1, strprintf("bspkrun: pid %d (os pid %d)%s; ending the job", p.rank, (int)pid,
-                              where(p.rank, unfinalized_text).c_str()));
+                              where(p.rank, in_finalize ? finalize_failed_text : unfinalized_text).c_str()));
       }
       break;
     }

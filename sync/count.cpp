@@ -220,8 +220,15 @@ std::string Engine::waiting_for(uint32_t s) {
     w = strprintf("bspk_expect(%lld) declared, %llu message(s) arrived", (long long)declared_expect_,
                   (unsigned long long)st.arrived);
   } else if (board_ && !st.have_result) {
-    w = strprintf("the shared-memory %s count exchange has not completed (%d of %d processes joined it)",
-                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", board_->joined_so_far(), nprocs_);
+    std::string missing;
+    int listed = 0;
+    for (int j = 0; j < nprocs_; ++j)
+      if (!board_->joined(j) && listed++ < 16) missing += strprintf(" %d", j);
+    if (listed > 16) missing += " ...";
+    w = strprintf("the shared-memory %s count exchange has not completed (%d of %d processes joined it; not "
+                  "joined:%s)",
+                  mode_ == Mode::WillSend ? "bspk_will_send" : "message", board_->joined_so_far(), nprocs_,
+                  missing.c_str());
   } else if (count_rounds() && !st.have_result) {
     std::string missing;
     for (int j : exchange_->sources())

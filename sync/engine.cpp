@@ -200,7 +200,9 @@ void Engine::sync(bool finalizing) {
       if (pending_code_ != 0) break;  // reported by the general wait below
     }
   }
-  boot_.set_state(s, boot::ProcState::InSync);
+  // (bspk_finalize's own superstep keeps saying so: a process that leaves
+  // after its bspk_finalize failed is reported as such.)
+  boot_.set_state(s, finalizing ? boot::ProcState::Finalizing : boot::ProcState::InSync);
 
   struct WaitClock {  // adds the time spent here to the stats on every exit, errors included
     double t0;
@@ -212,8 +214,10 @@ void Engine::sync(bool finalizing) {
   std::function<bool()> hold;
   if (board_ && mode_ != Mode::Expect && !cpu_mates().empty())
     hold = [&] { return !state(s).have_result && mates_arrived([&](int j) { return board_->joined(j); }); };
+  // Under bspk_expect the wait is for this process's own declared arrivals;
+  // otherwise for a count exchange every process joins.
   wait_until([&] { return counts_complete(s); }, [&] { return waiting_for(s); }, wait_clock.t0,
-             hold ? &hold : nullptr);
+             hold ? &hold : nullptr, /*shared=*/mode_ != Mode::Expect);
   finish_step(s);
 }
 

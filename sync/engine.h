@@ -254,8 +254,14 @@ class Engine : private fabric::Transport::ArrivalSink {
   // now: the caller's reading of now_s() when it has one (saves a clock read), else 0.
   // hold: where it holds, an oversubscribed process that would yield its CPU
   // polls on instead, for at most kHoldMaxS of the wait (backoff, wait.cpp).
+  // shared: the wait is for other processes to join an exchange (a count
+  // exchange, finalize, a gather), not for what this process itself
+  // declared: its time-out comes kSharedWaitGraceS later, so that a process
+  // whose own wait names the cause (a bspk_expect larger than what arrives)
+  // reports it first and ends the job with that message.
   void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now = 0,
-                  const std::function<bool()>* hold = nullptr);
+                  const std::function<bool()>* hold = nullptr, bool shared = false);
+  static constexpr double kSharedWaitGraceS = 1.0;
   // An error found while progressing (e.g. more arrivals than declared);
   // recorded here, printed by the API layer, thrown by the next sync/expect.
   // The first one's code is returned; later ones, until it is thrown, are

@@ -84,7 +84,7 @@ void Engine::gather_wait() {
           missing += std::to_string(j);
         }
         return strprintf("bspk_sync_allgather of superstep %u: blocks missing from pid(s)%s", s, missing.c_str());
-      }, 0, hold ? &hold : nullptr);
+      }, 0, hold ? &hold : nullptr, /*shared=*/true);
     } catch (...) {
       gather_end();
       throw;

@@ -167,7 +167,7 @@ bool Engine::wait_once(double spin_until, int block_ms, double now, const std::f
 }
 
 void Engine::wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now,
-                        const std::function<bool()>* hold) {
+                        const std::function<bool()>* hold, bool shared) {
   throw_pending();  // errors found while progressing (e.g. more arrivals than declared)
   if (ready()) return;
   // Whatever this process waits for, it says so while it waits (bspk_sync
@@ -217,7 +217,7 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
       if (t - last_check > kPauseGap) quiet_since = t;
       last_check = t;
       if (boot_.computing_peer(step_) >= 0) quiet_since = t;
-      if (t - quiet_since > opt_.timeout_s) {
+      if (t - quiet_since > opt_.timeout_s + (shared ? kSharedWaitGraceS : 0)) {
         const int stopped = boot_.stopped_peer();
         const std::string note =
             stopped >= 0 ? "; pid " + std::to_string(stopped) + " is stopped (SIGSTOP or SIGTSTP; send it SIGCONT)" : "";

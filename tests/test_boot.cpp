@@ -283,19 +283,24 @@ std::pair<int, std::string> two_process_job(V victim, S survivor) {
 }
 
 // A process that vanishes (no goodbye) ends the others with a report naming
-// it; one that says it is exiting is reported as an exit without finalize.
+// it; one that says it is exiting is reported as an exit without finalize,
+// or, still in bspk_finalize (its bspk_finalize failed), as an exit after it.
 TEST(Hub, DeathAndExitWithoutFinalizeEndTheOthers) {
-  for (bool say_exiting : {false, true}) {
+  for (int how : {0, 1, 2}) {  // vanishes, exits, exits after a failed bspk_finalize
+    const bool say_exiting = how > 0;
     auto [status, err] = two_process_job(
         [&](HubClient& c, LocalState& s) {
           s.step = 7;
+          if (how == 2) s.state = static_cast<uint32_t>(ProcState::Finalizing);
           usleep(100000);  // long enough for the change to be reported
           if (say_exiting) c.exiting(7);
         },
         [](HubClient&, LocalState& s, pid_t) { s.step = 7; });
     EXPECT_EQ(status, 1) << err;
     EXPECT_NE(err.find("pid 1 (os pid"), std::string::npos) << err;
-    if (say_exiting) {
+    if (how == 2) {
+      EXPECT_NE(err.find("exited after its bspk_finalize failed in superstep 7"), std::string::npos) << err;
+    } else if (say_exiting) {
       EXPECT_NE(err.find("exited without calling bspk_finalize in superstep 7"), std::string::npos) << err;
     } else {
       EXPECT_NE(err.find("died (killed or crashed"), std::string::npos) << err;
@@ -344,6 +349,8 @@ TEST(Protocol, LeavingTextsNameTheLayer) {
   EXPECT_EQ(abort_text("BSPlib", 3), "called bspk_abort (through BSPlib: its abort or an error it found)");
   EXPECT_EQ(unfinalized_text("", 3), "exited without calling bspk_finalize");
   EXPECT_EQ(unfinalized_text("BSPlib", 3), "exited without calling bspk_finalize (BSPlib's end)");
+  EXPECT_EQ(finalize_failed_text(nullptr, 0), "exited after its bspk_finalize failed");
+  EXPECT_EQ(finalize_failed_text("BSPlib", 3), "exited after its bspk_finalize (BSPlib's end) failed");
 }
 
 TEST(Protocol, SuperstepTextNamesTheLayerFirst) {
