@@ -208,7 +208,12 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * destination (from BSPK_PUT_ZEROCOPY_MIN bytes to another process: only at
  * the call, unless its bytes overlap another write of the sync), bsp_get the source into the reply and the reply into dst,
  * bsp_send tag and payload at the call, bsp_move the payload; bsp_hpmove
- * and zero-copy bsp_hpput / bsp_hpget none. */
+ * and zero-copy bsp_hpput / bsp_hpget none. A message (tag and payload) or a
+ * buffered put larger than a frame (BSPK_FRAME_SIZE: 64 KiB on shm, 256 KiB
+ * on tcp) reaches the receiver in several frames and is assembled there once
+ * more, so that bsp_hpmove's pointers see one piece ([choice]: on one host a
+ * fabric read instead would be the same copy made by the kernel; the README
+ * "BSPlib programs" says what is copied where). */
 BSPK_BSP_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 BSPK_BSP_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 BSPK_BSP_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
