@@ -42,7 +42,7 @@ one() {
   shift
   runs=$((runs + 1))
   local out
-  if ! out=$(env "${env[@]}" timeout --foreground 150 "$bspkrun" -n "$p" --provider "$prov" --timeout --foreground 120 "$@" 2>&1) ||
+  if ! out=$(env "${env[@]}" timeout --foreground 150 "$bspkrun" -n "$p" --provider "$prov" --timeout 120 "$@" 2>&1) ||
      ! grep -q "$ok" <<<"$out"; then
     failed=$((failed + 1))
     echo "FAIL: ${env[*]} $bspkrun -n $p --provider $prov $*"

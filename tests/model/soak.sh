@@ -59,7 +59,7 @@ for p in $nps; do
       job=$((job + 1))
       case " $used " in *" $frame "*) ;; *) used="$used $frame" ;; esac
       log=$out/job-p$p-$prov-f$frame-s$seed.log
-      BSPK_FRAME_SIZE=$frame BSPK_SYNC_TIMEOUT=60 timeout --foreground 900 "$bspkrun" -n "$p" --provider "$prov" --timeout --foreground 850 \
+      BSPK_FRAME_SIZE=$frame BSPK_SYNC_TIMEOUT=60 timeout --foreground 900 "$bspkrun" -n "$p" --provider "$prov" --timeout 850 \
         "$model" --seed "$seed" --seeds "$cnt" "${extra[@]}" >"$log" 2>&1
       rc=$?
       if [ $rc -eq 0 ] && grep -q " 0 differences" "$log"; then
