@@ -291,6 +291,14 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                      strprintf("%016llx", static_cast<unsigned long long>(salt));
   facts.header_bytes = sizeof(wire::Header);
   fabric::Selection sel = fabric::select(facts);
+  // rxd parses every datagram that reaches its UDP ports before any tag is
+  // compared, and libfabric 1.17's crashes on malformed ones (README,
+  // Security): say so once per job, since the user chose it by name.
+  if (r.pid == 0 && sel.config.provider.find(";ofi_rxd") != std::string::npos)
+    std::fprintf(stderr, "bspk: warning: provider '%s' takes datagrams from anyone who can reach its UDP ports, and "
+                 "libfabric's rxd crashes on malformed ones: a stranger can end this job (README, Security); use "
+                 "tcp where that matters\n",
+                 sel.config.provider.c_str());
   // Bind before anything is allocated, so pools land on our NUMA node.
   placement::Result placed =
       placement::place(layout.local_rank, layout.local_procs, std::string(r.boot->kind()) == "bspkrun");

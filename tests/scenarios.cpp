@@ -164,6 +164,14 @@ SCENARIO_ROW({.test = "ProviderChosenByNameReportsWhatItOffers", .args = "traffi
               .providers = {"rxd"}, .env = "BSPK_VERBOSE=1 BSPK_SYNC_TIMEOUT=60",
               .out = {has("provider=udp;ofi_rxd .*progress=manual/manual"_re), has("sends in flight bounded"),
                       has("bspk: registration check ok")}});
+// ... and, once per job, that rxd takes datagrams from anyone (README,
+// Security: junk datagrams from another user crashed it); tcp says nothing.
+SCENARIO_ROW({.test = "RxdWarnsThatStrangersCanEndTheJob", .args = "hello", .procs = p_list({2}),
+              .providers = {"rxd"},
+              .out = {exactly(1, "bspk: warning: provider 'udp;ofi_rxd' takes datagrams from anyone"),
+                      has("hello from pid")}});
+SCENARIO_ROW({.test = "TcpDoesNotWarnOfStrangers", .args = "hello", .procs = p_list({3}), .providers = {"tcp"},
+              .out = {exactly(0, "takes datagrams from anyone"), has("hello from pid")}});
 
 // Both registration branches: tcp addresses remote frames by offset into the
 // registered region (no mr_mode bits), shm by virtual address (FI_MR_VIRT_ADDR).
