@@ -199,6 +199,12 @@ class Launcher {
   void drop_client(int fd);
   void reap();
   void fail_job(int status, const std::string& msg);
+  // A job that can never start: a process left with status 0 without calling
+  // bspk_init (it never said Hello) while another has called it and waits for
+  // it there. Ended at once, naming both, instead of after BSPK_START_TIMEOUT.
+  // (Processes that all exit without bspk_init are a job of a program that
+  // does not use BSPk: `bspkrun -n 2 hostname` succeeds.)
+  void check_unstartable();
   void kill_all(int sig);
   void forward_signal(int sig);
   void suspend_job();
@@ -776,6 +782,7 @@ void Launcher::handle_msg(int fd, Msg type, const std::string& pl) {
     procs_[rank].sock = fd;
     c.rank = rank;
     c.in.set_max_frame(kMaxFrame);
+    check_unstartable();
     return;
   }
   if (c.rank < 0) {  // anything but a Hello first: not one of ours
@@ -901,7 +908,9 @@ void Launcher::reap() {
         fail_job(WEXITSTATUS(st),
                  strprintf("bspkrun: pid %d (os pid %d) exited with status %d%s; ending the job",
                            p.rank, (int)pid, WEXITSTATUS(st), where(p.rank).c_str()));
-      } else if ((p.hello || adopting()) && !p.finalized) {
+      } else if (!p.hello && !adopting()) {
+        check_unstartable();
+      } else if (!p.finalized) {
         const bool in_finalize = status_ && status_[p.rank].state == static_cast<uint32_t>(ProcState::Finalizing);
         fail_job(1, strprintf("bspkrun: pid %d (os pid %d)%s; ending the job", p.rank, (int)pid,
                               where(p.rank, in_finalize ? finalize_failed_text : unfinalized_text).c_str()));
@@ -911,6 +920,20 @@ void Launcher::reap() {
   }
 }
 
+
+void Launcher::check_unstartable() {
+  if (failing_ || adopting()) return;
+  const Proc* gone = nullptr;
+  const Proc* waiting = nullptr;
+  for (const Proc& p : procs_) {
+    if (p.exited && !p.hello && WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0 && !gone) gone = &p;
+    if (p.hello && !p.exited && !waiting) waiting = &p;
+  }
+  if (gone && waiting)
+    fail_job(1, strprintf("bspkrun: pid %d (os pid %d) exited with status 0 without calling bspk_init, while pid %d "
+                          "waits for it in bspk_init (the job cannot start); ending the job",
+                          gone->rank, (int)gone->pid, waiting->rank));
+}
 
 int Launcher::run() {
   hwloc_topology_init(&topo_);

@@ -2192,6 +2192,21 @@ SCENARIO_ROW({.test = "ProcessMissingFromStartupIsReported", .args = "late_init"
               .providers = {kDefaultProvider}, .env = "BSPK_SYNC_TIMEOUT=2", .status = fails(),
               .out = {has("waited 2 s in the start-up exchange (bspk_init) for pid(s) 1;")}, .limit_s = 60,
               .within_s = 15, .suite = "Launcher"});
+// exit_before_init (in main): pid 1 exits with status 0 before bspk_init,
+// at once or after the others called it: the job can never start, and
+// bspkrun ends it at once, naming it (not after BSPK_START_TIMEOUT, 60 s).
+// (Until 2026-12-06 the others waited out the start-up time-out.)
+SCENARIO_ROW({.test = "ProcessLeavingBeforeInitEndsTheJobAtOnce", .args = "exit_before_init", .procs = p_list({2, 3}),
+              .providers = {kDefaultProvider}, .status = fails_before_limit(),
+              .out = {exactly(1, Re{"bspkrun: pid 1 \\(os pid [0-9]+\\) exited with status 0 without calling "
+                                    "bspk_init, while pid [02] waits for it in bspk_init \\(the job cannot "
+                                    "start\\); ending the job"})},
+              .limit_s = 60, .within_s = 10, .suite = "Launcher"});
+SCENARIO_ROW({.test = "ProcessLeavingLateBeforeInitEndsTheJobAtOnce", .args = "exit_before_init late",
+              .procs = p_list({2}), .providers = {kDefaultProvider}, .status = fails_before_limit(),
+              .out = {exactly(1, Re{"bspkrun: pid 1 \\(os pid [0-9]+\\) exited with status 0 without calling "
+                                    "bspk_init, while pid 0 waits for it"})},
+              .limit_s = 60, .within_s = 10, .suite = "Launcher"});
 
 }  // namespace
 
@@ -2207,6 +2222,10 @@ int main(int argc, char** argv) {
     CHECK(bspk_sync() == BSPK_ERR_STATE, "sync before init");
     CHECK(std::string(bspk_error_string()).find("before bspk_init") != std::string::npos, "%s", bspk_error_string());
     CHECK(bspk_is_null(bspk_malloc("", 0, 1, 1)), "malloc before init");
+  }
+  if (name == "exit_before_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1") {
+    if (argc > 2) sleep(1);  // "late": after pid 0 has called bspk_init
+    return 0;
   }
   if (name == "late_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1")
     sleep(60);  // never reaches bspk_init in time
