@@ -40,6 +40,7 @@ namespace bspk::api {
 
 Runtime* rt = nullptr;
 bool finalized = false;
+int starting_pid = -1;
 int over_code = 0;
 
 namespace {
@@ -81,6 +82,10 @@ inline void canon_in_place(bspk_ptr& p) {
 }  // namespace
 
 std::string where(const char* call) {
+  // bspk_init's own errors name the pid when its launcher told it (the
+  // superstep: none yet); other calls without a runtime say when they came.
+  if (!rt && !finalized && std::strcmp(call, "bspk_init") == 0)
+    return starting_pid >= 0 ? strprintf("%s (pid %d, starting)", call, starting_pid) : strprintf("%s (starting)", call);
   if (!rt) return strprintf(finalized ? "%s (after bspk_finalize)" : "%s (before bspk_init)", call);
   const uint32_t step = rt->engine ? rt->engine->step() : 0;
   if (rt->boot && rt->boot->layer_step1())  // a layer's own count first (bspk_set_layer_superstep)

@@ -494,6 +494,7 @@ void init_runtime(int* argc, char*** argv) {
   StartWatch watch(config::get_seconds(config::Var::START_TIMEOUT));
   auto r = std::make_unique<Runtime>();
   r->boot = boot::make_bootstrap();
+  starting_pid = r->boot->rank();
   try {
     start_runtime(*r, watch);
   } catch (const std::exception& e) {

@@ -68,6 +68,7 @@ struct Runtime {
 
 extern Runtime* rt;      // null before bspk_init and after bspk_finalize
 extern bool finalized;   // bspk_finalize has run
+extern int starting_pid; // this process's pid once bspk_init knows it (its launcher said), before rt exists; else -1
 extern int over_code;    // the first [over] error since the last superstep ended (bspk.h), else 0
 
 // The runtime, or BSPK_ERR_STATE naming why there is none.
