@@ -559,8 +559,9 @@ void abandon_runtime() {
   // Not torn down: closing the endpoint now could make peers that are still
   // sending to this process report fabric errors of their own, and the
   // launcher must learn of the failure from this process's exit (no
-  // Finalized message is sent).
-  rt->boot->set_state(rt->engine->step(), boot::ProcState::Finalizing);
+  // Finalized message is sent). Failed: the others' waits leave the report
+  // to that exit (Bootstrap::failed_peer) rather than time out first.
+  rt->boot->set_state(rt->engine->step(), boot::ProcState::Failed);
   abandoned = rt;
   rt = nullptr;
   finalized = true;

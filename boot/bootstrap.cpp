@@ -141,6 +141,12 @@ class Launcher final : public Bootstrap {
     return -1;
   }
   int stopped_peer() const override { return stopped_; }
+  int failed_peer() const override {
+    if (!status_) return -1;
+    for (int j = 0; j < size_; ++j)
+      if (j != rank_ && status_[j].state == static_cast<uint32_t>(ProcState::Failed)) return j;
+    return -1;
+  }
 
  protected:
   void publish_state(uint32_t step, ProcState st) override {

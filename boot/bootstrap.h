@@ -16,8 +16,11 @@
 
 namespace bspk::boot {
 
-// Per-process state published for failure reports (see set_state).
-enum class ProcState : uint32_t { Starting = 0, Running = 1, InSync = 2, Finalizing = 3, Done = 4 };
+// Per-process state published for failure reports (see set_state). Failed:
+// the process left BSPk after an error (its bspk_finalize returned at once
+// after an earlier [over] error, api::abandon_runtime): it will join nothing
+// more, and its exit ends the job.
+enum class ProcState : uint32_t { Starting = 0, Running = 1, InSync = 2, Finalizing = 3, Done = 4, Failed = 5 };
 
 class Bootstrap {
  public:
@@ -98,6 +101,14 @@ class Bootstrap {
   // process on this host); under the job hub a stopped process stops its
   // heartbeats and the hub ends the job.
   virtual int stopped_peer() const { return -1; }
+  // A process other than this one that published ProcState::Failed (it left
+  // BSPk after an error and has not exited yet: the launcher ends the job
+  // with its report when it exits), or -1 (none, or this bootstrap cannot
+  // tell: one process, bspkrun without its status page, the job hub). Read
+  // by sync::Engine::wait_until, which then holds its time-out for one more
+  // BSPK_SYNC_TIMEOUT so that the failed process's error stays the job's
+  // only one. Called only when a wait is about to time out.
+  virtual int failed_peer() const { return -1; }
 
  protected:
   // Where set_state publishes (the launcher's status page, the hub's heartbeats).

@@ -110,6 +110,7 @@ const char* state_name(uint32_t st) {
     case ProcState::InSync: return "waiting in bspk_sync";
     case ProcState::Finalizing: return "in bspk_finalize";
     case ProcState::Done: return "finished";
+    case ProcState::Failed: return "left BSPk after an error";
   }
   return "in an unknown state";
 }

@@ -90,7 +90,7 @@ std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step
 //   "called bspk_abort (through BSPlib: its abort or an error it found)"
 //   "exited without calling bspk_finalize"
 //   "exited without calling bspk_finalize (BSPlib's end)"
-//   "exited after its bspk_finalize failed"                (state Finalizing)
+//   "exited after its bspk_finalize failed"                (state Finalizing or Failed)
 //   "exited after its bspk_finalize (BSPlib's end) failed"
 std::string abort_text(const char* layer, uint32_t layer_step1);
 std::string unfinalized_text(const char* layer, uint32_t layer_step1);

@@ -258,7 +258,9 @@ class Engine : private fabric::Transport::ArrivalSink {
   // exchange, finalize, a gather), not for what this process itself
   // declared: its time-out comes kSharedWaitGraceS later, so that a process
   // whose own wait names the cause (a bspk_expect larger than what arrives)
-  // reports it first and ends the job with that message.
+  // reports it first and ends the job with that message. While another
+  // process has left BSPk after an error (Bootstrap::failed_peer) the
+  // time-out waits one more BSPK_SYNC_TIMEOUT for that process's exit.
   void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& what, double now = 0,
                   const std::function<bool()>* hold = nullptr, bool shared = false);
   static constexpr double kSharedWaitGraceS = 1.0;

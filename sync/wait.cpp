@@ -217,10 +217,18 @@ void Engine::wait_until(const std::function<bool()>& ready, const std::function<
       if (t - last_check > kPauseGap) quiet_since = t;
       last_check = t;
       if (boot_.computing_peer(step_) >= 0) quiet_since = t;
-      if (t - quiet_since > opt_.timeout_s + (shared ? kSharedWaitGraceS : 0)) {
+      const double limit = opt_.timeout_s + (shared ? kSharedWaitGraceS : 0);
+      // A process that left BSPk after an error (its own report printed) ends
+      // the job when it exits: that report, not this wait's, is the job's.
+      // Its exit may take a while (writing its results, a sanitizer's leak
+      // check), so hold the time-out for one more BSPK_SYNC_TIMEOUT.
+      const int failed = t - quiet_since > limit ? boot_.failed_peer() : -1;
+      if (t - quiet_since > limit + (failed >= 0 ? opt_.timeout_s : 0)) {
         const int stopped = boot_.stopped_peer();
-        const std::string note =
+        std::string note =
             stopped >= 0 ? "; pid " + std::to_string(stopped) + " is stopped (SIGSTOP or SIGTSTP; send it SIGCONT)" : "";
+        if (failed >= 0)
+          note += "; pid " + std::to_string(failed) + " left BSPk after an error and has not exited";
         fail(BSPK_ERR_TIMEOUT, "no progress for %.0f s in %s: %s%s (set BSPK_SYNC_TIMEOUT to wait longer)",
              opt_.timeout_s, boot_.step_text(step_).c_str(), what().c_str(), note.c_str());
       }

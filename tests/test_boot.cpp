@@ -284,21 +284,24 @@ std::pair<int, std::string> two_process_job(V victim, S survivor) {
 
 // A process that vanishes (no goodbye) ends the others with a report naming
 // it; one that says it is exiting is reported as an exit without finalize,
-// or, still in bspk_finalize (its bspk_finalize failed), as an exit after it.
+// or, still in bspk_finalize (its bspk_finalize failed) or having left BSPk
+// after an error (its bspk_finalize returned an earlier error at once), as an
+// exit after it.
 TEST(Hub, DeathAndExitWithoutFinalizeEndTheOthers) {
-  for (int how : {0, 1, 2}) {  // vanishes, exits, exits after a failed bspk_finalize
+  for (int how : {0, 1, 2, 3}) {  // vanishes, exits, exits after a failed bspk_finalize (in it, left)
     const bool say_exiting = how > 0;
     auto [status, err] = two_process_job(
         [&](HubClient& c, LocalState& s) {
           s.step = 7;
           if (how == 2) s.state = static_cast<uint32_t>(ProcState::Finalizing);
+          if (how == 3) s.state = static_cast<uint32_t>(ProcState::Failed);
           usleep(100000);  // long enough for the change to be reported
           if (say_exiting) c.exiting(7);
         },
         [](HubClient&, LocalState& s, pid_t) { s.step = 7; });
     EXPECT_EQ(status, 1) << err;
     EXPECT_NE(err.find("pid 1 (os pid"), std::string::npos) << err;
-    if (how == 2) {
+    if (how >= 2) {
       EXPECT_NE(err.find("exited after its bspk_finalize failed in superstep 7"), std::string::npos) << err;
     } else if (say_exiting) {
       EXPECT_NE(err.find("exited without calling bspk_finalize in superstep 7"), std::string::npos) << err;
