@@ -49,6 +49,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -1156,8 +1157,15 @@ int main(int argc, char** argv) {
                  "bind each process to one core with hwloc, round-robin (core), or not (none); auto (the default): "
                  "core when the processes outnumber the cores bspkrun may use, else none")
       ->check(CLI::IsMember({"auto", "core", "none"}));
+  // (CLI::PositiveNumber's own message prints the largest double in full: 300 digits.)
   app.add_option("--timeout", L.timeout, "end the job after S seconds (exit status 124)")
-      ->check(CLI::PositiveNumber);
+      ->check([](const std::string& v) {
+        char* end = nullptr;
+        const double s = std::strtod(v.c_str(), &end);
+        return end != v.c_str() && *end == '\0' && s > 0 && std::isfinite(s)
+                   ? std::string()
+                   : "'" + v + "' is not a positive number of seconds (e.g. --timeout 600)";
+      });
   app.add_flag("--tag-output", L.tag, "prefix every output line with [pid]");
   app.add_flag("--report-bindings", L.report_bindings, "print each process's core binding");
   app.add_option("--exe", L.exe, "file to execute (default: the program, searched in PATH; the program is then "
