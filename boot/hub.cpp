@@ -429,10 +429,7 @@ void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
       if (pl.size() >= 8) c.layer_step1 = u32_at(pl, 4);
       if (pl.size() >= 12) c.state = u32_at(pl, 8);
       c.exiting = true;
-      fail_job(1, c.rank,
-               left_early(c, c.state == uint32_t(ProcState::Finalizing) || c.state == uint32_t(ProcState::Failed)
-                                 ? finalize_failed_text
-                                 : unfinalized_text));
+      fail_job(1, c.rank, left_early(c, exit_text(c.state)));
       break;
     case Msg::Finalized:
       if (!c.finalized) {

@@ -49,6 +49,11 @@ std::string finalize_failed_text(const char* layer, uint32_t layer_step1) {
   return std::string("exited after its bspk_finalize (") + layer + "'s end) failed";
 }
 
+LeavingText exit_text(uint32_t state) {
+  const auto st = static_cast<ProcState>(state);
+  return st == ProcState::Finalizing || st == ProcState::Failed ? finalize_failed_text : unfinalized_text;
+}
+
 std::string shm_name(const std::string& job, int rank) { return kShmPrefix + job + "." + std::to_string(rank); }
 
 namespace {

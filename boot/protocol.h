@@ -95,6 +95,12 @@ std::string superstep_text(uint32_t step, const char* layer, uint32_t layer_step
 std::string abort_text(const char* layer, uint32_t layer_step1);
 std::string unfinalized_text(const char* layer, uint32_t layer_step1);
 std::string finalize_failed_text(const char* layer, uint32_t layer_step1);
+// Which of the two exit texts fits a process that exited without finalizing,
+// by the state it published last (ProcState as uint32_t): in bspk_finalize
+// (Finalizing) or having left BSPk after an error (Failed), its bspk_finalize
+// failed; otherwise it never called it.
+using LeavingText = std::string (*)(const char* layer, uint32_t layer_step1);
+LeavingText exit_text(uint32_t state);
 
 // Every shared-memory name of BSPk's jobs starts with it.
 inline constexpr const char* kShmPrefix = "bspk.";

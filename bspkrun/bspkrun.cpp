@@ -912,10 +912,8 @@ void Launcher::reap() {
       } else if (!p.hello && !adopting()) {
         check_unstartable();
       } else if (!p.finalized) {
-        const bool in_finalize = status_ && (status_[p.rank].state == static_cast<uint32_t>(ProcState::Finalizing) ||
-                                             status_[p.rank].state == static_cast<uint32_t>(ProcState::Failed));
         fail_job(1, strprintf("bspkrun: pid %d (os pid %d)%s; ending the job", p.rank, (int)pid,
-                              where(p.rank, in_finalize ? finalize_failed_text : unfinalized_text).c_str()));
+                              where(p.rank, status_ ? exit_text(status_[p.rank].state) : unfinalized_text).c_str()));
       }
       break;
     }

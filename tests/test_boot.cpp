@@ -354,6 +354,11 @@ TEST(Protocol, LeavingTextsNameTheLayer) {
   EXPECT_EQ(unfinalized_text("BSPlib", 3), "exited without calling bspk_finalize (BSPlib's end)");
   EXPECT_EQ(finalize_failed_text(nullptr, 0), "exited after its bspk_finalize failed");
   EXPECT_EQ(finalize_failed_text("BSPlib", 3), "exited after its bspk_finalize (BSPlib's end) failed");
+  // Which text an exit gets by the state published last.
+  for (ProcState st : {ProcState::Starting, ProcState::Running, ProcState::InSync, ProcState::Done})
+    EXPECT_EQ(exit_text(static_cast<uint32_t>(st)), &unfinalized_text) << static_cast<int>(st);
+  EXPECT_EQ(exit_text(static_cast<uint32_t>(ProcState::Finalizing)), &finalize_failed_text);
+  EXPECT_EQ(exit_text(static_cast<uint32_t>(ProcState::Failed)), &finalize_failed_text);
 }
 
 TEST(Protocol, SuperstepTextNamesTheLayerFirst) {
