@@ -104,7 +104,9 @@ class Bootstrap {
   // A process other than this one that published ProcState::Failed (it left
   // BSPk after an error and has not exited yet: the launcher ends the job
   // with its report when it exits), or -1 (none, or this bootstrap cannot
-  // tell: one process, bspkrun without its status page, the job hub). Read
+  // tell: one process, bspkrun without its status page). Under the job hub
+  // it is the hub's latest heartbeat (late by up to a heartbeat, 0.5 s at
+  // most; HubClient::failed_peer). Read
   // by sync::Engine::wait_until, which then holds its time-out for one more
   // BSPK_SYNC_TIMEOUT so that the failed process's error stays the job's
   // only one. Called only when a wait is about to time out.

@@ -53,10 +53,12 @@ struct BeatPacer {
   double last = 0;
   uint64_t key = ~0ull;  // superstep << 32 | state
   uint32_t layer = 0;
-  bool due(double now, double hb, double tick, uint32_t step, uint32_t state, uint32_t layer_step1) {
+  uint32_t extra = 0;  // the hub's failed_summary()
+  bool due(double now, double hb, double tick, uint32_t step, uint32_t state, uint32_t layer_step1,
+           uint32_t more = 0) {
     const uint64_t k = uint64_t{step} << 32 | state;
-    if (now - last < hb && ((k == key && layer_step1 == layer) || now - last < tick)) return false;
-    last = now, key = k, layer = layer_step1;
+    if (now - last < hb && ((k == key && layer_step1 == layer && more == extra) || now - last < tick)) return false;
+    last = now, key = k, layer = layer_step1, extra = more;
     return true;
   }
 };
@@ -392,6 +394,12 @@ std::string HubServer::computing_summary() const {
   return u32s(static_cast<uint32_t>(r[0]), st[0], r[1]) + u32(st[1]);
 }
 
+int32_t HubServer::failed_summary() const {
+  for (const Conn* c : by_rank_)
+    if (c && !c->finalized && !c->exiting && c->state == uint32_t(ProcState::Failed)) return c->rank;
+  return -1;
+}
+
 void HubServer::on_message(Conn& c, uint8_t type, const std::string& pl) {
   const Msg t = static_cast<Msg>(type);
   if (c.rank < 0) return on_hello(c, type, pl);
@@ -493,10 +501,14 @@ void HubServer::run() {
                  conns_.end());
     held_ = conns_.size();
     const uint32_t step = own_->step.load(), pstate = own_->state.load(), layer = own_->layer_step1.load();
-    if (pacer.due(now, hb, tick, step, pstate, layer)) {
+    const int32_t failed = failed_summary();
+    if (pacer.due(now, hb, tick, step, pstate, layer, static_cast<uint32_t>(failed))) {
       // pid, superstep and state of the hub process, the computing summary
-      // (bytes 12-27), the hub process's layer superstep + 1 (28-31)
-      std::string beat = u32s(step, pstate, hub_rank_) + computing_summary() + u32(layer);
+      // (bytes 12-27), the hub process's layer superstep + 1 (28-31), the
+      // failed summary (32-35: a process that left BSPk after an error, which
+      // the others' waits hold their time-out for, sync/wait.cpp)
+      std::string beat = u32s(step, pstate, hub_rank_) + computing_summary() + u32(layer) +
+                         u32(static_cast<uint32_t>(failed));
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
     }
@@ -717,6 +729,7 @@ void HubClient::run() {
             computing_[1] = uint64_t{u32_at(pl, 20)} << 32 | u32_at(pl, 24);
           }
           if (pl.size() >= 32) hub_layer_step1_ = u32_at(pl, 28);  // the hub process's layer superstep
+          if (pl.size() >= 36) failed_.store(static_cast<int32_t>(u32_at(pl, 32)), std::memory_order_relaxed);
         } else if (t == Msg::AllgatherResult) {
           std::lock_guard<std::mutex> lk(mu_);
           result_ = std::move(pl);
@@ -763,6 +776,11 @@ void HubClient::run() {
                     hub_rank_, hub_where_.c_str(), now - last_heard,
                     superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
   }
+}
+
+int HubClient::failed_peer() const {
+  const int32_t f = failed_.load(std::memory_order_relaxed);
+  return f >= 0 && f != rank_ ? f : -1;
 }
 
 int HubClient::computing_peer(uint32_t step) const {

@@ -111,6 +111,9 @@ class HubServer {
   void drop(Conn& c, const char* why);
   void turn_away(Conn& c);
   std::string computing_summary() const;
+  // The lowest pid whose last reported state is ProcState::Failed and that
+  // has not exited or finalized, -1 if none (heartbeat bytes 32-35).
+  int32_t failed_summary() const;
   void accept_one();
   void on_hello(Conn& c, uint8_t type, const std::string& pl);
   void fail_job(int code, int failed, const std::string& report);
@@ -169,6 +172,10 @@ class HubClient {
   // Bootstrap::computing_peer, from the hub's latest heartbeat (which names
   // the two processes computing in the earliest supersteps).
   int computing_peer(uint32_t step) const;
+  // Bootstrap::failed_peer, from the hub's latest heartbeat (which names the
+  // lowest pid whose last state was ProcState::Failed and that has neither
+  // exited nor finalized): that pid unless it is this process, else -1.
+  int failed_peer() const;
   // Called by the watchdog just before it ends the process (with the failed
   // pid, -1 if unknown): remove what the process leaves behind.
   void on_fatal(std::function<void(int failed)> f) {
@@ -203,6 +210,8 @@ class HubClient {
   // From the hub's heartbeats: pid << 32 | superstep of the two processes
   // computing in the earliest supersteps (pid 0xFFFFFFFF: none).
   std::atomic<uint64_t> computing_[2]{{~0ull}, {~0ull}};
+  // From the hub's heartbeats: the failed process they name, -1 if none.
+  std::atomic<int32_t> failed_{-1};
   std::function<void(int)> cleanup_;
   std::thread thread_;
 };

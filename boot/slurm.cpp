@@ -113,6 +113,7 @@ class HubBacked : public Bootstrap {
   }
   bool alive() override { return !client_ || client_->alive(); }
   int computing_peer(uint32_t step) override { return client_ ? client_->computing_peer(step) : -1; }
+  int failed_peer() const override { return client_ ? client_->failed_peer() : -1; }
 
  protected:
   void publish_state(uint32_t step, ProcState st) override {

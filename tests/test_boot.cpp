@@ -257,6 +257,43 @@ TEST(Hub, AllgatherAndOrderlyFinalize) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], (std::vector<std::string>{"blob0", "blob1", "blob2"}));
 }
 
+// The hub's heartbeats name a process whose last state is Failed (it left
+// BSPk after an error, api::abandon_runtime) to every other process, so that
+// their waits hold their time-outs for its exit (Bootstrap::failed_peer, as
+// bspkrun's status page does on one host), and stop naming it once its state
+// changes. The failed process itself is never told about itself.
+TEST(Hub, HeartbeatsNameAProcessThatLeftAfterAnError) {
+  LocalState s0, s1, s2;
+  HubServer server(3, "job", {0}, fast(), 0, &s0, kKey);
+  int seen[3] = {-2, -2, -2}, cleared[3] = {-2, -2, -2};
+  {
+    std::vector<std::thread> ts;
+    LocalState* st[3] = {&s0, &s1, &s2};
+    for (int r = 0; r < 3; ++r)
+      ts.emplace_back([&, r] {
+        HubClient c({"127.0.0.1"}, {server.port()}, r, 3, "job", fast(), st[r], kKey);
+        c.allgather("");
+        if (r == 1) st[r]->state = static_cast<uint32_t>(ProcState::Failed);
+        c.allgather("");
+        const int want = r == 1 ? -1 : 1;
+        for (double t0 = bspk_time(); c.failed_peer() != want && bspk_time() - t0 < 3;) usleep(10000);
+        seen[r] = c.failed_peer();
+        c.allgather("");
+        if (r == 1) st[r]->state = static_cast<uint32_t>(ProcState::Running);
+        c.allgather("");
+        for (double t0 = bspk_time(); c.failed_peer() != -1 && bspk_time() - t0 < 3;) usleep(10000);
+        cleared[r] = c.failed_peer();
+        c.allgather("");
+        c.finalized();
+      });
+    for (auto& t : ts) t.join();
+  }
+  EXPECT_EQ(seen[0], 1);
+  EXPECT_EQ(seen[1], -1);  // not itself
+  EXPECT_EQ(seen[2], 1);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(cleared[r], -1) << "pid " << r;
+}
+
 // A 2-process job in a child: the hub and pid 0 there, pid 1 in a grandchild.
 // After the start-up exchange pid 1 runs victim(client, state) and exits
 // without finalizing; pid 0 runs survivor(client, state, pid 1's os pid) and
