@@ -114,12 +114,14 @@ bool Board::poll(Result& r) {
   r.min_pid = pid_;
   r.later_pid = -1;
   r.later_step = step_;
+  r.min_kind = self_kind_;
   if (!r.same_step) {  // the error path: which supersteps were joined from
     for (int j = 0; j < nprocs_; ++j) {
       uint32_t f = chead(par, j).from.load(std::memory_order_relaxed);
       if (wire::step_before(f, r.min_step)) {
         r.min_step = f;
         r.min_pid = j;
+        r.min_kind = static_cast<uint32_t>(chead(par, j).word.load(std::memory_order_relaxed) & 0xFF);
       }
     }
     for (int j = 0; j < nprocs_; ++j) {

@@ -95,6 +95,7 @@ class Board {
     uint32_t min_step;
     int32_t min_pid, later_pid;
     uint32_t later_step;
+    uint32_t min_kind;  // the Kind min_pid joined with (Finalize: it called bspk_finalize in min_step)
   };
   // Since the last join: true once every process has joined; fills r. Reads
   // the other processes' slot words (one cache line each) until then.

@@ -20,11 +20,17 @@ void Engine::expect(int64_t n) {
     fail(BSPK_ERR_MODE, "this superstep already has a %s declaration",
          mode_ == Mode::Expect ? "bspk_expect" : "bspk_will_send");
   StepState& st = state(step_);
-  if (exchange_got(step_) > 0 || st.have_result)
+  if (exchange_got(step_) > 0 || st.have_result) {
+    if (const int32_t f = finalizer_seen(step_); f >= 0)
+      fail(BSPK_ERR_PEER,
+           "pid %d called bspk_finalize in superstep %u while this process called bspk_expect there: every "
+           "process must finalize in the same superstep",
+           f, step_);
     fail(BSPK_ERR_MODE,
          "mixed synchronisation kinds in superstep %u: other processes are already summing send counts "
          "for it (they used bspk_will_send or no declaration): kinds may not be mixed",
          step_);
+  }
   mode_ = Mode::Expect;
   declared_expect_ = n;
   if (st.arrived > static_cast<uint64_t>(n))
@@ -91,6 +97,13 @@ void Engine::join_count_exchange(uint32_t s, bool finalizing) {
 bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
   if (wire::step_before(s, step_) || (s == step_ && mode_ == Mode::Expect && !exchange_joined(s))) {
     int32_t first[3] = {int32_t(meta[1]), int32_t(meta[2]), int32_t(meta[3])};
+    if ((meta[0] & wire::kSyncFinalize) && first[2] >= 0) {
+      raise_async(BSPK_ERR_PEER,
+                  strprintf("pid %d called bspk_finalize in superstep %u while this process called bspk_sync there "
+                            "(under bspk_expect): every process must finalize in the same superstep",
+                            first[2], s));
+      return false;
+    }
     raise_async(BSPK_ERR_MODE,
                 strprintf("mixed synchronisation kinds in superstep %u: this process used "
                           "bspk_expect, but pid %d took part in a %s exchange (%s)",
@@ -103,6 +116,26 @@ bool Engine::admit_count(uint32_t s, int src, const Tree::Meta& meta) {
 
 bool Engine::exchange_joined(uint32_t s) {
   return count_rounds() ? exchange_->status(s).joined : counts_->status(s).joined;
+}
+
+void Engine::fail_left_without_joining(uint32_t s, int j) {
+  if (finalizing_)
+    fail(BSPK_ERR_PEER,
+         "this process called bspk_finalize in superstep %u while pid %d called bspk_sync there (under "
+         "bspk_expect, so it went on): every process must finalize in the same superstep",
+         s, j);
+  fail(BSPK_ERR_MODE,
+       "mixed synchronisation kinds in superstep %u: pid %d left it without joining the %s count exchange (it "
+       "must have used bspk_expect)",
+       s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+}
+
+int32_t Engine::finalizer_seen(uint32_t s) {
+  StepState& st = state(s);
+  if (st.have_result) return (st.kinds & wire::kSyncFinalize) ? st.first[2] : -1;
+  if (board_) return -1;  // (the board's result comes all at once)
+  const ExchangeMeta m = count_rounds() ? exchange_->meta_so_far(s) : counts_->meta_so_far(s);
+  return (m[0] & wire::kSyncFinalize) ? static_cast<int32_t>(m[3]) : -1;
 }
 
 int Engine::exchange_got(uint32_t s) {
@@ -130,15 +163,18 @@ bool Engine::board_complete(uint32_t s) {
              "a %s bspk_sync",
              s, g, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
       int j = board_->left_without_joining(s);
-      if (j >= 0)
-        fail(BSPK_ERR_MODE,
-             "mixed synchronisation kinds in superstep %u: pid %d left it without joining the %s count "
-             "exchange (it must have used bspk_expect)",
-             s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+      if (j >= 0) fail_left_without_joining(s, j);
     }
     return false;
   }
   note_progress();
+  if (!r.same_step && r.min_kind == Board::Finalize)
+    // The earliest joiner finalized there; the later one passed that
+    // superstep by a bspk_sync, which joined no count exchange: a declared one.
+    fail(BSPK_ERR_PEER,
+         "pid %d called bspk_finalize in superstep %u while pid %d called bspk_sync there (under bspk_expect, so "
+         "it went on to superstep %u): every process must finalize in the same superstep",
+         r.min_pid, r.min_step, r.later_pid, r.later_step);
   if (!r.same_step)
     fail(BSPK_ERR_MODE,
          "mixed synchronisation kinds in superstep %u: pid %d joined the count exchange in superstep %u, "
@@ -183,10 +219,7 @@ bool Engine::counts_complete(uint32_t s) {
     } else if (suspect_since_ == 0) {
       suspect_since_ = now_s();
     } else if (now_s() - suspect_since_ > kMixedGraceS) {
-      fail(BSPK_ERR_MODE,
-           "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
-           "%s count exchange (it must have used bspk_expect)",
-           s, ahead, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+      fail_left_without_joining(s, ahead);
     }
   }
   if (mode_ != Mode::Expect && !board_ && !count_rounds()) {
@@ -197,10 +230,7 @@ bool Engine::counts_complete(uint32_t s) {
       const auto& ch = counts_->children();
       for (size_t c = 0; c < ch.size(); ++c)
         if (!(ts.child_mask & (1u << c)) && wire::step_after(known_[ch[c]], s))
-          fail(BSPK_ERR_MODE,
-               "mixed synchronisation kinds in superstep %u: pid %d left it without joining the "
-               "%s count exchange (it must have used bspk_expect)",
-               s, ch[c], mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+          fail_left_without_joining(s, ch[c]);
     }
   }
   bool known = (mode_ == Mode::Expect) || st.have_result;

@@ -115,6 +115,7 @@ void Engine::on(wire::Kind kind, Handler h) {
 }
 
 void Engine::sync(bool finalizing) {
+  finalizing_ = finalizing;
   flush_split();  // the layers flush per message; nothing may stay held past here
   // Held messages go now, with this process's counts when the superstep is
   // counted and joins the direct exchange here (not a second time).

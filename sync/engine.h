@@ -404,6 +404,15 @@ class Engine : private fabric::Transport::ArrivalSink {
   void count_result(uint32_t s, uint64_t mine, const std::array<uint32_t, 4>& meta);
   bool exchange_joined(uint32_t s);
   int exchange_got(uint32_t s);
+  // The lowest pid that called bspk_finalize in superstep s among the count
+  // contributions this process has for s so far (its result, or what arrived
+  // of the exchange), -1 if none: for the reports of a finalize mismatch.
+  int32_t finalizer_seen(uint32_t s);
+  // Throws the report of pid j having left superstep s without joining its
+  // count exchange (it used bspk_expect): a finalize mismatch when this
+  // process is in bspk_finalize (finalizing_), mixed kinds otherwise.
+  [[noreturn]] void fail_left_without_joining(uint32_t s, int j);
+  bool finalizing_ = false;  // the current sync is bspk_finalize's
   std::string waiting_for(uint32_t s);
   std::string kinds_text(uint32_t kinds, const int32_t* first) const;
   // startup.cpp

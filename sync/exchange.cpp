@@ -85,6 +85,11 @@ Exchange::Status Exchange::status(uint32_t s) {
   return sl ? sl->st : Status{};
 }
 
+Exchange::Meta Exchange::meta_so_far(uint32_t s) {
+  Slot* sl = ring_.find(s);
+  return sl && sl->meta.any ? sl->meta.meta : Meta{};
+}
+
 bool Exchange::has(uint32_t s, int j) {
   Slot* sl = ring_.find(s);
   int i = source_of_[static_cast<size_t>(j)];

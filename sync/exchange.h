@@ -81,6 +81,8 @@ class Exchange {
     int got = 0;          // sources whose message arrived
   };
   Status status(uint32_t s);
+  // The meta words merged from what arrived for s so far (all zero: nothing).
+  Meta meta_so_far(uint32_t s);
   // Whether pid j's message for superstep s has arrived.
   bool has(uint32_t s, int j);
   // The pids this process waits for (every one sends to it before it can

@@ -44,6 +44,11 @@ Tree::Status Tree::status(uint32_t s) {
   return sl ? sl->st : Status{};
 }
 
+Tree::Meta Tree::meta_so_far(uint32_t s) {
+  Slot* sl = ring_.find(s);
+  return sl && sl->meta.any ? sl->meta.meta : Meta{};
+}
+
 void Tree::merge(Slot& sl, const uint64_t* v, size_t n, const Meta& meta) {
   if (sl.sum.empty()) sl.sum.assign(width_, 0);
   for (size_t i = 0; i < n; ++i) sl.sum[i] += v[i];

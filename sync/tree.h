@@ -78,6 +78,8 @@ class Tree {
     uint32_t child_mask = 0;  // which children (by index in children()) contributed
   };
   Status status(uint32_t s);
+  // The meta words merged from what arrived for s so far (all zero: nothing).
+  Meta meta_so_far(uint32_t s);
 
   int parent() const { return parent_; }  // -1 at the root
   const std::vector<int>& children() const { return children_; }
