@@ -364,8 +364,10 @@ BSPK_API int bspk_sync(void);
  * At most one declaration per process per superstep, and every process must use
  * the same kind (expect / will_send / none) in a superstep [BSPk Table 1].
  * Messages a process sends to itself have arrived when bspk_send returns.
- * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared),
- * BSPK_ERR_COUNT (more than nmsgs have already arrived). */
+ * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared, or other
+ * processes are already summing send counts for this superstep: kinds mixed),
+ * BSPK_ERR_COUNT (more than nmsgs have already arrived), BSPK_ERR_PEER (a
+ * process called bspk_finalize in this superstep). */
 BSPK_API int bspk_expect(int nmsgs);
 
 /* Declare that this process will send nmsgs[j] messages to process j during the
