@@ -2042,41 +2042,27 @@ SCENARIO_ROW({.test = "FinalizeWhileOthersSyncIsReported_Halving", .args = "earl
 // count exchange, so they go on to superstep 2 and finalize there). The
 // reports name the finalizer and its superstep: found by the board's result
 // (on one host), by a count message of the finalizer's arriving for a
-// superstep this process declared, or by bspk_expect itself when it came first. (Before 2026-12-06 on one
-// host: "mixed synchronisation kinds ... (it used bspk_expect in between
-// while others did not declare or used bspk_will_send)"; across hosts "...
-// took part in a counted exchange": neither said that a process finalized
-// early.)
+// superstep this process declared, or by bspk_expect itself when it came
+// first. (Before 2026-12-06 on one host: "mixed synchronisation kinds ... (it
+// used bspk_expect in between while others did not declare or used
+// bspk_will_send)"; across hosts "... took part in a counted exchange":
+// neither said that a process finalized early.)
+Matches finalize_under_expect_reported(int p) {
+  const std::string q = std::to_string(p - 1);
+  return Matches{has(Re{"(pid " + q + "|bspk_finalize \\(pid " + q + ", superstep 1\\): this process) called "
+                        "bspk_finalize in superstep 1 while (this process|pid [0-9]+) called bspk_(sync|expect) "
+                        "there.*: every process must finalize in the same superstep"}),
+                 lacks("mixed synchronisation kinds")};
+}
 SCENARIO_ROW({.test = "FinalizeWhileOthersSyncUnderExpectIsReported", .args = "early_finalize expect",
               .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=30", .status = fails(),
-              .out = [](int p) {
-                const std::string q = std::to_string(p - 1);
-                return Matches{has(Re{"(pid " + q + "|bspk_finalize \\(pid " + q + ", superstep 1\\): this process) "
-                                      "called bspk_finalize in superstep 1 while (this process|pid [0-9]+) called "
-                                      "bspk_(sync|expect) there.*: every process must finalize in the same superstep"}),
-                               lacks("mixed synchronisation kinds")};
-              },
-              .limit_s = 60, .within_s = 20});
+              .out = finalize_under_expect_reported, .limit_s = 60, .within_s = 20});
 SCENARIO_ROW({.test = "FinalizeWhileOthersSyncUnderExpectIsReported_Tree", .args = "early_finalize expect",
               .procs = p_list({2, 8}), .env = "BSPK_SYNC_TIMEOUT=30 BSPK_COUNT_EXCHANGE=tree", .status = fails(),
-              .out = [](int p) {
-                const std::string q = std::to_string(p - 1);
-                return Matches{has(Re{"(pid " + q + "|bspk_finalize \\(pid " + q + ", superstep 1\\): this process) "
-                                      "called bspk_finalize in superstep 1 while (this process|pid [0-9]+) called "
-                                      "bspk_(sync|expect) there.*: every process must finalize in the same superstep"}),
-                               lacks("mixed synchronisation kinds")};
-              },
-              .limit_s = 60, .within_s = 20});
+              .out = finalize_under_expect_reported, .limit_s = 60, .within_s = 20});
 SCENARIO_ROW({.test = "FinalizeWhileOthersSyncUnderExpectIsReported_Direct", .args = "early_finalize expect",
               .procs = p_list({2, 8}), .env = "BSPK_SYNC_TIMEOUT=30 BSPK_COUNT_EXCHANGE=direct", .status = fails(),
-              .out = [](int p) {
-                const std::string q = std::to_string(p - 1);
-                return Matches{has(Re{"(pid " + q + "|bspk_finalize \\(pid " + q + ", superstep 1\\): this process) "
-                                      "called bspk_finalize in superstep 1 while (this process|pid [0-9]+) called "
-                                      "bspk_(sync|expect) there.*: every process must finalize in the same superstep"}),
-                               lacks("mixed synchronisation kinds")};
-              },
-              .limit_s = 60, .within_s = 20});
+              .out = finalize_under_expect_reported, .limit_s = 60, .within_s = 20});
 int early_finalize(int argc, char** argv) {
   // Err_SYNC: the last pid finalizes in superstep 1 while the others sync.
   const bool declared = argc > 2 && std::string(argv[2]) == "expect";
