@@ -22,6 +22,7 @@
 #include "base/config.h"
 #include "base/placement.h"
 #include "base/random.h"
+#include "boot/hub.h"
 #include "boot/protocol.h"
 #include "fabric/local.h"
 #include "fabric/select.h"
@@ -144,8 +145,12 @@ class StartWatch {
     std::unique_lock<std::mutex> lk(mu_);
     if (cv_.wait_for(lk, std::chrono::duration<double>(limit_), [&] { return done_; })) return;
     std::fflush(stdout);
-    std::fprintf(stderr, "bspk: bspk_init (os pid %d): start-up did not complete within %.0f s (stuck in: %s); "
-                 "ending this process (BSPK_START_TIMEOUT sets the limit)\n", (int)getpid(), limit_, phase_);
+    // Where in the bootstrap, if a job hub connection is what it waits for
+    // (e.g. a resolver blocked on an unreachable DNS server).
+    const std::string note = boot::hub_connect_note();
+    std::fprintf(stderr, "bspk: bspk_init (os pid %d): start-up did not complete within %.0f s (stuck in: %s%s%s); "
+                 "ending this process (BSPK_START_TIMEOUT sets the limit)\n", (int)getpid(), limit_, phase_,
+                 note.empty() ? "" : ": ", note.c_str());
     std::fflush(stderr);
     _exit(1);
   }

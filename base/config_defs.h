@@ -151,6 +151,10 @@ BSPK_CONFIG_VAR(START_TIMEOUT, "BSPK_START_TIMEOUT", Seconds, User, 60.0, 0, 0, 
                 "naming the stuck phase")
 BSPK_CONFIG_VAR(HUB_PORT, "BSPK_HUB_PORT", Int, User, kNoDefault, 1, 65535, nullptr, "derived from the job id",
                 "TCP port of the job hub (plain srun: where every process finds it)")
+BSPK_CONFIG_VAR(HUB_HOST, "BSPK_HUB_HOST", String, User, kNoDefault, 0, 0, nullptr,
+                "the step's first node (its address if SLURM_NODE_ALIASES lists it)",
+                "host name or IPv4 address where plain-srun processes find the job hub (the step's first node); "
+                "for nodes whose names do not resolve")
 BSPK_CONFIG_VAR(JOB_KEY, "BSPK_JOB_KEY", String, User, kNoDefault, 0, 0, nullptr,
                 "made per job under PMIx/PMI2; none under plain srun",
                 "the job's secret for plain srun (64 hex digits: `export BSPK_JOB_KEY=$(openssl rand -hex 32)` "

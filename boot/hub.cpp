@@ -78,16 +78,31 @@ void tune(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-// Connect with a time-out; -1 (and *err) on failure.
-int connect_to(const std::string& host, uint16_t port, double timeout, std::string* err) {
+std::mutex note_mu;
+std::string note;  // hub_connect_note()
+void set_note(std::string s) {
+  std::lock_guard<std::mutex> lk(note_mu);
+  note = std::move(s);
+}
+
+// Connect with a time-out; -1 (and *err) on failure. *unresolved (if given):
+// whether the failure was the resolver's (the host name unknown here).
+// `last` (the previous attempt's error, if any) goes into hub_connect_note.
+int connect_to(const std::string& host, uint16_t port, double timeout, std::string* err, bool* unresolved = nullptr,
+               const std::string& last = std::string()) {
+  const std::string since = last.empty() ? std::string() : "; last error: " + last;
+  set_note(strprintf("resolving %s, the job hub's host%s", host.c_str(), since.c_str()));
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (unresolved) *unresolved = rc != 0;
   if (rc != 0) {
     *err = strprintf("%s: %s", host.c_str(), gai_strerror(rc));
+    set_note(strprintf("resolving %s, the job hub's host; last error: %s", host.c_str(), err->c_str()));
     return -1;
   }
+  set_note(strprintf("connecting to the job hub at %s:%u%s", host.c_str(), port, since.c_str()));
   int fd = -1;
   for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
     fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -131,6 +146,11 @@ bool recv_timed(int fd, FrameReader& rd, Msg* t, std::string* pl, double timeout
 
 
 }  // namespace
+
+std::string hub_connect_note() {
+  std::lock_guard<std::mutex> lk(note_mu);
+  return note;
+}
 
 HubTiming HubTiming::from_env() {
   HubTiming t;
@@ -561,13 +581,19 @@ HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<ui
                      const std::string& key)
     : rank_(rank), nprocs_(nprocs), t_(t), state_(state) {
   const std::string body = hello_payload(rank) + job_tag + '\0' + hostname();
-  const double deadline = now_s() + t_.start_timeout;
-  std::string last_err;
+  // Give up a little before bspk_init's start-up watchdog (the same
+  // BSPK_START_TIMEOUT, started just before us), so that what is read is why
+  // the hub could not be reached, not "stuck in: the bootstrap".
+  const double deadline = now_s() + t_.start_timeout - std::min(2.0, 0.1 * t_.start_timeout);
+  std::string last_err, unresolved;  // unresolved: a host name the resolver does not know (its error)
   FrameReader rd;
   while (fd_ < 0) {
     for (const auto& h : hosts) {
       for (uint16_t port : ports) {
-        int fd = connect_to(h, port, 1.0, &last_err);
+        bool no_name = false;
+        int fd = connect_to(h, port, 1.0, &last_err, &no_name, last_err);
+        if (no_name) unresolved = last_err;
+        else unresolved.clear();
         if (fd < 0) continue;
         // The hub speaks first (its nonce); we answer with our hello and
         // proof, and accept only an answer proven with the same key and tag.
@@ -613,11 +639,16 @@ HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<ui
       if (fd_ >= 0) break;
     }
     if (fd_ >= 0) break;
+    if (now_s() > deadline && !unresolved.empty())
+      fail(BSPK_ERR_BOOT, "cannot reach the job hub: its host, the step's first node, is not known to this node's "
+           "resolver (%s); make the node names resolvable on every node (DNS or /etc/hosts), set BSPK_HUB_HOST to "
+           "that node's address, or start the job with srun --mpi=pmix", unresolved.c_str());
     if (now_s() > deadline)
       fail(BSPK_ERR_BOOT, "cannot reach the job hub within %.0f s (last error: %s); raise BSPK_START_TIMEOUT, or "
            "start the job with srun --mpi=pmix", t_.start_timeout, last_err.c_str());
     usleep(100000);
   }
+  set_note(std::string());
   reader_ = std::move(rd);
   thread_ = std::thread([this] { run(); });
 }

@@ -69,6 +69,14 @@ struct HubTiming {
 // This host's IPv4 addresses, non-loopback ones first, as dotted strings.
 std::vector<std::string> local_ipv4_addresses();
 
+// What a HubClient under construction is doing, for bspk_init's start-up
+// watchdog to say when start-up takes too long ("resolving vm, the job hub's
+// host", "connecting to the job hub at 10.0.0.5:12345; last error: ...");
+// empty once connected. A resolver that waits for an unreachable DNS server
+// blocks in getaddrinfo longer than any time-out of ours: this is how the
+// user learns of it. Thread-safe.
+std::string hub_connect_note();
+
 // State shared between a process's hub client and (in the hub process) the
 // server, which reports the hub process's own superstep in its heartbeats.
 struct LocalState {

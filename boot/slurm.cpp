@@ -40,6 +40,31 @@ std::string first_host(const std::string& list) {
   return out;
 }
 
+std::string hub_host(const std::string& hostlist, const std::string& aliases) {
+  if (auto h = config::get_string(config::Var::HUB_HOST)) return *h;
+  const std::string first = first_host(hostlist);
+  // "name:addr:hostname" entries, comma-separated; addr may be "[v6]".
+  for (size_t at = 0; at < aliases.size();) {
+    size_t end = aliases.find(',', at);
+    if (end == std::string::npos) end = aliases.size();
+    const std::string e = aliases.substr(at, end - at);
+    at = end + 1;
+    const size_t c1 = e.find(':');
+    if (c1 == std::string::npos || e.compare(0, c1, first) != 0 || c1 != first.size()) continue;
+    std::string addr;
+    if (c1 + 1 < e.size() && e[c1 + 1] == '[') {
+      const size_t close = e.find(']', c1 + 2);
+      if (close == std::string::npos) continue;
+      addr = e.substr(c1 + 2, close - c1 - 2);
+    } else {
+      const size_t c2 = e.find(':', c1 + 1);
+      addr = e.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
+    }
+    if (!addr.empty()) return addr;
+  }
+  return first;
+}
+
 std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step) {
   if (config::is_set(config::Var::HUB_PORT))
     return {static_cast<uint16_t>(config::get_int(config::Var::HUB_PORT, 0))};  // in [1, 65535]
@@ -208,7 +233,7 @@ class SlurmEnv final : public HubBacked {
                            static_cast<uint64_t>(env::get_int("SLURM_STEP_ID", 0, 0, INT64_MAX)));
     bool hub = env::get_int("SLURM_NODEID", -1, -1, INT32_MAX) == 0 &&
                env::get_int("SLURM_LOCALID", -1, -1, INT32_MAX) == 0;
-    std::vector<std::string> hosts{first_host(nodes)};
+    std::vector<std::string> hosts{hub_host(nodes, env::get("SLURM_NODE_ALIASES").value_or(""))};
     // No key-value store here: the key is the user's (BSPK_JOB_KEY, exported
     // before srun), else a public one and a warning.
     std::string key = auth::key_from_env();

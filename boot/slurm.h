@@ -18,6 +18,13 @@ std::unique_ptr<Bootstrap> make_slurm_bootstrap(const std::string& kind);
 // First host of a Slurm hostlist ("node[01-03,07],gpu5" -> "node01").
 std::string first_host(const std::string& hostlist);
 
+// Where a plain-srun job's processes look for its hub (which runs in the
+// step's pid 0, on the step's first node): BSPK_HUB_HOST when set; else the
+// first node of `hostlist`, replaced by its address when `aliases` (Slurm's
+// SLURM_NODE_ALIASES, "name:addr:hostname,..." for nodes whose names are in
+// no resolver, e.g. cloud nodes; an IPv6 address in brackets) lists it.
+std::string hub_host(const std::string& hostlist, const std::string& aliases);
+
 // Candidate TCP ports of a plain-srun job's hub: BSPK_HUB_PORT, else 8 ports
 // derived from the job and step ids (below the ephemeral range).
 std::vector<uint16_t> hub_ports(uint64_t job, uint64_t step);

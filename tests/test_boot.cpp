@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/placement.h"
 #include "boot/auth.h"
@@ -40,6 +41,21 @@ TEST(Slurm, FirstHostOfAHostlist) {
   EXPECT_EQ(first_host("a,b"), "a");
   EXPECT_EQ(first_host("rack[3,5]-n[1-4]"), "rack3-n");  // only the first bracket expands
   EXPECT_EQ(first_host("c[7]x"), "c7x");
+}
+
+TEST(Slurm, HubHostIsTheFirstNodeItsSlurmAliasOrBSPK_HUB_HOST) {
+  unsetenv("BSPK_HUB_HOST");
+  EXPECT_EQ(hub_host("node[01-03]", ""), "node01");
+  // SLURM_NODE_ALIASES ("name:addr:hostname,..."): the first node's address.
+  EXPECT_EQ(hub_host("ec[0-1]", "ec0:10.0.0.5:foo,ec1:10.0.0.6:bar"), "10.0.0.5");
+  EXPECT_EQ(hub_host("ec[0-1]", "ec1:10.0.0.6:bar,ec0:10.0.0.5:foo"), "10.0.0.5");
+  EXPECT_EQ(hub_host("ec1", "ec10:10.0.0.9:x,ec1:10.0.0.6:bar"), "10.0.0.6") << "a name is matched whole";
+  EXPECT_EQ(hub_host("c0", "c0:[fd00::5]:h"), "fd00::5") << "a bracketed (IPv6) address";
+  EXPECT_EQ(hub_host("gpu5", "ec0:10.0.0.5:foo"), "gpu5") << "not listed: its name";
+  EXPECT_EQ(hub_host("gpu5", "gpu5::h,junk"), "gpu5") << "no address: its name";
+  setenv("BSPK_HUB_HOST", "192.168.7.1", 1);
+  EXPECT_EQ(hub_host("ec0", "ec0:10.0.0.5:foo"), "192.168.7.1");
+  unsetenv("BSPK_HUB_HOST");
 }
 
 TEST(Slurm, HubPortsAreDeterministicDistinctAndBelowTheEphemeralRange) {
@@ -510,6 +526,28 @@ TEST(Hub, AnotherJobsProcessIsTurnedAwayAndTheClientGivesUpWithAClearError) {
   HubClient ok({"127.0.0.1"}, {server.port()}, 0, 1, "job-A", fast(), &s, kKey);
   EXPECT_EQ(ok.allgather("z"), std::vector<std::string>{"z"});
   ok.finalized();
+}
+
+// A plain-srun process on a node that cannot resolve the first node's name
+// gives up before bspk_init's start-up watchdog (the same time-out) and says
+// why, not only "cannot reach" (found in a minimal Debian 12 without
+// /etc/hosts, 2026-12-06: the watchdog's "stuck in: the bootstrap" was all).
+TEST(Hub, AHubHostNoResolverKnowsIsNamedBeforeTheStartTimeout) {
+  LocalState s;
+  HubTiming t = fast();
+  t.start_timeout = 2;
+  const double t0 = now_s();
+  try {
+    HubClient c({"no-such-node.invalid"}, {12345}, 1, 2, "job-A", t, &s, kKey);
+    FAIL() << "connected to a host that does not exist";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("not known to this node's resolver (no-such-node.invalid: "), std::string::npos) << what;
+    EXPECT_NE(what.find("BSPK_HUB_HOST"), std::string::npos) << what;
+  }
+  const double took = now_s() - t0;
+  EXPECT_LT(took, 2.0) << "the watchdog of bspk_init (BSPK_START_TIMEOUT) would have spoken first";
+  EXPECT_GT(took, 1.0) << "a resolver failure is retried (DNS may be late at a job's start)";
 }
 
 // ---- issue 13: only the job's processes get in (boot/auth.h) ----

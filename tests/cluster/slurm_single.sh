@@ -36,6 +36,16 @@ done
 run "BSPK_BOOTSTRAP=slurm under --mpi=pmix" 120 "${SRUN[@]}" --mpi=pmix env BSPK_BOOTSTRAP=slurm "$RADIX" --n 1000000
 expect_rc 0; expect "bootstrap slurm,"; expect "order ok, checksum ok"
 
+# Plain srun finds the hub by the first node's name, or by BSPK_HUB_HOST; a
+# hub host no resolver knows is named before the start-up time-out ends the
+# processes (found in a Debian 12 without /etc/hosts).
+run "plain srun, BSPK_HUB_HOST=127.0.0.1" 60 "${SRUN[@]}" --mpi=none env BSPK_HUB_HOST=127.0.0.1 "$MPT" --steps 4 --mode counted
+expect_rc 0; expect_count 4 "^mp_template pid=[0-3]: .*: ok$"
+run "plain srun, a hub host that does not resolve" 60 "${SRUN[@]}" --mpi=none \
+  env BSPK_HUB_HOST=no-such-node.invalid BSPK_START_TIMEOUT=6 "$MPT" --steps 4 --mode counted
+expect_fail
+expect "cannot reach the job hub: its host, the step's first node, is not known to this node's resolver \(no-such-node.invalid: "
+
 # ---- binding: 2 processes on this 2-core node get a core each ------------
 run "bindings" 60 srun --immediate=10 -n 2 --mpi=pmix env BSPK_REPORT_BINDINGS=1 "$SCEN" hello
 expect_rc 0
