@@ -43,7 +43,7 @@ std::string first_host(const std::string& list) {
 std::string hub_host(const std::string& hostlist, const std::string& aliases) {
   if (auto h = config::get_string(config::Var::HUB_HOST)) return *h;
   const std::string first = first_host(hostlist);
-  // "name:addr:hostname" entries, comma-separated; addr may be "[v6]".
+  // "name:addr:hostname" entries, comma-separated.
   for (size_t at = 0; at < aliases.size();) {
     size_t end = aliases.find(',', at);
     if (end == std::string::npos) end = aliases.size();
@@ -51,15 +51,10 @@ std::string hub_host(const std::string& hostlist, const std::string& aliases) {
     at = end + 1;
     const size_t c1 = e.find(':');
     if (c1 == std::string::npos || e.compare(0, c1, first) != 0 || c1 != first.size()) continue;
-    std::string addr;
-    if (c1 + 1 < e.size() && e[c1 + 1] == '[') {
-      const size_t close = e.find(']', c1 + 2);
-      if (close == std::string::npos) continue;
-      addr = e.substr(c1 + 2, close - c1 - 2);
-    } else {
-      const size_t c2 = e.find(':', c1 + 1);
-      addr = e.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-    }
+    // An IPv6 address ("[...]") is of no use: the hub listens on IPv4.
+    if (c1 + 1 < e.size() && e[c1 + 1] == '[') continue;
+    const size_t c2 = e.find(':', c1 + 1);
+    const std::string addr = e.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
     if (!addr.empty()) return addr;
   }
   return first;

@@ -22,7 +22,8 @@ std::string first_host(const std::string& hostlist);
 // step's pid 0, on the step's first node): BSPK_HUB_HOST when set; else the
 // first node of `hostlist`, replaced by its address when `aliases` (Slurm's
 // SLURM_NODE_ALIASES, "name:addr:hostname,..." for nodes whose names are in
-// no resolver, e.g. cloud nodes; an IPv6 address in brackets) lists it.
+// no resolver, e.g. cloud nodes) lists it with an IPv4 address (the hub
+// listens on IPv4; a bracketed IPv6 address is passed over).
 std::string hub_host(const std::string& hostlist, const std::string& aliases);
 
 // Candidate TCP ports of a plain-srun job's hub: BSPK_HUB_PORT, else 8 ports

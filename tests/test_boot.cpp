@@ -50,7 +50,7 @@ TEST(Slurm, HubHostIsTheFirstNodeItsSlurmAliasOrBSPK_HUB_HOST) {
   EXPECT_EQ(hub_host("ec[0-1]", "ec0:10.0.0.5:foo,ec1:10.0.0.6:bar"), "10.0.0.5");
   EXPECT_EQ(hub_host("ec[0-1]", "ec1:10.0.0.6:bar,ec0:10.0.0.5:foo"), "10.0.0.5");
   EXPECT_EQ(hub_host("ec1", "ec10:10.0.0.9:x,ec1:10.0.0.6:bar"), "10.0.0.6") << "a name is matched whole";
-  EXPECT_EQ(hub_host("c0", "c0:[fd00::5]:h"), "fd00::5") << "a bracketed (IPv6) address";
+  EXPECT_EQ(hub_host("c0", "c0:[fd00::5]:h"), "c0") << "an IPv6 address: the hub listens on IPv4";
   EXPECT_EQ(hub_host("gpu5", "ec0:10.0.0.5:foo"), "gpu5") << "not listed: its name";
   EXPECT_EQ(hub_host("gpu5", "gpu5::h,junk"), "gpu5") << "no address: its name";
   setenv("BSPK_HUB_HOST", "192.168.7.1", 1);
