@@ -535,14 +535,16 @@ void HubServer::run() {
     if (failed_) continue;
     int connected = 0;
     for (Conn* c : by_rank_) connected += c != nullptr;
-    if (connected < nprocs_ && now - start > t_.start_timeout) {
+    // A little before bspk_init's start-up watchdog in this process (as the
+    // clients' deadline), so that the missing pids are what is reported.
+    if (connected < nprocs_ && now - start > t_.start_timeout - std::min(2.0, 0.1 * t_.start_timeout)) {
       std::string missing;
       int shown = 0;
       for (int r = 0; r < nprocs_ && shown < 16; ++r)
         if (!by_rank_[static_cast<size_t>(r)]) missing += (shown++ ? ", " : "") + std::to_string(r);
       fail_job(1, -1, strprintf("only %d of %d processes reached the job hub within %.0f s (missing pids: %s%s); "
                                 "raise BSPK_START_TIMEOUT if start-up is this slow",
-                                connected, nprocs_, t_.start_timeout, missing.c_str(),
+                                connected, nprocs_, now - start, missing.c_str(),
                                 nprocs_ - connected > shown ? ", ..." : ""));
       continue;
     }
