@@ -241,9 +241,10 @@ bool HubServer::wait_informed(double secs) {
   // them too: one that has not reached the hub yet would retry until its
   // start-up timeout and learn nothing once this process is gone (seen under
   // load: tests/cluster/slurm_single.sh "version mismatch (--mpi=none)").
-  // After start-up everyone connected counts as informed at once.
-  const double end = std::max(now_s() + secs, created_ + t_.start_timeout);
-  auto all = [&] { return told_.load() && informed_.load() >= nprocs_; };
+  // After start-up everyone connected counts as informed at once, and one
+  // that never came is waited for no longer (its own deadline is the same).
+  const double end = std::max(now_s() + secs, start_deadline());
+  auto all = [&] { return told_.load() && (informed_.load() >= nprocs_ || now_s() > start_deadline()); };
   while (!all() && now_s() < end) usleep(2000);
   return all();
 }
@@ -535,16 +536,14 @@ void HubServer::run() {
     if (failed_) continue;
     int connected = 0;
     for (Conn* c : by_rank_) connected += c != nullptr;
-    // A little before bspk_init's start-up watchdog in this process (as the
-    // clients' deadline), so that the missing pids are what is reported.
-    if (connected < nprocs_ && now - start > t_.start_timeout - std::min(2.0, 0.1 * t_.start_timeout)) {
+    if (connected < nprocs_ && now > start_deadline()) {
       std::string missing;
       int shown = 0;
       for (int r = 0; r < nprocs_ && shown < 16; ++r)
         if (!by_rank_[static_cast<size_t>(r)]) missing += (shown++ ? ", " : "") + std::to_string(r);
       fail_job(1, -1, strprintf("only %d of %d processes reached the job hub within %.0f s (missing pids: %s%s); "
                                 "raise BSPK_START_TIMEOUT if start-up is this slow",
-                                connected, nprocs_, now - start, missing.c_str(),
+                                connected, nprocs_, now - created_, missing.c_str(),
                                 nprocs_ - connected > shown ? ", ..." : ""));
       continue;
     }

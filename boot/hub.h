@@ -35,6 +35,7 @@
 // BSP fast path pays no system call.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -149,6 +150,10 @@ class HubServer {
   std::string report_;
   std::atomic<int> informed_{0};
   const double created_ = now_s();  // start of the start-up window (start_timeout)
+  // End of that window: a little before bspk_init's start-up watchdog in
+  // this process (the same BSPK_START_TIMEOUT, started earlier), so that the
+  // hub's report of the pids that never came is what ends the job.
+  double start_deadline() const { return created_ + t_.start_timeout - std::min(2.0, 0.1 * t_.start_timeout); }
   std::atomic<bool> told_{false};  // the failure has been sent to everyone connected
   std::mutex mu_;
   std::condition_variable cv_;
