@@ -85,12 +85,11 @@ void set_note(std::string s) {
   note = std::move(s);
 }
 
-// Connect with a time-out; -1 (and *err) on failure. *unresolved (if given):
-// whether the failure was the resolver's (the host name unknown here).
-// `last` (the previous attempt's error, if any) goes into hub_connect_note.
-int connect_to(const std::string& host, uint16_t port, double timeout, std::string* err, bool* unresolved = nullptr,
-               const std::string& last = std::string()) {
-  const std::string since = last.empty() ? std::string() : "; last error: " + last;
+// Connect with a time-out; -1 (and *err) on failure. *err on entry: the
+// previous attempt's error, if any (for hub_connect_note). *unresolved (if
+// given): whether the failure was the resolver's (the host name unknown here).
+int connect_to(const std::string& host, uint16_t port, double timeout, std::string* err, bool* unresolved = nullptr) {
+  const std::string since = err->empty() ? std::string() : "; last error: " + *err;
   set_note(strprintf("resolving %s, the job hub's host%s", host.c_str(), since.c_str()));
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_INET;
@@ -582,17 +581,14 @@ HubClient::HubClient(const std::vector<std::string>& hosts, const std::vector<ui
                      const std::string& key)
     : rank_(rank), nprocs_(nprocs), t_(t), state_(state) {
   const std::string body = hello_payload(rank) + job_tag + '\0' + hostname();
-  // Give up a little before bspk_init's start-up watchdog (the same
-  // BSPK_START_TIMEOUT, started just before us), so that what is read is why
-  // the hub could not be reached, not "stuck in: the bootstrap".
-  const double deadline = now_s() + t_.start_timeout - std::min(2.0, 0.1 * t_.start_timeout);
+  const double deadline = now_s() + t_.start_window();
   std::string last_err, unresolved;  // unresolved: a host name the resolver does not know (its error)
   FrameReader rd;
   while (fd_ < 0) {
     for (const auto& h : hosts) {
       for (uint16_t port : ports) {
         bool no_name = false;
-        int fd = connect_to(h, port, 1.0, &last_err, &no_name, last_err);
+        int fd = connect_to(h, port, 1.0, &last_err, &no_name);
         if (no_name) unresolved = last_err;
         else unresolved.clear();
         if (fd < 0) continue;

@@ -62,6 +62,12 @@ struct HubTiming {
   // A peer silent this long is dead; the rest of the time-out lets the report
   // reach everyone, so all processes have ended within failure_timeout.
   double silence() const { return failure_timeout * 0.8; }
+  // How long the hub waits for every process to connect and a client tries
+  // to reach it: a little less than start_timeout, so that their report
+  // (the pids that never came, why the hub cannot be reached) comes before
+  // bspk_init's start-up watchdog with the same BSPK_START_TIMEOUT, which
+  // could only say "stuck in" a phase.
+  double start_window() const { return start_timeout - std::min(2.0, 0.1 * start_timeout); }
   double heartbeat() const;
   // How often a changed superstep is reported (10 ms; more for big jobs).
   double update_interval(int nprocs) const;
@@ -149,11 +155,8 @@ class HubServer {
   bool failed_ = false;
   std::string report_;
   std::atomic<int> informed_{0};
-  const double created_ = now_s();  // start of the start-up window (start_timeout)
-  // End of that window: a little before bspk_init's start-up watchdog in
-  // this process (the same BSPK_START_TIMEOUT, started earlier), so that the
-  // hub's report of the pids that never came is what ends the job.
-  double start_deadline() const { return created_ + t_.start_timeout - std::min(2.0, 0.1 * t_.start_timeout); }
+  const double created_ = now_s();  // start of the start-up window (HubTiming::start_window)
+  double start_deadline() const { return created_ + t_.start_window(); }  // end of that window
   std::atomic<bool> told_{false};  // the failure has been sent to everyone connected
   std::mutex mu_;
   std::condition_variable cv_;

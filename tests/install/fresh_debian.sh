@@ -35,10 +35,9 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "fresh_debian.sh: needs root (debootstrap, chroot, mounts)" >&2; exit 2; }
 command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap
 
+# Every mount is made inside the tree's bind onto itself (below): one
+# recursive unmount takes them all.
 umount_all() {
-  for d in dev/shm dev sys proc; do
-    if mountpoint -q "$dir/$d" 2>/dev/null; then umount -R -l "$dir/$d"; fi
-  done
   if mountpoint -q "$dir" 2>/dev/null; then umount -R -l "$dir"; fi
 }
 trap umount_all EXIT
