@@ -532,7 +532,10 @@ void HubServer::run() {
       for (Conn* c : conns_)
         if (c->rank >= 0 && !c->finalized) send_to(*c, uint8_t(Msg::Heartbeat), beat);
     }
-    if (failed_) continue;
+    if (failed_) {
+      note_stragglers(now);
+      continue;
+    }
     int connected = 0;
     for (Conn* c : by_rank_) connected += c != nullptr;
     if (connected < nprocs_ && now > start_deadline()) {
@@ -571,6 +574,42 @@ void HubServer::run() {
                                superstep_text(c->step, own_->layer_if_set(), c->layer_step1).c_str()));
           break;
         }
+  }
+}
+
+void HubServer::note_stragglers(double now) {
+  std::vector<int> silent;
+  std::string names;
+  int open = 0;
+  for (Conn* c : by_rank_) {
+    if (!c || c->fd < 0 || c->finalized || c->rank == hub_rank_) continue;
+    if (now - c->last > t_.silence()) {
+      if (silent.size() < 8) names += (silent.empty() ? "" : ", ") + who(c->rank);
+      silent.push_back(c->rank);
+    } else {
+      ++open;
+    }
+  }
+  if (silent.size() > 8) names += strprintf(" and %zu more", silent.size() - 8);
+  std::lock_guard<std::mutex> lk(mu_);
+  stragglers_ = std::move(silent);
+  straggler_names_ = std::move(names);
+  others_open_ = open;
+  stragglers_noted_ = true;
+}
+
+std::vector<int> HubServer::stragglers(double secs, std::string* names) {
+  const double end = now_s() + secs;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (stragglers_noted_ && (others_open_ == 0 || now_s() >= end)) {
+        if (names) *names = straggler_names_;
+        return stragglers_;
+      }
+    }
+    if (now_s() >= end) return {};
+    usleep(10000);
   }
 }
 
@@ -797,13 +836,19 @@ void HubClient::run() {
     const uint32_t step = state_->step.load(), pstate = state_->state.load(), layer = state_->layer_step1.load();
     if (pacer.due(now, hb, tick, step, pstate, layer))
       send(uint8_t(Msg::Heartbeat), u32s(step, pstate, static_cast<int32_t>(layer)));
-    if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence())
+    if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence()) {
+      hub_silent_ = true;
       die(1, hub_rank_,
           strprintf("pid %d (%s; the job hub) has not been heard from for %.1f s, last in %s: its host "
                     "is down or cut off, or this host is",
                     hub_rank_, hub_where_.c_str(), now - last_heard,
                     superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
+    }
   }
+}
+
+std::string HubClient::hub_who() const {
+  return strprintf("pid %d (%s; the job hub)", hub_rank_, hub_where_.c_str());
 }
 
 int HubClient::failed_peer() const {

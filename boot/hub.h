@@ -113,6 +113,14 @@ class HubServer {
   // whose own process is ending calls this first, so processes still starting
   // hear why instead of retrying a hub that is gone.
   bool wait_informed(double secs);
+  // After a failure: the pids still connected that the hub has not heard
+  // from for HubTiming::silence() -- stopped, or on a host cut off: they will
+  // not exit by themselves -- once every other process's connection has
+  // closed, or `secs` have passed (then as they are). *names (if given):
+  // "pid 2 (os pid 4694 on node3), ..." (at most 8 named). Empty when the
+  // job has not failed. For a launcher that waits for every process (plain
+  // srun: boot/slurm.cpp ends the step).
+  std::vector<int> stragglers(double secs, std::string* names = nullptr);
   // For tests and diagnostics: connections held now (proven or not), and
   // connections closed so far for a missing or wrong proof, an oversize
   // message or a handshake not completed in time, or refused at accept.
@@ -132,6 +140,8 @@ class HubServer {
   void accept_one();
   void on_hello(Conn& c, uint8_t type, const std::string& pl);
   void fail_job(int code, int failed, const std::string& report);
+  // After the failure, every tick: what stragglers() answers.
+  void note_stragglers(double now);
   void send_to(Conn& c, uint8_t type, const std::string& pl);
   std::string who(int rank) const;
   // "pid 3 (os pid ... on ...) <what> in <superstep>": a process that left
@@ -161,6 +171,11 @@ class HubServer {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;               // every process finalized, or the job failed
+  // stragglers(), noted by the hub's thread under mu_ once the job failed
+  bool stragglers_noted_ = false;
+  std::vector<int> stragglers_;
+  std::string straggler_names_;
+  int others_open_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> held_{0};
   std::atomic<uint64_t> turned_away_{0};
@@ -192,6 +207,13 @@ class HubClient {
   // lowest pid whose last state was ProcState::Failed and that has neither
   // exited nor finalized): that pid unless it is this process, else -1.
   int failed_peer() const;
+  // Whether this process is ending because the hub's process went silent
+  // (stopped, or its host cut off), and that process's pid: a launcher that
+  // waits for every process may need telling (boot/slurm.cpp).
+  bool hub_silent() const { return hub_silent_.load(); }
+  int hub_rank() const { return hub_rank_; }
+  // "pid 0 (os pid 4242 on node1, port 26080; the job hub)", for messages.
+  std::string hub_who() const;
   // Called by the watchdog just before it ends the process (with the failed
   // pid, -1 if unknown): remove what the process leaves behind.
   void on_fatal(std::function<void(int failed)> f) {
@@ -221,6 +243,7 @@ class HubClient {
   std::atomic<bool> lost_{false};
   std::atomic<bool> stop_{false};
   std::atomic<bool> self_reported_{false};
+  std::atomic<bool> hub_silent_{false};
   // The hub process's layer superstep + 1 from its heartbeats (0: none).
   uint32_t hub_layer_step1_ = 0;
   // From the hub's heartbeats: pid << 32 | superstep of the two processes

@@ -3,6 +3,8 @@
 // (no PMI: SLURM_* variables plus the job hub as rendezvous). All three start
 // the job hub (boot/hub.h), which watches the job the way bspkrun does.
 #include <bspk.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -112,6 +114,26 @@ std::string slurm_job_step() {
   return (j ? *j : "0") + "." + (s ? *s : "0");
 }
 
+// Runs `scancel JOB.STEP` (found on PATH) and waits for it at most `secs`;
+// "" once it exited with status 0, else what went wrong.
+std::string cancel_step(const std::string& step, double secs) {
+  char* argv[] = {const_cast<char*>("scancel"), const_cast<char*>(step.c_str()), nullptr};
+  pid_t pid;
+  if (int e = posix_spawnp(&pid, "scancel", nullptr, nullptr, argv, ::environ); e != 0)
+    return strprintf("cannot run scancel: %s", strerror(e));
+  int st = 0;
+  for (int i = 0; i < static_cast<int>(secs * 100); ++i) {
+    const pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid)
+      return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? std::string()
+             : WIFEXITED(st) ? strprintf("scancel exited with status %d", WEXITSTATUS(st))
+                             : strprintf("scancel ended by signal %d", WTERMSIG(st));
+    if (r < 0) return strprintf("waitpid(scancel): %s", strerror(errno));
+    usleep(10000);
+  }
+  return strprintf("scancel did not finish within %.0f s", secs);
+}
+
 // Common part: the hub, state reporting, abort/finalize through it.
 class HubBacked : public Bootstrap {
  public:
@@ -149,7 +171,8 @@ class HubBacked : public Bootstrap {
   void on_fatal(std::function<void(int)> f) override {
     if (!client_) return;
     HubServer* server = server_.get();
-    client_->on_fatal([f = std::move(f), server](int failed) {
+    HubClient* client = client_.get();
+    client_->on_fatal([this, f = std::move(f), server, client](int failed) {
       if (f) f(failed);
       if (server) {
         server->wait_informed(5.0);
@@ -157,11 +180,22 @@ class HubBacked : public Bootstrap {
         // this process's main thread went on and may have created more (the
         // shared-memory segments of bspk_init) before this thread exits it.
         if (f) f(failed);
+        end_stragglers(*server);
+      } else if (client->hub_silent()) {
+        end_silent_hub(*client);
       }
     });
   }
 
  protected:
+  // As the job ends after a failure, what to do about processes that cannot
+  // end by themselves: in the hub's process, those the hub names
+  // (HubServer::stragglers); in the others, the hub's own process once it
+  // went silent. Here nothing: srun --mpi=pmix/pmi2 ends the step once the
+  // others have exited.
+  virtual void end_stragglers(HubServer&) {}
+  virtual void end_silent_hub(HubClient&) {}
+
   // PMIx/PMI2: pid 0 draws the job key, runs the hub on any free port and
   // publishes both in the job's key-value store, which only the job's
   // processes read ("<key hex>;<port>,<address>,...").
@@ -249,6 +283,37 @@ class SlurmEnv final : public HubBacked {
   }
   ~SlurmEnv() override { stop_hub(); }
   const char* kind() const override { return "slurm"; }
+
+ protected:
+  // Plain srun (without -K) waits for every task, and a process stopped
+  // (SIGSTOP) or on a host cut off never exits: once the others have
+  // (at most 3 s), ask Slurm to end the step. Found 2026-12-06: a process
+  // stopped with kill -STOP kept srun waiting after the others had ended.
+  void end_stragglers(HubServer& server) override {
+    std::string names;
+    if (!server.stragglers(3.0, &names).empty()) cancel(names, " (the job hub)");
+  }
+  // The hub's process silent: one process (the lowest other pid) cancels,
+  // after a moment for the others, which saw the same silence within a
+  // heartbeat, to print their reports and exit.
+  void end_silent_hub(HubClient& client) override {
+    if (rank_ != (client.hub_rank() == 0 ? 1 : 0)) return;
+    usleep(1500000);
+    cancel(client.hub_who(), "");
+  }
+  // who: the processes; role: " (the job hub)" or "".
+  void cancel(const std::string& who, const char* role) {
+    const std::string step = slurm_job_step();
+    std::fprintf(stderr, "bspk: pid %d%s: %s cannot end by itself (stopped, or its host cut off), and srun waits "
+                 "for every process: cancelling job step %s (scancel)\n", rank_, role, who.c_str(), step.c_str());
+    std::fflush(stderr);
+    const std::string err = cancel_step(step, 10.0);
+    if (!err.empty())
+      std::fprintf(stderr, "bspk: pid %d%s: %s; end the step with `scancel %s` (or start jobs with srun -K, or "
+                   "srun --mpi=pmix)\n", rank_, role, err.c_str(), step.c_str());
+  }
+
+ public:
   std::vector<std::string> allgather(const std::string& mine) override { return client_->allgather(mine); }
 };
 

@@ -447,6 +447,62 @@ TEST(Hub, SilentProcessIsDeclaredDeadWithinTheTimeout) {
   EXPECT_GE(after, 1.5) << err;
 }
 
+// After the job failed, the hub names the processes that cannot end by
+// themselves (stopped: silent, connection open) once the others have gone,
+// for plain srun's step to be cancelled (boot/slurm.cpp): pid 2 stops itself,
+// pid 1 runs on and ends when the hub tells it; the hub's process asks.
+TEST(Hub, StragglersAreTheSilentProcessesLeftAfterTheOthersEnded) {
+  auto [status, err] = in_child([&] {
+    LocalState s0, s1, s2;
+    Peer runner = fork_peer([&](uint16_t port) {
+      HubClient c({"127.0.0.1"}, {port}, 1, 3, "job", fast(), &s1, kKey);
+      c.allgather("x");
+      sleep(10);  // its watchdog ends it when the hub tells it of pid 2
+      _exit(3);
+    });
+    Peer stopped = fork_peer([&](uint16_t port) {
+      HubClient c({"127.0.0.1"}, {port}, 2, 3, "job", fast(), &s2, kKey);
+      c.allgather("z");
+      raise(SIGSTOP);  // alive, silent
+      _exit(0);
+    });
+    HubServer server(3, "job", {0}, fast(), 0, &s0, kKey);
+    const uint16_t port = server.port();
+    runner.start(port);
+    stopped.start(port);
+    HubClient c({"127.0.0.1"}, {port}, 0, 3, "job", fast(), &s0, kKey);
+    c.allgather("y");
+    std::fprintf(stderr, "none before the failure: %zu\n", server.stragglers(0.2).size());
+    const pid_t victim = stopped.pid, other = runner.pid;
+    c.on_fatal([&server, victim, other](int) {
+      const double t0 = bspk_time();
+      std::string names;
+      const std::vector<int> left = server.stragglers(3.0, &names);
+      const double took = bspk_time() - t0;
+      int st = 0;
+      const bool other_gone = waitpid(other, &st, WNOHANG) == other;
+      std::fprintf(stderr, "stragglers: %zu, first %d, after %.2f s (pid 1 %s): %s\n", left.size(),
+                   left.empty() ? -1 : left[0], took, other_gone ? "gone" : "still there", names.c_str());
+      std::fprintf(stderr, "victim os pid %d\n", static_cast<int>(victim));
+      kill(victim, SIGKILL);
+    });
+    sleep(10);
+    _exit(3);
+  });
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_NE(err.find("none before the failure: 0\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("has not been heard from for"), std::string::npos) << err;
+  const auto k = err.find("stragglers: ");
+  ASSERT_NE(k, std::string::npos) << err;
+  const std::string line = err.substr(k, err.find('\n', k) - k);
+  EXPECT_EQ(line.find("stragglers: 1, first 2, after "), 0u) << err;
+  EXPECT_NE(line.find("(pid 1 gone)"), std::string::npos) << "named before the others had ended: " << err;
+  const auto v = err.find("victim os pid ");
+  ASSERT_NE(v, std::string::npos) << err;
+  const std::string os_pid = err.substr(v + 14, err.find('\n', v) - v - 14);
+  EXPECT_NE(line.find(": pid 2 (os pid " + os_pid + " on "), std::string::npos) << err;
+}
+
 // A whole job stopped for longer than the failure time-out (a batch
 // system's suspend: SIGSTOP to every process, later SIGCONT) is not a
 // failure: neither the hub nor a process counts its own pause as the others'

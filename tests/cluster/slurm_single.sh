@@ -4,8 +4,8 @@
 # also when a check fails): PMIx, PMI2 and plain-srun bootstraps running the
 # radix-sort and mp_template examples, a BSPlib program, an sbatch job, core binding, and the
 # failure cases (SIGKILL mid-superstep, exit without bspk_finalize, finalize
-# while others sync, bspk_abort, a process of another BSPk version), and a job
-# suspended and resumed (scontrol suspend).
+# while others sync, bspk_abort, a process of another BSPk version, a process
+# stopped under plain srun), and a job suspended and resumed (scontrol suspend).
 BUILD=${1:?usage: slurm_single.sh BUILD_DIR}
 source "$(dirname "$0")/lib.sh"
 need_slurm
@@ -169,6 +169,29 @@ if start_steady "kill -9 from outside (pmi2)" pmi2 "$BUILD/slurm-kill.log"; then
   expect_within 10 "$gone" "every process ended"; expect_fail
   expect "^bspk: ending pid [0-3] \(superstep [0-9]+\): pid [0-3] \(os pid ${pids[1]} on [^)]*\) died .*its last report: superstep [0-9]+"
 fi
+
+# A process stopped (kill -STOP) under plain srun, which waits for every task
+# (without -K): the others end after BSPK_FAILURE_TIMEOUT naming it, and the
+# job hub's process cancels the step, so that srun does not wait for ever
+# (before 2026-12-06 it did; srun --mpi=pmix ends the step by itself). Then
+# the hub's own process stopped: the lowest other pid cancels.
+for victim in 2 0; do
+  if start_steady "stopped pid $victim (plain srun)" none "$BUILD/slurm-stop.log"; then
+    vpid=$(sed -n "s/^steady pid $victim os pid \([0-9]*\) on .* running/\1/p" "$BUILD/slurm-stop.log")
+    sleep 1
+    t0=$(now); kill -STOP "$vpid"
+    wait $spid; rc=$?
+    secs=$(elapsed "$t0")
+    gone=$(wait_gone 10 "${pids[@]}")
+    step "$NAME" "kill -STOP $vpid (pid $victim) of srun --mpi=none ... steady 30 (srun ended after $secs s)" \
+      "$rc" "$secs" "$(cat "$BUILD/slurm-stop.log")"
+    expect_within 20 "$secs" "srun ended"; expect_fail
+    expect_within 5 "$gone" "every process, the stopped one too, ended"
+    expect "^bspk: ending pid [0-3] \(superstep [0-9]+\): pid $victim \(os pid $vpid on [^)]*\) has not been heard from for"
+    expect "^bspk: pid [01]( \(the job hub\))?: pid $victim \(os pid $vpid on [^)]*\) cannot end by itself \(stopped, or its host cut off\), and srun waits for every process: cancelling job step [0-9]+\.[0-9]+ \(scancel\)"
+    kill -9 "$vpid" 2>/dev/null  # (if the step was not cancelled)
+  fi
+done
 
 # The whole step killed at once (kill -9 of every process, as `scancel -s
 # KILL` or a cgroup's OOM killer does): no process survives to remove the
