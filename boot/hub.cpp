@@ -828,8 +828,7 @@ void HubClient::run() {
       lost_ = true;
       if (finalized_ || stop_) return;
       die(1, hub_rank_,
-          strprintf("pid %d (%s; the job hub) died (killed or crashed: the hub connection closed); its last report: "
-                    "%s", hub_rank_, hub_where_.c_str(),
+          strprintf("%s died (killed or crashed: the hub connection closed); its last report: %s", hub_who().c_str(),
                     superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
     }
     const double now = now_s();
@@ -839,9 +838,8 @@ void HubClient::run() {
     if (t_.failure_timeout > 0 && !finalized_ && now - last_heard > t_.silence()) {
       hub_silent_ = true;
       die(1, hub_rank_,
-          strprintf("pid %d (%s; the job hub) has not been heard from for %.1f s, last in %s: its host "
-                    "is down or cut off, or this host is",
-                    hub_rank_, hub_where_.c_str(), now - last_heard,
+          strprintf("%s has not been heard from for %.1f s, last in %s: its host is down or cut off, or this "
+                    "host is", hub_who().c_str(), now - last_heard,
                     superstep_text(hub_step, state_->layer_if_set(), hub_layer_step1_).c_str()));
     }
   }

@@ -171,10 +171,10 @@ HubTiming fast() {
 // Runs f in a child process (leader of its own process group) with stderr
 // captured, and meanwhile (before reading that stderr) while_running(the
 // child's pid) here; returns (exit status, stderr), and in *first_output
-// (if given) the bspk_time() at which its first stderr bytes arrived. A job that does not end
-// within kJobDeadline (its processes, or one still holding stderr) is killed
-// as a group and reported in the returned stderr: a failed test, never a
-// hung one.
+// (if given) the bspk_time() at which its first stderr bytes arrived. A job
+// that does not end within kJobDeadline (its processes, or one still holding
+// stderr) is killed as a group and reported in the returned stderr: a failed
+// test, never a hung one.
 constexpr int kJobDeadline = 120;  // seconds; the slowest job here takes about 12 under ASan
 
 template <class F, class G = void (*)(pid_t)>
