@@ -260,8 +260,11 @@ class SlurmEnv final : public HubBacked {
     job_ = "slurm." + slurm_job_step();
     auto ports = hub_ports(static_cast<uint64_t>(env::get_int("SLURM_JOB_ID", 0, 0, INT64_MAX)),
                            static_cast<uint64_t>(env::get_int("SLURM_STEP_ID", 0, 0, INT64_MAX)));
-    bool hub = env::get_int("SLURM_NODEID", -1, -1, INT32_MAX) == 0 &&
-               env::get_int("SLURM_LOCALID", -1, -1, INT32_MAX) == 0;
+    node_ = static_cast<int>(env::get_int("SLURM_NODEID", -1, -1, INT32_MAX));
+    local_ = static_cast<int>(env::get_int("SLURM_LOCALID", -1, -1, INT32_MAX));
+    nodes_ = static_cast<int>(env::get_int("SLURM_STEP_NUM_NODES", -1, -1, INT32_MAX));
+    if (nodes_ < 0) nodes_ = static_cast<int>(env::get_int("SLURM_NNODES", -1, -1, INT32_MAX));
+    bool hub = node_ == 0 && local_ == 0;
     std::vector<std::string> hosts{hub_host(nodes, env::get("SLURM_NODE_ALIASES").value_or(""))};
     // No key-value store here: the key is the user's (BSPK_JOB_KEY, exported
     // before srun), else a public one and a warning.
@@ -293,11 +296,19 @@ class SlurmEnv final : public HubBacked {
     std::string names;
     if (!server.stragglers(3.0, &names).empty()) cancel(names, " (the job hub)");
   }
-  // The hub's process silent: one process (the lowest other pid) cancels,
-  // after a moment for the others, which saw the same silence within a
-  // heartbeat, to print their reports and exit.
+  // The hub's process silent: one process cancels, after a moment for the
+  // others, which saw the same silence within a heartbeat, to print their
+  // reports and exit. On a step of several nodes it is the first task of the
+  // second node, not of the hub's: when the hub's host is the one cut off,
+  // a task there cannot reach slurmctld (and sees no silence), and srun would
+  // wait until Slurm declared that node down (SlurmdTimeout; 50 s in
+  // tests/cluster/slurm_netns.sh, found 2026-12-07). On one node, the second
+  // task; without SLURM_NODEID / SLURM_LOCALID, the lowest pid but the hub's.
   void end_silent_hub(HubClient& client) override {
-    if (rank_ != (client.hub_rank() == 0 ? 1 : 0)) return;
+    const bool canceller = node_ < 0 || local_ < 0 ? rank_ == (client.hub_rank() == 0 ? 1 : 0)
+                           : nodes_ > 1            ? node_ == 1 && local_ == 0
+                                                   : node_ == 0 && local_ == 1;
+    if (!canceller) return;
     usleep(1500000);
     cancel(client.hub_who(), "");
   }
@@ -315,6 +326,10 @@ class SlurmEnv final : public HubBacked {
 
  public:
   std::vector<std::string> allgather(const std::string& mine) override { return client_->allgather(mine); }
+
+ private:
+  // SLURM_NODEID, SLURM_LOCALID, the step's nodes (-1: not set)
+  int node_ = -1, local_ = -1, nodes_ = -1;
 };
 
 #ifdef BSPK_HAVE_PMIX

@@ -6,8 +6,10 @@
 #    tcp provider (never shm: the job spans hosts);
 #  - fault injection: a process killed on one host, a host whose link goes down
 #    (default failure time-out, 10 s), the hub's host silently dropping all
-#    input (BSPK_FAILURE_TIMEOUT=4), and 1% / 5% packet loss on one host (runs
-#    must complete with correct results; the time cost is printed).
+#    input (BSPK_FAILURE_TIMEOUT=4), under plain srun a host cut off for good
+#    (a process cancels the step: Slurm would wait for the host), and 1% / 5%
+#    packet loss on one host (runs must complete with correct results; the
+#    time cost is printed).
 BUILD=${1:?usage: slurm_netns.sh BUILD_DIR}
 source "$(dirname "$0")/lib.sh"
 need_slurm
@@ -53,12 +55,13 @@ expect_rc 0; expect_count 6 "^mp_template pid=[0-5]: .*: ok$"; expect "provider=
 
 # ---- failures -----------------------------------------------------------------
 # steady_job NAME LOG [ENV...]: start the 'steady' scenario on 3 hosts in the
-# background; sets SPID (srun) and PIDS (the 6 processes' os pids, by pid).
+# background (srun --mpi=$MPI, default pmix); sets SPID (srun) and PIDS (the
+# 6 processes' os pids, by pid).
 steady_job() {
   local log=$2
   : >"$log"   # a stale log from an earlier run would name old pids
   shift 2
-  timeout -k 5 120 "${SRUN[@]}" --mpi=pmix env "$@" "$SCEN" steady 60 >"$log" 2>&1 &
+  timeout -k 5 120 "${SRUN[@]}" --mpi="${MPI:-pmix}" env "$@" "$SCEN" steady 60 >"$log" 2>&1 &
   SPID=$!
   local k
   for ((k = 0; k < 300; k++)); do (($(grep -c "^steady pid .* running" "$log") >= 6)) && break; sleep 0.1; done
@@ -106,6 +109,32 @@ finish_job "host bh0 (the hub's) drops all input" "$log" "$gone"
 expect_within 4 "$gone" "every process ended (BSPK_FAILURE_TIMEOUT=4)"; expect_fail
 expect "^bspk: ending pid [1-5] \(superstep [0-9]+\): pid 0 \(os pid [0-9]+ on bh0, port [0-9]+; the job hub\) has not been heard from"
 expect "^bspk: ending pid 0 \(superstep [0-9]+\): no process on another host has been heard from for [0-9.]+ s"
+
+# Plain srun (no PMI plugin) waits for every task, and a host cut off for good
+# never reports its tasks' end: Slurm would wait until it declares the host
+# down (SlurmdTimeout=30 here: srun ended 50 s after the cut of the hub's
+# host, 2026-12-07). A process that can still reach slurmctld cancels the
+# step instead: the hub's, when another host is cut off; the first task of
+# the second node, when the hub's host is. The link stays down until srun
+# has ended.
+for host in 2 0; do
+  log=$BUILD/netns-plain-cut$host.log
+  MPI=none steady_job "plain-cut$host" "$log"
+  "$NET" cut $host
+  t0=$(now)
+  while kill -0 "$SPID" 2>/dev/null && awk -v a="$t0" -v b="$(now)" 'BEGIN{exit !(b-a < 60)}'; do sleep 0.1; done
+  secs=$(elapsed "$t0")
+  "$NET" uncut $host
+  finish_job "plain srun: link of host bh$host down for good" "$log" "$secs"
+  expect_within 30 "$secs" "srun ended (the link still down)"; expect_fail
+  if [[ $host == 0 ]]; then
+    expect "^bspk: ending pid [1-5] \(superstep [0-9]+\): pid 0 \(os pid [0-9]+ on bh0, port [0-9]+; the job hub\) has not been heard from"
+    expect "^bspk: pid [1-5]: pid 0 \(os pid [0-9]+ on bh0, port [0-9]+; the job hub\) cannot end by itself \(stopped, or its host cut off\), and srun waits for every process: cancelling job step [0-9]+\.[0-9]+ \(scancel\)"
+  else
+    expect "^bspk: ending pid [0-5] \(superstep [0-9]+\): pid [1-5] \(os pid [0-9]+ on bh2\) has not been heard from"
+    expect "^bspk: pid 0 \(the job hub\): pid [1-5] \(os pid [0-9]+ on bh2\).* cannot end by itself \(stopped, or its host cut off\), and srun waits for every process: cancelling job step [0-9]+\.[0-9]+ \(scancel\)"
+  fi
+done
 
 # Packet loss on host bh1 (nftables random drop; tcp retransmits): results
 # must stay correct; the cost is reported against the loss-free run.

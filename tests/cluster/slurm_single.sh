@@ -174,7 +174,8 @@ fi
 # (without -K): the others end after BSPK_FAILURE_TIMEOUT naming it, and the
 # job hub's process cancels the step, so that srun does not wait for ever
 # (before 2026-12-06 it did; srun --mpi=pmix ends the step by itself). Then
-# the hub's own process stopped: the lowest other pid cancels.
+# the hub's own process stopped: the second task cancels (on a step of
+# several nodes, the first task of the second node: slurm_netns.sh).
 for victim in 2 0; do
   if start_steady "stopped pid $victim (plain srun)" none "$BUILD/slurm-stop.log"; then
     vpid=$(sed -n "s/^steady pid $victim os pid \([0-9]*\) on .* running/\1/p" "$BUILD/slurm-stop.log")
