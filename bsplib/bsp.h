@@ -340,6 +340,12 @@ BSPK_BSP_API void bspk_bsp_elements_error(const char *fn, int negative, unsigned
 #endif
 
 #if defined(__cplusplus) && !defined(BSPK_BSP_NO_WIDTH_MACROS)
+/* The C++ part below (overloads, templates) keeps C++ linkage when a program
+ * includes bsp.h inside extern "C" { } -- a common habit of C++ BSPlib
+ * programs, which that would otherwise turn into errors ("conflicting
+ * declaration of C function", "template with C linkage"). For the same
+ * reason it includes no standard C++ header. */
+extern "C++" {
 /* bsp_hpmove with const void ** arguments, as LPF's BSPlib declares it
  * (programs written for it pass `const void *tag, *payload; bsp_hpmove(&tag,
  * &payload)`, which C++ would refuse): the same call. (Being overloaded,
@@ -354,30 +360,66 @@ inline bsp_size_t bsp_hpmove(void **tag_ptr, const void **payload_ptr) {
 inline bsp_size_t bsp_hpmove(const void **tag_ptr, void **payload_ptr) {
   return bsp_hpmove(const_cast<void **>(tag_ptr), payload_ptr);
 }
-#endif
 
-#if defined(__cplusplus) && __cplusplus >= 201103L && !defined(BSPK_BSP_NO_WIDTH_MACROS)
-#include <type_traits>
+#if __cplusplus >= 201103L
 /* C++11 and later: the same for any integer variable (see "Integer arguments
  * of any width"); an int * argument calls the C function itself. (C++98/03:
  * the standard int * functions only.) Template parameters are named so that
  * a program's own macros (T, N, B, ...) defined before this header cannot
- * clash with them. */
+ * clash with them. bspk_bsp_is_int_<T>::value is std::is_integral<T>::value
+ * for the standard integer types (here so that <type_traits> need not be
+ * included inside a program's extern "C"). */
+template <class bspk_int_t_>
+struct bspk_bsp_is_int_ {
+  static const bool value = false;
+};
+template <class bspk_int_t_>
+struct bspk_bsp_is_int_<const bspk_int_t_> : bspk_bsp_is_int_<bspk_int_t_> {};
+template <class bspk_int_t_>
+struct bspk_bsp_is_int_<volatile bspk_int_t_> : bspk_bsp_is_int_<bspk_int_t_> {};
+template <class bspk_int_t_>
+struct bspk_bsp_is_int_<const volatile bspk_int_t_> : bspk_bsp_is_int_<bspk_int_t_> {};
+#define BSPK_BSP_INT_(type_)          \
+  template <>                         \
+  struct bspk_bsp_is_int_<type_> {    \
+    static const bool value = true;   \
+  };
+BSPK_BSP_INT_(bool)
+BSPK_BSP_INT_(char)
+BSPK_BSP_INT_(signed char)
+BSPK_BSP_INT_(unsigned char)
+BSPK_BSP_INT_(wchar_t)
+BSPK_BSP_INT_(char16_t)
+BSPK_BSP_INT_(char32_t)
+#if defined(__cpp_char8_t)
+BSPK_BSP_INT_(char8_t)
+#endif
+BSPK_BSP_INT_(short)
+BSPK_BSP_INT_(unsigned short)
+BSPK_BSP_INT_(int)
+BSPK_BSP_INT_(unsigned)
+BSPK_BSP_INT_(long)
+BSPK_BSP_INT_(unsigned long)
+BSPK_BSP_INT_(long long)
+BSPK_BSP_INT_(unsigned long long)
+#undef BSPK_BSP_INT_
 template <class bspk_int_t_>
 inline void bsp_set_tagsize(bspk_int_t_ *tag_nbytes) {
-  static_assert(std::is_integral<bspk_int_t_>::value, "bsp_set_tagsize takes a pointer to an integer");
+  static_assert(bspk_bsp_is_int_<bspk_int_t_>::value, "bsp_set_tagsize takes a pointer to an integer");
   bspk_bsp_set_tagsize_w(tag_nbytes, sizeof(bspk_int_t_));
 }
 template <class bspk_int_n_, class bspk_int_b_>
 inline void bsp_qsize(bspk_int_n_ *nmessages, bspk_int_b_ *accum_nbytes) {
-  static_assert(std::is_integral<bspk_int_n_>::value && std::is_integral<bspk_int_b_>::value,
+  static_assert(bspk_bsp_is_int_<bspk_int_n_>::value && bspk_bsp_is_int_<bspk_int_b_>::value,
                 "bsp_qsize takes pointers to integers");
   bspk_bsp_qsize_w(nmessages, sizeof(bspk_int_n_), accum_nbytes, sizeof(bspk_int_b_));
 }
 template <class bspk_int_t_>
 inline void bsp_get_tag(bspk_int_t_ *status, void *tag) {
-  static_assert(std::is_integral<bspk_int_t_>::value, "bsp_get_tag takes a pointer to an integer status");
+  static_assert(bspk_bsp_is_int_<bspk_int_t_>::value, "bsp_get_tag takes a pointer to an integer status");
   bspk_bsp_get_tag_w(status, sizeof(bspk_int_t_), tag);
 }
+#endif /* C++11 */
+} /* extern "C++" */
 #endif
 #endif /* BSPK_BSP_H */
