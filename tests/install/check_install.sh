@@ -36,6 +36,36 @@ test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/
 "$prefix/bin/bspcc" -show prog.c | grep -o -- "-Wl,-rpath," | wc -l | grep -qx 1 ||
   { echo "bspcc -show: the library directory more than once"; exit 1; }
 "$prefix/bin/bsprun" -n 3 "$work/bsp_app" | grep -c ': bsp ok$' | grep -qx 3
+# ... the program's own -I directories before BSPk's: its own bsp.hpp (a
+# wrapper of its own, as public C++ BSPlib programs carry) is the one found,
+# and it includes bsp.h inside extern "C" { }, as such programs do
+mkdir -p "$work/own/include"
+cat >"$work/own/include/bsp.hpp" <<'HPP'
+#pragma once
+extern "C" {
+#include <bsp.h>
+}
+namespace own { inline int nprocs() { return bsp_nprocs(); } }
+HPP
+cat >"$work/own/main.cpp" <<'CPP'
+#include <bsp.hpp>
+#include <cstdio>
+struct Item { int pid; double x; };
+int main() {
+  bsp_begin(bsp_nprocs());
+  Item out = {bsp_pid(), 0.5}, in = {-1, 0};
+  bsp_send((bsp_pid() + 1) % own::nprocs(), NULL, &out, sizeof out);
+  bsp_sync();
+  const void *tag, *payload;
+  if (bsp_hpmove(&tag, &payload) != (int)sizeof in) return 1;
+  in = *static_cast<const Item *>(payload);
+  if (in.pid == (bsp_pid() + own::nprocs() - 1) % own::nprocs() && in.x == 0.5) std::printf("%d: own ok\n", bsp_pid());
+  bsp_end();
+}
+CPP
+(cd "$work/own" && "$prefix/bin/bspcxx" -O2 -Wall -Iinclude main.cpp -o own_app) ||
+  { echo "bspcxx -Iinclude: the program's own bsp.hpp was not the one found"; exit 1; }
+"$prefix/bin/bsprun" -n 3 "$work/own/own_app" | grep -c ': own ok$' | grep -qx 3
 cp "$src/tests/install/bsp_app.c" "$work/bsp_app.cpp"
 "$prefix/bin/bspcxx" -O2 -o "$work/bsp_app_cxx" "$work/bsp_app.cpp"
 "$prefix/bin/bsprun" -n 2 "$work/bsp_app_cxx" | grep -c ': bsp ok$' | grep -qx 2
