@@ -52,6 +52,14 @@ class Singleton final : public Bootstrap {
   void abort(int, const std::string&) override {}
   void finalized() override {}
   bool alive() override { return true; }
+  // No launcher reports the exit: say it as bspkrun would, and fail.
+  bool exiting(uint32_t step) override {
+    std::fflush(nullptr);
+    std::fprintf(stderr, "bspk: pid 0 (os pid %d, the only process, started without a launcher) %s in %s\n",
+                 (int)getpid(), exit_text(static_cast<uint32_t>(state()))(layer(), layer_step1()).c_str(),
+                 step_text(step).c_str());
+    return true;
+  }
 };
 
 class Launcher final : public Bootstrap {

@@ -47,7 +47,10 @@ class Bootstrap {
   virtual void finalized() = 0;
   // Called from exit() when the process did not finalize: report it (in which
   // superstep) so the job ends with that message. bspkrun sees it by itself.
-  virtual void exiting(uint32_t /*superstep*/) {}
+  // True when no launcher will give the job a failed exit status for it (one
+  // process started without a launcher, which reports it itself): the process
+  // then exits with 1 where it would have exited with 0, as under bspkrun.
+  virtual bool exiting(uint32_t /*superstep*/) { return false; }
   // bspk_init failed here after the bootstrap started: tell the others why
   // (under Slurm the hub ends the job with this message). Does not wait.
   virtual void init_failed(const std::string& /*message*/) {}

@@ -150,8 +150,9 @@ class HubBacked : public Bootstrap {
   void init_failed(const std::string& message) override {
     if (client_) client_->abort(1, message, /*wait=*/false);
   }
-  void exiting(uint32_t step) override {
+  bool exiting(uint32_t step) override {
     if (client_) client_->exiting(step);
+    return false;
   }
   bool alive() override { return !client_ || client_->alive(); }
   int computing_peer(uint32_t step) override { return client_ ? client_->computing_peer(step) : -1; }

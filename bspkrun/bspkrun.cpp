@@ -601,9 +601,16 @@ void Launcher::parent_gone(bool died) {
   if (p.sock >= 0) read_client(p.sock, true);
   if (status_ && status_[0].state == static_cast<uint32_t>(ProcState::Done)) p.finalized = true;
   if (failing_ || p.finalized) return;
-  fail_job(1, strprintf("bspkrun: pid 0 (os pid %d, the process that started this job) %s before calling "
-                        "bspk_finalize%s; ending the job",
-                        (int)adopt_pid, died ? "died" : "exited", where(0).c_str()));
+  // Died: before bspk_finalize, in the superstep it published last. Exited:
+  // named as for any process (a BSPlib program's "(BSPlib's end)").
+  if (died)
+    fail_job(1, strprintf("bspkrun: pid 0 (os pid %d, the process that started this job) died before calling "
+                          "bspk_finalize%s; ending the job",
+                          (int)adopt_pid, where(0).c_str()));
+  else
+    fail_job(1, strprintf("bspkrun: pid 0 (os pid %d, the process that started this job)%s; ending the job",
+                          (int)adopt_pid,
+                          where(0, status_ ? exit_text(status_[0].state) : unfinalized_text).c_str()));
 }
 
 // SIGTERM goes queued with the job's exit status (kEndOfJob | status): pid 0

@@ -162,18 +162,34 @@ std::string describe(int st) {
 
 // At exit of pid 0: say it is leaving (close the pipe), then wait until the
 // other processes have ended and reap bspkrun (their parent: it reaps them).
-// Its exit status stays its own. A forked process has g_owner -1 (or another
-// pid): it returns at once.
-void wait_for_job() {
+// `own` is the status this process passed to exit() (-1: not known). A
+// non-zero one stays its own; with 0, if bspkrun ended the job as failed
+// (this process left before bspk_finalize, or another process failed after
+// it had finalized), the process exits with bspkrun's status instead, as
+// bsprun would have (an SPMD function that returned without bsp_end: 1, not
+// 0). A forked process has g_owner -1 (or another pid): it returns at once.
+void wait_for_job_from(int own) {
   if (g_launcher <= 0 || getpid() != g_owner) return;
   std::fflush(nullptr);  // this process's output before any report of bspkrun's
   close(g_fd);
   g_fd = -1;
-  int st;
-  while (waitpid(g_launcher, &st, 0) < 0 && errno == EINTR) {
+  int st = 0;
+  pid_t r;
+  while ((r = waitpid(g_launcher, &st, 0)) < 0 && errno == EINTR) {
   }
   g_launcher = -1;
+  if (own == 0 && r > 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+    std::fflush(nullptr);
+    _exit(WEXITSTATUS(st));  // (from an exit handler: the remaining ones are skipped)
+  }
 }
+#ifdef __GLIBC__
+void wait_for_job_on_exit(int status, void*) { wait_for_job_from(status); }
+bool register_wait_for_job() { return on_exit(wait_for_job_on_exit, nullptr) == 0; }
+#else
+void wait_for_job() { wait_for_job_from(-1); }
+bool register_wait_for_job() { return std::atexit(wait_for_job) == 0; }
+#endif
 
 int fail(char* error, size_t size, const std::string& msg) {
   if (error && size > 0) std::snprintf(error, size, "%s", msg.c_str());
@@ -479,6 +495,6 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   sigemptyset(&term.sa_mask);
   sigaction(SIGTERM, &term, &g_old_term);
   static bool registered = false;
-  if (!registered) registered = std::atexit(wait_for_job) == 0;
+  if (!registered) registered = register_wait_for_job();
   return 0;
 }

@@ -45,7 +45,11 @@
  * that it is leaving (by closing its end of the pipe: an exit before
  * bspk_finalize ends the job with a message) and waits until bspkrun has
  * reaped the others and exited, so that their output is complete and no
- * process is left. Its exit status stays its own.
+ * process is left. A non-zero exit status stays its own; an exit with 0 while
+ * bspkrun ended the job as failed (this process left before bspk_finalize --
+ * a BSPlib SPMD function that returned without bsp_end --, or another one
+ * failed) becomes bspkrun's status (1), as under bsprun (glibc's on_exit
+ * tells the handler the status; elsewhere it stays the process's own).
  *
  * Where bspkrun is: $BSPK_BSPKRUN if set (a path, or a name searched in PATH);
  * else ../bin/bspkrun next to the library or program that holds this code

@@ -28,6 +28,13 @@
 #                  SIGTERM carries it; bsplib/spawn.cpp.)
 #   parent_exit    pid 0 calls exit(3) before bspk_finalize: exit status 3,
 #                  bspkrun says pid 0 exited, nothing left
+#   parent_exit0   pid 0 calls exit(0) before bspk_finalize: exit status 1
+#                  (bspkrun's, as under bspkrun: the job failed), bspkrun says
+#                  pid 0 exited without calling bspk_finalize, nothing left
+#   bsplib_no_end  (TEST_SPAWN is test_spawn_bsplib) its SPMD function returns
+#                  without bsp_end: exit status 1, one report naming BSPlib's
+#                  end (P = 1: the process's own, no launcher; else bspkrun's),
+#                  nothing left
 #   parent_killed  pid 0 is killed with SIGKILL mid-run: bspkrun says pid 0
 #                  died and every other process of the job is gone within 5 s
 #   parent_term    the same with a user's SIGTERM: pid 0 is terminated by it
@@ -173,7 +180,29 @@ case $case_ in
     run "$np" parent_exit "$tag"
     [ $status = 3 ] || fail "exit status $status, expected 3 (pid 0's own)"
     [ $secs -lt 20 ] || fail "the job took $secs s"
-    expect_count 1 "^bspkrun: pid 0 \(os pid [0-9]+, the process that started this job\) exited before calling bspk_finalize in superstep 2" "$err"
+    expect_count 1 "^bspkrun: pid 0 \(os pid [0-9]+, the process that started this job\) exited without calling bspk_finalize in superstep 2" "$err"
+    gone_within 5
+    ;;
+  parent_exit0)
+    run "$np" parent_exit0 "$tag"
+    [ $status = 1 ] || fail "exit status $status, expected 1 (bspkrun's: the job failed)"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^bspkrun: pid 0 \(os pid [0-9]+, the process that started this job\) exited without calling bspk_finalize in superstep 2 .*; ending the job" "$err"
+    gone_within 5
+    ;;
+  bsplib_no_end)
+    t0=$SECONDS
+    echo "$np" | timeout -k 5 100 "$bin" "$tag" no_end >"$out" 2>"$err"
+    status=$? secs=$((SECONDS - t0))
+    [ $status = 1 ] || fail "exit status $status, expected 1 (as under bsprun)"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count "$np" "^test_spawn_bsplib: pid [0-9]+ of $np, global" "$out"
+    if [ "$np" = 1 ]; then
+      expect_count 1 "^bspk: pid 0 \(os pid [0-9]+, the only process, started without a launcher\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 2 \(BSPk superstep [0-9]+\)$" "$err"
+    else
+      expect_count 1 "^bspkrun: pid [0-9]+ \(os pid [0-9]+.*\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 2 .*; ending the job" "$err"
+    fi
+    expect_count 1 "exited without calling" "$err"
     gone_within 5
     ;;
   parent_killed | parent_term)

@@ -17,7 +17,8 @@
  * bspk_abort in superstep 1); child_killed (the last pid raises SIGKILL in
  * superstep 2); child_crash (the last pid writes through a null pointer in
  * superstep 2); child_exit (the last pid calls exit(0) in superstep 2, without
- * bspk_finalize); parent_exit (pid 0 calls exit(3) in superstep 2); hang
+ * bspk_finalize); parent_exit (pid 0 calls exit(3) in superstep 2);
+ * parent_exit0 (pid 0 calls exit(0) in superstep 2); hang
  * (after its line every process syncs for up 60 s: the test kills pid 0
  * meanwhile); spawn_error (bsplib_spawn_self is expected to fail: print its
  * message and whether a child is left). */
@@ -42,7 +43,7 @@ static long global = -1; /* set by pid 0 before the spawn */
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: test_spawn P ok|output|abort|child_killed|child_exit|parent_exit|hang|spawn_error ARGS...\n");
+    fprintf(stderr, "usage: test_spawn P ok|output|abort|child_killed|child_exit|parent_exit|parent_exit0|hang|spawn_error ARGS...\n");
     return 2;
   }
   const int P = atoi(argv[1]);
@@ -126,6 +127,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(mode, "child_exit") == 0 && me == p - 1) exit(0);
   if (strcmp(mode, "parent_exit") == 0 && me == 0) exit(3);
+  if (strcmp(mode, "parent_exit0") == 0 && me == 0) exit(0);
   if (strcmp(mode, "hang") == 0) {
     for (int i = 0; i < 6000; ++i) { /* at least 60 s; the same count everywhere */
       CHECK(bspk_sync() == BSPK_OK);

@@ -5,16 +5,20 @@
  * the SPMD function runs on pid 0 only. Checked by tests/spawn/run.sh (case
  * bsplib).
  *
- *   echo P | test_spawn_bsplib TAG
+ *   echo P | test_spawn_bsplib TAG [no_end]
  *
  * Each pid prints "test_spawn_bsplib: pid I of P, global G, from left L"
- * (L: the pid of its left neighbour, put there in the SPMD section). */
+ * (L: the pid of its left neighbour, put there in the SPMD section). With
+ * no_end the SPMD function returns without bsp_end (a program's bug: the job
+ * must fail, exit status 1, as under bsprun). */
 #include <bsp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int P = 0;
 static int global = -1;
+static int no_end = 0;
 
 static void spmd(void) {
   bsp_begin(P);
@@ -25,6 +29,7 @@ static void spmd(void) {
   bsp_sync();
   printf("test_spawn_bsplib: pid %d of %d, global %d, from left %d\n", me, p, global, left);
   bsp_pop_reg(&left);
+  if (no_end) return;
   bsp_end();
 }
 
@@ -35,6 +40,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   global = 100 + P;
+  no_end = argc > 2 && strcmp(argv[2], "no_end") == 0;
   bsp_init(spmd, argc, argv);
   spmd();
   printf("test_spawn_bsplib: done\n");
