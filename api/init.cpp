@@ -20,6 +20,7 @@
 
 #include "api/runtime.h"
 #include "base/config.h"
+#include "base/exit_status.h"
 #include "base/placement.h"
 #include "base/random.h"
 #include "boot/hub.h"
@@ -170,7 +171,7 @@ Runtime* abandoned = nullptr;
 // is the one passed to exit() (-1: not known); one process without a
 // launcher reports it itself and then exits with 1 instead of 0, as
 // `bspkrun -n 1` would.
-void at_exit_from(int status) {
+void at_exit(int status) {
   Runtime* r = rt ? rt : abandoned;
   if (!r || !r->boot) return;
   if (r->boot->exiting(r->engine ? r->engine->step() : 0) && status == 0) {
@@ -178,13 +179,6 @@ void at_exit_from(int status) {
     _exit(1);  // (from an exit handler: the remaining ones are skipped)
   }
 }
-#ifdef __GLIBC__
-void at_exit_on_exit(int status, void*) { at_exit_from(status); }
-bool register_at_exit() { return on_exit(at_exit_on_exit, nullptr) == 0; }
-#else
-void at_exit() { at_exit_from(-1); }
-bool register_at_exit() { return std::atexit(at_exit) == 0; }
-#endif
 
 // The start-up record each process publishes: its endpoint address, plus the
 // base, key and offset of a probe word in its first frame slab (fi_mr_key is
@@ -524,7 +518,7 @@ void init_runtime(int* argc, char*** argv) {
   }
   rt = r.release();
   static bool registered = false;
-  if (!registered) registered = register_at_exit();
+  if (!registered) registered = at_exit_with_status<at_exit>();
 }
 
 int finalize_runtime() {

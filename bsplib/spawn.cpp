@@ -5,6 +5,7 @@
 #include "bsplib/spawn.h"
 
 #include "base/end_of_job.h"
+#include "base/exit_status.h"
 #include "base/exec_path.h"
 
 #include <dlfcn.h>
@@ -168,7 +169,7 @@ std::string describe(int st) {
 // it had finalized), the process exits with bspkrun's status instead, as
 // bsprun would have (an SPMD function that returned without bsp_end: 1, not
 // 0). A forked process has g_owner -1 (or another pid): it returns at once.
-void wait_for_job_from(int own) {
+void wait_for_job(int own) {
   if (g_launcher <= 0 || getpid() != g_owner) return;
   std::fflush(nullptr);  // this process's output before any report of bspkrun's
   close(g_fd);
@@ -183,13 +184,6 @@ void wait_for_job_from(int own) {
     _exit(WEXITSTATUS(st));  // (from an exit handler: the remaining ones are skipped)
   }
 }
-#ifdef __GLIBC__
-void wait_for_job_on_exit(int status, void*) { wait_for_job_from(status); }
-bool register_wait_for_job() { return on_exit(wait_for_job_on_exit, nullptr) == 0; }
-#else
-void wait_for_job() { wait_for_job_from(-1); }
-bool register_wait_for_job() { return std::atexit(wait_for_job) == 0; }
-#endif
 
 int fail(char* error, size_t size, const std::string& msg) {
   if (error && size > 0) std::snprintf(error, size, "%s", msg.c_str());
@@ -495,6 +489,6 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   sigemptyset(&term.sa_mask);
   sigaction(SIGTERM, &term, &g_old_term);
   static bool registered = false;
-  if (!registered) registered = register_wait_for_job();
+  if (!registered) registered = bspk::at_exit_with_status<wait_for_job>();
   return 0;
 }

@@ -10,12 +10,13 @@
 #   4. coll/ (the collectives, a layer over the C API inside libbspk) and
 #      include/bspk_coll.h / bspk_coll.hpp include only <bspk.h>,
 #      <bspk_coll.h>, <bspk.hpp> (the .hpp) and the standard library.
-# Three headers of base/ are open to every layer, bsplib/ and coll/ too:
+# Four headers of base/ are open to every layer, bsplib/ and coll/ too:
 # base/copy.h (copy_bytes, memcpy without the slow offsets of rep movsb on
 # AMD Zen) and base/exec_path.h (a program found as execvp would; bspkrun
 # and bsplib/spawn.cpp) and base/end_of_job.h (the value of bspkrun's
-# job-ending SIGTERM to a program that spawned it); header-only, no runtime
-# state.
+# job-ending SIGTERM to a program that spawned it) and base/exit_status.h
+# (an exit handler told the exit status; api/init.cpp and
+# bsplib/spawn.cpp); header-only, no runtime state.
 set -u
 src=${1:?usage: check_layering.sh SRC}
 cd "$src" || exit 2
@@ -29,7 +30,7 @@ declare -A allowed=(
   [dsm]="base comem sync dsm"
   [api]="base boot comem fabric sync mp dsm api"
   [bspkrun]="base boot"
-  [bsplib]="bsplib base/copy.h base/end_of_job.h base/exec_path.h"
+  [bsplib]="bsplib base/copy.h base/end_of_job.h base/exec_path.h base/exit_status.h"
   [costmodel]="costmodel"
   [coll]="coll base/copy.h"
 )
