@@ -246,7 +246,9 @@ BSPK_BSP_API void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offs
 /* ---- BSMP -----------------------------------------------------------------------
  * bsp_set_tagsize(&t): collective (same number of calls and values on every
  * process), takes effect at the next bsp_sync; sets *t to the size requested
- * by the previous call in this superstep, or to the size in force if none.
+ * by the previous call in this superstep, or to the size in force if none
+ * [choice, BSPonMPI 1.1; LPF's BSPlib and Krusche's BSPonMPI fork give the
+ * size in force either way].
  * Default tag size 0. A message's tag size is the one in force when it was
  * sent.
  * bsp_send: tag (tag size bytes, may be NULL when 0) and payload are copied at
