@@ -395,11 +395,17 @@ extern "C" int bsplib_spawn_self(int nprocs, char* error, size_t error_size) {
   // What this process has written so far is printed once: nothing buffered
   // is copied into the forks. From now on stdout is line-buffered in every
   // process (a line is one write, so lines of different processes do not mix
-  // on a pipe or in a file).
+  // on a pipe or in a file, and a line printed is out before a failure
+  // elsewhere ends the process). With a buffer of its own: on a stream that
+  // has written before (a prompt before bsp_begin), glibc's setvbuf with NULL
+  // only sets the flag and keeps the full buffering its last flush set up,
+  // where a new buffer resets the stream (lines of pid 0 were lost when
+  // another process's failure ended it; test Spawn.bsplib_abort_lines_p3).
+  static char line_buffer[BUFSIZ];
   std::cout.flush();
   std::clog.flush();
   std::fflush(nullptr);
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::setvbuf(stdout, line_buffer, _IOLBF, sizeof line_buffer);
 
   pid_t pid = fork();
   if (pid < 0) {

@@ -16,6 +16,11 @@
 #                  with pid 0's global, exit 0, nothing left
 #   abort          the last pid calls bspk_abort: the job ends within 20 s with
 #                  status 1 (bspkrun's), the message printed once, nothing left
+#   bsplib_abort_lines (TEST_SPAWN is test_spawn_bsplib) a line printed
+#                  before bsp_begin, every pid's line after it (no fflush),
+#                  then the last pid calls bsp_abort one superstep later:
+#                  every line is in the file (line-buffered from bsp_begin
+#                  on), status 1
 #   child_killed   the last pid is killed by SIGKILL: bspkrun says so, the job
 #                  ends with status 137 (128 + 9, as under bspkrun), nothing left
 #   child_crash    the last pid writes through a null pointer: bspkrun says it
@@ -157,6 +162,17 @@ case $case_ in
     expect_count 1 "bspk_abort \(pid $last, superstep 1\): boom 42" "$err"
     expect_count 1 "^bspkrun: pid $last called bspk_abort in superstep 1 \(computing\); ending the job" "$err"
     expect_count 1 "boom" "$err"
+    gone_within 5
+    ;;
+  bsplib_abort_lines)
+    t0=$SECONDS
+    timeout -k 5 100 "$bin" "$tag" abort_lines "$np" </dev/null >"$out" 2>"$err"
+    status=$? secs=$((SECONDS - t0))
+    [ $status = 1 ] || fail "exit status $status, expected 1 (as after bsp_abort under bsprun)"
+    [ $secs -lt 20 ] || fail "the job took $secs s"
+    expect_count 1 "^test_spawn_bsplib: before bsp_begin$" "$out"
+    for ((r = 0; r < np; ++r)); do expect_count 1 "^test_spawn_bsplib: pid $r line$" "$out"; done
+    expect_count 1 "boom after the lines" "$err"
     gone_within 5
     ;;
   child_killed | child_crash)

@@ -10,7 +10,14 @@
  * Each pid prints "test_spawn_bsplib: pid I of P, global G, from left L"
  * (L: the pid of its left neighbour, put there in the SPMD section). With
  * no_end the SPMD function returns without bsp_end (a program's bug: the job
- * must fail, exit status 1, as under bsprun). */
+ * must fail, exit status 1, as under bsprun).
+ *
+ *   test_spawn_bsplib TAG abort_lines P
+ *
+ * prints a line, then (no stdin read, no bsp_init) bsp_begin(P); each pid
+ * prints "test_spawn_bsplib: pid I line" (no fflush), all sync, then the last
+ * pid calls bsp_abort: every pid's line must be out (stdout line-buffered from
+ * bsp_begin on, also after the line printed before it). */
 #include <bsp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +40,25 @@ static void spmd(void) {
   bsp_end();
 }
 
+static int abort_lines(int p) {
+  printf("test_spawn_bsplib: before bsp_begin\n");
+  bsp_begin(p);
+  /* puts, as printf of a constant string compiles to: glibc's printf and
+   * fputs flush a line-buffered stream by its flag, while puts writes the
+   * newline with putc, which flushes only where the stream's pointers were
+   * set up for line buffering */
+  char line[64];
+  snprintf(line, sizeof line, "test_spawn_bsplib: pid %d line", bsp_pid());
+  puts(line);
+  bsp_sync();
+  if (bsp_pid() == bsp_nprocs() - 1) bsp_abort("boom after the lines\n");
+  bsp_sync();
+  bsp_end();
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 3 && strcmp(argv[2], "abort_lines") == 0) return abort_lines(atoi(argv[3]));
   printf("test_spawn_bsplib: how many processes? (%d cores)\n", bsp_nprocs());
   if (scanf("%d", &P) != 1 || P < 1) {
     fprintf(stderr, "test_spawn_bsplib: no number of processes on stdin\n");
