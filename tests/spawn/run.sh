@@ -90,13 +90,15 @@ gone_within() {  # S: every process of the run has ended within S seconds
   done
   fail "processes still running $1 s after the job ended: $(alive)"
 }
-run() {  # run the program (stdin: two lines for pid 0), status in $status, time in $secs
-  local t0=$SECONDS
-  printf '42\nsecret\n' | timeout -k 5 100 "$bin" "$@" >"$out" 2>"$err"
+run_input() {  # INPUT ARGS...: run the program with INPUT on stdin, status in $status, time in $secs
+  local t0=$SECONDS input=$1
+  shift
+  printf '%s' "$input" | timeout -k 5 100 "$bin" "$@" >"$out" 2>"$err"
   status=$?
   secs=$((SECONDS - t0))
   [ $status = 124 ] && fail "time limit reached"
 }
+run() { run_input $'42\nsecret\n' "$@"; }  # test_spawn: two lines for pid 0
 run_pipe() {  # run, stdout a pipe (to cat)
   local t0=$SECONDS
   printf '42\nsecret\n' | timeout -k 5 100 "$bin" "$@" 2>"$err" | cat >"$out"
@@ -141,9 +143,7 @@ case $case_ in
     gone_within 0
     ;;
   bsplib)
-    t0=$SECONDS
-    echo "$np" | timeout -k 5 100 "$bin" "$tag" >"$out" 2>"$err"
-    status=$? secs=$((SECONDS - t0))
+    run_input "$np"$'\n' "$tag"
     [ $status = 0 ] || fail "exit status $status, expected 0"
     expect_count 1 "^test_spawn_bsplib: how many processes\? \([0-9]+ cores\)$" "$out"
     expect_count "$np" "^test_spawn_bsplib: pid [0-9]+ of $np, global $((100 + np)), from left [0-9]+$" "$out"
@@ -165,9 +165,7 @@ case $case_ in
     gone_within 5
     ;;
   bsplib_abort_lines)
-    t0=$SECONDS
-    timeout -k 5 100 "$bin" "$tag" abort_lines "$np" </dev/null >"$out" 2>"$err"
-    status=$? secs=$((SECONDS - t0))
+    run_input "" "$tag" abort_lines "$np"
     [ $status = 1 ] || fail "exit status $status, expected 1 (as after bsp_abort under bsprun)"
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count 1 "^test_spawn_bsplib: before bsp_begin$" "$out"
@@ -192,24 +190,19 @@ case $case_ in
     expect_count 1 "^bspkrun: pid $last \(os pid [0-9]+\) exited without calling bspk_finalize in superstep 2.*; ending the job" "$err"
     gone_within 5
     ;;
-  parent_exit)
-    run "$np" parent_exit "$tag"
-    [ $status = 3 ] || fail "exit status $status, expected 3 (pid 0's own)"
-    [ $secs -lt 20 ] || fail "the job took $secs s"
-    expect_count 1 "^bspkrun: pid 0 \(os pid [0-9]+, the process that started this job\) exited without calling bspk_finalize in superstep 2" "$err"
-    gone_within 5
-    ;;
-  parent_exit0)
-    run "$np" parent_exit0 "$tag"
-    [ $status = 1 ] || fail "exit status $status, expected 1 (bspkrun's: the job failed)"
+  parent_exit | parent_exit0)
+    run "$np" "$case_" "$tag"
+    if [ "$case_" = parent_exit ]; then
+      [ $status = 3 ] || fail "exit status $status, expected 3 (pid 0's own)"
+    else
+      [ $status = 1 ] || fail "exit status $status, expected 1 (bspkrun's: the job failed)"
+    fi
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count 1 "^bspkrun: pid 0 \(os pid [0-9]+, the process that started this job\) exited without calling bspk_finalize in superstep 2 .*; ending the job" "$err"
     gone_within 5
     ;;
   bsplib_no_end)
-    t0=$SECONDS
-    echo "$np" | timeout -k 5 100 "$bin" "$tag" no_end >"$out" 2>"$err"
-    status=$? secs=$((SECONDS - t0))
+    run_input "$np"$'\n' "$tag" no_end
     [ $status = 1 ] || fail "exit status $status, expected 1 (as under bsprun)"
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count "$np" "^test_spawn_bsplib: pid [0-9]+ of $np, global" "$out"
