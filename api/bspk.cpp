@@ -40,6 +40,9 @@ namespace bspk::api {
 
 Runtime* rt = nullptr;
 bool finalized = false;
+// The superstep the next recorded error names when the engine has already
+// counted it ended (an error of bspk_sync_allgather's wait), or -1.
+static int64_t ending_step = -1;
 int starting_pid = -1;
 int over_code = 0;
 
@@ -87,7 +90,7 @@ std::string where(const char* call) {
   if (!rt && !finalized && std::strcmp(call, "bspk_init") == 0)
     return starting_pid >= 0 ? strprintf("%s (pid %d, starting)", call, starting_pid) : strprintf("%s (starting)", call);
   if (!rt) return strprintf(finalized ? "%s (after bspk_finalize)" : "%s (before bspk_init)", call);
-  const uint32_t step = rt->engine ? rt->engine->step() : 0;
+  const uint32_t step = ending_step >= 0 ? static_cast<uint32_t>(ending_step) : rt->engine ? rt->engine->step() : 0;
   if (rt->boot && rt->boot->layer_step1())  // a layer's own count first (bspk_set_layer_superstep)
     return strprintf("%s (pid %d, %s superstep %u; BSPk superstep %u)", call, rt->pid, rt->boot->layer(),
                      rt->boot->layer_step1() - 1, step);
@@ -168,6 +171,7 @@ void print_error(const std::string& text) {
 
 int record(const char* call, int code, const char* msg) {
   last_error = where(call) + ": " + msg;
+  ending_step = -1;
   // The first [over] error is the one bspk_finalize returns (without a second message).
   if (rt && over_code == 0 && leaves_over(call, code)) over_code = code;
   if (policy == ErrorPolicy::Abort) abort_job("bspk: error (BSPK_ERRORS=abort): " + last_error, 1);
@@ -450,7 +454,14 @@ void sync_allgather(const char* call, const iovec* iov, int iovcnt, size_t nbyte
       r.engine->gather_end();
       throw;
     }
-    r.engine->gather_wait();
+    try {
+      r.engine->gather_wait();
+    } catch (...) {
+      // An error of the wait is the ended superstep's (the engine counts it
+      // ended already): record() names that one, as for a counted bspk_sync.
+      ending_step = static_cast<int64_t>(r.engine->step()) - 1;
+      throw;
+    }
     for (int j = 0; j < p; ++j) {
       size_t n = 0;
       const unsigned char* b = r.engine->gather_block(j, &n);

@@ -44,8 +44,28 @@ int report(const char* call, int64_t step, int code, const std::string& what) {
 int report_local(const char* call, int code, const std::string& what) { return report(call, -1, code, what); }
 
 int record_nested(const char* call, int64_t step, int code, const char* c_call) {
-  const char* m = bspk_error_string();
-  last() = where(call, step) + ": " + c_call + " failed: " + (m && *m ? m : "(no message)");
+  std::string m = bspk_error_string() ? bspk_error_string() : "";
+  if (m.empty()) m = "(no message)";
+  // The C API's message starts "C_CALL (pid P, superstep S): "; the pid is
+  // said already, and S only when it is a later superstep than the
+  // collective's first (a collective may take several): "C_CALL [in
+  // superstep S] failed: ...".
+  std::string what = std::string(c_call) + " failed: " + m;
+  const std::string head = std::string(c_call) + " (pid " + std::to_string(bspk_pid()) + ", superstep ";
+  if (m.compare(0, head.size(), head) == 0) {
+    const size_t close = m.find("): ", head.size());
+    if (close != std::string::npos) {
+      const std::string s = m.substr(head.size(), close - head.size());
+      const bool same = s == std::to_string(step < 0 ? superstep_now() : step);
+      what = std::string(c_call) + (same ? "" : " in superstep " + s) + " failed: " + m.substr(close + 3);
+    }
+  }
+  // The engine speaks of its own calls (bspk_expect, bspk_sync_allgather);
+  // say what the program did.
+  if (code == BSPK_ERR_MODE)
+    what += "; every process must make this collective call here, and another process ended the superstep "
+            "otherwise (bspk_sync, or a superstep of its own)";
+  last() = where(call, step) + ": " + what;
   return code;
 }
 

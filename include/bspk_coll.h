@@ -38,7 +38,11 @@
  *     API call made by the collective fails (e.g. bspk_sync: BSPK_ERR_PEER),
  *     the C API has printed its own message; bspk_coll_error_string() then
  *     holds "CALL (pid P, superstep S): bspk_sync failed: <its message>"
- *     and nothing more is printed.
+ *     (with "bspk_sync in superstep S2 failed" when it was a later
+ *     superstep of the collective), and nothing more is printed. A
+ *     BSPK_ERR_MODE there (another process ended the superstep by a
+ *     bspk_sync or a superstep of its own) adds "; every process must make
+ *     this collective call here, ...".
  *
  * Mismatches. The first superstep of every collective is the *header
  * superstep*, in which every process learns every other's header -- the

@@ -159,8 +159,8 @@ bool Engine::board_complete(uint32_t s) {
     if ((++board_polls_ & 255) == 0) {
       if (int g = board_->gathering(s); g >= 0)
         fail(BSPK_ERR_MODE,
-             "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync_allgather, this process "
-             "a %s bspk_sync",
+             "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync_allgather (the superstep of "
+             "a collective such as bspk_allreduce, or of BSPlib's bsp_sync), this process a %s bspk_sync",
              s, g, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
       int j = board_->left_without_joining(s);
       if (j >= 0) fail_left_without_joining(s, j);

@@ -47,7 +47,9 @@ void Engine::gather_wait() {
         if (k >= 0) {
           gather_end();
           fail(BSPK_ERR_MODE,
-               "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather, pid %d %s", s, k,
+               "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather (the "
+               "superstep of a collective such as bspk_allreduce, or of BSPlib's bsp_sync), pid %d %s",
+               s, k,
                counted ? "a counted bspk_sync (or bspk_will_send)" : "left the superstep without it (bspk_expect)");
         }
       }

@@ -459,6 +459,21 @@ static void run_state(void) {
   if (me == 0) printf("state checks done\n");
 }
 
+/* A collective on all but the last pid, a plain bspk_sync on the last: an
+ * error of the superstep (the job ends), whose messages name the user's
+ * calls: the collective and its superstep once, not the sync layer's own
+ * call with a second superstep number. */
+static int run_coll_vs_sync(void) {
+  bspk_ptr x = bspk_malloc("", 0, 16, 8);
+  for (int i = 0; i < 16; i++) *(int64_t *)el(x, (size_t)i) = me;
+  int rc = me == P - 1 ? bspk_sync() : bspk_allreduce(x, 4, BSPK_SUM | BSPK_INT64);
+  printf("pid %d: coll-vs-sync rc is BSPK_ERR_MODE=%d: %s\n", me, rc == BSPK_ERR_MODE,
+         me == P - 1 ? bspk_error_string() : bspk_coll_error_string());
+  fflush(stdout);
+  sleep(1); /* every process prints before the first exit ends the job */
+  return 1;
+}
+
 /* Mismatches: the last pid passes something else. */
 static int run_mismatch(const char *what) {
   int odd = me == P - 1;
@@ -536,6 +551,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "quick")) run_all(1);
   else if (!strcmp(mode, "skew")) run_skew();
   else if (!strcmp(mode, "state")) run_state();
+  else if (!strcmp(mode, "coll-vs-sync")) status = run_coll_vs_sync();
   else if (!strncmp(mode, "mismatch-", 9)) status = run_mismatch(mode + 9);
   else { fprintf(stderr, "unknown mode %s\n", mode); return 2; }
   printf("coll_test pid=%d p=%d: %ld checks, %ld failures\n", me, P, checks, failures);
