@@ -749,6 +749,9 @@ int bspk_move(bspk_ptr dst, bspk_ptr src, size_t n) {
 
 int bspk_sender_id(bspk_ptr p) {
   if (p.region == 0) return record("bspk_sender_id", BSPK_ERR_PTR, "comem pointer is BSPK_NULL");
+  // A bspk_lookup pointer names a region, not a message: its owner (as
+  // bspk_owner gives it), not the handle's placeholder field.
+  if (dsm::Dsm::is_handle(p)) return bspk_owner(p);
   return p.sender;
 }
 

@@ -553,7 +553,9 @@ BSPK_API int bspk_send_buf(int dest, const void *src, size_t nbytes);
 BSPK_API bspk_ptr bspk_recv(void);
 
 /* Pid of the process that sent the message region p points into; for a region
- * allocated by bspk_malloc, its owner. Errors: BSPK_ERR_PTR for BSPK_NULL. */
+ * allocated by bspk_malloc, its owner; for a bspk_lookup pointer, what
+ * bspk_owner gives (-1 until its pair is resolved). Errors: BSPK_ERR_PTR for
+ * BSPK_NULL. */
 BSPK_API int bspk_sender_id(bspk_ptr p);
 
 /* ---- Distributed shared memory [BSPk §3, §6.2, Figs. 5-6] -------------------

@@ -196,9 +196,13 @@ int samestep(int, char**) {
   bspk_ptr a = bspk_malloc("first", me, N, 8);
   bspk_ptr A = bspk_lookup("first", right);
   CHECK(bspk_owner(A) == right || bspk_owner(A) == -1, "owner %d", bspk_owner(A));
+  CHECK(bspk_sender_id(A) == bspk_owner(A), "bspk_sender_id %d of a lookup pointer, owner %d", bspk_sender_id(A),
+        bspk_owner(A));
   OK(bspk_copy(A, src, N));
   OK(bspk_sync());
   CHECK(bspk_owner(A) == right, "lookup pointer resolved to %d", bspk_owner(A));
+  CHECK(bspk_sender_id(A) == right, "bspk_sender_id %d of a resolved lookup pointer, owner %d", bspk_sender_id(A),
+        right);
   for (uint64_t k = 0; k < N; ++k) CHECK(at(a, k) == h3(static_cast<uint64_t>(left), 77, k), "first[%llu]", (unsigned long long)k);
   OK(bspk_expect(1));  // the store from the left (with p = 1 a local copy, counted too)
   if (me % 2 == 0) usleep(20000);
