@@ -28,7 +28,7 @@
 // ---- user settings (README "Environment", in this order) ----
 BSPK_CONFIG_VAR(FRAME_SIZE, "BSPK_FRAME_SIZE", Size, User, kNoDefault, 0, 0, nullptr,
                 "64K on shm, 256K on tcp/verbs",
-                "frame size in bytes (power of two ≥ 64; K/M suffixes). Larger frames move large messages "
+                "frame size in bytes (power of two from 64 to 64M; K/M suffixes). Larger frames move large messages "
                 "faster; every message occupies at least one frame on its receiver until freed")
 BSPK_CONFIG_VAR(SYNC_TIMEOUT, "BSPK_SYNC_TIMEOUT", SecondsOrOff, User, 60.0, 0, 0, nullptr,
                 "60; off for BSPlib programs and under bsprun",

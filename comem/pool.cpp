@@ -24,8 +24,8 @@ unsigned log2u(size_t x) {
 
 FramePool::FramePool(fabric::Transport* ep, size_t frame_size, size_t limit_bytes, size_t min_slab)
     : ep_(ep), frame_size_(frame_size), limit_(limit_bytes) {
-  if (!is_pow2(frame_size) || frame_size < 64)
-    fail(BSPK_ERR_ARG, "frame size %zu is not a power of two >= 64 (BSPK_FRAME_SIZE)", frame_size);
+  if (!is_pow2(frame_size) || frame_size < 64 || frame_size > kMaxFrameSize)
+    fail(BSPK_ERR_ARG, "frame size %zu is not a power of two from 64 bytes to 64M (BSPK_FRAME_SIZE)", frame_size);
   // A slab holds at least 32 frames and is at least min_slab (8 MiB for data
   // frames): few registrations, and a power of two so that address >> slab_shift
   // names the slab.

@@ -33,9 +33,14 @@
 
 namespace bspk::comem {
 
+// The largest frame (BSPK_FRAME_SIZE): a slab holds at least 32 frames, so
+// 64 MiB frames make 2 GiB slabs; larger ones would ask for slabs beyond most
+// nodes' memory (and sizes near 2^64 overflow the slab arithmetic).
+inline constexpr size_t kMaxFrameSize = size_t{64} << 20;
+
 class FramePool {
  public:
-  // frame_size: power of two >= 64. ep may be null (no registration: unit tests).
+  // frame_size: power of two in [64, kMaxFrameSize]. ep may be null (no registration: unit tests).
   // limit_bytes: most bytes of slabs to allocate (0 = no limit).
   // min_slab: smallest slab (a power of two); a slab holds at least 32 frames.
   FramePool(fabric::Transport* ep, size_t frame_size, size_t limit_bytes = 0,

@@ -83,6 +83,15 @@ SCENARIO_ROW({.test = "StatsLinePerProcess", .args = "traffic expect 4", .env = 
 // rendezvous threshold.
 SCENARIO_ROW({.test = "TrafficOver4KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=4096"});
 SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=262144"});
+// A frame size beyond 64 MiB is refused at bspk_init, naming the bound: 2^63
+// used to overflow the slab size (a crash), 2^40 to stall the start, 2^34 to
+// fill /dev/shm until the kernel killed the process.
+SCENARIO_ROW({.test = "FrameSizeAbove64MiBIsRefused", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_FRAME_SIZE=9223372036854775808", .status = fails(),
+              .out = {at_least(1, "bspk_init \\(pid [01], starting\\): BSPK_FRAME_SIZE=9223372036854775808 is not a "
+                                  "power of two from 64 bytes to 64M"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 20});
 // Over rxm (tcp;ofi_rxm), messages past its eager limit travel as header, then
 // payload alone into a frame posted for it (sync/wire.h, kTagBody); over net
 // (what tcp runs) those of several frames do: the random traffic (up to 1
