@@ -286,6 +286,9 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   if (r.pid == 0 && std::strcmp(r.boot->kind(), "bspkrun") != 0)
     for (const config::Unknown& u : config::unknown_settings())
       std::fprintf(stderr, "bspk: warning: %s\n", config::unknown_text(u).c_str());
+  // A malformed value of any user setting ends bspk_init, as one read below
+  // would (a setting this job does not read included).
+  if (auto bad = config::first_user_problem()) fail(BSPK_ERR_ARG, "%s", bad->c_str());
   watch.phase("the host-name exchange");
   JobLayout layout = job_layout(*r.boot, r.pid);
   r.local_procs = layout.local_procs;

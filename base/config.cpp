@@ -334,6 +334,13 @@ std::optional<std::string> problem(Var v) {
   return std::nullopt;
 }
 
+std::optional<std::string> first_user_problem() {
+  for (const Row& r : kRows)
+    if (r.category == Category::User)
+      if (auto p = problem(r.var)) return p;
+  return std::nullopt;
+}
+
 std::string markdown_table() {
   std::string out = "| variable | default | meaning |\n|---|---|---|\n";
   for (const Row& r : kRows)

@@ -137,6 +137,10 @@ std::string default_text(Var v);        // "16", "64K on shm, 256K on tcp/verbs"
 std::string allowed_text(Var v);        // "integer in [1, 4095]", "one of auto, core, none", ...
 std::string current_text(Var v);        // the value if set, else "(default: ...)"
 std::optional<std::string> problem(Var v);  // why the value set is rejected; nullopt if fine or unset
+// The first user setting whose value is rejected (problem()), checked at
+// bspk_init so that a setting read only in some jobs (BSPK_FAILURE_TIMEOUT:
+// Slurm's hub) is refused everywhere, not ignored; nullopt if none.
+std::optional<std::string> first_user_problem();
 std::string markdown_table();           // README "Environment" table: | variable | default | meaning |
 std::string info_text();                // `bspkrun --info`: every row by category, value, default, help
 

@@ -57,27 +57,33 @@ uint64_t get_size(const char* name, uint64_t def) {
   return x * mult;
 }
 
-double get_seconds(const char* name, double def) {
+namespace {
+// get_seconds, and get_seconds_or_off past its 0 / off (or_off: the error
+// names those too).
+double seconds(const char* name, double def, bool or_off) {
   auto v = get(name);
   if (!v) return def;
   char* end = nullptr;
   errno = 0;
   double x = std::strtod(v->c_str(), &end);
   if (errno || *end != '\0' || !(x > 0))
-    fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a positive number of seconds", name,
-         v->c_str());
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is not a positive number of seconds%s", name, v->c_str(),
+         or_off ? ", nor 0 or off (never)" : "");
   // Time-outs become std::chrono durations in nanoseconds (64 bits: 292
   // years); beyond a billion seconds (32 years) they would overflow, inf too.
   if (!(x <= 1e9))
-    fail(BSPK_ERR_ARG, "environment variable %s='%s' is more than 1e9 seconds (use 0 or off where the "
-         "variable allows it, for never)", name, v->c_str());
+    fail(BSPK_ERR_ARG, "environment variable %s='%s' is more than 1e9 seconds%s", name, v->c_str(),
+         or_off ? " (use 0 or off for never)" : "");
   return x;
 }
+}  // namespace
+
+double get_seconds(const char* name, double def) { return seconds(name, def, false); }
 
 double get_seconds_or_off(const char* name, double def) {
   auto v = get(name);
   if (v && (*v == "0" || *v == "off")) return 0;
-  return get_seconds(name, def);
+  return seconds(name, def, true);
 }
 
 bool get_bool(const char* name, bool def) {

@@ -83,6 +83,14 @@ SCENARIO_ROW({.test = "StatsLinePerProcess", .args = "traffic expect 4", .env = 
 // rendezvous threshold.
 SCENARIO_ROW({.test = "TrafficOver4KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=4096"});
 SCENARIO_ROW({.test = "TrafficOver256KiBFrames", .args = "traffic cycle 6", .env = "BSPK_FRAME_SIZE=262144"});
+// A malformed user setting is refused at bspk_init even where this job never
+// reads it (BSPK_FAILURE_TIMEOUT is the Slurm hub's): not ignored.
+SCENARIO_ROW({.test = "MalformedSettingUnreadHereIsRefused", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_FAILURE_TIMEOUT=abc", .status = fails(),
+              .out = {at_least(1, "bspk_init \\(pid [01], starting\\): environment variable "
+                                  "BSPK_FAILURE_TIMEOUT='abc' is not"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 20});
 // A frame size beyond 64 MiB is refused at bspk_init, naming the bound: 2^63
 // used to overflow the slab size (a crash), 2^40 to stall the start, 2^34 to
 // fill /dev/shm until the kernel killed the process.
