@@ -310,7 +310,8 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   // rxd parses every datagram that reaches its UDP ports before any tag is
   // compared, and libfabric 1.17's crashes on malformed ones (README,
   // Security): say so once per job, since the user chose it by name.
-  if (r.pid == 0 && sel.config.provider.compare(0, 4, "udp;") == 0)
+  if (r.pid == 0 && sel.config.provider.compare(0, 4, "udp;") == 0 &&
+      sel.config.provider.find("ofi_rxd") != std::string::npos)
     std::fprintf(stderr, "bspk: warning: provider '%s' takes datagrams from anyone who can reach its UDP ports, and "
                  "libfabric's rxd crashes on malformed ones: a stranger can end this job (README, Security); use "
                  "tcp where that matters\n",

@@ -415,7 +415,11 @@ class Pmi2 final : public HubBacked {
       fail(BSPK_ERR_BOOT, "PMI2_Init failed (%d): BSPK_BOOTSTRAP=pmi2 needs srun --mpi=pmi2", rc);
     inited_ = true;
     char id[256] = {0};
-    if (PMI2_Job_GetId(id, sizeof id) != PMI2_SUCCESS) fail(BSPK_ERR_BOOT, "PMI2_Job_GetId failed");
+    // Slurm's libpmi2 initializes without a PMI2 server (as a singleton)
+    // and fails here: under bspkrun or started directly.
+    if (PMI2_Job_GetId(id, sizeof id) != PMI2_SUCCESS)
+      fail(BSPK_ERR_BOOT, "PMI2_Job_GetId failed: BSPK_BOOTSTRAP=pmi2 needs a PMI2 launcher such as srun --mpi=pmi2 "
+           "(under bspkrun, or started directly, leave BSPK_BOOTSTRAP unset)");
     kvs_ = id;
     job_ = env::get("SLURM_JOB_ID") ? "slurm." + slurm_job_step() : "pmi2." + kvs_;
     start_hub_published();

@@ -1132,6 +1132,11 @@ void accept_mpirun_np(int argc, char** argv) {
     const char* a = argv[i];
     if (a[0] != '-' || std::strcmp(a, "--") == 0) return;  // the program starts here
     if (std::strcmp(a, "-np") == 0) argv[i] = np;
+    if (std::strncmp(a, "-np=", 4) == 0) {  // -np=P (CLI11 read it as -n with the value "p=P")
+      static std::string np_eq;
+      np_eq = std::string("--np=") + (a + 4);
+      argv[i] = np_eq.data();
+    }
     static const char* const with_value[] = {"-n", "--np", "-np", "--provider", "--bind", "--timeout", "--exe",
                                              "--adopt", "--adopt-fd", "--adopt-children", "--children-fd"};
     for (const char* o : with_value)
@@ -1152,7 +1157,16 @@ int main(int argc, char** argv) {
   const bool as_bsprun = invoked_as_bsprun(argv[0]);
   const char* const me = as_bsprun ? "bsprun" : "bspkrun";
   CLI::App app{std::string(me) + ": start a BSPk job of P processes on this machine"};
-  app.add_option("-n,--np", L.nprocs, "number of processes")->required()->check(CLI::Range(1, 4096));
+  app.add_option("-n,--np", L.nprocs, "number of processes")
+      ->required()
+      ->check([](const std::string& v) {
+        char* end = nullptr;
+        errno = 0;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno || n < 1 || n > 4096)
+          return "'" + v + "' is not a number of processes (an integer from 1 to 4096)";
+        return std::string();
+      });
   app.add_option("--provider", L.provider,
                  "libfabric provider, by any name `fi_info -l` lists (tcp = net where offered, else tcp;ofi_rxm; "
                  "\"tcp;ofi_rxm\", shm, verbs = verbs;ofi_rxm, \"udp;ofi_rxd\", efa, cxi, ...); it must offer what BSPk needs (README \"Providers\"). "

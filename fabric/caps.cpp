@@ -124,7 +124,7 @@ std::string why_unusable(const std::string& prov_name, bool remote) {
     // enough available space in /dev/shm" at FI_LOG_LEVEL=warn; fi_getinfo
     // then answers "no data" for the whole list): containers often mount a
     // 64 MiB /dev/shm.
-    if (prov_name.compare(0, 3, "shm") == 0)
+    if (prov_name == "shm")  // (not "shm;ofi_rxm", which no libfabric offers)
       if (const std::string room = dev_shm_room(); !room.empty())
         text += strprintf("; or /dev/shm has too little free space for it (%s here; libfabric's shm sizes its "
                           "regions by the host's cores: enlarge /dev/shm, e.g. `docker run --shm-size=1g`, or leave "

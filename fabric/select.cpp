@@ -132,7 +132,7 @@ bool filter_allows(const ProviderFilter& f, const std::string& canonical) {
 // RDMA-class providers, then tcp), then the listed names in their order,
 // the first that the filter allows and that this host offers with BSPk's
 // capabilities. Throws BSPK_ERR_ARG naming what was tried if none is.
-std::string choose_filtered(const ProviderFilter& filt, const std::string& value, bool all_local) {
+std::string choose_filtered(const ProviderFilter& filt, const char* var, const std::string& value, bool all_local) {
   std::vector<std::string> order;
   if (all_local) {
     order = {"shm", tcp_provider()};
@@ -153,11 +153,12 @@ std::string choose_filtered(const ProviderFilter& filt, const std::string& value
     if (provider_available(c, !all_local)) return c;
     offered += (offered.empty() ? "" : ", ") + c;
   }
-  fail(BSPK_ERR_ARG,
-       "FI_PROVIDER=%s allows no provider that can run BSPk %s: of %s, %s; set BSPK_PROVIDER (or bspkrun "
-       "--provider) to choose one, or change FI_PROVIDER",
+  const bool own = std::strcmp(var, "FI_PROVIDER") != 0;
+  fail(BSPK_ERR_ARG, "%s=%s allows no provider that can run BSPk %s: of %s, %s; %s", var,
        value.c_str(), all_local ? "on this host" : "across these hosts", candidates.c_str(),
-       offered.empty() ? "it allows none" : ("it allows only " + offered + ", not offered here with BSPk's capabilities").c_str());
+       offered.empty() ? "it allows none" : ("it allows only " + offered + ", not offered here with BSPk's capabilities").c_str(),
+       own ? "name one provider, or allow more (bspkrun --provider, BSPK_PROVIDER)"
+           : "set BSPK_PROVIDER (or bspkrun --provider) to choose one, or change FI_PROVIDER");
 }
 
 }  // namespace
@@ -172,10 +173,20 @@ Selection select(const JobFacts& f) {
   // choice at the end.
   const std::optional<std::string> fi_provider = env::get("FI_PROVIDER");
   const ProviderFilter filt = env::parse_name_filter(fi_provider.value_or(""));
-  if (auto p = config::get_string(config::Var::PROVIDER)) {
+  const std::optional<std::string> bspk_provider = config::get_string(config::Var::PROVIDER);
+  const ProviderFilter own = env::parse_name_filter(bspk_provider.value_or(""));
+  if (bspk_provider && (own.exclude || own.names.size() > 1)) {
+    // FI_PROVIDER's filter syntax in BSPK_PROVIDER (--provider '^shm',
+    // 'tcp,shm'): chosen within it as for FI_PROVIDER, which it replaces
+    // (an exclusion stays in force while libfabric loads its providers).
+    if (own.exclude) setenv("FI_PROVIDER", bspk_provider->c_str(), 1);
+    else unsetenv("FI_PROVIDER");
+    c.provider = choose_filtered(own, "BSPK_PROVIDER", *bspk_provider, f.all_local);
+    s.reason = "BSPK_PROVIDER=" + *bspk_provider + " allows it";
+  } else if (bspk_provider) {
     unsetenv("FI_PROVIDER");
-    c.provider = canonical_provider(*p);
-    s.reason = "BSPK_PROVIDER=" + *p;
+    c.provider = canonical_provider(*bspk_provider);
+    s.reason = "BSPK_PROVIDER=" + *bspk_provider;
   } else if (!filt.names.empty()) {
     const std::string& value = *fi_provider;
     if (!filt.exclude && filt.names.size() == 1) {  // one name: that provider
@@ -187,7 +198,7 @@ Selection select(const JobFacts& f) {
       // within it. Exclusions stay in force, so that libfabric never loads
       // what they name (a provider whose start-up misbehaves there).
       if (!filt.exclude) unsetenv("FI_PROVIDER");
-      c.provider = choose_filtered(filt, value, f.all_local);
+      c.provider = choose_filtered(filt, "FI_PROVIDER", value, f.all_local);
       s.reason = "FI_PROVIDER=" + value + " allows it";
     }
   } else if (f.all_local) {

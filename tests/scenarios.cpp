@@ -170,6 +170,16 @@ SCENARIO_ROW({.test = "FiProviderExcludingShmGivesTcp", .args = "hello", .procs 
 SCENARIO_ROW({.test = "FiProviderListIsChosenWithin", .args = "hello", .procs = p_list({2}),
               .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1 FI_PROVIDER=sockets,tcp",
               .out = {has("provider=(net|tcp;ofi_rxm) "_re), exactly(6, "hello from pid")}, .limit_s = 60});
+// The same filters given to bspkrun --provider (BSPK_PROVIDER), which until
+// 2026-12-07 took "^shm" as a provider's name.
+SCENARIO_ROW({.test = "ProviderOptionTakesFilters", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1", .bspkrun = "--provider ^shm",
+              .out = {has("provider=(net|tcp;ofi_rxm) "_re), has("BSPK_PROVIDER=^shm allows it"),
+                      exactly(6, "hello from pid")},
+              .limit_s = 60});
+SCENARIO_ROW({.test = "ProviderOptionListIsChosenWithin", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1", .bspkrun = "--provider tcp,shm",
+              .out = {has("provider=shm "), exactly(6, "hello from pid")}, .limit_s = 60});
 SCENARIO_ROW({.test = "FiProviderAllowingNothingIsRefused", .args = "hello", .procs = p_list({2}),
               .providers = {kDefaultProvider}, .env = "FI_PROVIDER=^shm,tcp,net", .status = fails(),
               .out = {at_least(1, "FI_PROVIDER=^shm,tcp,net allows no provider that can run BSPk on this host"),
