@@ -75,7 +75,12 @@ Result place(int local_rank, int local_procs, bool launcher_binds) {
       r.how = strprintf("bound by bspk (BSPK_BIND=%s): %d processes share %d cores here, round-robin", mode.c_str(),
                         local_procs, ncores);
     }
-    if (!hwloc_bitmap_iszero(set)) {
+    if (hwloc_bitmap_isequal(set, allowed)) {
+      // One process with the whole host (a program started directly): its
+      // share is everything, so nothing to bind.
+      r.how = strprintf("%d process%s with all %d core%s here: nothing to bind", local_procs, local_procs > 1 ? "es" : "",
+                        ncores, ncores > 1 ? "s" : "");
+    } else if (!hwloc_bitmap_iszero(set)) {
       if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
         r.bound = !hwloc_bitmap_isequal(set, allowed);
         hwloc_bitmap_copy(cur, set);

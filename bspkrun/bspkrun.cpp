@@ -1172,9 +1172,11 @@ int main(int argc, char** argv) {
                  "\"tcp;ofi_rxm\", shm, verbs = verbs;ofi_rxm, \"udp;ofi_rxd\", efa, cxi, ...); it must offer what BSPk needs (README \"Providers\"). "
                  "Default: shm on one host; FI_PROVIDER is honoured")
       ->check([](const std::string& v) { return v.empty() ? std::string("empty provider name") : std::string(); });
+  // BSPK_BIND (the processes' own setting without bspkrun) is --bind's default.
+  if (const char* b = std::getenv(config::name(config::Var::BIND)); b && *b) L.bind_mode = b;
   app.add_option("--bind", L.bind_mode,
-                 "bind each process to one core with hwloc, round-robin (core), or not (none); auto (the default): "
-                 "core when the processes outnumber the cores bspkrun may use, else none")
+                 "bind each process to one core with hwloc, round-robin (core), or not (none); auto (the default, "
+                 "or BSPK_BIND): core when the processes outnumber the cores bspkrun may use, else none")
       ->check(CLI::IsMember({"auto", "core", "none"}));
   // (CLI::PositiveNumber's own message prints the largest double in full: 300 digits.)
   app.add_option("--timeout", L.timeout, "end the job after S seconds (exit status 124)")
@@ -1252,6 +1254,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   L.cmd = app.remaining();
+  if (L.bind_mode != "auto" && L.bind_mode != "core" && L.bind_mode != "none") {  // (from BSPK_BIND)
+    std::fprintf(stderr, "%s: BSPK_BIND='%s' is not one of auto, core, none\n", me, L.bind_mode.c_str());
+    return 2;
+  }
   // An unknown option before the program ends the options (prefix_command):
   // say so rather than "cannot execute '--bogus'". After "--" anything is the
   // program.

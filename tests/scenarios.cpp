@@ -2176,6 +2176,16 @@ SCENARIO_ROW({.test = "BindsToCoresWithHwloc", .args = "hello", .procs = p_list(
               .env = "", .bspkrun = "--bind core --report-bindings",
               .out = {has("bspkrun: pid 0 bound to cpu "), has("bspkrun: pid 1 bound to cpu ")}, .limit_s = 60,
               .suite = "Launcher"});
+// BSPK_BIND is --bind's default under bspkrun (it was ignored without a
+// word: 2026-12-07), and the option still wins over it.
+SCENARIO_ROW({.test = "BindSettingIsTheOptionsDefault", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_BIND=core", .bspkrun = "--report-bindings",
+              .out = {has("bspkrun: pid 0 bound to cpu "), has("bspkrun: pid 1 bound to cpu ")}, .limit_s = 60,
+              .suite = "Launcher"});
+SCENARIO_ROW({.test = "BindOptionOverridesTheSetting", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_BIND=core", .bspkrun = "--bind none --report-bindings",
+              .out = {has("bspkrun: pid 0 not bound \\(--bind none\\)"_re), lacks("bound to cpu")}, .limit_s = 60,
+              .suite = "Launcher"});
 // Oversubscription is processes per CPU of the host that they may use
 // together: two processes bound to two cores are not oversubscribed (auto's
 // count exchange across hosts stays direct), three on two cores are (the
