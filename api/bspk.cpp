@@ -181,6 +181,15 @@ int record(const char* call, int code, const char* msg) {
 
 InCall in_call;
 
+bool refused_after_over(const char* call) {
+  static const char* const kCalls[] = {"bspk_sync",     "bspk_sync_allgather", "bspk_sync_allgatherv", "bspk_expect",
+                                       "bspk_will_send", "bspk_send",          "bspk_send_buf",        "bspk_send_tag",
+                                       "bspk_put",      "bspk_copy",           "bspk_mem_read",        "bspk_mem_wait"};
+  for (const char* c : kCalls)
+    if (std::strcmp(call, c) == 0) return true;
+  return false;
+}
+
 int refuse_concurrent(const char* call, const char* other) {
   return record(call, BSPK_ERR_STATE,
                 strprintf("called while another thread of this process is inside %s: BSPk takes calls from one "

@@ -111,8 +111,16 @@ int refuse_concurrent(const char* call, const char* other);
 // A call while another thread of the process is inside one is refused. A
 // call from inside a call on the same thread (a bspk_sync_allgatherv reader,
 // a C++ collective's operator) runs: the outermost call marks the thread.
+// Is `call` one that communicates or ends a superstep? After an [over] error
+// such calls return that error's code at once and silently (bspk.h, Return
+// codes): a bspk_sync retried after a time-out must not end a superstep the
+// other processes have given up on, nor a bspk_expect repeated in the loop
+// of a program that ignores return codes add a second, confusing error.
+bool refused_after_over(const char* call);
+
 template <class F>
 int guarded(const char* call, F&& f) {
+  if (over_code != 0 && refused_after_over(call)) return over_code;
   const uintptr_t me = this_thread();
   const uintptr_t inside = in_call.thread.load(std::memory_order_relaxed);
   if (inside != 0 && inside != me) return refuse_concurrent(call, in_call.call.load(std::memory_order_relaxed));

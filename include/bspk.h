@@ -69,8 +69,12 @@ extern "C" {
  *   [over]  the job cannot continue consistently: the superstep did not end
  *           on this process and other processes may be waiting for it. End the
  *           job (bspk_abort, or BSPK_ERRORS=abort to have it done at the first
- *           error); later calls return an error too (usually the same code or
- *           BSPK_ERR_TIMEOUT) and never hang; bspk_finalize returns the same
+ *           error). Later calls that communicate or end a superstep
+ *           (bspk_sync, bspk_sync_allgather(v), bspk_expect, bspk_will_send,
+ *           bspk_send, bspk_send_buf, bspk_send_tag, bspk_put, bspk_copy,
+ *           bspk_mem_read, bspk_mem_wait) return the same code at once, do
+ *           nothing and print nothing, so a program that ignores return codes
+ *           gets one message and never hangs; bspk_finalize returns the same
  *           code at once without printing a second message (see there).
  * A code can carry different states from different calls; the list names them. */
 #define BSPK_OK               0
@@ -135,8 +139,8 @@ BSPK_API int bspk_init(int *argc, char ***argv);
 /* End the runtime. Collective: every process must call it in its final
  * superstep; messages sent in that superstep are discarded. Waits for all
  * processes, prints statistics when BSPK_STATS=1, closes the fabric.
- * After an [over] error (see Return codes: returned by an earlier call and not
- * followed by a bspk_sync that succeeded) the job cannot end together: then
+ * After an [over] error (see Return codes: returned by an earlier call) the
+ * job cannot end together: then
  * bspk_finalize returns that error's code at once, prints nothing (no second
  * error, no statistics; bspk_error_string() keeps the first message) and
  * leaves the runtime to die with the process, whose exit ends the job (the

@@ -1208,6 +1208,14 @@ SCENARIO_ROW({.test = "FinalizeAfterTimeoutAddsNoSecondError", .args = "err_over
                                has("bspkrun: pid 0 (os pid")};
               },
               .limit_s = 60, .within_s = 30});
+// The same when the program ignores the time-out and goes on with its loop
+// (sends, declarations, syncs): those return the code silently, and the
+// superstep does not end.
+SCENARIO_ROW({.test = "CallsAfterTimeoutAddNoSecondError", .args = "err_over_finalize ignored",
+              .env = "BSPK_SYNC_TIMEOUT=3", .status = fails_before_limit(),
+              .out = {exactly(1, "bspk: error"), exactly(1, "over ignored ok pid=0"),
+                      exactly(1, "over finalize ok pid=0 rc=-9"), has("bspkrun: pid 0 (os pid")},
+              .limit_s = 60, .within_s = 30});
 // The same with every process's time-out alike (3 s): the others, waiting in
 // bspk_finalize for pid 0 to join, time out 1 s later than a wait for one's
 // own declared arrivals (Engine::kSharedWaitGraceS), so pid 0's diagnosis is
@@ -1254,6 +1262,21 @@ int err_over_finalize(int argc, char** argv) {
   }
   CHECK(rc == BSPK_ERR_TIMEOUT, "sync returned %d: %s", rc, bspk_error_string());
   std::string first = bspk_error_string();
+  if (argc > 2 && std::string(argv[2]) == "ignored") {
+    // A program that ignores return codes goes on with its loop: every call
+    // that communicates or ends a superstep returns the [over] code at once,
+    // silently (a retried bspk_sync used to end the superstep once the
+    // extra message made the count, and the repeated bspk_expect to print
+    // "already has a bspk_expect declaration").
+    for (int k = 0; k < 3; ++k) {
+      const int s = bspk_send(0, m, 1), e = bspk_expect(1), y = bspk_sync();
+      CHECK(s == rc && e == rc && y == rc, "after the time-out, loop %d: send %d, expect %d, sync %d", k, s, e, y);
+    }
+    CHECK(bspk_superstep() == 0, "superstep %llu after the time-out", (unsigned long long)bspk_superstep());
+    CHECK(first == bspk_error_string(), "the error string changed from '%s' to '%s'", first.c_str(),
+          bspk_error_string());
+    std::printf("over ignored ok pid=%d\n", me);
+  }
   double t0 = bspk_time();
   int frc = bspk_finalize();
   double dt = bspk_time() - t0;
@@ -2307,7 +2330,7 @@ int main(int argc, char** argv) {
   }
   if (name == "late_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1")
     sleep(60);  // never reaches bspk_init in time
-  if (name == "err_over_finalize" && argc <= 2 && std::getenv("BSPK_RANK") &&
+  if (name == "err_over_finalize" && (argc <= 2 || std::string(argv[2]) == "ignored") && std::getenv("BSPK_RANK") &&
       std::string(std::getenv("BSPK_RANK")) != "0")
     setenv("BSPK_SYNC_TIMEOUT", "60", 1);  // only pid 0 times out
   if (bspk_init(&argc, &argv) != BSPK_OK) {
