@@ -44,7 +44,9 @@ struct Runtime {
   Stats stats;
   uint64_t step_base = 0;  // msgs_sent + copies when the current superstep began (bspk_stats.step_sends)
   // Messages and copies issued in the current superstep (bspk_step_sends).
-  uint64_t step_sends() const { return stats.msgs_sent + stats.copies - step_base; }
+  uint64_t step_sends() const {
+    return stats.msgs_sent + stats.copies - step_base + (dsm ? dsm->deferred() : 0);  // (deferred: not yet in copies)
+  }
   std::unique_ptr<Profile> profile;  // BSPK_PROFILE, or null (api/profile.h)
   int pid = 0, nprocs = 1;
   int local_procs = 1;  // processes of the job on this host

@@ -130,6 +130,10 @@ class Dsm {
   // is freed. Throws bspk::Error (nothing moved) for bad arguments.
   void move(const bspk_ptr& dst, const bspk_ptr& src, uint64_t n);
 
+  // Copies and puts of this superstep waiting for a lookup (issued, and
+  // counted in stats.copies, at the sync): part of bspk_step_sends.
+  size_t deferred() const { return deferred_.size(); }
+
   // bspk_sync: before the engine's sync (directory answers, deferred copies)
   // and after it (errors found at the boundary, reported once the superstep
   // has ended so that no other process is left waiting).

@@ -199,6 +199,10 @@ int samestep(int, char**) {
   CHECK(bspk_sender_id(A) == bspk_owner(A), "bspk_sender_id %d of a lookup pointer, owner %d", bspk_sender_id(A),
         bspk_owner(A));
   OK(bspk_copy(A, src, N));
+  // Counted at the call, resolved or not (a copy waiting for its lookup is
+  // issued at the sync; until 2026-12-07 it was missing here).
+  CHECK(bspk_step_sends() == 1, "bspk_step_sends %llu after one copy (owner %d)",
+        (unsigned long long)bspk_step_sends(), bspk_owner(A));
   OK(bspk_sync());
   CHECK(bspk_owner(A) == right, "lookup pointer resolved to %d", bspk_owner(A));
   CHECK(bspk_sender_id(A) == right, "bspk_sender_id %d of a resolved lookup pointer, owner %d", bspk_sender_id(A),
