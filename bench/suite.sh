@@ -40,8 +40,13 @@ QUICK=0
 BUILD="$ROOT/build"
 OUT=
 SUITES=As,Mult,Rdx
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+bad() { echo "suite.sh: $*" >&2; usage 2 >&2; }
 while [ $# -gt 0 ]; do
+  case "$1" in
+    --provider|--procs|--rounds|--build|--out|--suites)
+      [ $# -ge 2 ] && [ -n "$2" ] || bad "$1 needs a value" ;;
+  esac
   case "$1" in
     --provider) PROVIDERS=$2; shift 2 ;;
     --procs) PROCS=$2; shift 2 ;;
@@ -54,6 +59,18 @@ while [ $# -gt 0 ]; do
     *) echo "suite.sh: unknown option $1" >&2; usage 2 >&2 ;;
   esac
 done
+# Values: comma lists of what the script knows, positive counts.
+for v in $(echo "$PROVIDERS" | tr , ' '); do
+  case $v in shm|tcp) ;; *) bad "--provider: '$v' is not shm or tcp (the transports both libraries are run on)" ;; esac
+done
+for v in $(echo "$PROCS" | tr , ' '); do
+  case $v in ''|*[!0-9]*|0*) bad "--procs: '$v' is not a positive number of processes" ;; esac
+done
+[ -n "$(echo "$PROCS" | tr -d ,)" ] || bad "--procs: no process count in '$PROCS'"
+for v in $(echo "$SUITES" | tr , ' '); do
+  case $v in As|Mult|Rdx) ;; *) bad "--suites: '$v' is not As, Mult or Rdx" ;; esac
+done
+case $ROUNDS in '') ;; *[!0-9]*|0*) bad "--rounds: '$ROUNDS' is not a positive number of rounds" ;; esac
 [ -n "$ROUNDS" ] || { [ $QUICK = 1 ] && ROUNDS=1 || ROUNDS=3; }
 [ -n "$OUT" ] || OUT="$BUILD/suite-results"
 command -v mpirun >/dev/null || { echo "suite.sh: mpirun not found: run ./install-deps.sh (openmpi-bin)" >&2; exit 2; }
