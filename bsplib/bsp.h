@@ -163,7 +163,8 @@ BSPK_BSP_API void bsp_pop_reg(const void *addr);
  * NULL (size 0, it holds no part) names that registration with NULL, e.g. to
  * put into the other processes' parts (BSPedupack's bspmv does this); with
  * several NULL registrations live, the newest.
- * nbytes == 0 does nothing and checks nothing.
+ * nbytes == 0 does nothing and checks nothing (not even that the call is made
+ * inside the SPMD section: BSPonMPI 1.1, "unless nbytes is zero").
  * bsp_put: buffered -- src is copied at the call and may be reused at once;
  *   written at pid during the next bsp_sync (see bsp_sync for the order).
  *   At least BSPK_PUT_ZEROCOPY_MIN bytes (default auto: 1 MiB to processes

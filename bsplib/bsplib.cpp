@@ -2702,8 +2702,10 @@ __attribute__((always_inline)) static inline bool put_fast(bsp_pid_t pid, const 
 static void put_common(const char* fn, bsp_pid_t pid, const void* src, void* dst, bsp_size_t offset,
                        bsp_size_t nbytes) {
   if (put_fast(pid, src, dst, offset, nbytes)) return;
-  need_spmd(fn);
+  // 0 bytes: nothing done and nothing checked (issue 11), not even the
+  // SPMD section (BSPonMPI 1.1: "unless nbytes is zero").
   if (nbytes == 0) return;
+  need_spmd(fn);
   const uint64_t id = drma_reg(fn, pid, offset, nbytes, src, "the source", dst, "writes");
   put_put(outbox(pid), id, static_cast<uint64_t>(offset), src, static_cast<size_t>(nbytes));
 }
@@ -2756,8 +2758,8 @@ static void get_common(const char* fn, bsp_pid_t pid, const void* src, bsp_size_
   if (drma_cached(pid, src, dst, offset, nbytes) && (!hp || static_cast<size_t>(nbytes) < S.zc_min || pid == S.pid)) {
     id = S.cache_id;  // (no zero-copy read: see below)
   } else {
+    if (nbytes == 0) return;  // (as put_common: nothing checked)
     need_spmd(fn);
-    if (nbytes == 0) return;
     id = drma_reg(fn, pid, offset, nbytes, dst, "the destination", src, "reads");
     // bsp_hpget of at least zc_min bytes from a process whose part of the
     // variable is registered with the fabric: read there directly in the sync

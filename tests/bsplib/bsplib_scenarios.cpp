@@ -234,6 +234,12 @@ int start(int argc, char** argv) {
   sync_m(all_others());
   bsp_end();
   CHECK(bsp_nprocs() >= 1, "bsp_nprocs() after bsp_end is %d", bsp_nprocs());  // allowed after bsp_end
+  // A put or get of 0 bytes does nothing and checks nothing (issue 11), not
+  // even the SPMD section (BSPonMPI 1.1: "unless nbytes is zero").
+  bsp_put(0, nullptr, nullptr, 0, 0);
+  bsp_hpput(0, nullptr, nullptr, 0, 0);
+  bsp_get(0, nullptr, 0, nullptr, 0);
+  bsp_hpget(0, nullptr, 0, nullptr, 0);
   std::printf("after end pid=%d\n", me);
   return 0;
 }
