@@ -79,7 +79,7 @@ typedef int bsp_nprocs_t;
 typedef int bsp_size_t;
 /* What bsp_hpmove returns on an empty queue (-1), by the name LPF's BSPlib
  * gives it (non-standard). */
-static const bsp_size_t bsp_size_unavailable = (bsp_size_t)-1;
+static const bsp_size_t bsp_size_unavailable = -1;
 
 /* ---- SPMD framework ----------------------------------------------------------
  * bsp_begin(maxprocs): start the SPMD section. maxprocs is taken from pid 0
