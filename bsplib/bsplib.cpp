@@ -2437,7 +2437,11 @@ bool runtime_started = false;
 extern "C" {
 
 void bsp_init(void (*spmd)(void), int argc, char** argv) {
-  if (runtime_started || S.phase != Phase::Before) fatal("bsp_init", "called twice or after bsp_begin (one SPMD section per program)");
+  // (Started directly, no runtime starts here: init_called tells a second call.)
+  static bool init_called = false;
+  if (runtime_started || init_called || S.phase != Phase::Before)
+    fatal("bsp_init", "called twice or after bsp_begin (one SPMD section per program)");
+  init_called = true;
   if (!spmd) fatal("bsp_init", "the SPMD function is NULL");
   if (bspk_launched() == 0) return;  // started directly: this is pid 0; bsp_begin starts the others
   start_runtime("bsp_init", &argc, &argv);

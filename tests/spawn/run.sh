@@ -214,6 +214,13 @@ case $case_ in
     expect_count 1 "exited without calling" "$err"
     gone_within 5
     ;;
+  bsplib_init_twice)
+    run_input "$np"$'\n' "$tag" init_twice
+    [ $status = 1 ] || fail "exit status $status, expected 1 (as under bsprun)"
+    expect_count 1 "bsp_init: called twice or after bsp_begin" "$err"
+    expect_count 0 "^test_spawn_bsplib: pid" "$out"
+    gone_within 5
+    ;;
   parent_killed | parent_term)
     "$bin" "$np" hang "$tag" </dev/null >"$out" 2>"$err" &
     parent=$!

@@ -5,12 +5,13 @@
  * the SPMD function runs on pid 0 only. Checked by tests/spawn/run.sh (case
  * bsplib).
  *
- *   echo P | test_spawn_bsplib TAG [no_end]
+ *   echo P | test_spawn_bsplib TAG [no_end | init_twice]
  *
  * Each pid prints "test_spawn_bsplib: pid I of P, global G, from left L"
  * (L: the pid of its left neighbour, put there in the SPMD section). With
  * no_end the SPMD function returns without bsp_end (a program's bug: the job
- * must fail, exit status 1, as under bsprun).
+ * must fail, exit status 1, as under bsprun); with init_twice main calls
+ * bsp_init a second time (an error, started directly too).
  *
  *   test_spawn_bsplib TAG abort_lines P
  *
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
   global = 100 + P;
   no_end = argc > 2 && strcmp(argv[2], "no_end") == 0;
   bsp_init(spmd, argc, argv);
+  if (argc > 2 && strcmp(argv[2], "init_twice") == 0) bsp_init(spmd, argc, argv); /* an error */
   spmd();
   printf("test_spawn_bsplib: done\n");
   return 0;
