@@ -367,7 +367,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
   r.ep = std::make_unique<fabric::Endpoint>(sel.config);
   size_t fsz = config::get_size(config::Var::FRAME_SIZE, sel.default_frame_size);
   if (fsz < 64 || fsz > comem::kMaxFrameSize || (fsz & (fsz - 1)))
-    fail(BSPK_ERR_ARG, "BSPK_FRAME_SIZE=%zu is not a power of two from 64 bytes to 64M", fsz);
+    fail(BSPK_ERR_ARG, "frame size %zu is not a power of two from 64 bytes to 64M (BSPK_FRAME_SIZE)", fsz);
   if (fsz + sizeof(wire::Header) > r.ep->max_msg_size())
     fail(BSPK_ERR_ARG, "frame size %zu bytes: a frame and its %zu-byte header exceed provider %s's largest message "
          "(%zu bytes); set BSPK_FRAME_SIZE lower", fsz, sizeof(wire::Header), r.ep->provider().c_str(),

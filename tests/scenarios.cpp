@@ -96,8 +96,8 @@ SCENARIO_ROW({.test = "MalformedSettingUnreadHereIsRefused", .args = "hello", .p
 // fill /dev/shm until the kernel killed the process.
 SCENARIO_ROW({.test = "FrameSizeAbove64MiBIsRefused", .args = "hello", .procs = p_list({2}),
               .providers = {kDefaultProvider}, .env = "BSPK_FRAME_SIZE=9223372036854775808", .status = fails(),
-              .out = {at_least(1, "bspk_init \\(pid [01], starting\\): BSPK_FRAME_SIZE=9223372036854775808 is not a "
-                                  "power of two from 64 bytes to 64M"_re),
+              .out = {at_least(1, "bspk_init \\(pid [01], starting\\): frame size 9223372036854775808 is not a "
+                                  "power of two from 64 bytes to 64M \\(BSPK_FRAME_SIZE\\)"_re),
                       exactly(0, "hello from pid")},
               .limit_s = 60, .within_s = 20});
 // Over rxm (tcp;ofi_rxm), messages past its eager limit travel as header, then
