@@ -151,7 +151,7 @@ BSPK_API int bspk_init(int *argc, char ***argv);
 BSPK_API int bspk_finalize(void);
 
 /* This process's id in [0, nprocs), and the number of processes. O(1).
- * Return -1 / 0 before bspk_init. */
+ * Return -1 / 0 before bspk_init and after bspk_finalize. */
 BSPK_API int bspk_pid(void);
 BSPK_API int bspk_nprocs(void);
 
