@@ -1170,6 +1170,7 @@ int main(int argc, char** argv) {
   app.add_option("--provider", L.provider,
                  "libfabric provider, by any name `fi_info -l` lists (tcp = net where offered, else tcp;ofi_rxm; "
                  "\"tcp;ofi_rxm\", shm, verbs = verbs;ofi_rxm, \"udp;ofi_rxd\", efa, cxi, ...); it must offer what BSPk needs (README \"Providers\"). "
+                 "A filter as FI_PROVIDER's also works ('^shm', 'tcp,shm': BSPk's choice within it). "
                  "Default: shm on one host; FI_PROVIDER is honoured")
       ->check([](const std::string& v) { return v.empty() ? std::string("empty provider name") : std::string(); });
   // BSPK_BIND (the processes' own setting without bspkrun) is --bind's default.
