@@ -36,7 +36,7 @@
  * sync time-out unless BSPK_SYNC_TIMEOUT sets one: then it is reported
  * after that). Not available while
  * processes beyond bsp_begin's P are idle (they make every sync counted: a
- * declaration is then an error). Without a declaration bsp_sync counts the
+ * declaration is then an error, which bsp_sync names). Without a declaration bsp_sync counts the
  * batches itself. With every process on one host the batches go through
  * shared memory in one barrier superstep instead (BSPK_BSPLIB_BOARD): there a
  * declaration is checked against the batches that came (a wrong m, too small

@@ -2167,6 +2167,14 @@ void superstep(const char* fn, bool ending) {
     withdrawn = bspk_withdraw(&declared_m, S.decl_v.data());
     declared = false;
   }
+  // Idle processes (pid >= P) count every superstep: a declaration would be
+  // a mixed-kinds error deep in the engine. Say what the program did.
+  if (declared && S.nprocs_all > S.P)
+    fatal("bsp_sync",
+          "bspk_expect / bspk_will_send was called, but bsp_begin(%d) left %d of the job's %d processes idle, and "
+          "idle processes make every bsp_sync counted without the shared-memory board (BSPK_BSPLIB_BOARD, one "
+          "host only): drop the declaration, or start the job with %d processes",
+          S.P, S.nprocs_all - S.P, S.nprocs_all, S.P);
   const bool board = S.board;
   bool remote_gets = S.zc_any;  // (zero-copy ops: their reads and acknowledgements need phase 2 too)
   // (a get from pid j started j's batch: j is in S.touched)

@@ -1459,6 +1459,14 @@ ERR_ROW("ErrTagsizeValuesDiffer", "err_tagsize_value", p_list({3}), BOTH, has("b
         has(Re{"\\b0 and 2\\b"}));
 ERR_ROW("ErrMoveOnEmptyQueue", "err_move_empty", p_list({2}), SHM, msg("bsp_move", "empty"));
 ERR_ROW("ErrSyncWhileOthersEnd", "err_sync_vs_end", p_list({2, 3}), BOTH, msg("bsp_end", "bsp_sync"));
+// A declaration while bsp_begin left processes idle, without the board (a
+// job across hosts): named as such, not as an engine's mixed-kinds error.
+SCENARIO_ROW({.test = "ErrExpectWithIdleProcesses", .args = "err_expect_idle", .procs = p_list({3}),
+              .providers = {"tcp"}, .env = "BSPK_BSPLIB_BOARD=off", .status = fails_before_limit(),
+              .out = {lacks("reached past"),
+                      at_least(1, Re{"bsp_sync \\(pid [01], superstep 0\\): bspk_expect / bspk_will_send was called, "
+                                     "but bsp_begin\\(2\\) left 1 of the job's 3 processes idle"})},
+              .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"});
 ERR_ROW("ErrBeginTwice", "err_begin_twice", p_list({2}), SHM, msg("bsp_begin", "twice|second|again"));
 ERR_ROW("ErrPidBeforeBegin", "err_before_begin bsp_pid", p_list({2}), SHM, msg("bsp_pid", "outside|before bsp_begin"));
 ERR_ROW("ErrSyncBeforeBegin", "err_before_begin bsp_sync", p_list({2}), SHM, msg("bsp_sync", "outside|before bsp_begin"));
@@ -1563,6 +1571,15 @@ int err(const std::string& name, int argc, char** argv) {
     if (rank0) bsp_abort("abort says %d and %s%% done\n", 42, "xyz");
     begin_all();
     reached("bsp_abort before bsp_begin");
+  }
+  if (name == "err_expect_idle") {
+    // bsp_begin(P - 1) leaves the last process idle; without the board its
+    // counted supersteps rule out a declaration: named at the bsp_sync.
+    bsp_begin(bsp_nprocs() - 1);
+    me = bsp_pid();
+    P = bsp_nprocs();
+    bspk_expect(0);
+    reached("a declared bsp_sync with an idle process and no board");
   }
   err_begin();
   const int R = right();
