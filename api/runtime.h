@@ -109,10 +109,6 @@ inline uintptr_t this_thread() {
 // recorded like any error; nothing of the call is done.
 int refuse_concurrent(const char* call, const char* other);
 
-// Run f, mapping exceptions to error codes recorded for bspk_error_string().
-// A call while another thread of the process is inside one is refused. A
-// call from inside a call on the same thread (a bspk_sync_allgatherv reader,
-// a C++ collective's operator) runs: the outermost call marks the thread.
 // Is `call` one that communicates or ends a superstep? After an [over] error
 // such calls return that error's code at once and silently (bspk.h, Return
 // codes): a bspk_sync retried after a time-out must not end a superstep the
@@ -120,6 +116,10 @@ int refuse_concurrent(const char* call, const char* other);
 // of a program that ignores return codes add a second, confusing error.
 bool refused_after_over(const char* call);
 
+// Run f, mapping exceptions to error codes recorded for bspk_error_string().
+// A call while another thread of the process is inside one is refused. A
+// call from inside a call on the same thread (a bspk_sync_allgatherv reader,
+// a C++ collective's operator) runs: the outermost call marks the thread.
 template <class F>
 int guarded(const char* call, F&& f) {
   if (over_code != 0 && refused_after_over(call)) return over_code;
