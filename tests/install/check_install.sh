@@ -36,6 +36,13 @@ test -x "$prefix/bin/bspcc" && test -x "$prefix/bin/bspcxx" && test -x "$prefix/
 "$prefix/bin/bspcc" -show prog.c | grep -o -- "-Wl,-rpath," | wc -l | grep -qx 1 ||
   { echo "bspcc -show: the library directory more than once"; exit 1; }
 "$prefix/bin/bsprun" -n 3 "$work/bsp_app" | grep -c ': bsp ok$' | grep -qx 3
+# -static cannot link (BSPk and libfabric are shared libraries): a clear
+# refusal with status 2, not the linker's "cannot find -lbspk-bsplib"
+if "$prefix/bin/bspcc" -O2 -static -o "$work/bsp_static" "$src/tests/install/bsp_app.c" 2>"$work/static.err"; then
+  echo "bspcc -static: linked, or did not refuse"; exit 1
+fi
+grep -q -- "^bspcc: -static is not supported: .*link without -static" "$work/static.err" ||
+  { echo "bspcc -static: not the refusal:"; cat "$work/static.err"; exit 1; }
 # ... the program's own -I directories before BSPk's: its own bsp.hpp (a
 # wrapper of its own, as public C++ BSPlib programs carry) is the one found,
 # and it includes bsp.h inside extern "C" { }, as such programs do
