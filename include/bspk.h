@@ -641,8 +641,10 @@ BSPK_API bspk_ptr bspk_lookup(const char *name, int idx);
  * only at the target (a remote region freed or too short, a stale pointer)
  * are applied at the target's boundary and reported by the first bspk_sync of
  * the issuer that ends after the refusal arrived: usually the next one or the
- * one after it, within 16 supersteps when the issuer's syncs never wait (it
- * then polls for such messages every 16th); for a copy of the final
+ * one after it; when the issuer's syncs never wait, within 16 supersteps of
+ * the refusal's arrival (it then polls for such messages every 16th: a
+ * process that runs through many empty declared supersteps during the
+ * refusal's round trip may get it only from bspk_finalize); for a copy of the final
  * superstep, by bspk_finalize, which waits for them. With a provisional bspk_lookup pointer the checks run
  * at the sync, whose return value reports them; so do those of every later
  * bspk_copy and bspk_put of this process in the superstep, which are issued
