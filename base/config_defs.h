@@ -135,7 +135,7 @@ BSPK_CONFIG_VAR(SMALL_RX_DEPTH, "BSPK_SMALL_RX_DEPTH", Int, User, 64, 2, 4096, n
                 "4 KiB receive buffers kept posted (for messages of up to 4 KiB)")
 BSPK_CONFIG_VAR(IFACE, "BSPK_IFACE", String, User, kNoDefault, 0, 0, nullptr,
                 "`lo` when all local, else the first non-loopback IPv4",
-                "network interface for tcp (when unset: `FI_TCP_IFACE`, if set)")
+                "network interface (domain) for tcp and other network providers, not shm (when unset: `FI_TCP_IFACE`, if set)")
 BSPK_CONFIG_VAR(BOOTSTRAP, "BSPK_BOOTSTRAP", Enum, User, kNoDefault, 0, 0, "bspkrun|pmix|pmi2|slurm|singleton",
                 "from the environment", "`pmix`, `pmi2`, `slurm` (plain srun), `bspkrun` or `singleton`")
 BSPK_CONFIG_VAR(PROVIDER, "BSPK_PROVIDER", String, User, kNoDefault, 0, 0, nullptr,

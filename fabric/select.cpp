@@ -226,9 +226,16 @@ Selection select(const JobFacts& f) {
   // Unique per job and rank, so a region left behind by a killed process (whose
   // pid may be reused) never blocks a new one.
   if (row && row->node_names_endpoint) c.node_name = f.local_name;
-  if (auto i = config::get_string(config::Var::IFACE)) c.iface = *i;
-  else if (auto i2 = env::get("FI_TCP_IFACE")) c.iface = *i2;
-  else if (f.all_local && !(row && row->node_names_endpoint)) c.iface = "lo";
+  // The interface is a network provider's domain; shm's domain is not an
+  // interface, so a site's BSPK_IFACE or FI_TCP_IFACE (exported for its
+  // multi-host jobs) must not reach it: a one-host job on shm would fail
+  // with "no interface 'eth0'".
+  const bool network = row ? !row->node_names_endpoint : provider_available(c.provider, true);
+  if (network) {
+    if (auto i = config::get_string(config::Var::IFACE)) c.iface = *i;
+    else if (auto i2 = env::get("FI_TCP_IFACE")) c.iface = *i2;
+    else if (f.all_local) c.iface = "lo";
+  }
   c.off_host = !f.all_local;
   // Without a row: 256 KiB (as tcp and verbs) for a provider that reaches
   // other hosts, 64 KiB (as shm) for one that does not.

@@ -180,6 +180,17 @@ SCENARIO_ROW({.test = "ProviderOptionTakesFilters", .args = "hello", .procs = p_
 SCENARIO_ROW({.test = "ProviderOptionListIsChosenWithin", .args = "hello", .procs = p_list({2}),
               .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1", .bspkrun = "--provider tcp,shm",
               .out = {has("provider=shm "), exactly(6, "hello from pid")}, .limit_s = 60});
+// BSPK_IFACE and FI_TCP_IFACE name a network provider's interface; a site
+// exports them for its multi-host jobs, and a one-host job on shm (whose
+// domain is no interface) must not be refused for it (until 2026-12-07:
+// "provider 'shm' has no interface 'eth0'"). On tcp it is still used.
+SCENARIO_ROW({.test = "IfaceSettingsLeaveShmAlone", .args = "hello", .procs = p_list({2}),
+              .providers = {kDefaultProvider}, .env = "BSPK_VERBOSE=1 FI_TCP_IFACE=eth0 BSPK_IFACE=lo",
+              .out = {has("provider=shm "), exactly(6, "hello from pid")}, .limit_s = 60});
+SCENARIO_ROW({.test = "IfaceSettingIsUsedOnTcp", .args = "hello", .procs = p_list({2}), .providers = {"tcp"},
+              .env = "BSPK_IFACE=nosuch0", .status = fails(),
+              .out = {at_least(1, "has no interface 'nosuch0'"), exactly(0, "hello from pid")}, .limit_s = 60,
+              .within_s = 20});
 SCENARIO_ROW({.test = "FiProviderAllowingNothingIsRefused", .args = "hello", .procs = p_list({2}),
               .providers = {kDefaultProvider}, .env = "FI_PROVIDER=^shm,tcp,net", .status = fails(),
               .out = {at_least(1, "FI_PROVIDER=^shm,tcp,net allows no provider that can run BSPk on this host"),
