@@ -215,6 +215,9 @@ class Launcher {
   std::string where(int rank, std::string (*what)(const char*, uint32_t) = nullptr) const;
 
   bool pipe_ignored_ = false;  // SIGPIPE was ignored when bspkrun started (the job inherits that)
+  rlimit files_limit_{};       // RLIMIT_NOFILE as bspkrun found it (each process gets it back: spawn)
+  bool files_raised_ = false;  // files_for_job raised the soft limit for bspkrun itself
+  bool files_for_job();
   std::string dir_, sock_path_, status_path_, jobid_;
   int listen_fd_ = -1;
   StatusSlot* status_ = nullptr;
@@ -384,6 +387,45 @@ hwloc_bitmap_t Launcher::core_set(int rank) const {
   return set;
 }
 
+// Open files: bspkrun holds 3 per process (two pipes and its bootstrap
+// connection) on top of those it has open now (the listening socket, the
+// terminal, hwloc's). A soft `ulimit -n` below that is raised, up to the
+// hard limit, for bspkrun alone (each process gets the limit back before
+// exec), as mpirun does; beyond the hard limit the job is refused before any
+// process starts, naming both numbers. (Until 2026-12-07 a limit of about 3
+// per process let every process start and then left connections unaccepted:
+// the job waited BSPK_SYNC_TIMEOUT, 60 s, and ended without naming the limit.)
+bool Launcher::files_for_job() {
+  if (getrlimit(RLIMIT_NOFILE, &files_limit_) != 0) return true;  // (unknown: spawn reports what fails)
+  rlim_t open_now = 16;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    open_now = 0;
+    while (const dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++open_now;
+    closedir(d);  // (it counted its own descriptor: one spare)
+  }
+  const rlim_t need = open_now + 3 * static_cast<rlim_t>(nprocs) + 2;
+  if (files_limit_.rlim_cur == RLIM_INFINITY || files_limit_.rlim_cur >= need) return true;
+  if (files_limit_.rlim_max == RLIM_INFINITY || files_limit_.rlim_max >= need) {
+    rlimit raised = files_limit_;
+    raised.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      files_raised_ = true;
+      return true;
+    }
+  }
+  fail_job(1, strprintf("bspkrun: -n %d needs %llu open files (3 per process: two pipes and its connection, and "
+                        "%llu of bspkrun's own), but `ulimit -n` allows %llu (hard limit %s): raise it, e.g. "
+                        "`ulimit -n %llu`, or run fewer processes; nothing was started",
+                        nprocs, static_cast<unsigned long long>(need), static_cast<unsigned long long>(need - 3 * static_cast<rlim_t>(nprocs)),
+                        static_cast<unsigned long long>(files_limit_.rlim_cur),
+                        files_limit_.rlim_max == RLIM_INFINITY
+                            ? "unlimited"
+                            : std::to_string(static_cast<unsigned long long>(files_limit_.rlim_max)).c_str(),
+                        static_cast<unsigned long long>(need)));
+  return false;
+}
+
 bool Launcher::spawn(int rank) {
   int out[2] = {-1, -1}, err[2] = {-1, -1};
   // A process that cannot be started fails the job like one that dies: those
@@ -417,6 +459,7 @@ bool Launcher::spawn(int rank) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
     if (!pipe_ignored_) signal(SIGPIPE, SIG_DFL);  // ignored by bspkrun only (run())
+    if (files_raised_) setrlimit(RLIMIT_NOFILE, &files_limit_);  // raised for bspkrun only (files_for_job)
     // A process group of its own (kill_all signals the group, so processes
     // it started go too), except pid 0 reading a terminal: in a group other
     // than the terminal's foreground one, its first read of stdin would stop
@@ -693,7 +736,18 @@ void Launcher::accept_client() {
   for (;;) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0 && errno == EINTR) continue;
-    if (fd < 0) return;  // none left (EAGAIN), or out of descriptors: poll again
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+      // (files_for_job made room for every process's connection: something
+      // else took the descriptors) Polling again would spin, and the process
+      // would wait for its connection until BSPK_SYNC_TIMEOUT.
+      rlimit rl{};
+      getrlimit(RLIMIT_NOFILE, &rl);
+      fail_job(1, strprintf("bspkrun: cannot accept a process's bootstrap connection: %s (`ulimit -n` %llu); "
+                            "ending the job",
+                            strerror(errno), static_cast<unsigned long long>(rl.rlim_cur)));
+      return;
+    }
+    if (fd < 0) return;  // none left (EAGAIN): poll again
     clients_[fd].in.set_max_frame(kPreHelloFrame);
   }
 }
@@ -996,6 +1050,8 @@ int Launcher::run() {
   if (adopting()) {
     adopt_children_();
     adopt_parent();
+  } else if (!files_for_job()) {
+    for (int q = 0; q < nprocs; ++q) procs_[q].rank = q, procs_[q].exited = true, procs_[q].status = 1 << 8;
   } else {
     for (int r = 0; r < nprocs; ++r)
       if (!spawn(r)) {  // this one and those after it never ran: exited, as far as the loop below is concerned

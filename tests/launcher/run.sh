@@ -19,10 +19,16 @@
 #                    pipes open: the job ends at once, status 3, naming pid 0
 #   bad_frame        pid 1 sends a frame of length 0: the job fails (status 1)
 #                    naming pid 1 and its os pid
-#   too_many_files   `ulimit -n 24`, -n 16: bspkrun cannot open every process's
-#                    pipes; the job fails at once (status 1) naming the pid and
-#                    the limit, ends the processes started, and leaves nothing
-#                    in its directory (under TMPDIR)
+#   too_many_files   `ulimit -n 24` (soft and hard), -n 16: bspkrun could not
+#                    hold every process's pipes and connection; the job is
+#                    refused at once (status 1) naming the need and the limit,
+#                    starts nothing, and leaves nothing in its directory (under
+#                    TMPDIR); the same at -n 8 under `ulimit -n 30`, about 3
+#                    per process (until 2026-12-07 every process started and
+#                    the job waited 60 s for connections it could not accept)
+#   soft_files       `ulimit -Sn 24` (the hard limit higher), -n 16: bspkrun
+#                    raises its own soft limit, the job runs, and each process
+#                    has the 24 it was given
 # A job still running after LIMIT seconds is killed (status 137): a hang fails.
 set -u
 bspkrun=${1:?usage: run.sh BSPKRUN PEER CASE} peer=${2:?} case_=${3:?}
@@ -36,9 +42,19 @@ case $case_ in
     # shellcheck disable=SC2016
     run_job 30 bash -c 'ulimit -n 24 && exec env TMPDIR="$1" "$2" -n 16 sleep 30' _ "$dir/tmp" "$bspkrun"
     expect_rc 1
-    expect_err "^bspkrun: cannot start pid [0-9]+ of 16: pipe: Too many open files \(bspkrun may open 24 files"
+    expect_err "^bspkrun: -n 16 needs [0-9]+ open files \(3 per process: .*\), but \`ulimit -n\` allows 24 \(hard limit 24\): raise it, e\.g\. \`ulimit -n [0-9]+\`, or run fewer processes; nothing was started$"
     [ "$secs" -lt 10 ] || fail "the job took ${secs} s to end"
     [ -z "$(ls -A "$dir/tmp")" ] || fail "bspkrun left $(ls "$dir/tmp") behind"
+    run_job 30 bash -c 'ulimit -n 30 && exec env TMPDIR="$1" "$2" -n 8 sleep 30' _ "$dir/tmp" "$bspkrun"
+    expect_rc 1
+    expect_err "^bspkrun: -n 8 needs [0-9]+ open files .* allows 30 \(hard limit 30\)"
+    [ "$secs" -lt 10 ] || fail "the job (-n 8, ulimit -n 30) took ${secs} s to end"
+    ;;
+  soft_files)
+    # shellcheck disable=SC2016
+    run_job 30 bash -c 'ulimit -Sn 24 && exec "$1" -n 16 sh -c "ulimit -Sn"' _ "$bspkrun"
+    expect_rc 0
+    [ "$(grep -cx 24 "$out")" = 16 ] || fail "not every process had the 24 files it was given: $(sort "$out" | uniq -c)"
     ;;
   strangers)
     run 20 -n 2 "$peer" strangers "$dir"
