@@ -104,6 +104,7 @@ struct Proc {
   int out_fd = -1, err_fd = -1;  // read ends of the output pipes
   std::string out_buf, err_buf;  // a line not yet ended (held back for its newline)
   bool out_mid = false, err_mid = false;  // a piece of a line longer than kMaxLine went out
+  bool out_cut = false, err_cut = false;  // ... and another process's output ended that line early (emit)
   int sock = -1;  // bootstrap connection (after Hello)
   bool hello = false, finalized = false, exited = false;
   int status = 0;
@@ -215,6 +216,7 @@ class Launcher {
   std::string where(int rank, std::string (*what)(const char*, uint32_t) = nullptr) const;
 
   bool pipe_ignored_ = false;  // SIGPIPE was ignored when bspkrun started (the job inherits that)
+  int stream_mid_[2] = {-1, -1};  // stdout, stderr: the process whose piece of a long line each ended with
   rlimit files_limit_{};       // RLIMIT_NOFILE as bspkrun found it (each process gets it back: spawn)
   bool files_raised_ = false;  // files_for_job raised the soft limit for bspkrun itself
   bool files_for_job();
@@ -681,9 +683,29 @@ void Launcher::signal_parent(int sig) {
 // different processes never mix, and a process printing many short lines
 // costs one write per read of its pipe, not one per line (until 2026-12-04:
 // 200 MB of 6-byte lines took 58 s, Open MPI's mpirun 3.3 s).
+// When the stream was left in the middle of another process's long line (a
+// piece went out), a newline first, so that this output starts a line of its
+// own and that line goes on, later, on a line of its own too (with its
+// `[rank] ` under --tag-output); a stream one process writes alone is
+// forwarded byte for byte. (Until 2026-12-07 a short line of another process
+// was glued onto the end of the piece.)
 void Launcher::emit(Proc& p, const char* data, size_t n, bool is_err) {
   FILE* f = is_err ? stderr : stdout;
   bool& mid = is_err ? p.err_mid : p.out_mid;
+  int& owner = stream_mid_[is_err ? 1 : 0];
+  if (owner >= 0 && owner != p.rank && n > 0) {
+    std::fputc('\n', f);
+    Proc& o = procs_[static_cast<size_t>(owner)];
+    (is_err ? o.err_mid : o.out_mid) = false;
+    (is_err ? o.err_cut : o.out_cut) = true;
+    owner = -1;
+  }
+  bool& cut = is_err ? p.err_cut : p.out_cut;
+  if (cut && n > 0) {  // the newline that ends the line cut short went out already
+    cut = false;
+    if (data[0] == '\n') ++data, --n;
+    if (n == 0) return;
+  }
   if (!tag) {
     std::fwrite(data, 1, n, f);
   } else {
@@ -700,7 +722,10 @@ void Launcher::emit(Proc& p, const char* data, size_t n, bool is_err) {
     }
     std::fwrite(out.data(), 1, out.size(), f);
   }
-  if (n) mid = data[n - 1] != '\n';
+  if (n) {
+    mid = data[n - 1] != '\n';
+    owner = mid ? p.rank : -1;
+  }
   std::fflush(f);
 }
 

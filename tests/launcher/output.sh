@@ -10,6 +10,11 @@
 #               its end) -- bspkrun forwards a line longer than 1 MiB in
 #               pieces instead of holding it for its newline (until
 #               2026-12-04 it held it all: 400 MB for two 100 MB lines).
+#   long_line_mixed  pid 0 writes a 3 MiB line in pieces over about a
+#               second while the others print short lines on the same stdout,
+#               with and without --tag-output: every line out is wholly pid
+#               0's or wholly another's (another's line is never glued onto a
+#               piece: until 2026-12-07 it was), and every byte arrives.
 #   background  3 processes each start `sleep 20 &` (holding their stdout and
 #               stderr) and exit: bspkrun ends within a few seconds with
 #               status 0 and every line they wrote, the last one without its
@@ -44,6 +49,26 @@ case "$case_" in
     [ "$(head -c 4 "$out")" = "[0] " ] || fail "stdout does not start with '[0] '"
     [ "$(tr -d x <"$out" | od -An -c | tr -d ' ')" = '[0]\n' ] || fail "stdout has more than one prefix or bytes other than x"
     [ "$(grep -c '^\[[12]\] pid [12] err ' "$err")" = 2000 ] || fail "the others' 2000 stderr lines are not all whole"
+    ;;
+  long_line_mixed)
+    # shellcheck disable=SC2016
+    prog='if [ $BSPK_RANK = 0 ]; then
+            for i in 1 2 3 4 5 6; do head -c 524288 /dev/zero | tr "\0" x; sleep 0.15; done; echo
+          else
+            for b in $(seq 20); do seq -f "pid $BSPK_RANK line %.0f" $((b * 100 - 99)) $((b * 100)); sleep 0.05; done
+          fi'
+    for opt in "" --tag-output; do
+      # shellcheck disable=SC2086
+      run_job 60 "$bspkrun" $opt -n 3 sh -c "$prog"
+      expect_rc 0
+      pre='' && [ -n "$opt" ] && pre='\[0\] '
+      pre12='' && [ -n "$opt" ] && pre12='\[[12]\] '
+      bad=$(grep -Evc "^${pre}x+$|^${pre12}pid [12] line [0-9]+$" "$out")
+      [ "$bad" = 0 ] || fail "${opt:-plain}: $bad line(s) mix two processes' output: $(grep -Ev "^${pre}x+$|^${pre12}pid [12] line [0-9]+$" "$out" | head -2 | cut -c1-60; echo; grep -Ev "^${pre}x+$|^${pre12}pid [12] line [0-9]+$" "$out" | head -2 | rev | cut -c1-60 | rev)"
+      [ "$(tr -cd x <"$out" | wc -c)" = $((6 * 524288)) ] || fail "${opt:-plain}: $(tr -cd x <"$out" | wc -c) x's out, not $((6 * 524288))"
+      [ "$(grep -Ec "pid [12] line" "$out")" = 4000 ] || fail "${opt:-plain}: the others' 4000 lines are not all there"
+      [ "$(grep -c x "$out")" -gt 1 ] || echo "note: ${opt:-plain}: pid 0's line came out in one piece this time (no interleaving to check)"
+    done
     ;;
   background)
     # shellcheck disable=SC2016
