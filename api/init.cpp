@@ -307,6 +307,7 @@ void start_runtime(Runtime& r, StartWatch& watch) {
                      strprintf("%016llx", static_cast<unsigned long long>(salt));
   facts.header_bytes = sizeof(wire::Header);
   fabric::Selection sel = fabric::select(facts);
+  if (r.pid == 0 && !sel.note.empty()) std::fprintf(stderr, "bspk: note: %s\n", sel.note.c_str());
   // rxd parses every datagram that reaches its UDP ports before any tag is
   // compared, and libfabric 1.17's crashes on malformed ones (README,
   // Security): say so once per job, since the user chose it by name.

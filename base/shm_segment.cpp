@@ -103,6 +103,15 @@ SharedSegment SharedSegment::open(const std::string& name, size_t len) {
 
 void SharedSegment::unlink() const { shm_unlink(name_.c_str()); }
 
+std::string dev_shm_unusable() {
+  struct stat st {};
+  if (stat("/dev/shm", &st) != 0 || !S_ISDIR(st.st_mode)) return "is absent";
+  struct statvfs v {};
+  if (statvfs("/dev/shm", &v) == 0 && (v.f_flag & ST_RDONLY)) return "is mounted read-only";
+  if (access("/dev/shm", W_OK | X_OK) != 0) return "is not writable by this user";
+  return "";
+}
+
 std::string dev_shm_room() {
   struct statvfs v {};
   if (statvfs("/dev/shm", &v) != 0) return "";

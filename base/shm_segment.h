@@ -45,6 +45,10 @@ class SharedSegment {
   std::string name_;
 };
 
+// Why /dev/shm cannot hold this process's shared memory ("is absent", "is
+// mounted read-only", "is not writable by this user"), or "" when it can.
+std::string dev_shm_unusable();
+
 // "7.5 MiB free of 8.0 MiB" (of /dev/shm), or "" when statvfs cannot tell: for
 // messages about a /dev/shm too small (for BSPk's segments or a provider's).
 std::string dev_shm_room();

@@ -22,6 +22,7 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/random.h"
+#include "base/shm_segment.h"
 #include "fabric/caps.h"
 #include "fabric/getinfo.h"
 #include "fabric/shm_names.h"
@@ -225,7 +226,16 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   // (all of ours except small injected sends, which need no bookkeeping).
   if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
     fab_fail("fi_ep_bind", rc, "(completion queue)");
-  if ((rc = fi_enable(ep_))) fab_fail("fi_enable", rc);
+  if ((rc = fi_enable(ep_))) {
+    // shm's endpoint is a region in /dev/shm: say so when that is the cause
+    // (chosen by name; auto leaves shm out there: select.cpp).
+    const std::string why = cfg.provider == "shm" ? dev_shm_unusable() : std::string();
+    if (!why.empty())
+      fail(BSPK_ERR_FABRIC, "fi_enable failed: %s: provider 'shm' keeps its endpoints in /dev/shm, which %s here; "
+           "choose tcp (--provider tcp, BSPK_PROVIDER=tcp) or leave the choice to BSPk",
+           errstr(rc).c_str(), why.c_str());
+    fab_fail("fi_enable", rc);
+  }
   // The shm provider has created this endpoint's region in /dev/shm: hold it
   // for this process's life, so that if the whole job is killed, the next
   // BSPk process of this user on the host removes it (fabric/shm_names.h).

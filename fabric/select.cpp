@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/shm_segment.h"
 #include "fabric/caps.h"
 #include "fabric/getinfo.h"
 
@@ -132,7 +133,22 @@ bool filter_allows(const ProviderFilter& f, const std::string& canonical) {
 // RDMA-class providers, then tcp), then the listed names in their order,
 // the first that the filter allows and that this host offers with BSPk's
 // capabilities. Throws BSPK_ERR_ARG naming what was tried if none is.
-std::string choose_filtered(const ProviderFilter& filt, const char* var, const std::string& value, bool all_local) {
+// shm keeps every endpoint in a region of /dev/shm: where that cannot be
+// written (absent, mounted read-only, not this user's), libfabric 1.17 still
+// offers it and the job failed in fi_enable ("Read-only file system"). A
+// choice BSPk makes leaves it out there, with `note` saying why.
+bool shm_usable(std::string* note) {
+  if (!provider_available("shm", false)) return false;
+  const std::string why = dev_shm_unusable();
+  if (why.empty()) return true;
+  if (note)
+    *note = "/dev/shm " + why + ", so the shm provider is left out: the processes of this host talk through " +
+            tcp_provider() + " on the loopback interface";
+  return false;
+}
+
+std::string choose_filtered(const ProviderFilter& filt, const char* var, const std::string& value, bool all_local,
+                            std::string* note) {
   std::vector<std::string> order;
   if (all_local) {
     order = {"shm", tcp_provider()};
@@ -150,7 +166,7 @@ std::string choose_filtered(const ProviderFilter& filt, const char* var, const s
       continue;  // (listed twice)
     candidates += (candidates.empty() ? "" : ", ") + c;
     if (!filter_allows(filt, c)) continue;
-    if (provider_available(c, !all_local)) return c;
+    if (c == "shm" ? all_local && shm_usable(note) : provider_available(c, !all_local)) return c;
     offered += (offered.empty() ? "" : ", ") + c;
   }
   const bool own = std::strcmp(var, "FI_PROVIDER") != 0;
@@ -181,7 +197,7 @@ Selection select(const JobFacts& f) {
     // (an exclusion stays in force while libfabric loads its providers).
     if (own.exclude) setenv("FI_PROVIDER", bspk_provider->c_str(), 1);
     else unsetenv("FI_PROVIDER");
-    c.provider = choose_filtered(own, "BSPK_PROVIDER", *bspk_provider, f.all_local);
+    c.provider = choose_filtered(own, "BSPK_PROVIDER", *bspk_provider, f.all_local, &s.note);
     s.reason = "BSPK_PROVIDER=" + *bspk_provider + " allows it";
   } else if (bspk_provider) {
     unsetenv("FI_PROVIDER");
@@ -198,16 +214,17 @@ Selection select(const JobFacts& f) {
       // within it. Exclusions stay in force, so that libfabric never loads
       // what they name (a provider whose start-up misbehaves there).
       if (!filt.exclude) unsetenv("FI_PROVIDER");
-      c.provider = choose_filtered(filt, "FI_PROVIDER", value, f.all_local);
+      c.provider = choose_filtered(filt, "FI_PROVIDER", value, f.all_local, &s.note);
       s.reason = "FI_PROVIDER=" + value + " allows it";
     }
   } else if (f.all_local) {
-    if (provider_available("shm", false)) {
+    if (shm_usable(&s.note)) {
       c.provider = "shm";
       s.reason = "every process on this host";
     } else {
       c.provider = tcp_provider();
-      s.reason = "every process on this host, shm not offered";
+      s.reason = s.note.empty() ? "every process on this host, shm not offered"
+                                : "every process on this host, /dev/shm " + dev_shm_unusable();
     }
   } else {
     std::string skipped;

@@ -14,7 +14,9 @@
 //      their order): the first provider the filter allows and the host
 //      offers; an exclusion stays in force for libfabric's own loading;
 //      BSPK_ERR_ARG if the filter allows none;
-//   2. shm when every process is on this host (tcp_provider() if shm is absent);
+//   2. shm when every process is on this host (tcp_provider() if shm is
+//      absent, or /dev/shm is absent, read-only or not writable: then with a
+//      note, Selection::note);
 //   3. across hosts never shm: the first of verbs;ofi_rxm, cxi, efa, opx,
 //      psm3 (RDMA-class providers) that this host offers with every
 //      capability BSPk needs, else tcp_provider(), never on the loopback
@@ -48,6 +50,7 @@ struct Selection {
   bool connect_all_pairs = false; // open every connection at start-up, all at once (also done
                                   // wherever the endpoint reports manual control progress)
   std::string reason;             // why this provider (printed with BSPK_VERBOSE=1)
+  std::string note;               // for stderr once per job, or "": shm left out (/dev/shm unusable)
 };
 
 // Choose and tune the provider for this job. Sets the libfabric environment
