@@ -124,7 +124,7 @@ BSPK_CONFIG_VAR(COUNT_CARRY, "BSPK_COUNT_CARRY", Enum, User, "auto", 0, 0, "auto
                 "`bspk_sync`, after a counted superstep), not as a message of its own; `auto`/`on`: so, "
                 "`off`: always a count message")
 BSPK_CONFIG_VAR(TX_BOUND, "BSPK_TX_BOUND", Enum, User, "auto", 0, 0, "auto|on|off", nullptr,
-                "`on`: each process keeps at most min(tx, rx queue) / (16 P) sends in flight and injects "
+                "`on`: each process keeps at most max(8, min(tx, rx queue) / (16 P)) sends in flight and injects "
                 "none; `auto`: on for net (what tcp runs where offered) and for providers without a tuning row "
                 "(any but tcp;ofi_rxm, shm, verbs)")
 BSPK_CONFIG_VAR(DMABUF_PROBE, "BSPK_DMABUF_PROBE", Bool, User, false, 0, 0, nullptr, "off",
@@ -178,7 +178,8 @@ BSPK_CONFIG_VAR(PUT_ZEROCOPY_MIN, "BSPK_PUT_ZEROCOPY_MIN", String, User, kNoDefa
 BSPK_CONFIG_VAR(BSPLIB_BOARD, "BSPK_BSPLIB_BOARD", String, User, kNoDefault, 0, 0, nullptr, "`on`",
                 "BSPlib programs with every process on one host: a counted `bsp_sync` carries its batches of up to "
                 "8 KiB through the shared-memory count board in one all-gather superstep instead of as messages "
-                "(larger ones follow as messages); `off`: always messages (read by libbspk-bsplib at `bsp_begin`; "
+                "(larger ones follow as messages); `off` (or 0, no, false): always messages; other values than on "
+                "and off are refused (read by libbspk-bsplib at `bsp_begin`; "
                 "see \"BSPlib programs\")")
 
 // ---- set by bspkrun for the processes it starts (not for users) ----

@@ -57,6 +57,7 @@
 
 #include <bspk.h>
 #include <sched.h>
+#include <strings.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -70,6 +71,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -2525,8 +2527,17 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
   S.replies.resize(static_cast<size_t>(S.nprocs_all));
   {
+    // on / off (1, yes, true / 0, no, false); anything else is refused, as
+    // every other setting (until 2026-12-07 "maybe" or "false" meant on).
     const char* v = std::getenv("BSPK_BSPLIB_BOARD");
-    const bool off = v && (!std::strcmp(v, "off") || !std::strcmp(v, "0") || !std::strcmp(v, "no"));
+    auto is = [v](std::initializer_list<const char*> words) {
+      for (const char* w : words)
+        if (!strcasecmp(v, w)) return true;
+      return false;
+    };
+    const bool off = v && *v && is({"off", "0", "no", "false"});
+    if (v && *v && !off && !is({"on", "1", "yes", "true"}))
+      fatal("bsp_begin", "BSPK_BSPLIB_BOARD='%s' is not on or off", v);
     S.board = !off && S.nprocs_all > 1 && bspk_sync_allgather_shared() == 1;
     S.board1.size(S.nprocs_all);
     S.board1.readers = &S.readers;

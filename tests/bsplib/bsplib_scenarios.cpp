@@ -19,6 +19,7 @@
 #include <bsp.h>
 #include <bspk.h>
 #include <sys/stat.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,7 +114,9 @@ void sync_m(int m) {
 // counted one (README "BSPlib programs", "On one host").
 bool board_path() {
   const char* v = std::getenv("BSPK_BSPLIB_BOARD");
-  return bspk_sync_allgather_shared() == 1 && !(v && std::strcmp(v, "off") == 0);
+  bool off = false;
+  for (const char* w : {"off", "0", "no", "false"}) off |= v && strcasecmp(v, w) == 0;
+  return bspk_sync_allgather_shared() == 1 && !off;
 }
 
 // This process's counters now (bspk_get_stats), or the job ends.
@@ -921,6 +924,18 @@ SCENARIO_ROW({.test = "ErrPutZeroCopyMinNotASize", .args = "combine counted", .p
               .out = {lacks("CHECK FAILED"), lacks("combine ok"),
                       has(Re{"bsp_begin\\b[^\\n]*BSPK_PUT_ZEROCOPY_MIN='12Q' is not a size in bytes"})},
               .limit_s = 30, .within_s = 25, .suite = "BSPlib"});
+// BSPK_BSPLIB_BOARD takes on or off; anything else ends the job at bsp_begin
+// (until 2026-12-07 "maybe" or "false" silently meant on).
+SCENARIO_ROW({.test = "ErrBsplibBoardNotOnOrOff", .args = "combine counted", .procs = p_list({2}),
+              .providers = {"shm"}, .env = "BSPK_SYNC_TIMEOUT=60 BSPK_BSPLIB_BOARD=maybe",
+              .status = fails_before_limit(),
+              .out = {lacks("CHECK FAILED"), lacks("combine ok"),
+                      has(Re{"bsp_begin\\b[^\\n]*BSPK_BSPLIB_BOARD='maybe' is not on or off"})},
+              .limit_s = 30, .within_s = 25, .suite = "BSPlib"});
+// ... and "False" is off (board_batch counts the messages a put takes)
+SCENARIO_ROW({.test = "BsplibBoardFalseIsOff", .args = "board_batch counted", .procs = p_list({2}),
+              .providers = {"shm"}, .env = "BSPK_BSPLIB_BOARD=False", .out = once_per_process("board_batch ok"),
+              .limit_s = 60, .suite = "BSPlib"});
 
 POSITIVE_ROWS("DrmaCombinedRunsOfSmallPutsKeepCallOrder", "combine", "combine ok");
 int combine(int argc, char** argv) {
