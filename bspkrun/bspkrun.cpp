@@ -419,7 +419,8 @@ bool Launcher::files_for_job() {
   fail_job(1, strprintf("bspkrun: -n %d needs %llu open files (3 per process: two pipes and its connection, and "
                         "%llu of bspkrun's own), but `ulimit -n` allows %llu (hard limit %s): raise it, e.g. "
                         "`ulimit -n %llu`, or run fewer processes; nothing was started",
-                        nprocs, static_cast<unsigned long long>(need), static_cast<unsigned long long>(need - 3 * static_cast<rlim_t>(nprocs)),
+                        nprocs, static_cast<unsigned long long>(need),
+                        static_cast<unsigned long long>(need - 3 * static_cast<rlim_t>(nprocs)),
                         static_cast<unsigned long long>(files_limit_.rlim_cur),
                         files_limit_.rlim_max == RLIM_INFINITY
                             ? "unlimited"
@@ -1092,7 +1093,7 @@ int Launcher::run() {
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<std::pair<int, int>> what;  // (kind, index): 0 listen, 1 out, 2 err, 3 client
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, static_cast<short>(failing_ ? 0 : POLLIN), 0});  // (ending: no one new)
     what.push_back({0, 0});
     for (auto& p : procs_) {
       if (p.out_fd >= 0) fds.push_back({p.out_fd, POLLIN, 0}), what.push_back({1, p.rank});
