@@ -85,13 +85,23 @@ void need_ptr(const char* fn, const void* ptr, const char* name, int nbytes) {
   if (!ptr && nbytes > 0) bsp_abort("%s: %s is NULL on process %d (with nbytes %d)\n", fn, name, bsp_pid(), nbytes);
 }
 
+// Puts this process's stamp into slot `me` of process dst.
+void send_stamp(int dst, uint32_t op, int nbytes, int root) {
+  const Stamp st{op, nbytes, root, S.calls};
+  bsp_put(dst, &st, S.buf, static_cast<bsp_size_t>(static_cast<size_t>(bsp_pid()) * S.slot), sizeof st);
+}
+
+// ... and nbytes of data from src after it.
+void send_data(int dst, const void* src, int nbytes) {
+  if (nbytes > 0)
+    bsp_put(dst, src, S.buf, static_cast<bsp_size_t>(static_cast<size_t>(bsp_pid()) * S.slot + sizeof(Stamp)),
+            nbytes);
+}
+
 // Puts this process's stamp and data (nbytes from src) into slot `me` of process dst.
 void send_to(int dst, uint32_t op, const void* src, int nbytes, int root) {
-  const int me = bsp_pid();
-  const Stamp st{op, nbytes, root, S.calls};
-  bsp_put(dst, &st, S.buf, static_cast<bsp_size_t>(static_cast<size_t>(me) * S.slot), sizeof st);
-  if (nbytes > 0)
-    bsp_put(dst, src, S.buf, static_cast<bsp_size_t>(static_cast<size_t>(me) * S.slot + sizeof(Stamp)), nbytes);
+  send_stamp(dst, op, nbytes, root);
+  send_data(dst, src, nbytes);
 }
 
 // After the sync: slot k must hold this call's stamp from process k.
@@ -211,11 +221,17 @@ void from_root(const char* fn, int pid, const void* src, size_t stride, void* ds
   need_ptr(fn, dst, "dst", nbytes);
   begin(fn, nbytes, pid, true);
   const uint32_t op = op_code(fn);
-  if (me == pid)
-    for (int k = 0; k < bsp_nprocs(); ++k)
-      send_to(k, op, static_cast<const char*>(src) + static_cast<size_t>(k) * stride, nbytes, pid);
+  // Every process's stamp to every process (the root's with the data), and
+  // every process checks all of them: with the root's alone, processes that
+  // named different roots each read "their" root's data and went on with
+  // different results (until 2026-12-07).
+  const int p = bsp_nprocs();
+  for (int k = 0; k < p; ++k) {
+    send_stamp(k, op, nbytes, pid);
+    if (me == pid) send_data(k, static_cast<const char*>(src) + static_cast<size_t>(k) * stride, nbytes);
+  }
   bsp_sync();
-  expect_from(fn, pid, op, nbytes, pid);
+  for (int k = 0; k < p; ++k) expect_from(fn, k, op, nbytes, pid);
   std::memmove(dst, data_of(pid), static_cast<size_t>(nbytes));
 }
 
@@ -247,10 +263,11 @@ void bsp_gather(int pid, void* src, void* dst, int nbytes) {
   if (me == pid) need_ptr(fn, dst, "dst", nbytes);
   begin(fn, nbytes, pid, true);
   const uint32_t op = op_code(fn);
-  send_to(pid, op, src, nbytes, pid);
+  for (int k = 0; k < p; ++k) send_stamp(k, op, nbytes, pid);  // (checked everywhere, as in from_root)
+  send_data(pid, src, nbytes);
   bsp_sync();
-  if (me != pid) return;
   for (int k = 0; k < p; ++k) expect_from(fn, k, op, nbytes, pid);
+  if (me != pid) return;
   for (int k = 0; k < p; ++k)
     std::memmove(static_cast<char*>(dst) + static_cast<size_t>(k) * static_cast<size_t>(nbytes), data_of(k),
                  static_cast<size_t>(nbytes));

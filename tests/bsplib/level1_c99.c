@@ -9,6 +9,11 @@
  *                         (must end the job with an error naming it)
  *   level1_c99 other-op   process p-1 calls bsp_maxI where the others call
  *                         bsp_sumI (must end the job with an error)
+ *   level1_c99 roots FN   process p-1 names itself the root of FN (bcast,
+ *                         broadcast, scatter or gather) where the others name
+ *                         pid 0 (an error naming both roots; until
+ *                         2026-12-07 bcast, broadcast and scatter went on
+ *                         with different results)
  *   level1_c99 null-dst   the root of a bsp_gather passes dst NULL (an error
  *                         naming it, not a crash)
  *   level1_c99 grow-mismatch  process p-1 passes more bytes than the scratch
@@ -95,6 +100,18 @@ int main(int argc, char **argv) {
         bsp_fold(concat, src, dst, 16);
         bsp_fold(concat, src, dst, me == p - 1 ? 1000 : 16);
         printf("CHECK FAILED pid=%d: a mismatched bsp_fold returned\n", me);
+        bsp_end();
+        return 1;
+    }
+    if (strcmp(mode, "roots") == 0) {
+        const char *fn = argc > 2 ? argv[2] : "bcast";
+        int a[8], b[8] = {0}, root = me == p - 1 ? p - 1 : 0, i;
+        for (i = 0; i < 8; i++) a[i] = 100 + me;
+        if (strcmp(fn, "bcast") == 0) bsp_bcast(root, a, b, (int)sizeof(int));
+        if (strcmp(fn, "broadcast") == 0) bsp_broadcast(root, a, (int)sizeof(int));
+        if (strcmp(fn, "scatter") == 0) bsp_scatter(root, a, b, (int)sizeof(int));
+        if (strcmp(fn, "gather") == 0) bsp_gather(root, a, b, (int)sizeof(int));
+        printf("CHECK FAILED pid=%d: bsp_%s with different roots returned\n", me, fn);
         bsp_end();
         return 1;
     }
