@@ -105,6 +105,7 @@ struct Proc {
   std::string out_buf, err_buf;  // a line not yet ended (held back for its newline)
   bool out_mid = false, err_mid = false;  // a piece of a line longer than kMaxLine went out
   bool out_cut = false, err_cut = false;  // ... and another process's output ended that line early (emit)
+  double out_held = 0, err_held = 0;      // when the line held back (no newline yet) began to wait; 0: none
   int sock = -1;  // bootstrap connection (after Hello)
   bool hello = false, finalized = false, exited = false;
   int status = 0;
@@ -133,6 +134,10 @@ constexpr size_t kReadChunk = size_t{1} << 20;
 // output, a progress bar redrawn with \r) goes out in pieces of this size, so
 // bspkrun's memory stays bounded whatever a process writes.
 constexpr size_t kMaxLine = size_t{1} << 20;
+// When stdin is a terminal, pid 0's line that has waited this long for its
+// newline goes out as it is (forward_prompt): a prompt before scanf
+// ("Enter n: ", no newline) shows as it would without a launcher.
+constexpr double kPromptDelay = 0.1;
 
 
 // pidfd_open / pidfd_send_signal (Linux 5.1 / 5.3), through syscall(): -1 with
@@ -217,6 +222,8 @@ class Launcher {
 
   bool pipe_ignored_ = false;  // SIGPIPE was ignored when bspkrun started (the job inherits that)
   int stream_mid_[2] = {-1, -1};  // stdout, stderr: the process whose piece of a long line each ended with
+  bool stdin_tty_ = false;        // bspkrun's stdin is a terminal (pid 0's prompts go out: forward_prompt)
+  void forward_prompt();
   rlimit files_limit_{};       // RLIMIT_NOFILE as bspkrun found it (each process gets it back: spawn)
   bool files_raised_ = false;  // files_for_job raised the soft limit for bspkrun itself
   bool files_for_job();
@@ -750,11 +757,33 @@ void Launcher::forward(Proc& p, int fd, bool is_err, bool eof) {
   if (eof || buf.size() - upto >= kMaxLine) upto = buf.size();
   if (upto) emit(p, buf.data(), upto, is_err);
   buf.erase(0, upto);
+  double& held = is_err ? p.err_held : p.out_held;
+  if (buf.empty()) held = 0;
+  else if (held == 0 || upto > 0) held = now_s();
   if (eof) {
     bool& mid = is_err ? p.err_mid : p.out_mid;
     if (mid) emit(p, "\n", 1, is_err);
     close(fd);
     (is_err ? p.err_fd : p.out_fd) = -1;
+  }
+}
+
+// pid 0's line held back for its newline for kPromptDelay, when stdin is a
+// terminal: out as it is (a prompt; the rest of the line follows it, or, if
+// another process writes first, goes on on a line of its own: emit). Only
+// there, so that elsewhere a process descheduled in the middle of a line
+// (4 processes on 2 cores) never has its line split.
+void Launcher::forward_prompt() {
+  if (!stdin_tty_ || procs_.empty()) return;
+  Proc& p = procs_[0];
+  const double t = now_s();
+  for (bool is_err : {false, true}) {
+    std::string& buf = is_err ? p.err_buf : p.out_buf;
+    double& held = is_err ? p.err_held : p.out_held;
+    if (buf.empty() || held == 0 || t - held < kPromptDelay) continue;
+    emit(p, buf.data(), buf.size(), is_err);
+    buf.clear();
+    held = 0;
   }
 }
 
@@ -1073,6 +1102,7 @@ int Launcher::run() {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // ignored (inherited), the kernel would reap our processes before reap() sees how
 
+  stdin_tty_ = isatty(STDIN_FILENO) != 0;
   if (adopting()) {
     adopt_children_();
     adopt_parent();
@@ -1123,6 +1153,7 @@ int Launcher::run() {
         }
       }
     }
+    forward_prompt();
     reap();
     check_parent();
     if (g_suspend) suspend_job();

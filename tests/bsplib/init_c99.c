@@ -4,7 +4,8 @@
  * pid 0 gets stdin) and calls spmd itself, keeping the globals it set in main;
  * the other processes go straight to spmd and exit after it, so the line
  * after spmd() in main is printed once. Run by run_check.sh with
- * `echo 3 | bspkrun -n 4 init_c99` (tests/bsplib/CMakeLists.txt). */
+ * `echo 3 | bspkrun -n 4 init_c99` (tests/bsplib/CMakeLists.txt); `init_c99
+ * noeol` prompts without a newline, as interactive programs do. */
 #include <bsp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,15 @@ static void spmd(void) {
 
 int main(int argc, char **argv) {
   bsp_init(spmd, argc, argv);
-  printf("How many processes (at most %d)?\n", bsp_nprocs());
-  fflush(stdout);
+  if (argc > 1 && strcmp(argv[1], "noeol") == 0) {
+    /* a prompt without a newline and without fflush: stdio flushes it
+     * (line-buffered stdout) when scanf reads the terminal, and bsprun must
+     * show it although its line has not ended */
+    printf("How many processes (at most %d)? ", bsp_nprocs());
+  } else {
+    printf("How many processes (at most %d)?\n", bsp_nprocs());
+    fflush(stdout);
+  }
   if (scanf("%d", &g_nprocs) != 1) bsp_abort("CHECK FAILED: could not read the number of processes\n");
   g_set_in_main = 42;
   spmd();
