@@ -128,11 +128,6 @@ bool filter_allows(const ProviderFilter& f, const std::string& canonical) {
   return f.exclude ? !named : named;
 }
 
-// The provider for a job under an FI_PROVIDER filter of several names or of
-// exclusions: BSPk's own order (one host: shm, then tcp; across hosts: the
-// RDMA-class providers, then tcp), then the listed names in their order,
-// the first that the filter allows and that this host offers with BSPk's
-// capabilities. Throws BSPK_ERR_ARG naming what was tried if none is.
 // shm keeps every endpoint in a region of /dev/shm: where that cannot be
 // written (absent, mounted read-only, not this user's), libfabric 1.17 still
 // offers it and the job failed in fi_enable ("Read-only file system"). A
@@ -147,6 +142,12 @@ bool shm_usable(std::string* note) {
   return false;
 }
 
+// The provider for a job under an FI_PROVIDER filter of several names or of
+// exclusions: BSPk's own order (one host: shm, then tcp; across hosts: the
+// RDMA-class providers, then tcp), then the listed names in their order,
+// the first that the filter allows and that this host offers with BSPk's
+// capabilities (shm only where shm_usable; `note` then says why not).
+// Throws BSPK_ERR_ARG naming what was tried if none is.
 std::string choose_filtered(const ProviderFilter& filt, const char* var, const std::string& value, bool all_local,
                             std::string* note) {
   std::vector<std::string> order;
