@@ -757,9 +757,12 @@ void Launcher::forward(Proc& p, int fd, bool is_err, bool eof) {
   if (eof || buf.size() - upto >= kMaxLine) upto = buf.size();
   if (upto) emit(p, buf.data(), upto, is_err);
   buf.erase(0, upto);
-  double& held = is_err ? p.err_held : p.out_held;
-  if (buf.empty()) held = 0;
-  else if (held == 0 || upto > 0) held = now_s();
+  // (pid 0's held line, read by forward_prompt, when stdin is a terminal)
+  if (stdin_tty_ && p.rank == 0) {
+    double& held = is_err ? p.err_held : p.out_held;
+    if (buf.empty()) held = 0;
+    else if (held == 0 || upto > 0) held = now_s();
+  }
   if (eof) {
     bool& mid = is_err ? p.err_mid : p.out_mid;
     if (mid) emit(p, "\n", 1, is_err);

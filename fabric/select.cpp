@@ -225,7 +225,7 @@ Selection select(const JobFacts& f) {
     } else {
       c.provider = tcp_provider();
       s.reason = s.note.empty() ? "every process on this host, shm not offered"
-                                : "every process on this host, /dev/shm " + dev_shm_unusable();
+                                : "every process on this host, shm left out (/dev/shm: see the note)";
     }
   } else {
     std::string skipped;
