@@ -64,7 +64,8 @@ bool leaves_over(const char* call, int code) {
     case BSPK_ERR_PEER:
     case BSPK_ERR_INTERNAL:
       return true;
-    case BSPK_ERR_MODE:  // from bspk_expect / bspk_will_send it is [call]
+    case BSPK_ERR_MODE:  // a repeated bspk_expect / bspk_will_send is [call]; their
+                         // mixed-kinds errors come marked over (Error::over)
       return std::strcmp(call, "bspk_sync") == 0 || std::strcmp(call, "bspk_finalize") == 0 ||
              std::strncmp(call, "bspk_sync_allgather", 19) == 0;  // (and bspk_sync_allgatherv)
     default:
@@ -169,11 +170,11 @@ void print_error(const std::string& text) {
 }
 }  // namespace
 
-int record(const char* call, int code, const char* msg) {
+int record(const char* call, int code, const char* msg, bool over) {
   last_error = where(call) + ": " + msg;
   ending_step = -1;
   // The first [over] error is the one bspk_finalize returns (without a second message).
-  if (rt && over_code == 0 && leaves_over(call, code)) over_code = code;
+  if (rt && over_code == 0 && (over || leaves_over(call, code))) over_code = code;
   if (policy == ErrorPolicy::Abort) abort_job("bspk: error (BSPK_ERRORS=abort): " + last_error, 1);
   if (policy == ErrorPolicy::Print) print_error(last_error);
   return code;

@@ -77,8 +77,9 @@ extern int over_code;    // the first [over] error since the last superstep ende
 Runtime& need();
 
 // Record an error of `call` (for bspk_error_string, printed or fatal per
-// BSPK_ERRORS); returns code.
-int record(const char* call, int code, const char* msg);
+// BSPK_ERRORS); returns code. `over`: the error leaves the job [over]
+// whatever call and code (an error found while progressing: base/error.h).
+int record(const char* call, int code, const char* msg, bool over = false);
 // "call (pid P, superstep S)".
 std::string where(const char* call);
 // End the whole job with `line` (printed once) and exit status `code`.
@@ -140,7 +141,7 @@ int guarded(const char* call, F&& f) {
     f();
     return BSPK_OK;
   } catch (const Error& e) {
-    return record(call, e.code(), e.what());
+    return record(call, e.code(), e.what(), e.over());
   } catch (const std::bad_alloc&) {
     return record(call, BSPK_ERR_NOMEM, "out of memory");
   } catch (const std::exception& e) {

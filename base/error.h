@@ -14,11 +14,20 @@ namespace bspk {
 
 class Error : public std::runtime_error {
  public:
-  Error(int code, const std::string& msg) : std::runtime_error(msg), code_(code) {}
+  // `over`: the error leaves the job unable to go on consistently (bspk.h,
+  // Return codes, [over]) whatever its code and whichever call reports it:
+  // set for errors found while progressing (sync/engine.h, raise_async;
+  // all but the pool limit's BSPK_ERR_NOMEM), which the next call that
+  // looks delivers, a bspk_expect as well as a bspk_sync, and for mixed
+  // synchronisation kinds found by bspk_expect.
+  Error(int code, const std::string& msg, bool over = false)
+      : std::runtime_error(msg), code_(code), over_(over) {}
   int code() const noexcept { return code_; }
+  bool over() const noexcept { return over_; }
 
  private:
   int code_;
+  bool over_;
 };
 
 // printf-style formatting into a std::string.

@@ -76,6 +76,11 @@ extern "C" {
  *           nothing and print nothing, so a program that ignores return codes
  *           gets one message and never hangs; bspk_finalize returns the same
  *           code at once without printing a second message (see there).
+ *           An error found while the runtime progressed (more arrivals than
+ *           declared, a malformed one, another process's count for a
+ *           superstep this one declared) is [over] whichever call returns
+ *           it; BSPK_POOL_LIMIT reached by arrivals (BSPK_ERR_NOMEM) is not:
+ *           they wait until the program frees regions.
  * A code can carry different states from different calls; the list names them. */
 #define BSPK_OK               0
 #define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)    [call]  */
@@ -87,7 +92,7 @@ extern "C" {
 #define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, made
                                     while another thread is inside a call: Threads)   [call]  */
 #define BSPK_ERR_MODE        -7  /* sync declarations: repeated (bspk_expect/will_send)   [call];
-                                    kinds mixed between processes (bspk_sync)         [over]  */
+                                    kinds mixed between processes (from any call)     [over]  */
 #define BSPK_ERR_COUNT       -8  /* more/fewer messages than declared                     [over]  */
 #define BSPK_ERR_TIMEOUT     -9  /* waited longer than BSPK_SYNC_TIMEOUT without progress [over]  */
 #define BSPK_ERR_FABRIC     -10  /* libfabric reported an error, or a malformed message  [over]  */
@@ -368,8 +373,9 @@ BSPK_API int bspk_sync(void);
  * At most one declaration per process per superstep, and every process must use
  * the same kind (expect / will_send / none) in a superstep [BSPk Table 1].
  * Messages a process sends to itself have arrived when bspk_send returns.
- * Errors: BSPK_ERR_ARG (nmsgs < 0), BSPK_ERR_MODE (already declared, or other
- * processes are already summing send counts for this superstep: kinds mixed),
+ * Errors: BSPK_ERR_ARG (nmsgs < 0) [call], BSPK_ERR_MODE (already declared
+ * [call]; or other processes are already summing send counts for this
+ * superstep: kinds mixed [over], as when bspk_sync finds it),
  * BSPK_ERR_COUNT (more than nmsgs have already arrived), BSPK_ERR_PEER (a
  * process called bspk_finalize in this superstep). */
 BSPK_API int bspk_expect(int nmsgs);

@@ -26,10 +26,14 @@ void Engine::expect(int64_t n) {
            "pid %d called bspk_finalize in superstep %u while this process called bspk_expect there: every "
            "process must finalize in the same superstep",
            f, step_);
-    fail(BSPK_ERR_MODE,
-         "mixed synchronisation kinds in superstep %u: other processes are already summing send counts "
-         "for it (they used bspk_will_send or no declaration): kinds may not be mixed",
-         step_);
+    // [over], like every mixed-kinds error (bspk.h, Return codes): the
+    // others wait in a count exchange this process was not going to join,
+    // and whether the mix is found here or in bspk_sync is a matter of timing.
+    throw Error(BSPK_ERR_MODE,
+                strprintf("mixed synchronisation kinds in superstep %u: other processes are already summing send "
+                          "counts for it (they used bspk_will_send or no declaration): kinds may not be mixed",
+                          step_),
+                /*over=*/true);
   }
   mode_ = Mode::Expect;
   declared_expect_ = n;

@@ -31,7 +31,10 @@ void Engine::throw_pending_error() {
   pending_code_ = 0;
   pending_msg_.clear();
   pending_more_ = 0;
-  throw Error(c, m);
+  // [over] (base/error.h) whatever call delivers it, except the pool limit
+  // met by arrivals: they wait, posted later, until the program frees
+  // regions and syncs again (tests/fidelity_scenarios.cpp, "nomem").
+  throw Error(c, m, /*over=*/c != BSPK_ERR_NOMEM);
 }
 
 void Engine::handle_error(const fabric::CompletionError& err) {

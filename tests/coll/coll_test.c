@@ -474,6 +474,29 @@ static int run_coll_vs_sync(void) {
   return 1;
 }
 
+/* The same with the collective's callers late: the last pid's count (its
+ * counted sync) reaches pid 0 (its parent in the count tree,
+ * BSPK_COUNT_EXCHANGE=tree) before pid 0's collective's header bspk_expect,
+ * which finds the mix itself. That error is [over] like bspk_sync's, so
+ * pid 0's bspk_finalize leaves at once and its exit ends the job: nobody
+ * waits BSPK_SYNC_TIMEOUT. The last pid runs ahead through 32 declared
+ * empty supersteps (BSPK_MAX_AHEAD=64 lets it) into its counted one while
+ * the others sleep; their own 32 then look for arrivals (a declared
+ * bspk_sync does at least every 16th time), so the count is there before
+ * the collective starts. */
+static int run_coll_vs_sync_late(void) {
+  if (me != P - 1) sleep(2);
+  for (int i = 0; i < 32; i++) {
+    int rc = bspk_expect(0);
+    if (rc == BSPK_OK) rc = bspk_sync();
+    if (rc != BSPK_OK) {
+      printf("pid %d: declared superstep %d failed: %s\n", me, i, bspk_error_string());
+      return 1;
+    }
+  }
+  return run_coll_vs_sync();
+}
+
 /* Mismatches: the last pid passes something else. */
 static int run_mismatch(const char *what) {
   int odd = me == P - 1;
@@ -552,6 +575,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "skew")) run_skew();
   else if (!strcmp(mode, "state")) run_state();
   else if (!strcmp(mode, "coll-vs-sync")) status = run_coll_vs_sync();
+  else if (!strcmp(mode, "coll-vs-sync-late")) status = run_coll_vs_sync_late();
   else if (!strncmp(mode, "mismatch-", 9)) status = run_mismatch(mode + 9);
   else { fprintf(stderr, "unknown mode %s\n", mode); return 2; }
   printf("coll_test pid=%d p=%d: %ld checks, %ld failures\n", me, P, checks, failures);
