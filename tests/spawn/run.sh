@@ -37,9 +37,10 @@
 #                  (bspkrun's, as under bspkrun: the job failed), bspkrun says
 #                  pid 0 exited without calling bspk_finalize, nothing left
 #   bsplib_no_end  (TEST_SPAWN is test_spawn_bsplib) its SPMD function returns
-#                  without bsp_end: exit status 1, one report naming BSPlib's
-#                  end (P = 1: the process's own, no launcher; else bspkrun's),
-#                  nothing left
+#                  without bsp_end after a sync that follows every pid's line
+#                  (before it, the job could end before a late pid printed):
+#                  exit status 1, one report naming BSPlib's end (P = 1: the
+#                  process's own, no launcher; else bspkrun's), nothing left
 #   parent_killed  pid 0 is killed with SIGKILL mid-run: bspkrun says pid 0
 #                  died and every other process of the job is gone within 5 s
 #   parent_term    the same with a user's SIGTERM: pid 0 is terminated by it
@@ -207,9 +208,9 @@ case $case_ in
     [ $secs -lt 20 ] || fail "the job took $secs s"
     expect_count "$np" "^test_spawn_bsplib: pid [0-9]+ of $np, global" "$out"
     if [ "$np" = 1 ]; then
-      expect_count 1 "^bspk: pid 0 \(os pid [0-9]+, the only process, started without a launcher\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 2 \(BSPk superstep [0-9]+\)$" "$err"
+      expect_count 1 "^bspk: pid 0 \(os pid [0-9]+, the only process, started without a launcher\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 3 \(BSPk superstep [0-9]+\)$" "$err"
     else
-      expect_count 1 "^bspkrun: pid [0-9]+ \(os pid [0-9]+.*\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 2 .*; ending the job" "$err"
+      expect_count 1 "^bspkrun: pid [0-9]+ \(os pid [0-9]+.*\) exited without calling bspk_finalize \(BSPlib's end\) in BSPlib superstep 3 .*; ending the job" "$err"
     fi
     expect_count 1 "exited without calling" "$err"
     gone_within 5

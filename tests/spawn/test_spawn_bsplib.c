@@ -9,8 +9,8 @@
  *
  * Each pid prints "test_spawn_bsplib: pid I of P, global G, from left L"
  * (L: the pid of its left neighbour, put there in the SPMD section). With
- * no_end the SPMD function returns without bsp_end (a program's bug: the job
- * must fail, exit status 1, as under bsprun); with init_twice main calls
+ * no_end the SPMD function syncs once more and returns without bsp_end (a
+ * program's bug: the job must fail, exit status 1, as under bsprun); with init_twice main calls
  * bsp_init a second time (an error, started directly too).
  *
  *   test_spawn_bsplib TAG abort_lines P
@@ -37,7 +37,12 @@ static void spmd(void) {
   bsp_sync();
   printf("test_spawn_bsplib: pid %d of %d, global %d, from left %d\n", me, p, global, left);
   bsp_pop_reg(&left);
-  if (no_end) return;
+  if (no_end) {
+    /* a counted sync after the line: no pid leaves it (and returns, leaving
+     * BSPk without bsp_end, which ends the job) before every pid has printed */
+    bsp_sync();
+    return;
+  }
   bsp_end();
 }
 
