@@ -17,7 +17,7 @@ class Error : public std::runtime_error {
   // `over`: the error leaves the job unable to go on consistently (bspk.h,
   // Return codes, [over]) whatever its code and whichever call reports it:
   // set for errors found while progressing (sync/engine.h, raise_async;
-  // all but the pool limit's BSPK_ERR_NOMEM), which the next call that
+  // all but the pool limit's wait for frames), which the next call that
   // looks delivers, a bspk_expect as well as a bspk_sync, and for mixed
   // synchronisation kinds found by bspk_expect.
   Error(int code, const std::string& msg, bool over = false)

@@ -78,9 +78,10 @@ extern "C" {
  *           code at once without printing a second message (see there).
  *           An error found while the runtime progressed (more arrivals than
  *           declared, a malformed one, another process's count for a
- *           superstep this one declared) is [over] whichever call returns
- *           it; BSPK_POOL_LIMIT reached by arrivals (BSPK_ERR_NOMEM) is not:
- *           they wait until the program frees regions.
+ *           superstep this one declared, memory that ran out while an
+ *           arrival was handled) is [over] whichever call returns it;
+ *           BSPK_POOL_LIMIT reached by arrivals (BSPK_ERR_NOMEM) is not:
+ *           they wait, unreceived, until the program frees regions.
  * A code can carry different states from different calls; the list names them. */
 #define BSPK_OK               0
 #define BSPK_ERR_ARG         -1  /* invalid argument (NULL, negative, zero size, ...)    [call]  */
@@ -88,7 +89,8 @@ extern "C" {
 #define BSPK_ERR_PTR         -3  /* NULL, stale (freed) or non-local comem pointer        [call]; from
                                     bspk_sync: a copy refused by its target           [step]  */
 #define BSPK_ERR_RANGE       -4  /* element range runs past the end of a region           [call]  */
-#define BSPK_ERR_NOMEM       -5  /* frame or index pool could not grow                    [call]  */
+#define BSPK_ERR_NOMEM       -5  /* frame or index pool could not grow                    [call];
+                                    while handling an arrival (it was lost)           [over]  */
 #define BSPK_ERR_STATE       -6  /* call out of order (not initialised, finalised, made
                                     while another thread is inside a call: Threads)   [call]  */
 #define BSPK_ERR_MODE        -7  /* sync declarations: repeated (bspk_expect/will_send)   [call];

@@ -267,8 +267,12 @@ class Engine : private fabric::Transport::ArrivalSink {
   // An error found while progressing (e.g. more arrivals than declared);
   // recorded here, printed by the API layer, thrown by the next sync/expect.
   // The first one's code is returned; later ones, until it is thrown, are
-  // appended to its message ("; also: ..."), so none is lost.
-  void raise_async(int code, const std::string& msg);
+  // appended to its message ("; also: ..."), so none is lost. `waits`: the
+  // pool limit met by arrivals, which wait (unposted) until regions are
+  // freed, so nothing is lost and the job can go on; every other error
+  // found while progressing lost or refused something and is thrown [over]
+  // (base/error.h), a bad_alloc or BSPK_ERR_NOMEM in a handler included.
+  void raise_async(int code, const std::string& msg, bool waits = false);
   // Throws the recorded error, if any (inline: a waiting process checks on every poll).
   void throw_pending() {
     if (pending_code_) throw_pending_error();
@@ -566,6 +570,7 @@ class Engine : private fabric::Transport::ArrivalSink {
   int pending_code_ = 0;
   std::string pending_msg_;
   unsigned pending_more_ = 0;  // later errors appended to pending_msg_ (issue 12, defect 8)
+  bool pending_over_ = false;  // one of them was not the pool limit's wait (raise_async)
 };
 
 }  // namespace bspk::sync

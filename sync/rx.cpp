@@ -172,7 +172,8 @@ void Engine::on_recv(RecvSlot* slot, size_t len) {
         raise_async(BSPK_ERR_NOMEM,
                     strprintf("no free %s for a receive slot (BSPK_POOL_LIMIT reached): arrivals slow down until "
                               "regions (received messages included) are freed",
-                              slot->small ? "4 KiB buffer" : "frame"));
+                              slot->small ? "4 KiB buffer" : "frame"),
+                    /*waits=*/true);
       return;
     }
   }
@@ -342,7 +343,8 @@ void Engine::take_body_header(const Header& h) {
     if (body_waiting_.empty() && starved_.empty())  // once, not per body
       raise_async(BSPK_ERR_NOMEM,
                   "no free frame for an arriving message (BSPK_POOL_LIMIT reached): arrivals slow down until "
-                  "regions (received messages included) are freed");
+                  "regions (received messages included) are freed",
+                  /*waits=*/true);
     body_waiting_.push_back(b);
     return;
   }

@@ -13,7 +13,8 @@
 
 namespace bspk::sync {
 
-void Engine::raise_async(int code, const std::string& msg) {
+void Engine::raise_async(int code, const std::string& msg, bool waits) {
+  pending_over_ = pending_over_ || !waits;
   if (pending_code_ == 0) {
     pending_code_ = code;
     pending_msg_ = msg;
@@ -31,10 +32,14 @@ void Engine::throw_pending_error() {
   pending_code_ = 0;
   pending_msg_.clear();
   pending_more_ = 0;
-  // [over] (base/error.h) whatever call delivers it, except the pool limit
-  // met by arrivals: they wait, posted later, until the program frees
-  // regions and syncs again (tests/fidelity_scenarios.cpp, "nomem").
-  throw Error(c, m, /*over=*/c != BSPK_ERR_NOMEM);
+  const bool over = pending_over_;
+  pending_over_ = false;
+  // [over] (base/error.h) whatever call delivers it, unless all it reports
+  // is the pool limit met by arrivals: they wait, posted later, until the
+  // program frees regions and syncs again (tests/fidelity_scenarios.cpp,
+  // "nomem"). A BSPK_ERR_NOMEM that lost an arrival (bad_alloc, a comem
+  // table that could not grow) is [over] like any other.
+  throw Error(c, m, over);
 }
 
 void Engine::handle_error(const fabric::CompletionError& err) {

@@ -920,6 +920,49 @@ TEST(EngineErrors, EveryAsynchronousErrorIsReported) {
   c.expect_clean();
 }
 
+// Memory that runs out while an arrival is handled loses that arrival: the
+// error is [over] (Error::over(), bspk.h Return codes), whichever call
+// delivers it, so the process's bspk_finalize leaves at once instead of
+// waiting for peers. Here the handler of one kind throws std::bad_alloc and
+// that of another BSPK_ERR_NOMEM (a comem table that could not grow); the
+// pool limit's BSPK_ERR_NOMEM, where arrivals wait unreceived, stays
+// recoverable (fidelity scenarios PoolLimitInTheMiddleOfABatchLosesNothing
+// and PoolLimitThenFinalizeWithoutFreeingEndsAtOnce).
+TEST(EngineErrors, NomemLosingAnArrivalIsOver) {
+  constexpr wire::Kind kBadAlloc = wire::Kind(wire::kFirstFreeKind + 1);
+  constexpr wire::Kind kNomem = wire::Kind(wire::kFirstFreeKind + 2);
+  Layers su;
+  su.frame_size = 4096;
+  for (int which = 0; which < 2; ++which) {
+    Cluster c(config(2), su);
+    c[1].engine.on(kBadAlloc, [](const Engine::Incoming&) -> bool { throw std::bad_alloc(); });
+    c[1].engine.on(kNomem, [](const Engine::Incoming&) -> bool {
+      fail(BSPK_ERR_NOMEM, "could not grow the index-array pool");
+    });
+    c.run([&](Proc& me) {
+      if (me.pid == 0) {
+        me.engine.expect(0);
+        wire::Header h{};
+        me.engine.send_frame(1, which == 0 ? kBadAlloc : kNomem, h, nullptr, 0, nullptr, 0, wire::kTagSmall);
+        me.sync();
+        return;
+      }
+      me.engine.expect(0);
+      me.progress_until([&] { return c.net.counters().delivered >= 1; });
+      try {
+        me.sync();
+        me.check(false, "the lost arrival went unreported");
+      } catch (const Error& e) {
+        const std::string m = e.what();
+        const char* want = which == 0 ? "out of memory while handling" : "could not grow the index-array pool";
+        me.check(e.code() == BSPK_ERR_NOMEM && m.find(want) != std::string::npos, "wrong error: " + m);
+        me.check(e.over(), "a lost arrival's BSPK_ERR_NOMEM is not [over]: " + m);
+      }
+    });
+    c.expect_clean();
+  }
+}
+
 // Issue 13: headers from the wire are checked before anything is sized or
 // indexed by them. (a) A later fragment of a message announcing more frames
 // than its first did (frame 8 of 9 after frame 0 of 2) used to be written at
