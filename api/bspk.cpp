@@ -64,11 +64,8 @@ bool leaves_over(const char* call, int code) {
     case BSPK_ERR_PEER:
     case BSPK_ERR_INTERNAL:
       return true;
-    case BSPK_ERR_MODE:  // a repeated bspk_expect / bspk_will_send is [call]; their
-                         // mixed-kinds errors come marked over (Error::over)
-      return std::strcmp(call, "bspk_sync") == 0 || std::strcmp(call, "bspk_finalize") == 0 ||
-             std::strncmp(call, "bspk_sync_allgather", 19) == 0;  // (and bspk_sync_allgatherv)
-    default:
+    default:  // BSPK_ERR_MODE: a repeated declaration is [call]; mixed kinds
+              // come marked over by the engine (Error::over, fail_over)
       return false;
   }
 }

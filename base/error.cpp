@@ -33,4 +33,12 @@ void fail(int code, const char* fmt, ...) {
   throw Error(code, s);
 }
 
+void fail_over(int code, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string s = vstrprintf(fmt, ap);
+  va_end(ap);
+  throw Error(code, s, /*over=*/true);
+}
+
 }  // namespace bspk

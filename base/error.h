@@ -19,7 +19,7 @@ class Error : public std::runtime_error {
   // set for errors found while progressing (sync/engine.h, raise_async;
   // all but the pool limit's wait for frames), which the next call that
   // looks delivers, a bspk_expect as well as a bspk_sync, and for mixed
-  // synchronisation kinds found by bspk_expect.
+  // synchronisation kinds, whichever call finds them (fail_over).
   Error(int code, const std::string& msg, bool over = false)
       : std::runtime_error(msg), code_(code), over_(over) {}
   int code() const noexcept { return code_; }
@@ -36,5 +36,8 @@ std::string vstrprintf(const char* fmt, va_list ap);
 
 // Throw bspk::Error with a printf-formatted message.
 [[noreturn]] void fail(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same, marked over: the job cannot go on whichever call reports it
+// (mixed synchronisation kinds, from bspk_expect as from bspk_sync).
+[[noreturn]] void fail_over(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace bspk

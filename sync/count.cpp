@@ -29,11 +29,10 @@ void Engine::expect(int64_t n) {
     // [over], like every mixed-kinds error (bspk.h, Return codes): the
     // others wait in a count exchange this process was not going to join,
     // and whether the mix is found here or in bspk_sync is a matter of timing.
-    throw Error(BSPK_ERR_MODE,
-                strprintf("mixed synchronisation kinds in superstep %u: other processes are already summing send "
-                          "counts for it (they used bspk_will_send or no declaration): kinds may not be mixed",
-                          step_),
-                /*over=*/true);
+    fail_over(BSPK_ERR_MODE,
+              "mixed synchronisation kinds in superstep %u: other processes are already summing send counts for "
+              "it (they used bspk_will_send or no declaration): kinds may not be mixed",
+              step_);
   }
   mode_ = Mode::Expect;
   declared_expect_ = n;
@@ -128,10 +127,10 @@ void Engine::fail_left_without_joining(uint32_t s, int j) {
          "this process called bspk_finalize in superstep %u while pid %d called bspk_sync there (under "
          "bspk_expect, so it went on): every process must finalize in the same superstep",
          s, j);
-  fail(BSPK_ERR_MODE,
-       "mixed synchronisation kinds in superstep %u: pid %d left it without joining the %s count exchange (it "
-       "must have used bspk_expect)",
-       s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
+  fail_over(BSPK_ERR_MODE,
+            "mixed synchronisation kinds in superstep %u: pid %d left it without joining the %s count exchange (it "
+            "must have used bspk_expect)",
+            s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
 }
 
 int32_t Engine::finalizer_seen(uint32_t s) {
@@ -162,10 +161,10 @@ bool Engine::board_complete(uint32_t s) {
     // Now and then (not on every spin): has a process left s some other way?
     if ((++board_polls_ & 255) == 0) {
       if (int g = board_->gathering(s); g >= 0)
-        fail(BSPK_ERR_MODE,
-             "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync_allgather (the superstep of "
-             "a collective such as bspk_allreduce, or of BSPlib's bsp_sync), this process a %s bspk_sync",
-             s, g, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
+        fail_over(BSPK_ERR_MODE,
+                  "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync_allgather (the superstep of "
+                  "a collective such as bspk_allreduce, or of BSPlib's bsp_sync), this process a %s bspk_sync",
+                  s, g, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
       int j = board_->left_without_joining(s);
       if (j >= 0) fail_left_without_joining(s, j);
     }
@@ -180,11 +179,11 @@ bool Engine::board_complete(uint32_t s) {
          "it went on to superstep %u): every process must finalize in the same superstep",
          r.min_pid, r.min_step, r.later_pid, r.later_step);
   if (!r.same_step)
-    fail(BSPK_ERR_MODE,
-         "mixed synchronisation kinds in superstep %u: pid %d joined the count exchange in superstep %u, "
-         "pid %d only in superstep %u (it used bspk_expect in between while others did not declare or "
-         "used bspk_will_send)",
-         r.min_step, r.min_pid, r.min_step, r.later_pid, r.later_step);
+    fail_over(BSPK_ERR_MODE,
+              "mixed synchronisation kinds in superstep %u: pid %d joined the count exchange in superstep %u, "
+              "pid %d only in superstep %u (it used bspk_expect in between while others did not declare or "
+              "used bspk_will_send)",
+              r.min_step, r.min_pid, r.min_step, r.later_pid, r.later_step);
   StepState& st = state(s);
   st.have_result = true;
   st.result = r.total;
@@ -205,7 +204,7 @@ bool Engine::counts_complete(uint32_t s) {
              "in superstep %u some processes called bspk_finalize while others called "
              "bspk_sync (%s): every process must finalize in the same superstep",
              s, kinds_text(k, st.first).c_str());
-      fail(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s, kinds_text(k, st.first).c_str());
+      fail_over(BSPK_ERR_MODE, "mixed synchronisation kinds in superstep %u: %s", s, kinds_text(k, st.first).c_str());
     }
   }
   if (mode_ != Mode::Expect && !board_ && count_rounds() && !st.have_result) {

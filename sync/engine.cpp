@@ -139,8 +139,8 @@ void Engine::sync(bool finalizing) {
              (unsigned long long)declared_vec_[j], j, s, (unsigned long long)sent_[j]);
   }
   if (finalizing && mode_ == Mode::Expect) {
-    fail(BSPK_ERR_MODE, "bspk_expect was declared in the final superstep %u; "
-                        "the final superstep's messages are counted by the runtime, do not declare them", s);
+    fail_over(BSPK_ERR_MODE, "bspk_expect was declared in the final superstep %u; "
+              "the final superstep's messages are counted by the runtime, do not declare them", s);
   }
   if (mode_ != Mode::Expect) {
     // Once per superstep: a sync that failed (an [over] error) and is called

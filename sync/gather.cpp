@@ -46,11 +46,12 @@ void Engine::gather_wait() {
         const int k = board_->gather_mixed(s, &counted);
         if (k >= 0) {
           gather_end();
-          fail(BSPK_ERR_MODE,
-               "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather (the "
-               "superstep of a collective such as bspk_allreduce, or of BSPlib's bsp_sync), pid %d %s",
-               s, k,
-               counted ? "a counted bspk_sync (or bspk_will_send)" : "left the superstep without it (bspk_expect)");
+          fail_over(BSPK_ERR_MODE,
+                    "mixed synchronisation kinds in superstep %u: this process called bspk_sync_allgather (the "
+                    "superstep of a collective such as bspk_allreduce, or of BSPlib's bsp_sync), pid %d %s",
+                    s, k,
+                    counted ? "a counted bspk_sync (or bspk_will_send)"
+                            : "left the superstep without it (bspk_expect)");
         }
       }
       return false;

@@ -1352,11 +1352,23 @@ SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend_Ha
               .args = "err_mixed will_send last", .procs = p_list({3, 6, 8}),
               .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=halving", .status = fails(),
               .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+// The mix found by bspk_sync is [over] (bspk.h, Return codes): with `over`,
+// a process whose bspk_sync reported it gets the same code at once from a
+// second bspk_sync and from bspk_finalize (within 1 s, not after waiting for
+// peers), and no second message. (The [over] mark comes from the engine,
+// fail_over; a [call] there made the second bspk_sync wait again.)
+SCENARIO_ROW({.test = "MixedSyncKindsFoundBySyncAreOver", .args = "err_mixed counted first over",
+              .procs = p_list({2, 4}), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has(Re{"mixed over ok pid=[0-9]+ rc=-7"}), lacks("CHECK FAILED")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsFoundBySyncAreOver_Tree", .args = "err_mixed counted first over",
+              .procs = p_list({3}), .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=tree", .status = fails(),
+              .out = {has(Re{"mixed over ok pid=[0-9]+ rc=-7"}), lacks("CHECK FAILED")}, .within_s = 15});
 int err_mixed(int argc, char** argv) {
   // One process declares with bspk_expect, the others use `other` (will_send or
   // counted); `who` picks the odd one out (root 0 or the last pid, a leaf).
   std::string other = argc > 2 ? argv[2] : "counted";
   int who = (argc > 3 && std::string(argv[3]) == "last") ? P - 1 : 0;
+  const bool over = argc > 4 && std::string(argv[4]) == "over";
   std::vector<int> v(static_cast<size_t>(P), 0);
   for (int s = 0; s < 3; ++s) {
     int rc;
@@ -1364,6 +1376,20 @@ int err_mixed(int argc, char** argv) {
     else if (other == "will_send") rc = bspk_will_send(v.data());
     else rc = BSPK_OK;
     if (rc == BSPK_OK) rc = bspk_sync();
+    if (rc != BSPK_OK && over) {
+      const std::string first = bspk_error_string();
+      const double t0 = bspk_time();
+      const int again = bspk_sync(), frc = bspk_finalize();
+      const double dt = bspk_time() - t0;
+      CHECK(again == rc && frc == rc, "after bspk_sync's %d (%s): bspk_sync %d, bspk_finalize %d", rc,
+            first.c_str(), again, frc);
+      CHECK(dt < 1.0, "the second bspk_sync and bspk_finalize took %.2f s", dt);
+      CHECK(first == bspk_error_string(), "the error string changed from '%s' to '%s'", first.c_str(),
+            bspk_error_string());
+      std::printf("mixed over ok pid=%d rc=%d\n", me, rc);
+      std::fflush(stdout);
+      return 1;
+    }
     if (rc != BSPK_OK) bspk_abort("expected failure: %s", bspk_error_string());
   }
   OK(bspk_finalize());
