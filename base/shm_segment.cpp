@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -38,7 +39,19 @@ namespace {
 int populate_flag(size_t len) { return len <= (size_t{64} << 20) ? MAP_POPULATE : 0; }
 }  // namespace
 
+namespace {
+std::timed_mutex& shm_creation_mutex() {
+  static std::timed_mutex m;
+  return m;
+}
+}  // namespace
+
+std::unique_lock<std::timed_mutex> shm_creation_guard() { return std::unique_lock<std::timed_mutex>(shm_creation_mutex()); }
+
+void shm_creation_stop() { (void)shm_creation_mutex().try_lock_for(std::chrono::seconds(2)); }
+
 SharedSegment SharedSegment::create(const std::string& prefix, size_t len) {
+  const auto guard = shm_creation_guard();  // (released once mapped, or on a failure)
   unsigned char rnd[8];
   random_bytes(rnd, sizeof rnd);
   std::string name = "/" + prefix + ".";

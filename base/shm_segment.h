@@ -8,9 +8,21 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 
 namespace bspk {
+
+// Making files in /dev/shm and removing a failing process's files exclude
+// each other. A creator holds shm_creation_guard() over the call that makes
+// the file (SharedSegment::create; the shm provider's endpoint, fabric/); a
+// process that ends on a job failure (boot/hub.cpp, HubClient::die) calls
+// shm_creation_stop() before it removes its files and exits, so no thread of
+// it creates a file between that removal and the exit (CI saw the count
+// board and the endpoint region of a pid 0 ended mid-bspk_init left behind).
+std::unique_lock<std::timed_mutex> shm_creation_guard();
+// Takes the guard for good (waits up to 2 s for a creator to finish).
+void shm_creation_stop();
 
 class SharedSegment {
  public:

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "base/shm_segment.h"
 #include "boot/auth.h"
 #include "boot/protocol.h"
 
@@ -765,6 +766,9 @@ void HubClient::die(int code, int failed, const std::string& line) {
     std::lock_guard<std::mutex> lk(mu_);
     cleanup = cleanup_;
   }
+  // No other thread of this process (bspk_init on the main thread) makes a
+  // file in /dev/shm after the clean-up has looked (base/shm_segment.h).
+  shm_creation_stop();
   if (cleanup) cleanup(failed);
   _exit(code);
 }

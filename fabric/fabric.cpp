@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/shm_segment.h"
 #include "base/random.h"
 #include "base/shm_segment.h"
 #include "fabric/caps.h"
@@ -220,6 +221,8 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
   av_attr.count = static_cast<size_t>(cfg.nprocs);
   if ((rc = fi_av_open(domain_, &av_attr, &av_, nullptr))) fab_fail("fi_av_open", rc);
 
+  // (shm makes its region in /dev/shm from here to fi_enable)
+  auto shm_guard = shm_creation_guard();
   if ((rc = fi_endpoint(domain_, info_, &ep_, nullptr))) fab_fail("fi_endpoint", rc);
   if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) fab_fail("fi_ep_bind", rc, "(address vector)");
   // Selective completion: only operations posted with FI_COMPLETION report
@@ -236,6 +239,7 @@ Endpoint::Endpoint(const Config& cfg) : provider_(cfg.provider) {
            errstr(rc).c_str(), why.c_str());
     fab_fail("fi_enable", rc);
   }
+  shm_guard.unlock();
   // The shm provider has created this endpoint's region in /dev/shm: hold it
   // for this process's life, so that if the whole job is killed, the next
   // BSPk process of this user on the host removes it (fabric/shm_names.h).
