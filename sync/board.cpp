@@ -226,4 +226,28 @@ int Board::left_without_joining(uint32_t s) const {
   return -1;
 }
 
+int Board::waiting_under_expect(uint32_t s) const {
+  for (int j = 0; j < nprocs_; ++j)
+    if (j != pid_ && rec(j).estep.load(std::memory_order_relaxed) == uint64_t{s} + 1) return j;
+  return -1;
+}
+
+int Board::joined_from(uint32_t s, Kind* kind) const {
+  // No collective completes without this process, so one that another
+  // process joined is the next one of this process (number k_, its parity's
+  // slots); the slot's word is stored after its `from` (release).
+  const int par = static_cast<int>(k_ & 1);
+  for (int j = 0; j < nprocs_; ++j) {
+    if (j == pid_) continue;
+    const CountHead& h = chead(par, j);
+    const uint64_t w = h.word.load(std::memory_order_acquire);
+    if ((w >> 32) == count_seq(k_) && h.from.load(std::memory_order_relaxed) == s) {
+      const uint32_t b = static_cast<uint32_t>(w & 0xFF);
+      *kind = b < NumKinds ? static_cast<Kind>(b) : Counted;
+      return j;
+    }
+  }
+  return -1;
+}
+
 }  // namespace bspk::sync

@@ -107,6 +107,22 @@ class Board {
   // A process that has left superstep s without joining the current
   // collective (it used bspk_expect), or -1.
   int left_without_joining(uint32_t s) const;
+  // This process waits in superstep s under bspk_expect (published for
+  // waiting_under_expect; a relaxed store, made only by a wait that did not
+  // end at once).
+  void set_expect_waiting(uint32_t s) {
+    rec(pid_).estep.store(uint64_t{s} + 1, std::memory_order_relaxed);
+  }
+  // A process other than this one that has said it waits in superstep s
+  // under bspk_expect (set_expect_waiting), or -1: while this one is in the
+  // count exchange of s, that is a mix of kinds neither would otherwise see
+  // (the declared process has not left s, the counted ones never send to it).
+  int waiting_under_expect(uint32_t s) const;
+  // While this process waits in superstep s under bspk_expect: a process
+  // other than this one that joined a collective from s (the count exchange
+  // of a will_send, counted or finalizing bspk_sync there), or -1; *kind
+  // the Kind it joined with.
+  int joined_from(uint32_t s, Kind* kind) const;
 
   // ---- block all-gathers (bspk_sync_allgather)
   // The largest block (BSPK_SYNC_BLOCK_MAX).
@@ -162,6 +178,7 @@ class Board {
     std::atomic<uint32_t> from;    // superstep the last one was joined from
     std::atomic<uint64_t> gstep;   // 1 + superstep of the latest gather joined, in 64 bits (0: none, also at s = 2^32 - 1)
     std::atomic<int32_t> cpu;      // 1 + the one CPU the process is bound to (0: several or not published)
+    std::atomic<uint64_t> estep;   // 1 + the superstep it waits in under bspk_expect, in 64 bits (0: none)
   };
   // A slot's first line: which gather and size, then the block from byte 8.
   struct Slot {

@@ -133,6 +133,51 @@ void Engine::fail_left_without_joining(uint32_t s, int j) {
             s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
 }
 
+void Engine::fail_waiting_under_expect(uint32_t s, int j) {
+  if (finalizing_)
+    fail(BSPK_ERR_PEER,
+         "this process called bspk_finalize in superstep %u while pid %d called bspk_sync there (under "
+         "bspk_expect, it waits for messages): every process must finalize in the same superstep",
+         s, j);
+  fail_over(BSPK_ERR_MODE,
+            "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync there under bspk_expect (it waits "
+            "for its declared messages without joining a count exchange), this process a %s bspk_sync",
+            s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
+}
+
+void Engine::check_expect_on_board(uint32_t s) {
+  board_->set_expect_waiting(s);
+  Board::Kind k;
+  const int j = board_->joined_from(s, &k);
+  if (j < 0) return;
+  if (k == Board::Finalize)
+    fail(BSPK_ERR_PEER,
+         "pid %d called bspk_finalize in superstep %u while this process called bspk_sync there (under "
+         "bspk_expect): every process must finalize in the same superstep",
+         j, s);
+  fail_over(BSPK_ERR_MODE,
+            "mixed synchronisation kinds in superstep %u: this process used bspk_expect, but pid %d took part in a "
+            "%s exchange",
+            s, j, k == Board::WillSend ? "bspk_will_send" : "counted");
+}
+
+void Engine::announce_expect_wait(uint32_t s) {
+  if (expect_wait_step_ != s || expect_wait_since_ == 0) {
+    expect_wait_step_ = s;
+    expect_wait_since_ = now_s();
+    expect_announced_ = false;
+    return;
+  }
+  if (expect_announced_ || now_s() - expect_wait_since_ < kExpectNoticeS) return;
+  expect_announced_ = true;
+  uint32_t inl[4] = {s, wire::kNoticeExpectWaiting, 0, 0};
+  if (count_rounds()) {
+    for (const ExchangePlan::Send& d : exchange_->sends()) send_ctrl(d.dest, wire::kStepNotice, step_, inl, nullptr, 0, false);
+  } else if (counts_->parent() >= 0) {
+    send_ctrl(counts_->parent(), wire::kStepNotice, step_, inl, nullptr, 0, false);
+  }
+}
+
 int32_t Engine::finalizer_seen(uint32_t s) {
   StepState& st = state(s);
   if (st.have_result) return (st.kinds & wire::kSyncFinalize) ? st.first[2] : -1;
@@ -167,6 +212,7 @@ bool Engine::board_complete(uint32_t s) {
                   s, g, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
       int j = board_->left_without_joining(s);
       if (j >= 0) fail_left_without_joining(s, j);
+      if (j = board_->waiting_under_expect(s); j >= 0) fail_waiting_under_expect(s, j);
     }
     return false;
   }
@@ -196,6 +242,19 @@ bool Engine::board_complete(uint32_t s) {
 bool Engine::counts_complete(uint32_t s) {
   StepState& st = state(s);
   if (board_ && mode_ != Mode::Expect && !st.have_result && !board_complete(s)) return false;
+  // Under bspk_expect nothing of the board is read on the way (the declared
+  // superstep's point), but a wait that goes on looks now and then for
+  // processes that joined a count exchange of s: they wait for this one to
+  // join, and this one may wait for a message none of them will send (as
+  // across hosts, where their count messages tell it: admit_count).
+  if (board_ && mode_ == Mode::Expect && (++board_polls_ & 255) == 0) check_expect_on_board(s);
+  // The direct plan needs no notice: every counted process sends its counts
+  // to every other one, this one included (admit_count).
+  if (!board_ && mode_ == Mode::Expect && nprocs_ > 1 && opt_.count_exchange != Options::Exchange::Direct &&
+      (++expect_polls_ & 15) == 0)
+    announce_expect_wait(s);
+  if (!board_ && mode_ != Mode::Expect && expect_notice_ && expect_notice_step_ == s && !st.have_result)
+    fail_waiting_under_expect(s, expect_notice_pid_);
   if (mode_ != Mode::Expect && st.have_result) {
     uint32_t k = st.kinds;
     if (__builtin_popcount(k) > 1) {

@@ -58,6 +58,11 @@ Engine::Engine(int pid, int nprocs, fabric::Transport& ep, comem::FramePool& fra
   });
   on(wire::kStepNotice, [this](const Incoming& in) {
     note_peer_step(in.h.src, in.h.u32[0]);
+    if (in.h.u32[1] == wire::kNoticeExpectWaiting) {
+      expect_notice_ = true;
+      expect_notice_step_ = in.h.u32[0];
+      expect_notice_pid_ = in.h.src;
+    }
     return false;
   });
   on(wire::kHello, [this](const Incoming& in) {

@@ -416,6 +416,27 @@ class Engine : private fabric::Transport::ArrivalSink {
   // count exchange (it used bspk_expect): a finalize mismatch when this
   // process is in bspk_finalize (finalizing_), mixed kinds otherwise.
   [[noreturn]] void fail_left_without_joining(uint32_t s, int j);
+  // The same for pid j still waiting in superstep s under bspk_expect
+  // (Board::waiting_under_expect), seen from this process's count exchange.
+  [[noreturn]] void fail_waiting_under_expect(uint32_t s, int j);
+  // Under bspk_expect on the board, now and then while the wait goes on:
+  // says so on the board, and throws if another process joined the count
+  // exchange of superstep s (Board::joined_from).
+  void check_expect_on_board(uint32_t s);
+  // The same across hosts (tree and halving plans, where a process under
+  // bspk_expect may receive nothing of the count exchange it does not join):
+  // once its wait in superstep s has gone on for kExpectNoticeS, it tells the
+  // processes that would wait for its count message (kStepNotice with
+  // kNoticeExpectWaiting); one of them in that exchange reports the mix.
+  void announce_expect_wait(uint32_t s);
+  static constexpr double kExpectNoticeS = 0.25;
+  uint32_t expect_polls_ = 0;         // counts_complete calls under bspk_expect (announce_expect_wait)
+  uint32_t expect_wait_step_ = 0;     // superstep whose wait expect_wait_since_ times
+  double expect_wait_since_ = 0;      // 0: not timing
+  bool expect_announced_ = false;     // for expect_wait_step_
+  bool expect_notice_ = false;        // a kNoticeExpectWaiting arrived: the latest one's superstep and sender
+  uint32_t expect_notice_step_ = 0;
+  int expect_notice_pid_ = -1;
   bool finalizing_ = false;  // the current sync is bspk_finalize's
   std::string waiting_for(uint32_t s);
   std::string kinds_text(uint32_t kinds, const int32_t* first) const;

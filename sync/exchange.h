@@ -88,6 +88,9 @@ class Exchange {
   // The pids this process waits for (every one sends to it before it can
   // leave the superstep).
   const std::vector<int>& sources() const { return plan_.sources; }
+  // The plan's sends, in order (each destination waits for this process's
+  // message, directly or through the ones before it).
+  const std::vector<ExchangePlan::Send>& sends() const { return plan_.sends; }
 
  private:
   struct Slot {

@@ -41,10 +41,12 @@ enum : Kind {
   kCollUp = 2,      // tree reduction: child -> parent (payload: a vector; u32[]: meta words)
   kCollDown = 3,    // tree result: parent -> child (payload: a vector; u32[]: meta words)
   kStepQuery = 4,   // flow control: "tell me when you reach superstep u32[0]"
-  kStepNotice = 5,  // flow control: "I have reached superstep u32[0]"
+  kStepNotice = 5,  // flow control: "I have reached superstep u32[0]"; u32[1] = kNoticeExpectWaiting: "... and
+                    // wait in it under bspk_expect" (to the processes that wait for its count message)
   kHello = 6,       // start-up/shutdown barrier: epoch u32[0], round u32[1] (not superstep-tagged)
   kCountExchange = 11,  // count exchange in rounds (sync/exchange.h: counts in payload or nelems; u32[]: meta words)
 };
+constexpr uint32_t kNoticeExpectWaiting = 1;
 constexpr Kind kFirstFreeKind = 12;  // kinds below belong to sync, mp and dsm
 
 // Receive classes, carried as the libfabric tag of every message: a message

@@ -1352,6 +1352,31 @@ SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectOnLastPidAmongWillSend_Ha
               .args = "err_mixed will_send last", .procs = p_list({3, 6, 8}),
               .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=halving", .status = fails(),
               .out = {has("mixed synchronisation kinds in superstep 1")}, .within_s = 15});
+// The odd one out still waiting (bspk_expect(1), nothing sent to it): it
+// neither leaves the superstep nor, on the board or as a tree leaf or
+// halving's extra process, receives any count message, so only the waits'
+// own checks find the mix (Board::joined_from / waiting_under_expect, the
+// kNoticeExpectWaiting notice); before 2026-12-07 these rows ended at the
+// sync time-out (20 s) with "no progress", naming no mix.
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectWaitingAmongCounted", .args = "err_mixed counted last waiting",
+              .procs = p_range(2, 8), .env = "BSPK_SYNC_TIMEOUT=20", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1"), lacks("no progress")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectWaitingAmongWillSend",
+              .args = "err_mixed will_send first waiting", .procs = p_list({2, 5}), .env = "BSPK_SYNC_TIMEOUT=20",
+              .status = fails(), .out = {has("mixed synchronisation kinds in superstep 1"), lacks("no progress")},
+              .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectWaitingAmongCounted_Tree",
+              .args = "err_mixed counted last waiting", .procs = p_list({2, 3, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=tree", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1"), lacks("no progress")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectWaitingAmongWillSend_Halving",
+              .args = "err_mixed will_send last waiting", .procs = p_list({3, 6, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=halving", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1"), lacks("no progress")}, .within_s = 15});
+SCENARIO_ROW({.test = "MixedSyncKindsAreReported_ExpectWaitingAmongCounted_Direct",
+              .args = "err_mixed counted last waiting", .procs = p_list({3, 8}),
+              .env = "BSPK_SYNC_TIMEOUT=20 BSPK_COUNT_EXCHANGE=direct", .status = fails(),
+              .out = {has("mixed synchronisation kinds in superstep 1"), lacks("no progress")}, .within_s = 15});
 // The mix found by bspk_sync is [over] (bspk.h, Return codes): with `over`,
 // a process whose bspk_sync reported it gets the same code at once from a
 // second bspk_sync and from bspk_finalize (within 1 s, not after waiting for
@@ -1367,12 +1392,18 @@ int err_mixed(int argc, char** argv) {
   // One process declares with bspk_expect, the others use `other` (will_send or
   // counted); `who` picks the odd one out (root 0 or the last pid, a leaf).
   std::string other = argc > 2 ? argv[2] : "counted";
+  // Flags: `over` (below); `waiting`: the odd one declares bspk_expect(1)
+  // and nobody sends to it, so it waits in the sync instead of leaving it.
   int who = (argc > 3 && std::string(argv[3]) == "last") ? P - 1 : 0;
-  const bool over = argc > 4 && std::string(argv[4]) == "over";
+  bool over = false, waiting = false;
+  for (int i = 4; i < argc; ++i) {
+    over = over || std::string(argv[i]) == "over";
+    waiting = waiting || std::string(argv[i]) == "waiting";
+  }
   std::vector<int> v(static_cast<size_t>(P), 0);
   for (int s = 0; s < 3; ++s) {
     int rc;
-    if (me == who && s == 1) rc = bspk_expect(0);
+    if (me == who && s == 1) rc = bspk_expect(waiting ? 1 : 0);
     else if (other == "will_send") rc = bspk_will_send(v.data());
     else rc = BSPK_OK;
     if (rc == BSPK_OK) rc = bspk_sync();
