@@ -43,6 +43,10 @@ bool finalized = false;
 // The superstep the next recorded error names when the engine has already
 // counted it ended (an error of bspk_sync_allgather's wait), or -1.
 static int64_t ending_step = -1;
+// The superstep bspk_finalize was called in, while it runs (else -1): its
+// errors name it, also those found after its final sync has counted that
+// superstep ended (a late arrival, a refused copy of the final superstep).
+static int64_t finalize_step = -1;
 int starting_pid = -1;
 int over_code = 0;
 
@@ -88,7 +92,10 @@ std::string where(const char* call) {
   if (!rt && !finalized && std::strcmp(call, "bspk_init") == 0)
     return starting_pid >= 0 ? strprintf("%s (pid %d, starting)", call, starting_pid) : strprintf("%s (starting)", call);
   if (!rt) return strprintf(finalized ? "%s (after bspk_finalize)" : "%s (before bspk_init)", call);
-  const uint32_t step = ending_step >= 0 ? static_cast<uint32_t>(ending_step) : rt->engine ? rt->engine->step() : 0;
+  const uint32_t step = ending_step >= 0                                          ? static_cast<uint32_t>(ending_step)
+                        : finalize_step >= 0 && std::strcmp(call, "bspk_finalize") == 0 ? static_cast<uint32_t>(finalize_step)
+                        : rt->engine                                                  ? rt->engine->step()
+                                                                                      : 0;
   if (rt->boot && rt->boot->layer_step1())  // a layer's own count first (bspk_set_layer_superstep)
     return strprintf("%s (pid %d, %s superstep %u; BSPk superstep %u)", call, rt->pid, rt->boot->layer(),
                      rt->boot->layer_step1() - 1, step);
@@ -229,7 +236,9 @@ int bspk_finalize(void) {
     return code;
   }
   int late = 0;
+  finalize_step = rt && rt->engine ? static_cast<int64_t>(rt->engine->step()) : -1;
   int rc = guarded("bspk_finalize", [&] { late = finalize_runtime(); });
+  finalize_step = -1;
   return rc != BSPK_OK ? rc : late;
 }
 

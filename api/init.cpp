@@ -531,7 +531,8 @@ void init_runtime(int* argc, char*** argv) {
 int finalize_runtime() {
   int late = 0;  // an error found at the final superstep's boundary (DSM), reported after shutdown
   Runtime& r = need();
-  r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);
+  const uint32_t final_step = r.engine->step();  // what reports name, also once the final sync counted it ended
+  r.boot->set_state(final_step, boot::ProcState::Finalizing);
   // BSPK_POOL_LIMIT no longer applies: the program allocates nothing more,
   // and a receive slot starved at the limit (a bspk_sync that returned
   // BSPK_ERR_NOMEM, the program then finalizing without freeing) would
@@ -542,7 +543,7 @@ int finalize_runtime() {
   r.dsm->before_sync();
   if (r.profile) r.profile->sync_called();
   r.engine->sync(/*finalizing=*/true);
-  r.boot->set_state(r.engine->step(), boot::ProcState::Finalizing);  // (the superstep's end said "computing")
+  r.boot->set_state(final_step, boot::ProcState::Finalizing);  // (the superstep's end said "computing")
   if (r.profile) {
     r.profile->sync_done(r.engine->step() - 1, "finalize", r.stats, r.comem_bytes());
     r.profile.reset();  // written and closed
@@ -567,7 +568,7 @@ int finalize_runtime() {
     std::fprintf(stdout, "%s\n", r.stats.line(r.pid).c_str());
     std::fflush(stdout);
   }
-  r.boot->set_state(r.engine->step(), boot::ProcState::Done);
+  r.boot->set_state(final_step, boot::ProcState::Done);
   r.boot->finalized();
   delete rt;
   rt = nullptr;

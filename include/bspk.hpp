@@ -872,7 +872,16 @@ class runtime {
   void finalize() {
     if (done_) return;
     done_ = true;
-    detail::check(bspk_finalize(), "bspk_finalize");
+    // The error names the superstep finalize was called in, as its message
+    // does (its final sync may have counted that superstep ended already).
+    const int pid = bspk_pid();
+    const std::int64_t step = detail::superstep_now();
+    const int rc = bspk_finalize();
+    if (BSPK_HPP_UNLIKELY(rc != BSPK_OK)) {
+      std::string msg = bspk_error_string();
+      if (msg.empty()) msg = std::string("bspk_finalize: failed with ") + code_name(rc);
+      throw error(rc, "bspk_finalize", pid, step, msg);
+    }
   }
   bool finalized() const noexcept { return done_; }
 

@@ -184,6 +184,10 @@ int finalstore(int, char**) {
     OK(bspk_copy(R, src, 4));  // remote: refused only at pid 0
     int rc = bspk_finalize();
     expect_err(rc, BSPK_ERR_PTR, "bspk_finalize after a refused store", "freed");
+    // Named by the superstep finalize was called in (found after its final
+    // sync counted that superstep ended, it said superstep 3 until 2026-12-07).
+    CHECK(std::strstr(bspk_error_string(), "bspk_finalize (pid 1, superstep 2)"), "the error names %s",
+          bspk_error_string());
     std::printf("finalstore ok\n");
     std::fflush(stdout);
     return 2;  // finalized already

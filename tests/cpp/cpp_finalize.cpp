@@ -16,6 +16,9 @@
 //             says it does not finalize; main catches the exception and
 //             returns 0, and bspkrun reports the exit without bspk_finalize
 //             (ending the job: the others wait in their finalize).
+//   late      pid 1's store of the final superstep is refused (pid 0 freed
+//             the region): rt.finalize() throws BSPK_ERR_PTR naming
+//             superstep 2, where it was called, in superstep() and in what().
 #include <bspk.hpp>
 
 #include <cstdio>
@@ -32,6 +35,29 @@ int main(int argc, char** argv) {
         } catch (const std::runtime_error& e) {
             std::printf("cpp_finalize: caught %s\n", e.what());
         }
+        return 0;
+    }
+    if (!std::strcmp(mode, "late")) {
+        // A store refused at its target in the final superstep is reported by
+        // finalize after its final sync: the error must still name the
+        // superstep finalize was called in (2), as its message does.
+        bspk::runtime rt(argc, argv);
+        bspk_ptr fs = rt.pid() == 0 ? bspk_malloc("fs", 0, 4, 8) : BSPK_NULL;
+        bspk_ptr src = bspk_malloc("", 0, 4, 8);
+        bspk_ptr dst = rt.pid() == 1 ? bspk_lookup("fs", 0) : BSPK_NULL;
+        rt.sync();
+        if (rt.pid() == 0) bspk_free(fs);
+        rt.sync();
+        if (rt.pid() != 1) return 0;
+        if (bspk_copy(dst, src, 4) != BSPK_OK) return 2;
+        try {
+            rt.finalize();
+        } catch (const bspk::error& e) {
+            std::printf("cpp_finalize: finalize threw %s from %s in superstep %lld: %s\n", e.code_name(),
+                        e.call().c_str(), static_cast<long long>(e.superstep()), e.what());
+            return 3;
+        }
+        std::printf("cpp_finalize: finalize did not throw\n");
         return 0;
     }
     bspk::runtime rt(argc, argv);
