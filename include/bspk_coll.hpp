@@ -233,8 +233,20 @@ struct is_coll_range : std::false_type {};
 template <class X>
 struct is_coll_range<X, std::void_t<typename coll_elem<typename end_type<X>::type>::type>> : std::true_type {};
 
+// The value forms take any X that is not a range; one that is not trivially
+// copyable is refused by check_value's static_assert (not by overload
+// resolution, whose "no matching function" would hide the reason).
 template <class X>
-using coll_value = std::enable_if_t<!is_coll_range<X>::value && std::is_trivially_copyable<X>::value, X>;
+using coll_value = std::enable_if_t<!is_coll_range<X>::value, X>;
+
+template <class T>
+constexpr void check_value() {
+  static_assert(std::is_trivially_copyable<T>::value,
+                "bspk: the value x of a one-value collective (bspk::broadcast, reduce, allreduce, scan, exscan, "
+                "gather, allgather) must be trivially copyable: its bytes travel over the fabric, and no "
+                "constructor or destructor runs on them. For the elements of a std::vector or std::string, put "
+                "them in a bspk::region<T> and use the region form");
+}
 
 /* The reductions' common part: r's C pointer and size, op as a bspk_op for
  * r's element type (built in, or a user op for the call), then the C call
@@ -252,6 +264,7 @@ void with_op(const R& r, Op op, const char* cxx_call, const char* c_call, F f) {
  * region's element back. */
 template <class T, class F>
 T through_region(runtime& rt, const T& x, F f) {
+  check_value<T>();
   region<T> r(rt, 1);
   r[0] = x;
   f(r);
@@ -367,6 +380,7 @@ void alltoallv(runtime& rt, const D& dst, const std::vector<std::size_t>& recvco
 // ---- one value ------------------------------------------------------------------
 // The value forms put x in a one-element region of this call (bspk_malloc)
 // and return the result; their supersteps and errors are the region forms'.
+// T must be trivially copyable (a static_assert says so, naming these forms).
 
 /* The root's x, on every process. */
 template <class T>
@@ -396,6 +410,7 @@ detail::coll_value<T> exscan(runtime& rt, const T& x, Op op) {
 /* Every pid's x, in pid order, at the root; an empty vector elsewhere. */
 template <class T, class = detail::coll_value<T>>
 std::vector<T> gather(runtime& rt, const T& x, int root) {
+  detail::check_value<T>();
   region<T> s(rt, 1);
   s[0] = x;
   const bool at_root = root == rt.pid();
@@ -411,6 +426,7 @@ std::vector<T> gather(runtime& rt, const T& x, int root) {
 /* Every pid's x, in pid order, on every process. */
 template <class T, class = detail::coll_value<T>>
 std::vector<T> allgather(runtime& rt, const T& x) {
+  detail::check_value<T>();
   region<T> s(rt, 1);
   s[0] = x;
   region<T> d(rt, static_cast<std::size_t>(rt.nprocs()));
