@@ -174,7 +174,24 @@ void print_error(const std::string& text) {
 }
 }  // namespace
 
+// BSPK_ERRORS, read by bspk_init; for errors before it (a call before
+// bspk_init, bspk_init's own), read here once, a bad value leaving Print
+// (bspk_init reports it).
+static bool policy_read = false;
+static ErrorPolicy read_policy() {
+  const std::string e = config::get_enum(config::Var::ERRORS);
+  policy_read = true;
+  return e == "quiet" ? ErrorPolicy::Quiet : e == "abort" ? ErrorPolicy::Abort : ErrorPolicy::Print;
+}
+
 int record(const char* call, int code, const char* msg, bool over) {
+  if (!policy_read) {
+    try {
+      policy = read_policy();
+    } catch (...) {
+      policy_read = true;
+    }
+  }
   last_error = where(call) + ": " + msg;
   ending_step = -1;
   // The first [over] error is the one bspk_finalize returns (without a second message).
@@ -219,8 +236,7 @@ int bspk_init(int* argc, char*** argv) {
   return guarded("bspk_init", [&] {
     if (rt) fail(BSPK_ERR_STATE, "bspk_init was already called");
     if (finalized) fail(BSPK_ERR_STATE, "bspk_init after bspk_finalize is not supported");
-    std::string e = config::get_enum(config::Var::ERRORS);
-    policy = e == "quiet" ? ErrorPolicy::Quiet : e == "abort" ? ErrorPolicy::Abort : ErrorPolicy::Print;
+    policy = read_policy();
     init_runtime(argc, argv);
   });
 }

@@ -1008,6 +1008,11 @@ int layer_superstep(int, char**) {
 // ---------------------------------------------------------------- errors
 // Bad input returns a clear error naming the call, the pid and the superstep.
 SCENARIO_ROW({.test = "BadArgumentsGiveClearErrors", .args = "errors", .out = {exactly(1, "errors ok")}});
+// BSPK_ERRORS=quiet holds for every call, also those before bspk_init (main's
+// calls for "errors"; until 2026-12-07 the setting was read by bspk_init only,
+// so they printed).
+SCENARIO_ROW({.test = "QuietErrorsPrintNothingBeforeInitEither", .args = "errors", .procs = p_list({1, 2}),
+              .env = "BSPK_ERRORS=quiet", .out = {exactly(1, "errors ok"), lacks("bspk: error")}});
 int errors(int, char**) {
   auto expect_err = [](int rc, int code, const char* call, const char* what) {
     CHECK(rc == code, "%s returned %d, expected %d", what, rc, code);
