@@ -121,28 +121,21 @@ bool Engine::exchange_joined(uint32_t s) {
   return count_rounds() ? exchange_->status(s).joined : counts_->status(s).joined;
 }
 
-void Engine::fail_left_without_joining(uint32_t s, int j) {
+void Engine::fail_left_without_joining(uint32_t s, int j, bool waiting) {
   if (finalizing_)
     fail(BSPK_ERR_PEER,
          "this process called bspk_finalize in superstep %u while pid %d called bspk_sync there (under "
-         "bspk_expect, so it went on): every process must finalize in the same superstep",
-         s, j);
+         "bspk_expect, %s): every process must finalize in the same superstep",
+         s, j, waiting ? "it waits for messages" : "so it went on");
+  if (waiting)
+    fail_over(BSPK_ERR_MODE,
+              "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync there under bspk_expect (it "
+              "waits for its declared messages without joining a count exchange), this process a %s bspk_sync",
+              s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
   fail_over(BSPK_ERR_MODE,
             "mixed synchronisation kinds in superstep %u: pid %d left it without joining the %s count exchange (it "
             "must have used bspk_expect)",
             s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "message");
-}
-
-void Engine::fail_waiting_under_expect(uint32_t s, int j) {
-  if (finalizing_)
-    fail(BSPK_ERR_PEER,
-         "this process called bspk_finalize in superstep %u while pid %d called bspk_sync there (under "
-         "bspk_expect, it waits for messages): every process must finalize in the same superstep",
-         s, j);
-  fail_over(BSPK_ERR_MODE,
-            "mixed synchronisation kinds in superstep %u: pid %d called bspk_sync there under bspk_expect (it waits "
-            "for its declared messages without joining a count exchange), this process a %s bspk_sync",
-            s, j, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
 }
 
 void Engine::check_expect_on_board(uint32_t s) {
@@ -212,7 +205,7 @@ bool Engine::board_complete(uint32_t s) {
                   s, g, mode_ == Mode::WillSend ? "bspk_will_send" : "counted");
       int j = board_->left_without_joining(s);
       if (j >= 0) fail_left_without_joining(s, j);
-      if (j = board_->waiting_under_expect(s); j >= 0) fail_waiting_under_expect(s, j);
+      if (j = board_->waiting_under_expect(s); j >= 0) fail_left_without_joining(s, j, /*waiting=*/true);
     }
     return false;
   }
@@ -254,7 +247,7 @@ bool Engine::counts_complete(uint32_t s) {
       (++expect_polls_ & 15) == 0)
     announce_expect_wait(s);
   if (!board_ && mode_ != Mode::Expect && expect_notice_ && expect_notice_step_ == s && !st.have_result)
-    fail_waiting_under_expect(s, expect_notice_pid_);
+    fail_left_without_joining(s, expect_notice_pid_, /*waiting=*/true);
   if (mode_ != Mode::Expect && st.have_result) {
     uint32_t k = st.kinds;
     if (__builtin_popcount(k) > 1) {

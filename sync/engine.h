@@ -413,12 +413,11 @@ class Engine : private fabric::Transport::ArrivalSink {
   // of the exchange), -1 if none: for the reports of a finalize mismatch.
   int32_t finalizer_seen(uint32_t s);
   // Throws the report of pid j having left superstep s without joining its
-  // count exchange (it used bspk_expect): a finalize mismatch when this
-  // process is in bspk_finalize (finalizing_), mixed kinds otherwise.
-  [[noreturn]] void fail_left_without_joining(uint32_t s, int j);
-  // The same for pid j still waiting in superstep s under bspk_expect
-  // (Board::waiting_under_expect), seen from this process's count exchange.
-  [[noreturn]] void fail_waiting_under_expect(uint32_t s, int j);
+  // count exchange (it used bspk_expect), or with `waiting` of j still
+  // waiting there under bspk_expect (Board::waiting_under_expect, the
+  // kNoticeExpectWaiting notice): a finalize mismatch when this process is
+  // in bspk_finalize (finalizing_), mixed kinds otherwise.
+  [[noreturn]] void fail_left_without_joining(uint32_t s, int j, bool waiting = false);
   // Under bspk_expect on the board, now and then while the wait goes on:
   // says so on the board, and throws if another process joined the count
   // exchange of superstep s (Board::joined_from).
