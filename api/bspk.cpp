@@ -92,10 +92,10 @@ std::string where(const char* call) {
   if (!rt && !finalized && std::strcmp(call, "bspk_init") == 0)
     return starting_pid >= 0 ? strprintf("%s (pid %d, starting)", call, starting_pid) : strprintf("%s (starting)", call);
   if (!rt) return strprintf(finalized ? "%s (after bspk_finalize)" : "%s (before bspk_init)", call);
-  const uint32_t step = ending_step >= 0                                          ? static_cast<uint32_t>(ending_step)
-                        : finalize_step >= 0 && std::strcmp(call, "bspk_finalize") == 0 ? static_cast<uint32_t>(finalize_step)
-                        : rt->engine                                                  ? rt->engine->step()
-                                                                                      : 0;
+  const uint32_t step = ending_step >= 0     ? static_cast<uint32_t>(ending_step)
+                        : finalize_step >= 0 ? static_cast<uint32_t>(finalize_step)  // (only bspk_finalize runs then)
+                        : rt->engine         ? rt->engine->step()
+                                             : 0;
   if (rt->boot && rt->boot->layer_step1())  // a layer's own count first (bspk_set_layer_superstep)
     return strprintf("%s (pid %d, %s superstep %u; BSPk superstep %u)", call, rt->pid, rt->boot->layer(),
                      rt->boot->layer_step1() - 1, step);

@@ -21,7 +21,6 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
-#include "base/shm_segment.h"
 #include "base/random.h"
 #include "base/shm_segment.h"
 #include "fabric/caps.h"

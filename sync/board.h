@@ -108,8 +108,8 @@ class Board {
   // collective (it used bspk_expect), or -1.
   int left_without_joining(uint32_t s) const;
   // This process waits in superstep s under bspk_expect (published for
-  // waiting_under_expect; a relaxed store, made only by a wait that did not
-  // end at once).
+  // waiting_under_expect; a relaxed store, made now and then by a wait that
+  // did not end at once: Engine::expect_still_waiting).
   void set_expect_waiting(uint32_t s) {
     rec(pid_).estep.store(uint64_t{s} + 1, std::memory_order_relaxed);
   }

@@ -235,17 +235,6 @@ bool Engine::board_complete(uint32_t s) {
 bool Engine::counts_complete(uint32_t s) {
   StepState& st = state(s);
   if (board_ && mode_ != Mode::Expect && !st.have_result && !board_complete(s)) return false;
-  // Under bspk_expect nothing of the board is read on the way (the declared
-  // superstep's point), but a wait that goes on looks now and then for
-  // processes that joined a count exchange of s: they wait for this one to
-  // join, and this one may wait for a message none of them will send (as
-  // across hosts, where their count messages tell it: admit_count).
-  if (board_ && mode_ == Mode::Expect && (++board_polls_ & 255) == 0) check_expect_on_board(s);
-  // The direct plan needs no notice: every counted process sends its counts
-  // to every other one, this one included (admit_count).
-  if (!board_ && mode_ == Mode::Expect && nprocs_ > 1 && opt_.count_exchange != Options::Exchange::Direct &&
-      (++expect_polls_ & 15) == 0)
-    announce_expect_wait(s);
   if (!board_ && mode_ != Mode::Expect && expect_notice_ && expect_notice_step_ == s && !st.have_result)
     fail_left_without_joining(s, expect_notice_pid_, /*waiting=*/true);
   if (mode_ != Mode::Expect && st.have_result) {
@@ -295,7 +284,23 @@ bool Engine::counts_complete(uint32_t s) {
          (unsigned long long)st.arrived, s, (unsigned long long)due,
          mode_ == Mode::Expect ? "declared with bspk_expect" : "sent to this process");
   }
-  return known && st.arrived == due && st.outstanding == 0;
+  const bool done = known && st.arrived == due && st.outstanding == 0;
+  if (!done && mode_ == Mode::Expect) expect_still_waiting(s);
+  return done;
+}
+
+// Under bspk_expect nothing of the count exchange is read on the way (the
+// declared superstep's point), but a wait that goes on looks now and then
+// for processes that joined a count exchange of s: they wait for this one
+// to join, and this one may wait for a message none of them will send.
+// Across hosts the direct plan needs nothing: every counted process sends
+// its counts to every other one, this one included (admit_count).
+void Engine::expect_still_waiting(uint32_t s) {
+  if (board_) {
+    if ((++board_polls_ & 255) == 0) check_expect_on_board(s);
+  } else if (nprocs_ > 1 && opt_.count_exchange != Options::Exchange::Direct && (++expect_polls_ & 15) == 0) {
+    announce_expect_wait(s);
+  }
 }
 
 std::string Engine::waiting_for(uint32_t s) {

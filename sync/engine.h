@@ -418,6 +418,9 @@ class Engine : private fabric::Transport::ArrivalSink {
   // kNoticeExpectWaiting notice): a finalize mismatch when this process is
   // in bspk_finalize (finalizing_), mixed kinds otherwise.
   [[noreturn]] void fail_left_without_joining(uint32_t s, int j, bool waiting = false);
+  // A declared wait for superstep s that is not done yet: now and then, the
+  // two checks below.
+  void expect_still_waiting(uint32_t s);
   // Under bspk_expect on the board, now and then while the wait goes on:
   // says so on the board, and throws if another process joined the count
   // exchange of superstep s (Board::joined_from).
