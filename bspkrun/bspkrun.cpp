@@ -469,7 +469,6 @@ bool Launcher::spawn(int rank) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
     if (!pipe_ignored_) signal(SIGPIPE, SIG_DFL);  // ignored by bspkrun only (run())
-    if (files_raised_) setrlimit(RLIMIT_NOFILE, &files_limit_);  // raised for bspkrun only (files_for_job)
     // A process group of its own (kill_all signals the group, so processes
     // it started go too), except pid 0 reading a terminal: in a group other
     // than the terminal's foreground one, its first read of stdin would stop
@@ -484,6 +483,11 @@ bool Launcher::spawn(int rank) {
     }
     for (const auto& [name, value] : job_env(rank)) setenv(name.c_str(), value.c_str(), 1);
     bind_to_cores(rank, getpid(), set);
+    // The limit bspkrun raised for itself (files_for_job) goes back only now:
+    // until exec this process still holds bspkrun's descriptors, and hwloc's
+    // binding opens /proc files (under a soft `ulimit -n` of 20, pids 5 and
+    // up were left unbound with "Too many open files" until 2026-12-08).
+    if (files_raised_) setrlimit(RLIMIT_NOFILE, &files_limit_);
     std::vector<char*> argv;
     for (auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
