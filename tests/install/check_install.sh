@@ -107,4 +107,9 @@ c++ -std=c++20 -Wall -Wextra -Werror -o "$work/app_cpp20" "$src/tests/install/ap
 "$prefix/bin/bspkrun" -n 2 "$work/app_cpp20" | grep -c ': cpp ok$' | grep -qx 2
 "$prefix/bin/bspkrun" -n 3 "$work/cmake/app_cpp" | grep -c ': cpp ok$' | grep -qx 3
 "$prefix/bin/bspkrun" -n 2 "$work/cmake/app_cpp_static" | grep -c ': cpp ok$' | grep -qx 2
+# The installed tools start without LD_LIBRARY_PATH (bspk-probe links libbspk).
+if [ -x "$prefix/bin/bspk-probe" ]; then
+  env -u LD_LIBRARY_PATH "$prefix/bin/bspk-probe" --help | grep -q '^bspk-probe: ' ||
+    { echo "installed bspk-probe does not start without LD_LIBRARY_PATH"; exit 1; }
+fi
 echo "install check: pkg-config and find_package (shared, static) ok; BSPlib: bspcc, bspcxx, pkg-config, bspk::bsplib ok; C++ (bspk.hpp): pkg-config (C++17, C++20) and find_package (shared, static) ok"
