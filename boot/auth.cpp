@@ -86,9 +86,16 @@ std::string key_from_env() {
   if (!set) return "";
   const std::string& hex = *set;
   std::string key;
-  if (hex.size() != 2 * kKeyBytes || !from_hex(hex, &key))
-    fail(BSPK_ERR_ARG, "BSPK_JOB_KEY must be %zu hex digits (e.g. export BSPK_JOB_KEY=$(openssl rand -hex %zu)), "
-         "not %zu characters", 2 * kKeyBytes, kKeyBytes, hex.size());
+  if (hex.size() != 2 * kKeyBytes || !from_hex(hex, &key)) {
+    // Name what is wrong: the length, or (right length) the first non-hex character.
+    std::string what = strprintf("not %zu characters", hex.size());
+    if (hex.size() == 2 * kKeyBytes) {
+      size_t at = hex.find_first_not_of("0123456789abcdefABCDEF");
+      what = strprintf("character %zu is not a hex digit", at + 1);
+    }
+    fail(BSPK_ERR_ARG, "BSPK_JOB_KEY must be %zu hex digits (e.g. export BSPK_JOB_KEY=$(openssl rand -hex %zu)): %s",
+         2 * kKeyBytes, kKeyBytes, what.c_str());
+  }
   return key;
 }
 

@@ -721,7 +721,20 @@ TEST(Auth, JobKeyFromTheEnvironmentIs64HexDigits) {
     ADD_FAILURE() << "a 4-digit key was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("BSPK_JOB_KEY must be 64 hex digits"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not 4 characters"), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find("1234"), std::string::npos) << "the value is echoed: " << e.what();
+  }
+  // The right length with a character that is not hex: the message names
+  // that, not the (correct) length.
+  setenv("BSPK_JOB_KEY", (std::string(9, 'f') + "z" + std::string(54, 'f')).c_str(), 1);
+  try {
+    auth::key_from_env();
+    ADD_FAILURE() << "a key with a z was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("must be 64 hex digits (e.g. export BSPK_JOB_KEY=$(openssl rand -hex 32)): "
+                                         "character 10 is not a hex digit"),
+              std::string::npos)
+        << e.what();
   }
   unsetenv("BSPK_JOB_KEY");
 }
