@@ -66,6 +66,48 @@ struct JobLayout {
   int local_cpus = 0;           // CPUs in the union of this host's processes' affinity masks
 };
 
+// Settings that must be the same on every process of a job, as the user set
+// them (defaults applied): with the count exchange, the rings or the pull
+// chosen differently, start-up or the first counted sync waited for a
+// partner that had chosen otherwise (60 s, then a time-out naming neither);
+// a process that does not split headers, or splits bodies into other
+// pieces (BSPK_SPLIT_FRAMES), cannot receive the others' split messages.
+// "NAME=value\n" each, compared with pid 0's (same_as_peer).
+std::string job_wide_settings() {
+  std::string out;
+  for (config::Var v : {config::Var::COUNT_EXCHANGE, config::Var::SHM_RINGS, config::Var::SHM_PULL,
+                        config::Var::SPLIT_HEADER})
+    out += strprintf("%s=%s\n", config::name(v), config::get_enum(v).c_str());
+  out += strprintf("%s=%lld\n", config::name(config::Var::SPLIT_FRAMES),
+                   static_cast<long long>(config::get_int(config::Var::SPLIT_FRAMES)));
+  return out;
+}
+
+// Job-wide agreement: `all[j]` ("NAME=value\n" items) is process j's, and
+// every process compares each one with pid 0's. A difference ends bspk_init
+// on every process, naming the item, both values and the pids, instead of a
+// hang or a malformed message later.
+void same_as_peer(int me, const std::vector<std::string>& all, int j) {
+  if (j == 0) return;
+  const std::string &base = all[0], &other = all[static_cast<size_t>(j)];
+  if (base == other) return;
+  // The first item that differs.
+  size_t at = 0;
+  while (at < base.size() && at < other.size() && base[at] == other[at]) ++at;
+  size_t start = at == 0 ? std::string::npos : base.rfind('\n', at - 1);
+  start = start == std::string::npos ? 0 : start + 1;
+  auto item = [&](const std::string& s) { return s.substr(start, s.find('\n', start) - start); };
+  const std::string at0 = item(base), atj = item(other);
+  const size_t eq = at0.find('=');
+  const char* rule = "it must be the same on every process of a job (set the same environment for all of them)";
+  if (me == 0 || me == j)
+    fail(BSPK_ERR_ARG, "%s is '%s' on this process but '%s' on pid %d: %s", at0.substr(0, eq).c_str(),
+         (me == 0 ? at0 : atj).substr(eq + 1).c_str(), (me == 0 ? atj : at0).substr(eq + 1).c_str(),
+         me == 0 ? j : 0, rule);
+  fail(BSPK_ERR_ARG, "%s is '%s' on pid 0 but '%s' on pid %d: %s", at0.substr(0, eq).c_str(),
+       at0.substr(eq + 1).c_str(), atj.substr(atj.find('=') + 1).c_str(), j, rule);
+}
+
 JobLayout job_layout(boot::Bootstrap& boot, int pid) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -81,14 +123,16 @@ JobLayout job_layout(boot::Bootstrap& boot, int pid) {
   }
   while (mask.size() > 1 && mask.back() == '0') mask.pop_back();
   JobLayout l;
-  std::vector<std::string> recs = boot.allgather(std::string(host) + "\t" + mask);
-  std::vector<std::string> masks;
+  std::vector<std::string> recs = boot.allgather(std::string(host) + "\t" + mask + "\t" + job_wide_settings());
+  std::vector<std::string> masks, settings;
   for (const std::string& r : recs) {
-    size_t t = r.rfind('\t');
-    if (t == std::string::npos || t + 1 == r.size()) fail(BSPK_ERR_BOOT, "malformed host record from a peer");
+    size_t t = r.find('\t'), u = t == std::string::npos ? t : r.find('\t', t + 1);
+    if (u == std::string::npos || u == t + 1) fail(BSPK_ERR_BOOT, "malformed host record from a peer");
     l.hosts.push_back(r.substr(0, t));
-    masks.push_back(r.substr(t + 1));
+    masks.push_back(r.substr(t + 1, u - t - 1));
+    settings.push_back(r.substr(u + 1));
   }
+  for (size_t j = 0; j < settings.size(); ++j) same_as_peer(pid, settings, static_cast<int>(j));
   std::vector<std::string> seen;
   for (int r = 0; r < static_cast<int>(l.hosts.size()); ++r) {
     const std::string& h = l.hosts[static_cast<size_t>(r)];
@@ -190,25 +234,36 @@ struct PeerRecord {
 
 std::vector<PeerRecord> exchange_records(Runtime& r, uintptr_t probe) {
   const fabric::MemoryRegion& mr = r.frames->region_of(probe);
+  // What every process must have chosen alike (same_as_peer): the provider
+  // (one set BSPK_PROVIDER, another not) and the frame size (a frame count
+  // that does not match the element count, or a truncated receive, later).
+  const std::string chosen = strprintf("the provider=%s\nthe frame size (BSPK_FRAME_SIZE)=%zu\n",
+                                       r.ep->provider().c_str(), r.frames->frame_size());
   // meta[3]: the job's fabric token (fabric.h, set_job_token), drawn by pid 0;
-  // the others send 0 and take pid 0's.
-  uint64_t meta[4] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base, r.pid == 0 ? random_u64() : 0};
+  // the others send 0 and take pid 0's. meta[4]: the length of `chosen`.
+  uint64_t meta[5] = {static_cast<uint64_t>(mr.base), mr.key, probe - mr.base, r.pid == 0 ? random_u64() : 0,
+                      chosen.size()};
   std::string blob(sizeof meta, '\0');
   std::memcpy(blob.data(), meta, sizeof meta);
+  blob += chosen;
   auto name = r.ep->name();
   blob.append(name.begin(), name.end());
   std::vector<PeerRecord> out;
+  std::vector<std::string> choices;
   for (auto& b : r.boot->allgather(blob)) {
     if (b.size() <= sizeof meta) fail(BSPK_ERR_BOOT, "malformed start-up record from a peer");
     PeerRecord p;
     std::memcpy(meta, b.data(), sizeof meta);
+    if (meta[4] >= b.size() - sizeof meta) fail(BSPK_ERR_BOOT, "malformed start-up record from a peer");
     p.base = meta[0];
     p.key = meta[1];
     p.offset = meta[2];
     p.token = meta[3];
-    p.address.assign(b.begin() + sizeof meta, b.end());
+    choices.push_back(b.substr(sizeof meta, meta[4]));
+    p.address.assign(b.begin() + static_cast<ptrdiff_t>(sizeof meta + meta[4]), b.end());
     out.push_back(std::move(p));
   }
+  for (size_t j = 0; j < choices.size(); ++j) same_as_peer(r.pid, choices, static_cast<int>(j));
   return out;
 }
 

@@ -577,6 +577,7 @@ struct State {
   int nprocs_all = 1;  // processes of the BSPk job
   int P = 1;           // processes of the SPMD section
   int pid = 0;
+  bool started = false;  // the runtime is up (start_runtime): pid is this process's
   bool forked = false;  // a fork of pid 0 made by bsp_begin (started without a launcher): ends at bsp_end
   bool no_launcher = false;  // started without a launcher: bsp_begin made the job
   uint64_t step = 0;  // BSPlib superstep
@@ -702,7 +703,9 @@ std::string vfmt(const char* fmt, va_list ap) {
 std::string where(const char* fn) {
   if (S.phase == Phase::Spmd)
     return std::string(fn) + " (pid " + std::to_string(S.pid) + ", superstep " + std::to_string(S.step) + ")";
-  return fn;
+  if (!S.started) return fn;
+  if (S.phase == Phase::Before) return std::string(fn) + " (pid " + std::to_string(S.pid) + ", starting)";
+  return std::string(fn) + " (pid " + std::to_string(S.pid) + ")";  // after bsp_end
 }
 
 [[noreturn]] void fatal(const char* fn, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -2429,6 +2432,7 @@ void start_runtime(const char* fn, int* argc, char*** argv) {
   setenv("BSPK_SYNC_TIMEOUT", "off", 0);
   if (bspk_init(argc, argv) != BSPK_OK) fatal(fn, "cannot start the runtime: %s", bspk_error_string());
   S.pid = bspk_pid();
+  S.started = true;
   S.nprocs_all = bspk_nprocs();
   bspk_stats st{};
   if (bspk_get_stats(&st) == BSPK_OK && st.frame_size) S.frame = st.frame_size;
@@ -2491,19 +2495,45 @@ void bsp_begin(bsp_pid_t maxprocs) {
     start_runtime("bsp_begin", nullptr, nullptr);
     runtime_started = true;
   }
-  // P comes from pid 0 only.
+  // BSPK_BSPLIB_BOARD: on / off (1, yes, true / 0, no, false); anything else
+  // is refused, as every other setting (until 2026-12-07 "maybe" or "false"
+  // meant on). The same on every process (below).
+  bool board_off = false;
+  {
+    const char* v = std::getenv("BSPK_BSPLIB_BOARD");
+    auto is = [v](std::initializer_list<const char*> words) {
+      for (const char* w : words)
+        if (!strcasecmp(v, w)) return true;
+      return false;
+    };
+    board_off = v && *v && is({"off", "0", "no", "false"});
+    if (v && *v && !board_off && !is({"on", "1", "yes", "true"}))
+      fatal("bsp_begin", "BSPK_BSPLIB_BOARD='%s' is not on or off", v);
+  }
+  // P comes from pid 0 only, with pid 0's board choice: a process that
+  // chose otherwise would sync by messages while the others use the board
+  // (until 2026-12-08 that ended in a confusing "more messages than
+  // declared" in the first bsp_sync).
   int P = maxprocs;
   if (S.pid == 0) {
     if (P <= 0) fatal("bsp_begin", "the number of processes must be at least 1, not %d", P);
-    for (int j = 1; j < S.nprocs_all; ++j) check("bsp_begin", bspk_send_buf(j, &P, sizeof P));
+    const int what[2] = {P, board_off ? 0 : 1};
+    for (int j = 1; j < S.nprocs_all; ++j) check("bsp_begin", bspk_send_buf(j, what, sizeof what));
   }
   check("bsp_begin", bspk_expect(S.pid == 0 ? 0 : 1));
   check("bsp_begin", bspk_sync());
   if (S.pid != 0) {
+    int what[2];
     bspk_ptr m = bspk_recv();
-    if (bspk_is_null(m) || bspk_nelems(m) != sizeof P) fatal("bsp_begin", "did not receive the number of processes from pid 0");
-    std::memcpy(&P, bspk_elemP(m), sizeof P);
+    if (bspk_is_null(m) || bspk_nelems(m) != sizeof what)
+      fatal("bsp_begin", "did not receive the number of processes from pid 0");
+    std::memcpy(what, bspk_elemP(m), sizeof what);
     bspk_free(m);
+    P = what[0];
+    if ((what[1] == 0) != board_off)
+      fatal("bsp_begin", "BSPK_BSPLIB_BOARD is %s on this process but %s on pid 0: it must be the same on every "
+            "process of a job (set the same environment for all of them)", board_off ? "off" : "on",
+            board_off ? "on" : "off");
   }
   S.P = std::min(P, S.nprocs_all);
   S.out.resize(static_cast<size_t>(S.nprocs_all));
@@ -2527,18 +2557,7 @@ void bsp_begin(bsp_pid_t maxprocs) {
   S.readers.resize(static_cast<size_t>(S.nprocs_all));
   S.replies.resize(static_cast<size_t>(S.nprocs_all));
   {
-    // on / off (1, yes, true / 0, no, false); anything else is refused, as
-    // every other setting (until 2026-12-07 "maybe" or "false" meant on).
-    const char* v = std::getenv("BSPK_BSPLIB_BOARD");
-    auto is = [v](std::initializer_list<const char*> words) {
-      for (const char* w : words)
-        if (!strcasecmp(v, w)) return true;
-      return false;
-    };
-    const bool off = v && *v && is({"off", "0", "no", "false"});
-    if (v && *v && !off && !is({"on", "1", "yes", "true"}))
-      fatal("bsp_begin", "BSPK_BSPLIB_BOARD='%s' is not on or off", v);
-    S.board = !off && S.nprocs_all > 1 && bspk_sync_allgather_shared() == 1;
+    S.board = !board_off && S.nprocs_all > 1 && bspk_sync_allgather_shared() == 1;
     S.board1.size(S.nprocs_all);
     S.board1.readers = &S.readers;
     S.board1.held = &S.held;

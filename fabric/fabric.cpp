@@ -498,9 +498,13 @@ ssize_t Endpoint::read_error(CompletionError* err) {
     --inflight_;
   }
   err->canceled = e.err == FI_ECANCELED;
+  err->message = fi_strerror(e.err);
+  if (e.err == FI_ETRUNC)  // olen: the bytes that did not fit the posted buffer
+    err->message += strprintf(": %zu byte(s) more than the buffer posted for it", e.olen);
+  // The provider's own text, when it has one (prov_errno 0 reads "Success").
   char buf[256];
-  const char* s = fi_cq_strerror(cq_, e.prov_errno, e.err_data, buf, sizeof buf);
-  err->message = strprintf("%s (%s)", fi_strerror(e.err), s ? s : "");
+  const char* s = e.prov_errno != 0 ? fi_cq_strerror(cq_, e.prov_errno, e.err_data, buf, sizeof buf) : nullptr;
+  if (s && *s) err->message += strprintf(" (provider: %s)", s);
   return -1;
 }
 

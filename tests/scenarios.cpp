@@ -100,6 +100,65 @@ SCENARIO_ROW({.test = "FrameSizeAbove64MiBIsRefused", .args = "hello", .procs = 
                                   "power of two from 64 bytes to 64M \\(BSPK_FRAME_SIZE\\)"_re),
                       exactly(0, "hello from pid")},
               .limit_s = 60, .within_s = 20});
+// Settings that must agree job-wide, set on pid 1 only: bspk_init ends,
+// naming the setting, both values and the pids, at once. (The count
+// exchange, the rings or the pull chosen differently waited 60 s for a
+// partner that had chosen otherwise; another frame size gave "frame count
+// does not match element count"; a process not splitting headers could not
+// receive from those that do.) Every process says it, as this process
+// against pid 0 (pid 0 names the other pid), or as pid 0 against pid j; the
+// first to exit ends the job, so a row requires one of the lines.
+SCENARIO_ROW({.test = "SettingsThatDifferBetweenProcessesAreRefused_CountExchange",
+              .args = "pid1_env BSPK_COUNT_EXCHANGE direct", .procs = p_list({2, 4}), .env = "",
+              .status = fails(),
+              .out = {at_least(1, "bspk_init \\(pid [01], starting\\): BSPK_COUNT_EXCHANGE is '(auto|direct)' on this "
+                                  "process but '(direct|auto)' on pid [01]: it must be the same on every process of a "
+                                  "job \\(set the same environment for all of them\\)"_re),
+                      exactly(0, "hello from pid"), lacks("no progress")},
+              .limit_s = 60, .within_s = 15});
+SCENARIO_ROW({.test = "SettingsThatDifferBetweenProcessesAreRefused_Rings", .args = "pid1_env BSPK_SHM_RINGS off",
+              .procs = p_list({3}), .env = "", .status = fails(),
+              .out = {at_least(1, "bspk_init \\(pid \\d, starting\\): BSPK_SHM_RINGS is '(off' on this process but "
+                                  "'auto' on pid 0|auto' on this process but 'off' on pid 1|auto' on pid 0 but 'off' on "
+                                  "pid 1)"_re),
+                      exactly(0, "hello from pid"), lacks("no progress")},
+              .limit_s = 60, .within_s = 15});
+SCENARIO_ROW({.test = "SettingsThatDifferBetweenProcessesAreRefused_Pull", .args = "pid1_env BSPK_SHM_PULL off",
+              .procs = p_list({2}), .env = "", .status = fails(),
+              .out = {at_least(1, "BSPK_SHM_PULL is '(off' on this process but 'auto' on pid 0|auto' on this process "
+                                  "but 'off' on pid 1)"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 15});
+SCENARIO_ROW({.test = "SettingsThatDifferBetweenProcessesAreRefused_SplitHeader",
+              .args = "pid1_env BSPK_SPLIT_HEADER off", .procs = p_list({2}), .env = "", .status = fails(),
+              .out = {at_least(1, "BSPK_SPLIT_HEADER is '(off' on this process but 'on' on pid 0|on' on this process "
+                                  "but 'off' on pid 1)"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 15});
+SCENARIO_ROW({.test = "SettingsThatDifferBetweenProcessesAreRefused_FrameSize",
+              .args = "pid1_env BSPK_FRAME_SIZE 16384", .procs = p_list({2, 3}), .env = "", .status = fails(),
+              .out = {at_least(1, "bspk_init \\(pid \\d, starting\\): the frame size \\(BSPK_FRAME_SIZE\\) is "
+                                  "('16384' on this process but '\\d+' on pid 0|'\\d+' on this process but '16384' on "
+                                  "pid 1|'\\d+' on pid 0 but '16384' on pid 1)"_re),
+                      exactly(0, "hello from pid"), lacks("malformed message")},
+              .limit_s = 60, .within_s = 15});
+SCENARIO_ROW({.test = "SettingsThatDifferBetweenProcessesAreRefused_SplitFrames",
+              .args = "pid1_env BSPK_SPLIT_FRAMES 1", .procs = p_list({2}), .env = "", .status = fails(),
+              .out = {at_least(1, "BSPK_SPLIT_FRAMES is '(1' on this process but '4' on pid 0|4' on this process "
+                                  "but '1' on pid 1)"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 15});
+// The same frame size written another way is the same setting.
+SCENARIO_ROW({.test = "SettingsThatAgreeInValueAreAccepted", .args = "pid1_env BSPK_FRAME_SIZE 64K",
+              .procs = p_list({2}), .providers = {"shm"}, .env = "BSPK_FRAME_SIZE=65536",
+              .out = {has("hello from pid 0 line 2"), has("hello from pid 1 line 2"), lacks("error")}, .limit_s = 60});
+SCENARIO_ROW({.test = "ProvidersThatDifferBetweenProcessesAreRefused", .args = "pid1_env BSPK_PROVIDER tcp",
+              .procs = p_list({3}), .providers = {"shm"}, .env = "", .status = fails(),
+              .out = {at_least(1, "bspk_init \\(pid \\d, starting\\): the provider is ('(net|tcp;ofi_rxm)' on this "
+                                  "process but 'shm' on pid 0|'shm' on this process but '(net|tcp;ofi_rxm)' on pid 1|"
+                                  "'shm' on pid 0 but '(net|tcp;ofi_rxm)' on pid 1)"_re),
+                      exactly(0, "hello from pid")},
+              .limit_s = 60, .within_s = 15});
 // Over rxm (tcp;ofi_rxm), messages past its eager limit travel as header, then
 // payload alone into a frame posted for it (sync/wire.h, kTagBody); over net
 // (what tcp runs) those of several frames do: the random traffic (up to 1
@@ -2400,6 +2459,11 @@ int main(int argc, char** argv) {
   if (name == "exit_before_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1") {
     if (argc > 2) sleep(1);  // "late": after pid 0 has called bspk_init
     return 0;
+  }
+  // "pid1_env NAME VALUE": pid 1 alone runs with NAME=VALUE, then as hello.
+  if (name == "pid1_env" && argc > 3) {
+    if (std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1") setenv(argv[2], argv[3], 1);
+    name = "hello";
   }
   if (name == "late_init" && std::getenv("BSPK_RANK") && std::string(std::getenv("BSPK_RANK")) == "1")
     sleep(60);  // never reaches bspk_init in time

@@ -1483,6 +1483,15 @@ SCENARIO_ROW({.test = "ErrExpectWithIdleProcesses", .args = "err_expect_idle", .
                                      "but bsp_begin\\(2\\) left 1 of the job's 3 processes idle"})},
               .limit_s = kErrLimit, .within_s = 25, .suite = "BSPlib"});
 ERR_ROW("ErrBeginTwice", "err_begin_twice", p_list({2}), SHM, msg("bsp_begin", "twice|second|again"));
+// BSPK_BSPLIB_BOARD must be the same on every process: pid 1 alone with off
+// synced by messages while the others used the board (until 2026-12-08 "more
+// messages than declared" in the first bsp_sync). Refused in bsp_begin,
+// naming the process (the SPMD section has not begun: "starting").
+ERR_ROW("ErrBoardSettingDiffers", "err_board_differs", p_list({2, 4}), BOTH,
+        has("bsplib: error: bsp_begin \\(pid 1, starting\\): BSPK_BSPLIB_BOARD"_re),
+        msg("bsp_begin", "BSPK_BSPLIB_BOARD is off on this process but on on pid 0: it must be the same on every "
+                         "process of a job"),
+        lacks("more messages than declared"));
 ERR_ROW("ErrPidBeforeBegin", "err_before_begin bsp_pid", p_list({2}), SHM, msg("bsp_pid", "outside|before bsp_begin"));
 ERR_ROW("ErrSyncBeforeBegin", "err_before_begin bsp_sync", p_list({2}), SHM, msg("bsp_sync", "outside|before bsp_begin"));
 ERR_ROW("ErrPushRegBeforeBegin", "err_before_begin bsp_push_reg", p_list({2}), SHM,
@@ -1577,6 +1586,12 @@ int err(const std::string& name, int argc, char** argv) {
     if (arg == "bsp_time") std::printf("%g\n", bsp_time());
     begin_all();
     reached("a call before bsp_begin");
+  }
+  if (name == "err_board_differs") {  // BSPK_BSPLIB_BOARD=off on pid 1 only
+    if (rank && std::atoi(rank) == 1) setenv("BSPK_BSPLIB_BOARD", "off", 1);
+    begin_all();
+    bsp_sync();
+    reached("bsp_sync with BSPK_BSPLIB_BOARD differing");
   }
   if (name == "abort_all_before_begin") {
     together();
