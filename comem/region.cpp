@@ -104,11 +104,12 @@ void Comem::alloc_frames(uint32_t slot, Region& r, uint32_t nframes, uint64_t ru
 
 bspk_ptr Comem::create(const char* name, int idx, uint64_t n, uint64_t elem_size, bool contiguous) {
   if (elem_size == 0) fail(BSPK_ERR_ARG, "element size is 0");
+  // (An element may straddle two frames of a contiguous run, but it still
+  // travels in one frame: bspk.h, bspk_malloc_contiguous.)
   if (elem_size > frames_.frame_size())
-    fail(BSPK_ERR_ARG,
-         "element size %llu exceeds the frame size %zu (elements never straddle frames; raise "
-         "BSPK_FRAME_SIZE)",
-         (unsigned long long)elem_size, frames_.frame_size());
+    fail(BSPK_ERR_ARG, "element size %llu exceeds the frame size %zu (%s; raise BSPK_FRAME_SIZE)",
+         (unsigned long long)elem_size, frames_.frame_size(),
+         contiguous ? "an element of a contiguous region is at most a frame" : "elements never straddle frames");
   std::string nm = name ? name : "";
   if (nm.size() > 63) fail(BSPK_ERR_ARG, "region name '%.20s...' is longer than 63 bytes", nm.c_str());
   if (!nm.empty() && names_.count({nm, idx}))

@@ -387,7 +387,8 @@ int named(int, char**) {
 
 // ---------------------------------------------------------------- errors
 // bspk_malloc_contiguous fails exactly as bspk_malloc does (the same message
-// after the call's name, which names bspk_malloc_contiguous), before
+// after the call's name, which names bspk_malloc_contiguous; for too large
+// an element, a reason of its own), before
 // bspk_init too; bspk_is_contiguous is 0, setting no error, for NULL, freed,
 // remote and ordinary multi-frame pointers.
 SCENARIO_ROW({.test = "ContigErrorsAreThoseOfBspkMalloc", .args = "errors", .env = CONTIG_ENV,
@@ -411,7 +412,19 @@ void same_error(const char* name, int idx, size_t n, size_t es, const char* need
 int errors(int, char**) {
   const size_t fs = stats().frame_size;
   same_error("", 0, 10, 0, "element size is 0");
-  same_error("", 0, 10, fs + 1, "exceeds the frame size");
+  // Too large an element: the same error, but the reason fits each call (an
+  // element of a contiguous region may straddle frames: bspk.h; the message
+  // said "elements never straddle frames" for both until 2026-12-08).
+  CHECK(bspk_is_null(bspk_malloc("", 0, 10, fs + 1)), "bspk_malloc(10, frame + 1) succeeded");
+  CHECK(after_call("bspk_malloc").find("exceeds the frame size " + std::to_string(fs) +
+                                       " (elements never straddle frames; raise BSPK_FRAME_SIZE)") != std::string::npos,
+        "%s", bspk_error_string());
+  CHECK(bspk_is_null(bspk_malloc_contiguous("", 0, 10, fs + 1)), "bspk_malloc_contiguous(10, frame + 1) succeeded");
+  CHECK(after_call("bspk_malloc_contiguous")
+                .find("exceeds the frame size " + std::to_string(fs) +
+                      " (an element of a contiguous region is at most a frame; raise BSPK_FRAME_SIZE)") !=
+            std::string::npos,
+        "%s", bspk_error_string());
   same_error(std::string(64, 'x').c_str(), 0, 10, 8, "longer than 63 bytes");
   same_error("", 0, SIZE_MAX / 2, 8, "needs");  // more frames than this machine holds
   bspk_ptr d = bspk_malloc_contiguous("dupc", me, 3000, 8);
